@@ -1,0 +1,80 @@
+# xcall top-level build. `make` builds the library, examples and tools;
+# `make check` runs every validation; `make run` runs the main job.
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+BUILD   ?= build
+OPT     ?= -O2
+CFLAGS  ?= $(OPT) -g
+XC_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
+	-fPIC -pthread -Iinclude -Isrc
+LDLIBS  := -pthread
+
+comma := ,
+# SAN=thread or SAN=address,undefined builds everything instrumented into build-<san>/.
+ifdef SAN
+BUILD   := build-$(subst $(comma),-,$(SAN))
+XC_CFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer -DXC_SANITIZED=1
+LDLIBS  += -fsanitize=$(SAN)
+endif
+
+LIB_SRCS := $(wildcard src/*.c)
+LIB_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+LIB_A    := $(BUILD)/libxcall.a
+LIB_SO   := $(BUILD)/libxcall.so
+PC_FILE  := $(BUILD)/xcall.pc
+
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+
+.PHONY: all lib examples check run install uninstall clean
+all: lib examples
+
+lib: $(LIB_A) $(LIB_SO) $(PC_FILE)
+
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/xcall.h
+	@mkdir -p $(dir $@)
+	$(CC) $(XC_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(LIB_A): $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,libxcall.so.0 $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(PC_FILE): xcall.pc.in
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|0.1|g' $< > $@
+
+examples: $(EXAMPLES)
+$(BUILD)/examples/%: examples/%.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(XC_CFLAGS) $(CFLAGS) $< -o $@ $(LIB_A) $(LDLIBS)
+
+install: lib
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/xcall.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/libxcall.so.0
+	ln -sf libxcall.so.0 $(DESTDIR)$(PREFIX)/lib/libxcall.so
+	install -m 644 $(PC_FILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/include/xcall.h $(DESTDIR)$(PREFIX)/lib/libxcall.a \
+	      $(DESTDIR)$(PREFIX)/lib/libxcall.so $(DESTDIR)$(PREFIX)/lib/libxcall.so.0 \
+	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/xcall.pc
+
+clean:
+	rm -rf build build-* results/*.tmp
+
+# Each part adds its own targets and hooks itself into check/run.
+include tests/tests.mk
+-include bench/bench.mk
+-include report/report.mk
+-include model/model.mk
+-include kmod/kmod.mk
+
+check: $(CHECK_TARGETS)
+	@echo "make check: all suites passed"
+
+run: $(RUN_TARGETS)

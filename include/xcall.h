@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xcall.h - cross-CPU function calls in user space.
+ *
+ * libxcall runs one worker thread pinned to each CPU of a set and lets any
+ * thread make a function run on one, several, or all of those CPUs, the way
+ * the kernel's smp_call_function_*() family does with IPIs.
+ *
+ * Return convention: every function returns 0 (or a documented non-negative
+ * value) on success and a negative errno on failure. The library never prints
+ * and never aborts: diagnostics go through the report hook (struct xc_opts).
+ *
+ * Contexts, as in the kernel:
+ *   - worker context: code running on a worker (a call's function, a work
+ *     item, a cpu_init hook). xc_this_cpu() >= 0 there.
+ *   - call context: inside a call's function. It must not block for long;
+ *     it may make further calls (waiting calls keep serving the worker's own
+ *     queue while they wait), but must not take its own CPU offline or call
+ *     xc_exit() (-EDEADLK).
+ *   - task context: inside a work item. It may run long; it should call
+ *     xc_poll() now and then so that calls to its CPU are not delayed.
+ *   - any other thread: may make every call; waits sleep on a futex after a
+ *     short spin.
+ */
+#ifndef XCALL_H
+#define XCALL_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XCALL_VERSION_MAJOR 0
+#define XCALL_VERSION_MINOR 1
+
+typedef void (*xc_func_t)(void *arg);
+typedef bool (*xc_cond_t)(int cpu, void *arg);
+
+/* Call flags. */
+#define XC_WAIT       (1u << 0)   /* return only after fn ran on every target */
+#define XC_RUN_LOCAL  (1u << 1)   /* many/all/cond: also run fn on the calling worker's CPU */
+#define XC_FLAGS_ALL  (XC_WAIT | XC_RUN_LOCAL)
+
+/* Poll window policies for xc_opts.poll_ns; a positive value is a fixed window in ns. */
+#define XC_POLL_ADAPTIVE 0L    /* default: grows after short sleeps, shrinks after long ones */
+#define XC_POLL_NONE    (-1L)  /* sleep at once */
+#define XC_POLL_FOREVER (-2L)  /* never sleep */
+
+/*
+ * Ablations: each bit turns one optimisation of the kick protocol off, so that
+ * benchmarks can show what it is worth. Never set in production.
+ */
+#define XC_ABLATE_ELIDE    (1u << 0) /* futex-wake even a polling or running target */
+#define XC_ABLATE_COALESCE (1u << 1) /* kick on every enqueue, not only empty -> non-empty */
+#define XC_ABLATE_FREERIDE (1u << 2) /* wake again although a wakeup is already under way */
+#define XC_ABLATE_NOTIFY   (1u << 3) /* a worker woken for calls leaves idle and schedules */
+#define XC_ABLATE_ALL      (XC_ABLATE_ELIDE | XC_ABLATE_COALESCE | XC_ABLATE_FREERIDE | XC_ABLATE_NOTIFY)
+
+/**
+ * struct xc_opts - runtime options; a zero-initialised struct means every default.
+ * @cpus:               cpulist such as "0-3,8"; NULL = the CPUs the process may run on.
+ * @serial_bringup:     start workers one at a time instead of all at once.
+ * @poll_ns:            XC_POLL_* or a fixed idle poll window in ns.
+ * @cpu_init:           runs on each worker, pinned, before it goes online;
+ *                      a non-zero return fails xc_init(). May be NULL.
+ * @cpu_init_arg:       passed to @cpu_init.
+ * @bringup_timeout_ms: how long a worker may take to report alive; 0 = 10000.
+ * @report:             receives every diagnostic line (no newline); NULL = stderr.
+ * @ablate:             XC_ABLATE_* bits (benchmarks only).
+ *
+ * A field left zero takes its XCALL_* environment variable, if set, else the
+ * default (see the options table in the README, or run with XCALL_VERBOSE=1).
+ */
+struct xc_opts {
+	const char *cpus;
+	bool serial_bringup;
+	long poll_ns;
+	int (*cpu_init)(int cpu, void *arg);
+	void *cpu_init_arg;
+	unsigned bringup_timeout_ms;
+	void (*report)(const char *line);
+	unsigned ablate;
+};
+
+struct xc__link {
+	struct xc__link *next;
+};
+
+/**
+ * struct xc_call - a call descriptor owned by the caller (xc_call_async()).
+ * @fn:  the function to run on the target CPU.
+ * @arg: its argument.
+ *
+ * Set @fn and @arg, then pass it to xc_call_async(). While the call is in
+ * flight the descriptor belongs to libxcall: do not change or free it until
+ * xc_call_done() returns true. Zero-initialise it before first use.
+ */
+struct xc_call {
+	xc_func_t fn;
+	void *arg;
+	/* private: */
+	struct xc__link _link;
+	_Atomic unsigned _flags;
+	int _src_cpu;
+	void *_sync;
+	void *_owner;
+	uint64_t _queued_ns;
+} __attribute__((aligned(64)));
+
+/**
+ * struct xc_work - a deferred per-CPU work item, run in the worker's task context.
+ * @fn:  the function; it may run long and may call xc_poll().
+ * @arg: its argument.
+ *
+ * Zero-initialise, set @fn and @arg, then xc_queue_work(). The item may be
+ * queued again once it has started running (xc_work_pending() is false).
+ */
+struct xc_work {
+	xc_func_t fn;
+	void *arg;
+	/* private: */
+	struct xc__link _link;
+	_Atomic unsigned _flags;
+	int _src_cpu;
+};
+
+/**
+ * struct xc_stats - counters, per CPU or summed.
+ * @calls:           call functions run on this CPU (inline self-calls included).
+ * @kicks_sent:      futex wakes issued to this CPU's worker.
+ * @kicks_elided:    kicks skipped because the worker was polling or running.
+ * @kicks_coalesced: enqueues that needed no kick because the queue was not empty.
+ * @free_rides:      kicks skipped because another sender's wakeup was under way.
+ * @sleeps:          times the worker went to sleep on its futex.
+ * @wakeups:         times it came back from that sleep.
+ * @work_run:        work items run.
+ * @poll_ns_now:     the current idle poll window (adaptive policy), in ns.
+ */
+struct xc_stats {
+	uint64_t calls, kicks_sent, kicks_elided, kicks_coalesced, free_rides,
+		 sleeps, wakeups, work_run;
+	uint64_t poll_ns_now;
+};
+
+/**
+ * xc_init() - start one worker per CPU and bring them online.
+ * @opts: options, or NULL for defaults (and the XCALL_* environment).
+ *
+ * Context: any thread that is not a worker.
+ * Return: 0; -EBUSY already initialised; -EINVAL a bad option or environment
+ * value, or a CPU the process may not run on; -ENOMEM; -ETIMEDOUT a worker did
+ * not report alive in time; the negative errno a cpu_init hook returned
+ * (-EIO if it returned a positive value). On failure nothing is left behind
+ * and the reason, with its CPU, went to the report hook.
+ */
+int xc_init(const struct xc_opts *opts);
+
+/**
+ * xc_exit() - run everything still queued, then stop and join every worker.
+ *
+ * Context: a thread that is not a worker. Calls racing with xc_exit() either
+ * complete or get -ENXIO; none is lost. xc_init() may follow again.
+ * Return: 0; -ENXIO not initialised; -EDEADLK called from a worker.
+ */
+int xc_exit(void);
+
+/**
+ * xc_call_single() - run fn(arg) on one CPU.
+ * @cpu:   target CPU (a Linux CPU number in the runtime's set).
+ * @fn:    function; runs in call context on @cpu.
+ * @arg:   its argument.
+ * @flags: XC_WAIT to return only after fn has run.
+ *
+ * On the calling worker's own CPU fn runs at once, inline.
+ * Return: 0; -EINVAL NULL fn or unknown flags; -ENXIO @cpu absent or offline,
+ * or the runtime is not up; -ENOMEM no descriptor for a nowait call.
+ */
+int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags);
+
+/**
+ * xc_call_many() - run fn(arg) on every online CPU of a mask.
+ * @mask:  target CPUs. The calling worker's own CPU is skipped unless
+ *         XC_RUN_LOCAL; offline CPUs are skipped, as smp_call_function_many() does.
+ * @flags: XC_WAIT, XC_RUN_LOCAL.
+ *
+ * Queues on every target first, then kicks them, then runs the local call,
+ * then waits.
+ * Return: the number of CPUs fn was sent to or ran on (>= 0); -EINVAL NULL or
+ * empty mask, NULL fn, unknown flags; -ENXIO a CPU of the mask is outside the
+ * runtime's set, or the runtime is not up; -ENOMEM.
+ */
+int xc_call_many(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags);
+
+/**
+ * xc_call_cond() - xc_call_many() on the CPUs of @mask for which cond(cpu, arg) is true.
+ * @cond: evaluated on the calling thread, once per CPU, before anything is queued.
+ * Return: as xc_call_many(); -EINVAL also for a NULL @cond.
+ */
+int xc_call_cond(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *arg, unsigned flags);
+
+/**
+ * xc_call_all() - run fn(arg) on every online CPU but the calling worker's own
+ * (that one too with XC_RUN_LOCAL).
+ * Return: as xc_call_many().
+ */
+int xc_call_all(xc_func_t fn, void *arg, unsigned flags);
+
+/**
+ * xc_call_any() - run fn(arg) on one online CPU of @mask, the nearest:
+ * the calling worker's own, then one sharing its last-level cache, then one on
+ * its NUMA node, then any.
+ * Return: the CPU chosen (>= 0); -EINVAL as xc_call_single() or NULL/empty
+ * mask; -ENXIO no CPU of @mask is online.
+ */
+int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags);
+
+/**
+ * xc_call_async() - run call->fn(call->arg) on @cpu without waiting, using the
+ * caller's own descriptor; poll xc_call_done() to learn when it has run.
+ * Return: 0; -EINVAL NULL call or fn; -EBUSY the descriptor is still in
+ * flight; -ENXIO as xc_call_single(). On the calling worker's own CPU it runs
+ * at once.
+ */
+int xc_call_async(int cpu, struct xc_call *call);
+
+/**
+ * xc_call_done() - true once an async call's function has returned (or the
+ * descriptor was never queued). Its effects are visible to the caller then.
+ */
+bool xc_call_done(const struct xc_call *call);
+
+/**
+ * xc_queue_work() - run work->fn(work->arg) later in @cpu's task context.
+ * Work items run one at a time in the order queued; calls to the CPU run
+ * before the next item and at each xc_poll() inside one.
+ * Return: 0; -EINVAL NULL work or fn; -EBUSY queued and not yet started;
+ * -ENXIO @cpu absent or offline, or the runtime is not up.
+ */
+int xc_queue_work(int cpu, struct xc_work *work);
+
+/**
+ * xc_work_pending() - true while @work is queued and has not started.
+ */
+bool xc_work_pending(const struct xc_work *work);
+
+/**
+ * xc_poll() - run the calls queued to the calling worker's CPU now.
+ * Context: worker (typically inside a long work item).
+ * Return: how many ran (>= 0); -ENXIO not called from a worker.
+ */
+int xc_poll(void);
+
+/**
+ * xc_cpu_offline() - stop new calls and work to @cpu (they get -ENXIO), run
+ * everything already queued there, then park its worker.
+ * Context: any thread but @cpu's own worker. Blocks until done.
+ * Return: 0; -EINVAL @cpu is already offline; -ENXIO @cpu outside the set or
+ * runtime not up; -EDEADLK called from @cpu's own worker.
+ */
+int xc_cpu_offline(int cpu);
+
+/**
+ * xc_cpu_online() - bring a parked CPU back: calls to it are accepted again.
+ * Return: 0; -EINVAL already online; -ENXIO outside the set or runtime not up.
+ */
+int xc_cpu_online(int cpu);
+
+/** xc_this_cpu() - the calling worker's CPU, or -1 on any other thread. */
+int xc_this_cpu(void);
+
+/**
+ * xc_online_mask() - the CPUs whose workers are online now.
+ * Return: how many (>= 0); -EINVAL NULL @out; -ENXIO runtime not up.
+ */
+int xc_online_mask(cpu_set_t *out);
+
+/**
+ * xc_stats_get() - read the counters of one CPU, or (cpu = -1) their sum.
+ * Counters survive offline/online and are reset by xc_init().
+ * Return: 0; -EINVAL NULL @out; -ENXIO @cpu outside the set or runtime not up.
+ */
+int xc_stats_get(int cpu, struct xc_stats *out);
+
+/**
+ * xc_cpulist_parse() - parse a cpulist ("0-3,8,10-15:2") into @out.
+ * Return: 0; -EINVAL malformed, empty, or a CPU >= CPU_SETSIZE.
+ */
+int xc_cpulist_parse(const char *list, cpu_set_t *out);
+
+/**
+ * xc_cpulist_format() - write @set as a cpulist ("0-3,8") into @buf.
+ * Return: the length written (excluding NUL); -ENOSPC @buf too small.
+ */
+int xc_cpulist_format(const cpu_set_t *set, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* XCALL_H */

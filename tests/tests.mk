@@ -1,0 +1,1 @@
+CHECK_TARGETS += check-lib
