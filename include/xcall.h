@@ -94,6 +94,12 @@ struct xc__link {
 	struct xc__link *next;
 };
 
+/* private: a completion (count of calls to finish, and a sleeping-waiter bit). */
+struct xc__sync {
+	_Atomic uint32_t word;
+	void *waiter;
+};
+
 /**
  * struct xc_call - a call descriptor owned by the caller (xc_call_async()).
  * @fn:  the function to run on the target CPU.
@@ -110,9 +116,9 @@ struct xc_call {
 	struct xc__link _link;
 	_Atomic unsigned _flags;
 	int _src_cpu;
-	void *_sync;
+	struct xc__sync *_sync;
 	void *_owner;
-	uint64_t _queued_ns;
+	struct xc__sync _done;
 } __attribute__((aligned(64)));
 
 /**

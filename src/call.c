@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: MIT
+/*
+ * call.c - the call family: queue a function on other CPUs' call queues, kick
+ * them, optionally wait; and, on the worker side, run what was queued.
+ *
+ * Descriptors: a waiting single call lives on the caller's stack and carries
+ * its own completion; a nowait call or one target of a many call comes from
+ * the caller's pool (pool.c) and goes back to it before its function runs;
+ * an async call uses the caller's descriptor and clears its in-flight bit
+ * after the function returns.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+bool xc_calls_pending(struct xc_cpu *c)
+{
+	/* seq_cst: this is the W2 re-check of the wakeup protocol (kick.c) */
+	return xc_llist_nonempty(&c->callq, memory_order_seq_cst);
+}
+
+static void call_run(struct xc_cpu *c, struct xc_call *call)
+{
+	xc_func_t fn = call->fn;
+	void *arg = call->arg;
+	/* relaxed: the take's acquire already ordered the descriptor's contents */
+	unsigned kind = atomic_load_explicit(&call->_flags, memory_order_relaxed);
+	struct xc__sync *sync = call->_sync;
+
+	if (kind & XC_CALL_POOL)
+		xc_pool_put(call);	/* the sender may reuse it while fn runs */
+	fn(arg);
+	xc_stat_inc_own(&c->calls);
+	if (kind & XC_CALL_SYNC)
+		xc_sync_complete(sync);	/* last touch of a waiting caller's memory */
+	else if (kind & XC_CALL_ASYNC)
+		/* release: fn's effects are visible to whoever sees xc_call_done() */
+		atomic_store_explicit(&call->_flags, 0, memory_order_release);
+}
+
+/* Run a taken list: waiting calls first (someone is blocked on them), then the rest, each in FIFO order. */
+static int run_list(struct xc_cpu *c, struct xc__link *lifo)
+{
+	struct xc__link *l = xc_llist_reverse(lifo);
+	struct xc__link *sync_head = NULL, **sync_tail = &sync_head;
+	struct xc__link *rest_head = NULL, **rest_tail = &rest_head;
+	int n = 0;
+
+	while (l) {
+		struct xc__link *next = l->next;
+		struct xc_call *call = xc_container_of(l, struct xc_call, _link);
+		/* relaxed: ordered by the take's acquire */
+		unsigned kind = atomic_load_explicit(&call->_flags, memory_order_relaxed);
+
+		l->next = NULL;
+		if (kind & XC_CALL_SYNC) {
+			*sync_tail = l;
+			sync_tail = &l->next;
+		} else {
+			*rest_tail = l;
+			rest_tail = &l->next;
+		}
+		l = next;
+	}
+	*sync_tail = rest_head;
+	for (l = sync_head; l; n++) {
+		struct xc__link *next = l->next;	/* the call may be gone once it ran */
+
+		call_run(c, xc_container_of(l, struct xc_call, _link));
+		l = next;
+	}
+	return n;
+}
+
+int xc_run_calls(struct xc_cpu *c)
+{
+	struct xc__link *l = xc_llist_take(&c->callq);
+
+	return l ? run_list(c, l) : 0;
+}
+
+/* Offline or exit: refuse new calls, run every queued one. */
+int xc_drain_calls(struct xc_cpu *c)
+{
+	return run_list(c, xc_llist_close(&c->callq));
+}
+
+/* Push one call; kick if the queue went from empty to non-empty. */
+static int call_push(struct xc_cpu *c, struct xc_call *call)
+{
+	int r;
+
+	call->_src_cpu = xc_self ? xc_self->cpu : -1;
+	r = xc_llist_push(&c->callq, &call->_link);
+	if (r == XC_PUSH_CLOSED)
+		return -ENXIO;
+	if (r == XC_PUSH_WAS_EMPTY || xc_ablated(XC_ABLATE_COALESCE))
+		xc_kick(c);
+	else
+		xc_stat_inc_shared(&c->kicks_coalesced);
+	return 0;
+}
+
+static void call_inline(struct xc_cpu *self, xc_func_t fn, void *arg)
+{
+	fn(arg);
+	xc_stat_inc_own(&self->calls);
+}
+
+int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
+{
+	struct xc_cpu *c;
+	struct xc_call *call;
+	int ret;
+
+	if (!fn || (flags & ~XC_FLAGS_ALL))
+		return -EINVAL;
+	c = xc_cpu_get(cpu);
+	if (!c)
+		return -ENXIO;
+	if (c == xc_self) {
+		call_inline(c, fn, arg);
+		return 0;
+	}
+	if (flags & XC_WAIT) {
+		struct xc_call on_stack = { .fn = fn, .arg = arg };
+
+		/* relaxed: published by the push's release */
+		atomic_store_explicit(&on_stack._flags, XC_CALL_SYNC, memory_order_relaxed);
+		xc_sync_init(&on_stack._done, 1);
+		on_stack._sync = &on_stack._done;
+		ret = call_push(c, &on_stack);
+		if (!ret)
+			xc_sync_wait(&on_stack._done);
+		return ret;
+	}
+	call = xc_pool_get();
+	if (!call)
+		return -ENOMEM;
+	call->fn = fn;
+	call->arg = arg;
+	call->_sync = NULL;
+	atomic_store_explicit(&call->_flags, XC_CALL_POOL, memory_order_relaxed);
+	ret = call_push(c, call);
+	if (ret)
+		xc_pool_put_local(call);
+	return ret;
+}
+
+int xc_call_async(int cpu, struct xc_call *call)
+{
+	struct xc_cpu *c;
+	unsigned idle = 0;
+	int ret;
+
+	if (!call || !call->fn)
+		return -EINVAL;
+	c = xc_cpu_get(cpu);
+	if (!c)
+		return -ENXIO;
+	/* acquire: the previous run's effects happen before this reuse */
+	if (!atomic_compare_exchange_strong_explicit(&call->_flags, &idle,
+						     XC_CALL_ASYNC | XC_CALL_INFLIGHT,
+						     memory_order_acquire, memory_order_relaxed))
+		return -EBUSY;
+	call->_sync = NULL;
+	if (c == xc_self) {
+		call_inline(c, call->fn, call->arg);
+		atomic_store_explicit(&call->_flags, 0, memory_order_release);
+		return 0;
+	}
+	ret = call_push(c, call);
+	if (ret)
+		atomic_store_explicit(&call->_flags, 0, memory_order_release);
+	return ret;
+}
+
+bool xc_call_done(const struct xc_call *call)
+{
+	/* acquire: pairs with call_run's release, so fn's effects are visible */
+	return !call || !(atomic_load_explicit((_Atomic unsigned *)&call->_flags,
+					       memory_order_acquire) & XC_CALL_INFLIGHT);
+}
+
+/*
+ * The many-call path behind many / cond / all: pick the targets, take a
+ * descriptor for each, queue on all, then kick, then run locally, then wait.
+ */
+static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *arg,
+		     unsigned flags)
+{
+	static _Thread_local struct xc_call *descs[XC_MAX_CPUS];
+	struct xc__sync sync;
+	int targets[XC_MAX_CPUS];
+	signed char pushed[XC_MAX_CPUS];
+	struct xc_cpu *self = xc_self;
+	bool run_local = false;
+	int nt = 0, sent = 0, i;
+	cpu_set_t inside;
+
+	if (!mask || !fn || (flags & ~XC_FLAGS_ALL) || CPU_COUNT(mask) == 0)
+		return -EINVAL;
+	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
+		return -ENXIO;
+	CPU_AND(&inside, mask, &xc_rt.cfg.cpus);
+	if (!CPU_EQUAL(&inside, mask))
+		return -ENXIO;
+
+	for (i = 0; i < xc_rt.nr_cpus; i++) {
+		int cpu = xc_rt.cpu_list[i];
+
+		if (!CPU_ISSET(cpu, mask))
+			continue;
+		/* relaxed: a hint; the queue's closed state is the authority */
+		if (!atomic_load_explicit(&xc_cpus[cpu].online, memory_order_relaxed))
+			continue;
+		if (cond && !cond(cpu, arg))
+			continue;
+		if (self && cpu == self->cpu)
+			run_local = flags & XC_RUN_LOCAL;
+		else
+			targets[nt++] = cpu;
+	}
+
+	/*
+	 * Take every descriptor before queueing any, so -ENOMEM leaves nothing
+	 * half sent. descs[] is free again before anything nested can run.
+	 */
+	struct xc_call **d = descs;
+
+	for (i = 0; i < nt; i++) {
+		d[i] = xc_pool_get();
+		if (!d[i]) {
+			while (i--)
+				xc_pool_put_local(d[i]);
+			return -ENOMEM;
+		}
+	}
+	xc_sync_init(&sync, (uint32_t)nt);
+	for (i = 0; i < nt; i++) {
+		struct xc_call *call = d[i];
+
+		call->fn = fn;
+		call->arg = arg;
+		call->_sync = (flags & XC_WAIT) ? &sync : NULL;
+		call->_src_cpu = self ? self->cpu : -1;
+		atomic_store_explicit(&call->_flags,
+				      XC_CALL_POOL | ((flags & XC_WAIT) ? XC_CALL_SYNC : 0),
+				      memory_order_relaxed);
+		pushed[i] = (signed char)xc_llist_push(&xc_cpus[targets[i]].callq, &call->_link);
+		if (pushed[i] == XC_PUSH_CLOSED) {
+			xc_pool_put_local(call);
+			xc_sync_complete(&sync);	/* went offline meanwhile: skipped */
+		} else {
+			sent++;
+		}
+	}
+	for (i = 0; i < nt; i++) {
+		struct xc_cpu *c = &xc_cpus[targets[i]];
+
+		if (pushed[i] == XC_PUSH_WAS_EMPTY ||
+		    (pushed[i] == XC_PUSH_NONEMPTY && xc_ablated(XC_ABLATE_COALESCE)))
+			xc_kick(c);
+		else if (pushed[i] == XC_PUSH_NONEMPTY)
+			xc_stat_inc_shared(&c->kicks_coalesced);
+	}
+	if (run_local) {
+		call_inline(self, fn, arg);
+		sent++;
+	}
+	if (flags & XC_WAIT)
+		xc_sync_wait(&sync);
+	return sent;
+}
+
+int xc_call_many(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags)
+{
+	return call_many(mask, NULL, fn, arg, flags);
+}
+
+int xc_call_cond(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *arg, unsigned flags)
+{
+	if (!cond)
+		return -EINVAL;
+	return call_many(mask, cond, fn, arg, flags);
+}
+
+int xc_call_all(xc_func_t fn, void *arg, unsigned flags)
+{
+	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
+		return fn && !(flags & ~XC_FLAGS_ALL) ? -ENXIO : -EINVAL;
+	return call_many(&xc_rt.cfg.cpus, NULL, fn, arg, flags);
+}
+
+/* Topological distance from @ref to @cpu: 0 same CPU, 1 same LLC, 2 same node, 3 farther. */
+static int cpu_distance(int ref, int cpu)
+{
+	if (ref == cpu)
+		return 0;
+	if (ref < 0 || ref >= XC_MAX_CPUS || !xc_cpus[ref].present)
+		return 3;
+	if (xc_cpus[ref].llc_id == xc_cpus[cpu].llc_id)
+		return 1;
+	if (xc_cpus[ref].node_id == xc_cpus[cpu].node_id)
+		return 2;
+	return 3;
+}
+
+int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags)
+{
+	cpu_set_t left;
+	int ref, ret;
+
+	if (!mask || !fn || (flags & ~XC_FLAGS_ALL) || CPU_COUNT(mask) == 0)
+		return -EINVAL;
+	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
+		return -ENXIO;
+	ref = xc_self ? xc_self->cpu : sched_getcpu();
+	CPU_AND(&left, mask, &xc_rt.cfg.cpus);
+	/* retry with the next nearest if the chosen CPU goes offline under us */
+	for (;;) {
+		int best = -1, best_d = 4;
+
+		for (int i = 0; i < xc_rt.nr_cpus; i++) {
+			int cpu = xc_rt.cpu_list[i], d;
+
+			if (!CPU_ISSET(cpu, &left) ||
+			    !atomic_load_explicit(&xc_cpus[cpu].online, memory_order_relaxed))
+				continue;
+			d = cpu_distance(ref, cpu);
+			if (d < best_d) {
+				best = cpu;
+				best_d = d;
+			}
+		}
+		if (best < 0)
+			return -ENXIO;
+		ret = xc_call_single(best, fn, arg, flags);
+		if (ret != -ENXIO)
+			return ret < 0 ? ret : best;
+		CPU_CLR(best, &left);
+	}
+}
+
+int xc_this_cpu(void)
+{
+	return xc_self ? xc_self->cpu : -1;
+}
+
+int xc_poll(void)
+{
+	if (!xc_self)
+		return -ENXIO;
+	return xc_run_calls(xc_self);
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* futex.h - the two futex(2) operations libxcall uses, on private 32-bit words. */
+#ifndef XC_FUTEX_H
+#define XC_FUTEX_H
+
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Sleep while *word == expected; returns at once if it differs. Spurious returns happen. */
+static inline void xc_futex_wait(_Atomic uint32_t *word, uint32_t expected,
+				 const struct timespec *rel_timeout)
+{
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, rel_timeout, NULL, 0);
+}
+
+static inline void xc_futex_wake(_Atomic uint32_t *word, int nr)
+{
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, nr, NULL, NULL, 0);
+}
+
+#endif /* XC_FUTEX_H */

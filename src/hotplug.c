@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hotplug.c - take a CPU's worker offline and bring it back.
+ *
+ * Offline: the requester sets the CPU's ctl word and kicks it; the worker
+ * closes its queues (pushes after that get -ENXIO), runs everything that was
+ * queued, marks itself offline, completes the request and parks. Nothing
+ * queued is lost, nothing runs twice: the close is one atomic exchange.
+ * Online: the requester reopens the queues and unparks the worker.
+ * One hotplug operation runs at a time (xc_rt.hotplug_lock).
+ */
+#include "internal.h"
+#include "futex.h"
+
+#include <errno.h>
+#include <sched.h>
+
+/*
+ * A worker must not block on the lock: the holder may be waiting for this
+ * very worker to drain. It keeps serving its calls, and gives up with
+ * -EDEADLK if the holder is taking its own CPU away.
+ */
+int xc_hotplug_lock(void)
+{
+	struct xc_cpu *self = xc_self;
+
+	if (!self) {
+		pthread_mutex_lock(&xc_rt.hotplug_lock);
+		return 0;
+	}
+	while (pthread_mutex_trylock(&xc_rt.hotplug_lock)) {
+		/* acquire: a request for our own CPU is pending */
+		if (atomic_load_explicit(&self->ctl, memory_order_acquire) != XC_CTL_NONE)
+			return -EDEADLK;
+		xc_run_calls(self);
+		sched_yield();
+	}
+	return 0;
+}
+
+void xc_hotplug_unlock(void)
+{
+	pthread_mutex_unlock(&xc_rt.hotplug_lock);
+}
+
+/* Worker parked (or not yet started): accept calls and work again. */
+void xc_cpu_open(struct xc_cpu *c)
+{
+	atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
+	xc_llist_open(&c->callq);
+	xc_llist_open(&c->workq);
+	/* release: queues are open before anyone reads the CPU as online */
+	atomic_store_explicit(&c->online, true, memory_order_release);
+}
+
+/* End a parked (or booting) worker's wait with XC_PARK_RUN or XC_PARK_EXIT. */
+void xc_park_release(struct xc_cpu *c, uint32_t how)
+{
+	/* release: the reopened queues (or the exit) are visible to the worker */
+	atomic_store_explicit(&c->park, how, memory_order_release);
+	xc_futex_wake(&c->park, 1);
+}
+
+int xc_cpu_offline(int cpu)
+{
+	struct xc_cpu *c = xc_cpu_get(cpu);
+	int ret;
+
+	if (!c)
+		return -ENXIO;
+	if (c == xc_self)
+		return -EDEADLK;
+	ret = xc_hotplug_lock();
+	if (ret)
+		return ret;
+	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP) {
+		ret = -ENXIO;
+	} else if (!atomic_load_explicit(&c->online, memory_order_acquire)) {
+		ret = -EINVAL;
+	} else {
+		xc_sync_init(&c->offline_done, 1);
+		/* seq_cst: S1 of the wakeup protocol; the worker's re-check reads ctl */
+		atomic_store_explicit(&c->ctl, XC_CTL_OFFLINE, memory_order_seq_cst);
+		xc_kick(c);
+		xc_sync_wait(&c->offline_done);
+	}
+	xc_hotplug_unlock();
+	return ret;
+}
+
+int xc_cpu_online(int cpu)
+{
+	struct xc_cpu *c = xc_cpu_get(cpu);
+	int ret = 0;
+
+	if (!c)
+		return -ENXIO;
+	ret = xc_hotplug_lock();
+	if (ret)
+		return ret;
+	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP) {
+		ret = -ENXIO;
+	} else if (atomic_load_explicit(&c->online, memory_order_acquire)) {
+		ret = -EINVAL;
+	} else {
+		xc_cpu_open(c);
+		xc_park_release(c, XC_PARK_RUN);
+	}
+	xc_hotplug_unlock();
+	return ret;
+}
+
+int xc_online_mask(cpu_set_t *out)
+{
+	int n = 0;
+
+	if (!out)
+		return -EINVAL;
+	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
+		return -ENXIO;
+	CPU_ZERO(out);
+	for (int i = 0; i < xc_rt.nr_cpus; i++) {
+		int cpu = xc_rt.cpu_list[i];
+
+		/* relaxed: a snapshot; hotplug may change it right after */
+		if (atomic_load_explicit(&xc_cpus[cpu].online, memory_order_relaxed)) {
+			CPU_SET(cpu, out);
+			n++;
+		}
+	}
+	return n;
+}

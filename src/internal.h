@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - libxcall's private types and the functions its files share.
+ *
+ * Map of src/ (one concern per file):
+ *   llist.h     the per-CPU MPSC lock-free list (empty -> non-empty detection, close)
+ *   futex.h     futex(2) wrappers
+ *   kick.c      THE wakeup protocol: worker idle states, kicks, completions
+ *   call.c      call single / many / cond / all / any / async, running a queue
+ *   work.c      deferred per-CPU work items
+ *   pool.c      per-thread descriptor pools for nowait and many calls
+ *   worker.c    the worker thread: main loop, idle loop, offline drain, park
+ *   bringup.c   xc_init / xc_exit: parallel and serial bringup, teardown
+ *   hotplug.c   xc_cpu_offline / xc_cpu_online
+ *   options.c   the options table: struct xc_opts, XCALL_* environment, defaults
+ *   topology.c  cpulists, sysfs LLC and NUMA ids
+ *   stats.c     per-CPU counters
+ *   report.c    the one diagnostic choke point
+ */
+#ifndef XC_INTERNAL_H
+#define XC_INTERNAL_H
+
+#include "xcall.h"
+#include "llist.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define XC_MAX_CPUS   CPU_SETSIZE
+#define XC_CACHELINE  64
+#define __xc_aligned  __attribute__((aligned(XC_CACHELINE)))
+#define xc_likely(x)   __builtin_expect(!!(x), 1)
+#define xc_unlikely(x) __builtin_expect(!!(x), 0)
+
+static inline void xc_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+uint64_t xc_now_ns(void);
+
+/* Worker idle states: the futex word of the kick protocol (kick.c). */
+enum xc_idle_state {
+	XC_IDLE_RUNNING  = 0, /* running calls or work; checks its queue before idling */
+	XC_IDLE_POLLING  = 1, /* idle, spinning on its queue: senders need no syscall */
+	XC_IDLE_SLEEPING = 2, /* idle, in (or entering) futex_wait on this word */
+	XC_IDLE_WAKING   = 3, /* a sender moved it out of SLEEPING and will futex-wake it */
+	XC_IDLE_WOKENUP  = 4, /* that sender's futex wake has been issued */
+};
+
+/* Requests from xc_cpu_offline() / xc_exit() to a worker (xc_cpu.ctl). */
+enum { XC_CTL_NONE = 0, XC_CTL_OFFLINE = 1, XC_CTL_EXIT = 2 };
+
+/* A parked or booting worker waits on xc_cpu.park for one of these. */
+enum { XC_PARK_WAIT = 0, XC_PARK_RUN = 1, XC_PARK_EXIT = 2 };
+
+/* Bringup report of a worker (xc_cpu.boot). */
+enum { XC_BOOT_NONE = 0, XC_BOOT_STARTING, XC_BOOT_ALIVE, XC_BOOT_FAILED };
+
+/* Call descriptor kinds (xc_call._flags). */
+#define XC_CALL_SYNC     (1u << 0)  /* someone waits: complete _sync after fn */
+#define XC_CALL_POOL     (1u << 1)  /* from a pool: return it before fn runs */
+#define XC_CALL_ASYNC    (1u << 2)  /* caller-owned: clear _flags after fn */
+#define XC_CALL_INFLIGHT (1u << 3)  /* async descriptor queued, fn not yet returned */
+
+/* xc_work._flags */
+#define XC_WORK_PENDING  (1u << 0)
+
+/*
+ * One CPU. The first cache line is the mailbox: every sender writes it (push,
+ * kick counters) and the idle worker polls it, so a call costs one line
+ * transfer to the sender and one back. Worker-private state follows on its
+ * own lines so that senders never invalidate it.
+ */
+struct xc_cpu {
+	/* mailbox: written by senders, polled by the worker */
+	_Atomic(struct xc__link *) callq __xc_aligned;
+	_Atomic(struct xc__link *) workq;
+	_Atomic uint32_t idle;		/* enum xc_idle_state; futex word */
+	_Atomic uint32_t ctl;		/* XC_CTL_*: written by hotplug/exit, read by the worker */
+	_Atomic uint64_t kicks_sent;
+	_Atomic uint64_t kicks_elided;
+	_Atomic uint64_t kicks_coalesced;
+	_Atomic uint64_t free_rides;
+
+	/* worker-private: written only by this CPU's worker thread */
+	_Atomic uint64_t calls __xc_aligned;
+	_Atomic uint64_t sleeps;
+	_Atomic uint64_t wakeups;
+	_Atomic uint64_t work_run;
+	_Atomic long poll_ns;		/* adaptive window; read by xc_stats_get */
+	struct xc__link *work_head;	/* taken work items, FIFO, not yet run */
+	struct xc__link *work_tail;
+
+	/* lifecycle: cold */
+	int cpu __xc_aligned;
+	bool present;			/* in the runtime's set */
+	_Atomic bool online;
+	_Atomic uint32_t park;		/* XC_PARK_*: futex word of a parked worker */
+	_Atomic int boot;		/* XC_BOOT_* */
+	int boot_err;
+	unsigned generation;		/* which xc_init started this worker */
+	pthread_t thread;
+	bool thread_live;		/* thread created and not yet joined */
+	struct xc__sync offline_done;	/* completed by the worker once drained */
+	int llc_id, node_id;		/* topology: first CPU of the shared LLC; NUMA node */
+};
+
+/* Resolved options (options.c). */
+struct xc_config {
+	cpu_set_t cpus;
+	bool serial_bringup;
+	long poll_ns;
+	int (*cpu_init)(int cpu, void *arg);
+	void *cpu_init_arg;
+	unsigned bringup_timeout_ms;
+	void (*report)(const char *line);
+	unsigned ablate;
+	bool verbose;
+};
+
+enum { XC_RT_DOWN = 0, XC_RT_STARTING, XC_RT_UP, XC_RT_STOPPING };
+
+struct xc_runtime {
+	_Atomic int state;		/* XC_RT_*: acquire-loaded by every call */
+	struct xc_config cfg;		/* written before state = UP, then read-only */
+	int nr_cpus;
+	int cpu_list[XC_MAX_CPUS];	/* the set, in CPU order */
+	unsigned generation;
+	pthread_mutex_t hotplug_lock;	/* serialises offline / online / exit */
+	struct xc__sync boot_done;	/* bringup: one count per worker to report */
+};
+
+extern struct xc_runtime xc_rt;
+extern struct xc_cpu xc_cpus[XC_MAX_CPUS];
+extern _Thread_local struct xc_cpu *xc_self;	/* this thread's CPU if it is a worker */
+
+/* The CPU if the runtime is up and @cpu is in its set, else NULL. */
+static inline struct xc_cpu *xc_cpu_get(int cpu)
+{
+	/* acquire: pairs with xc_init's release of UP, so cfg and the set are visible */
+	if (xc_unlikely(atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP))
+		return NULL;
+	if (xc_unlikely(cpu < 0 || cpu >= XC_MAX_CPUS || !xc_cpus[cpu].present))
+		return NULL;
+	return &xc_cpus[cpu];
+}
+
+static inline bool xc_ablated(unsigned bit)
+{
+	return xc_rt.cfg.ablate & bit;
+}
+
+/* Counters with one writer (the worker) need no read-modify-write. */
+static inline void xc_stat_inc_own(_Atomic uint64_t *ctr)
+{
+	atomic_store_explicit(ctr, atomic_load_explicit(ctr, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/* Counters that many senders bump. */
+static inline void xc_stat_inc_shared(_Atomic uint64_t *ctr)
+{
+	atomic_fetch_add_explicit(ctr, 1, memory_order_relaxed);
+}
+
+/* kick.c: the wakeup protocol */
+void xc_kick(struct xc_cpu *c);
+typedef bool (*xc_ready_fn)(struct xc_cpu *c, void *ctx);
+void xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns);
+long xc_poll_window(struct xc_cpu *c);
+void xc_sync_init(struct xc__sync *s, uint32_t count);
+void xc_sync_complete(struct xc__sync *s);
+void xc_sync_wait(struct xc__sync *s);
+int xc_sync_wait_until(struct xc__sync *s, uint64_t deadline_ns);
+bool xc_sync_done(const struct xc__sync *s);
+
+/* call.c */
+bool xc_calls_pending(struct xc_cpu *c);
+int xc_run_calls(struct xc_cpu *c);
+int xc_drain_calls(struct xc_cpu *c);
+
+/* work.c */
+bool xc_work_queued(struct xc_cpu *c);
+bool xc_run_one_work(struct xc_cpu *c);
+int xc_drain_work(struct xc_cpu *c);
+
+/* pool.c */
+struct xc_call *xc_pool_get(void);
+void xc_pool_put(struct xc_call *call);
+void xc_pool_put_local(struct xc_call *call);
+
+/* worker.c */
+void *xc_worker_main(void *arg);
+
+/* hotplug.c */
+int xc_hotplug_lock(void);
+void xc_hotplug_unlock(void);
+void xc_cpu_open(struct xc_cpu *c);
+void xc_park_release(struct xc_cpu *c, uint32_t how);
+
+/* options.c */
+int xc_config_resolve(const struct xc_opts *opts, struct xc_config *cfg);
+void xc_config_print(const struct xc_config *cfg);
+
+/* topology.c */
+void xc_topology_read(struct xc_cpu *c);
+
+/* report.c */
+void xc_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* XC_INTERNAL_H */

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kick.c - the wakeup protocol: how a sender makes sure a worker sees what it
+ * queued, paying a futex wake only when the worker is really asleep.
+ *
+ * This is the only file that puts a worker to sleep or wakes one. The model
+ * in model/wakeup.pml checks it; its comments name the lines below.
+ *
+ * == The worker's idle word (struct xc_cpu.idle) ==
+ *
+ *   RUNNING   running calls or work            owner stores it
+ *   POLLING   idle, spinning on its queues     owner stores it
+ *   SLEEPING  idle, in futex_wait on the word  owner stores it
+ *   WAKING    a sender took it out of SLEEPING sender CAS SLEEPING -> WAKING
+ *             and is about to futex-wake it
+ *   WOKENUP   that futex wake was issued       sender CAS WAKING -> WOKENUP
+ *
+ * Only the owner leaves WAKING or WOKENUP (an exchange to POLLING after
+ * futex_wait returns), and a sender enters WAKING only from SLEEPING. So a
+ * sender that reads WAKING or WOKENUP knows that a wakeup is under way and
+ * that the worker will re-check its queues after it: it rides free (seed 001).
+ * A sender that reads RUNNING or POLLING knows the worker will re-check its
+ * queues before it next sleeps: it makes no syscall (TIF_POLLING_NRFLAG).
+ *
+ * == Why no wakeup is lost ==
+ *
+ * Sender (xc_kick), after queueing:     Worker (xc_idle_wait), before sleeping:
+ *   S1 push node       (seq_cst CAS)      W1 idle = SLEEPING   (seq_cst store)
+ *   S2 s = load(idle)  (seq_cst)          W2 re-check queues   (seq_cst loads)
+ *   S3 if s == SLEEPING:                  W3 futex_wait(idle, SLEEPING)
+ *        CAS idle SLEEPING -> WAKING
+ *        futex_wake(idle)
+ *
+ * All four accesses are seq_cst, so they are totally ordered. If S2 precedes
+ * W1, then S1 precedes W2 and the re-check sees the node: the worker does not
+ * sleep. If W1 precedes S2, the sender reads SLEEPING (or a later state):
+ * either its CAS succeeds and it wakes the worker (futex_wait returns at once
+ * if the word already changed, so the wake cannot fall between W2 and W3), or
+ * the CAS fails because the word moved on, and the sender re-reads it. A
+ * sender that reads WAKING/WOKENUP: its S2 read a value that the worker's
+ * later exchange (W4, after futex_wait) overwrites, so S1 precedes W4 and the
+ * worker's next re-check sees the node. Removing W2 is the lost wakeup the
+ * model's mutant finds.
+ *
+ * The worker's RUNNING/POLLING stores are relaxed: they only weaken a sender's
+ * duty (no syscall), and the worker's W1 + W2 still follow before any sleep.
+ *
+ * == Completions (struct xc__sync) ==
+ *
+ * A waiting caller counts the targets still to run its function in one 32-bit
+ * word; bit 31 says a non-worker waiter sleeps on that word. The last
+ * completer's fetch_sub both finishes the count and reads the bit, so it never
+ * touches the waiter's memory after the waiter could have returned, except for
+ * the futex wake on the word's address: a wake at a dead address at worst
+ * wakes some other futex waiter spuriously, which every futex user tolerates.
+ * A worker that waits sleeps on its own idle word instead (so that calls to it
+ * still wake it): its completer kicks that CPU with the protocol above.
+ */
+#include "internal.h"
+#include "futex.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <time.h>
+
+#define XC_SYNC_SLEEPING (1u << 31)
+#define XC_SYNC_COUNT    (~XC_SYNC_SLEEPING)
+
+/* Adaptive poll window bounds, after the kernel's cpuidle-haltpoll governor. */
+#define XC_POLL_MAX_NS        200000L
+#define XC_POLL_GROW_START_NS  50000L
+
+/* A waiting non-worker spins this long before it sleeps. */
+#define XC_WAITER_SPIN_NS      20000L
+
+uint64_t xc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void kick_futex(struct xc_cpu *c)
+{
+	xc_futex_wake(&c->idle, 1);
+	xc_stat_inc_shared(&c->kicks_sent);
+}
+
+/*
+ * xc_kick() - make @c's worker look at its queues. Call it after publishing
+ * what it must see (S1), from any thread.
+ */
+void xc_kick(struct xc_cpu *c)
+{
+	/* S2, seq_cst: ordered after the push S1 (see the argument above) */
+	uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
+
+	for (;;) {
+		switch (s) {
+		case XC_IDLE_SLEEPING:
+			/* S3, seq_cst: on failure s holds the new state and we decide again */
+			if (!atomic_compare_exchange_strong_explicit(&c->idle, &s, XC_IDLE_WAKING,
+								     memory_order_seq_cst,
+								     memory_order_seq_cst))
+				continue;
+			kick_futex(c);
+			/* relaxed: publishes nothing; fails harmlessly if the worker moved on */
+			s = XC_IDLE_WAKING;
+			atomic_compare_exchange_strong_explicit(&c->idle, &s, XC_IDLE_WOKENUP,
+								memory_order_relaxed,
+								memory_order_relaxed);
+			return;
+		case XC_IDLE_WAKING:
+		case XC_IDLE_WOKENUP:
+			if (xc_unlikely(xc_ablated(XC_ABLATE_FREERIDE))) {
+				kick_futex(c);
+				return;
+			}
+			xc_stat_inc_shared(&c->free_rides);
+			return;
+		default: /* RUNNING or POLLING: it re-checks before sleeping */
+			if (xc_unlikely(xc_ablated(XC_ABLATE_ELIDE))) {
+				kick_futex(c);
+				return;
+			}
+			xc_stat_inc_shared(&c->kicks_elided);
+			return;
+		}
+	}
+}
+
+/* The idle poll window of @c's worker now, in ns (< 0: forever). */
+long xc_poll_window(struct xc_cpu *c)
+{
+	long p = xc_rt.cfg.poll_ns;
+
+	if (p == XC_POLL_NONE)
+		return 0;
+	if (p == XC_POLL_FOREVER)
+		return -1;
+	if (p > 0)
+		return p;
+	return atomic_load_explicit(&c->poll_ns, memory_order_relaxed);
+}
+
+/* haltpoll's rule: grow after an idle period the window could have covered, shrink after a long one. */
+static void poll_window_adapt(struct xc_cpu *c, uint64_t idle_ns)
+{
+	long w = atomic_load_explicit(&c->poll_ns, memory_order_relaxed);
+
+	if (xc_rt.cfg.poll_ns != XC_POLL_ADAPTIVE)
+		return;
+	if ((long)idle_ns > w && (long)idle_ns <= XC_POLL_MAX_NS) {
+		w = w * 2 < XC_POLL_GROW_START_NS ? XC_POLL_GROW_START_NS : w * 2;
+		if (w > XC_POLL_MAX_NS)
+			w = XC_POLL_MAX_NS;
+	} else if ((long)idle_ns > XC_POLL_MAX_NS) {
+		w /= 2;
+	}
+	atomic_store_explicit(&c->poll_ns, w, memory_order_relaxed);
+}
+
+/* Spin until ready() or the window ends; true if ready. window < 0 spins forever. */
+static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
+		       uint64_t start)
+{
+	unsigned spins = 0;
+
+	while (!ready(c, ctx)) {
+		xc_cpu_relax();
+		/* read the clock every 32 spins: a vDSO call costs more than a spin */
+		if (window_ns >= 0 && (++spins & 31) == 0 && xc_now_ns() - start >= (uint64_t)window_ns)
+			return ready(c, ctx);
+	}
+	return true;
+}
+
+/*
+ * xc_idle_wait() - the worker @c waits, polling then sleeping, until ready().
+ * Called only by @c's own worker. ready() must read with seq_cst (W2) what
+ * senders publish before they kick.
+ */
+void xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns)
+{
+	uint64_t start = window_ns ? xc_now_ns() : 0;
+
+	/* relaxed: POLLING and RUNNING impose the same duty on senders */
+	atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
+	if (window_ns && poll_until(c, ready, ctx, window_ns, start))
+		goto out;
+	if (!start)
+		start = xc_now_ns();
+
+	for (;;) {
+		/* W1, seq_cst: ordered before the re-check W2 */
+		atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
+		if (ready(c, ctx))	/* W2 */
+			break;
+		xc_stat_inc_own(&c->sleeps);
+		xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, NULL);	/* W3 */
+		/* W4, seq_cst: leave SLEEPING/WAKING/WOKENUP; senders from now on skip the syscall */
+		atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
+		xc_stat_inc_own(&c->wakeups);
+		if (ready(c, ctx))
+			break;
+	}
+	poll_window_adapt(c, xc_now_ns() - start);
+out:
+	/* relaxed: as above */
+	atomic_store_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_relaxed);
+}
+
+void xc_sync_init(struct xc__sync *s, uint32_t count)
+{
+	/* relaxed: published to completers by the push that queues the call */
+	atomic_store_explicit(&s->word, count, memory_order_relaxed);
+	s->waiter = xc_self;
+}
+
+bool xc_sync_done(const struct xc__sync *s)
+{
+	/* seq_cst: this is a W2 re-check when the waiter is a worker; acquire for the callee's effects */
+	return (atomic_load_explicit((_Atomic uint32_t *)&s->word, memory_order_seq_cst) &
+		XC_SYNC_COUNT) == 0;
+}
+
+void xc_sync_complete(struct xc__sync *s)
+{
+	/* read before the count drops: the waiter may return right after it */
+	struct xc_cpu *waiter = s->waiter;
+	/* seq_cst: release the callee's effects to the waiter, and order before the kick's S2 */
+	uint32_t old = atomic_fetch_sub_explicit(&s->word, 1, memory_order_seq_cst);
+
+	if ((old & XC_SYNC_COUNT) != 1)
+		return;
+	if (waiter)
+		xc_kick(waiter);
+	else if (old & XC_SYNC_SLEEPING)
+		xc_futex_wake(&s->word, INT_MAX);
+}
+
+static bool ready_sync(struct xc_cpu *c, void *ctx)
+{
+	return xc_sync_done(ctx) || xc_calls_pending(c);
+}
+
+/* Sleep on the completion word until the count is zero or the deadline passes. */
+static int sync_sleep(struct xc__sync *s, uint64_t deadline_ns)
+{
+	for (;;) {
+		/* acquire: the callee's effects are visible once the count reads zero */
+		uint32_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+		struct timespec rel, *timeout = NULL;
+
+		if ((w & XC_SYNC_COUNT) == 0)
+			return 0;
+		if (!(w & XC_SYNC_SLEEPING)) {
+			/* relaxed on failure: we re-read at the loop top */
+			if (!atomic_compare_exchange_weak_explicit(&s->word, &w, w | XC_SYNC_SLEEPING,
+								   memory_order_acquire,
+								   memory_order_relaxed))
+				continue;
+			w |= XC_SYNC_SLEEPING;
+		}
+		if (deadline_ns) {
+			uint64_t now = xc_now_ns();
+
+			if (now >= deadline_ns)
+				return -ETIMEDOUT;
+			rel.tv_sec = (time_t)((deadline_ns - now) / 1000000000u);
+			rel.tv_nsec = (long)((deadline_ns - now) % 1000000000u);
+			timeout = &rel;
+		}
+		xc_futex_wait(&s->word, w, timeout);
+	}
+}
+
+/*
+ * xc_sync_wait_until() - wait for a completion; deadline 0 = forever.
+ * A worker keeps running the calls queued to its own CPU meanwhile, so two
+ * workers that wait on each other do not deadlock.
+ */
+int xc_sync_wait_until(struct xc__sync *s, uint64_t deadline_ns)
+{
+	struct xc_cpu *self = xc_self;
+	uint64_t start;
+
+	if (self) {
+		while (!xc_sync_done(s)) {
+			if (xc_run_calls(self))
+				continue;
+			xc_idle_wait(self, ready_sync, s, xc_poll_window(self));
+		}
+		return 0;
+	}
+	if (xc_rt.cfg.poll_ns == XC_POLL_NONE)
+		return sync_sleep(s, deadline_ns);
+	start = xc_now_ns();
+	for (unsigned spins = 1; !xc_sync_done(s); spins++) {
+		xc_cpu_relax();
+		/* a waiter of a forever-polling runtime spins too, unless it has a deadline */
+		if (xc_rt.cfg.poll_ns == XC_POLL_FOREVER && !deadline_ns)
+			continue;
+		if ((spins & 15) == 0 && xc_now_ns() - start > XC_WAITER_SPIN_NS)
+			return sync_sleep(s, deadline_ns);
+	}
+	return 0;
+}
+
+void xc_sync_wait(struct xc__sync *s)
+{
+	xc_sync_wait_until(s, 0);
+}

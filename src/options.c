@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+/*
+ * options.c - the one table of options. Each is a field of struct xc_opts
+ * and an XCALL_* environment variable; a field set (non-zero) in xc_opts
+ * wins, else the variable, else the default. XCALL_VERBOSE=1 prints the
+ * table with the values in force at xc_init().
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum xc_source { SRC_DEFAULT, SRC_ENV, SRC_OPTS };
+static const char *const source_name[] = { "default", "env", "xc_opts" };
+
+struct xc_option {
+	const char *env;
+	const char *field;
+	const char *def;
+	const char *help;
+	/* parse an environment value into cfg; 0 or -EINVAL */
+	int (*parse_env)(const char *val, struct xc_config *cfg);
+	/* take the xc_opts field if set; true if it was */
+	bool (*take_opt)(const struct xc_opts *o, struct xc_config *cfg);
+	/* the value in force, for XCALL_VERBOSE */
+	void (*show)(const struct xc_config *cfg, char *buf, size_t n);
+};
+
+static int parse_ulong(const char *val, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!val[0] || val[0] == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(val, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* --- cpus --- */
+
+/*
+ * The CPUs the process may run on, as it started: read before main() so that
+ * a thread that pins itself later does not shrink the default set.
+ */
+static cpu_set_t startup_affinity;
+
+__attribute__((constructor)) static void read_startup_affinity(void)
+{
+	if (sched_getaffinity(0, sizeof(startup_affinity), &startup_affinity))
+		CPU_ZERO(&startup_affinity);
+}
+
+static int cpus_from_list(const char *list, struct xc_config *cfg)
+{
+	cpu_set_t inside;
+
+	if (xc_cpulist_parse(list, &cfg->cpus))
+		return -EINVAL;
+	CPU_AND(&inside, &cfg->cpus, &startup_affinity);
+	if (!CPU_EQUAL(&inside, &cfg->cpus))
+		return -EINVAL;
+	return 0;
+}
+static bool cpus_opt(const struct xc_opts *o, struct xc_config *cfg)
+{
+	return o->cpus != NULL;
+}
+static void cpus_show(const struct xc_config *cfg, char *buf, size_t n)
+{
+	xc_cpulist_format(&cfg->cpus, buf, n);
+}
+
+/* --- serial_bringup --- */
+static int serial_env(const char *val, struct xc_config *cfg)
+{
+	if (!strcmp(val, "0") || !strcmp(val, "1")) {
+		cfg->serial_bringup = val[0] == '1';
+		return 0;
+	}
+	return -EINVAL;
+}
+static bool serial_opt(const struct xc_opts *o, struct xc_config *cfg)
+{
+	if (!o->serial_bringup)
+		return false;
+	cfg->serial_bringup = true;
+	return true;
+}
+static void serial_show(const struct xc_config *cfg, char *buf, size_t n)
+{
+	snprintf(buf, n, "%d", cfg->serial_bringup);
+}
+
+/* --- poll_ns --- */
+static int poll_env(const char *val, struct xc_config *cfg)
+{
+	unsigned long v;
+
+	if (!strcmp(val, "adaptive"))
+		cfg->poll_ns = XC_POLL_ADAPTIVE;
+	else if (!strcmp(val, "none"))
+		cfg->poll_ns = XC_POLL_NONE;
+	else if (!strcmp(val, "forever"))
+		cfg->poll_ns = XC_POLL_FOREVER;
+	else if (!parse_ulong(val, LONG_MAX, &v) && v > 0)
+		cfg->poll_ns = (long)v;
+	else
+		return -EINVAL;
+	return 0;
+}
+static bool poll_opt(const struct xc_opts *o, struct xc_config *cfg)
+{
+	if (o->poll_ns == XC_POLL_ADAPTIVE)
+		return false;
+	cfg->poll_ns = o->poll_ns;
+	return true;
+}
+static void poll_show(const struct xc_config *cfg, char *buf, size_t n)
+{
+	if (cfg->poll_ns == XC_POLL_ADAPTIVE)
+		snprintf(buf, n, "adaptive");
+	else if (cfg->poll_ns == XC_POLL_NONE)
+		snprintf(buf, n, "none");
+	else if (cfg->poll_ns == XC_POLL_FOREVER)
+		snprintf(buf, n, "forever");
+	else
+		snprintf(buf, n, "%ld", cfg->poll_ns);
+}
+
+/* --- bringup_timeout_ms --- */
+static int timeout_env(const char *val, struct xc_config *cfg)
+{
+	unsigned long v;
+
+	if (parse_ulong(val, UINT_MAX, &v) || v == 0)
+		return -EINVAL;
+	cfg->bringup_timeout_ms = (unsigned)v;
+	return 0;
+}
+static bool timeout_opt(const struct xc_opts *o, struct xc_config *cfg)
+{
+	if (!o->bringup_timeout_ms)
+		return false;
+	cfg->bringup_timeout_ms = o->bringup_timeout_ms;
+	return true;
+}
+static void timeout_show(const struct xc_config *cfg, char *buf, size_t n)
+{
+	snprintf(buf, n, "%u", cfg->bringup_timeout_ms ? cfg->bringup_timeout_ms : 10000u);
+}
+
+/* --- ablate --- */
+static const struct { const char *name; unsigned bit; } ablations[] = {
+	{ "elide", XC_ABLATE_ELIDE },
+	{ "coalesce", XC_ABLATE_COALESCE },
+	{ "freeride", XC_ABLATE_FREERIDE },
+	{ "notify", XC_ABLATE_NOTIFY },
+};
+static int ablate_env(const char *val, struct xc_config *cfg)
+{
+	char buf[128], *save, *tok;
+
+	if (strlen(val) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, val);
+	cfg->ablate = 0;
+	if (!strcmp(val, "none"))
+		return 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t i;
+
+		for (i = 0; i < sizeof(ablations) / sizeof(ablations[0]); i++)
+			if (!strcmp(tok, ablations[i].name))
+				break;
+		if (i == sizeof(ablations) / sizeof(ablations[0]))
+			return -EINVAL;
+		cfg->ablate |= ablations[i].bit;
+	}
+	return cfg->ablate ? 0 : -EINVAL;
+}
+static bool ablate_opt(const struct xc_opts *o, struct xc_config *cfg)
+{
+	if (!o->ablate)
+		return false;
+	cfg->ablate = o->ablate;
+	return true;
+}
+static void ablate_show(const struct xc_config *cfg, char *buf, size_t n)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof(ablations) / sizeof(ablations[0]); i++)
+		if (cfg->ablate & ablations[i].bit)
+			used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s",
+						 used ? "," : "", ablations[i].name);
+	if (!used)
+		snprintf(buf, n, "none");
+}
+
+/* --- verbose --- */
+static int verbose_env(const char *val, struct xc_config *cfg)
+{
+	if (strcmp(val, "0") && strcmp(val, "1"))
+		return -EINVAL;
+	cfg->verbose = val[0] == '1';
+	return 0;
+}
+static bool no_opt(const struct xc_opts *o, struct xc_config *cfg)
+{
+	return false;
+}
+static void verbose_show(const struct xc_config *cfg, char *buf, size_t n)
+{
+	snprintf(buf, n, "%d", cfg->verbose);
+}
+
+static const struct xc_option options[] = {
+	{ "XCALL_CPUS", "cpus", "CPUs the process may use",
+	  "cpulist of the CPUs to run workers on, e.g. 0-3,8 (default: the affinity the process started with)",
+	  cpus_from_list, cpus_opt, cpus_show },
+	{ "XCALL_SERIAL_BRINGUP", "serial_bringup", "0",
+	  "1: start workers one at a time instead of all at once",
+	  serial_env, serial_opt, serial_show },
+	{ "XCALL_POLL_NS", "poll_ns", "adaptive",
+	  "idle poll window: adaptive, none, forever, or a number of ns",
+	  poll_env, poll_opt, poll_show },
+	{ "XCALL_BRINGUP_TIMEOUT_MS", "bringup_timeout_ms", "10000",
+	  "how long a worker may take to report alive",
+	  timeout_env, timeout_opt, timeout_show },
+	{ "XCALL_ABLATE", "ablate", "none",
+	  "benchmarks only: elide,coalesce,freeride,notify turn optimisations off",
+	  ablate_env, ablate_opt, ablate_show },
+	{ "XCALL_VERBOSE", "-", "0",
+	  "1: print this table at xc_init",
+	  verbose_env, no_opt, verbose_show },
+};
+#define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+static enum xc_source sources[NR_OPTIONS];
+
+int xc_config_resolve(const struct xc_opts *opts, struct xc_config *cfg)
+{
+	static const struct xc_opts zero;
+	const struct xc_opts *o = opts ? opts : &zero;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->report = o->report;	/* first, so that errors below reach the hook */
+	cfg->cpu_init = o->cpu_init;
+	cfg->cpu_init_arg = o->cpu_init_arg;
+	cfg->cpus = startup_affinity;
+	if (CPU_COUNT(&cfg->cpus) == 0 && sched_getaffinity(0, sizeof(cfg->cpus), &cfg->cpus))
+		return -errno;
+
+	for (size_t i = 0; i < NR_OPTIONS; i++) {
+		const struct xc_option *opt = &options[i];
+		const char *env = getenv(opt->env);
+
+		sources[i] = SRC_DEFAULT;
+		if (opt->take_opt(o, cfg)) {
+			sources[i] = SRC_OPTS;
+			if (opt->parse_env == cpus_from_list && cpus_from_list(o->cpus, cfg)) {
+				xc_report("xc_opts.cpus \"%s\": not a cpulist of CPUs this process may use",
+					  o->cpus);
+				return -EINVAL;
+			}
+			continue;
+		}
+		if (!env)
+			continue;
+		if (opt->parse_env(env, cfg)) {
+			xc_report("%s=\"%s\": invalid (%s)", opt->env, env, opt->help);
+			return -EINVAL;
+		}
+		sources[i] = SRC_ENV;
+	}
+	if (cfg->poll_ns < XC_POLL_FOREVER) {
+		xc_report("xc_opts.poll_ns %ld: invalid (XC_POLL_* or a positive ns)", cfg->poll_ns);
+		return -EINVAL;
+	}
+	if (cfg->ablate & ~XC_ABLATE_ALL) {
+		xc_report("xc_opts.ablate 0x%x: unknown bits", cfg->ablate);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void xc_config_print(const struct xc_config *cfg)
+{
+	char val[256];
+
+	xc_report("%-26s %-20s %-9s %s", "variable", "value", "source", "meaning");
+	for (size_t i = 0; i < NR_OPTIONS; i++) {
+		options[i].show(cfg, val, sizeof(val));
+		xc_report("%-26s %-20s %-9s %s (default %s)", options[i].env, val,
+			  source_name[sources[i]], options[i].help, options[i].def);
+	}
+}

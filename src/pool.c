@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pool.c - per-thread pools of call descriptors for nowait and many calls.
+ *
+ * A thread takes descriptors from its own free list without atomics. The
+ * worker that runs a call gives the descriptor back by pushing it on the
+ * owner's return list (an MPSC list, llist.h); the owner takes that whole
+ * list when its free list runs dry. So nowait calls from one thread never
+ * serialise on one descriptor, and the cost is one push per call.
+ *
+ * A pool holds at most XC_POOL_MAX descriptors. A thread with that many in
+ * flight waits for some to come back (running its own CPU's calls meanwhile
+ * if it is a worker), the way the kernel's csd_lock_wait() throttles a sender.
+ *
+ * Pools live as long as the process: a thread's pool goes to a spare list
+ * when the thread exits and the next new thread adopts it, so descriptors
+ * still in flight always have a live owner to return to.
+ */
+#include "internal.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#define XC_POOL_SLAB  64
+#define XC_POOL_MAX   4096
+
+struct xc_pool {
+	struct xc__link *free;			/* owner only */
+	unsigned total;				/* owner only: descriptors this pool owns */
+	struct xc_pool *next_spare;		/* under spare_lock */
+	_Atomic(struct xc__link *) returned __xc_aligned;	/* pushed by runners */
+};
+
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct xc_pool *spare_pools;
+static pthread_key_t pool_key;
+static pthread_once_t pool_key_once = PTHREAD_ONCE_INIT;
+static _Thread_local struct xc_pool *my_pool;
+
+static void pool_release(void *p)
+{
+	struct xc_pool *pool = p;
+
+	pthread_mutex_lock(&spare_lock);
+	pool->next_spare = spare_pools;
+	spare_pools = pool;
+	pthread_mutex_unlock(&spare_lock);
+}
+
+static void pool_key_create(void)
+{
+	pthread_key_create(&pool_key, pool_release);
+}
+
+static struct xc_pool *pool_self(void)
+{
+	struct xc_pool *pool = my_pool;
+
+	if (xc_likely(pool))
+		return pool;
+	pthread_once(&pool_key_once, pool_key_create);
+	pthread_mutex_lock(&spare_lock);
+	pool = spare_pools;
+	if (pool)
+		spare_pools = pool->next_spare;
+	pthread_mutex_unlock(&spare_lock);
+	if (!pool) {
+		pool = aligned_alloc(XC_CACHELINE, sizeof(*pool));
+		if (!pool)
+			return NULL;
+		pool->free = NULL;
+		pool->total = 0;
+		atomic_init(&pool->returned, NULL);
+	}
+	pool->next_spare = NULL;
+	pthread_setspecific(pool_key, pool);
+	my_pool = pool;
+	return pool;
+}
+
+static bool pool_grow(struct xc_pool *pool)
+{
+	struct xc_call *slab = aligned_alloc(XC_CACHELINE, XC_POOL_SLAB * sizeof(*slab));
+
+	if (!slab)
+		return false;
+	for (int i = 0; i < XC_POOL_SLAB; i++) {
+		slab[i]._owner = pool;
+		atomic_init(&slab[i]._flags, 0);
+		slab[i]._link.next = pool->free;
+		pool->free = &slab[i]._link;
+	}
+	pool->total += XC_POOL_SLAB;
+	return true;
+}
+
+struct xc_call *xc_pool_get(void)
+{
+	struct xc_pool *pool = pool_self();
+	struct xc__link *l;
+
+	if (!pool)
+		return NULL;
+	while (!pool->free) {
+		/* acquire: pairs with the runners' release push; the descriptor is ours again */
+		pool->free = atomic_exchange_explicit(&pool->returned, NULL, memory_order_acquire);
+		if (pool->free)
+			break;
+		if (pool->total < XC_POOL_MAX) {
+			if (!pool_grow(pool))
+				return NULL;
+			break;
+		}
+		/* every descriptor is in flight: wait for one, without deadlocking a worker */
+		if (xc_self)
+			xc_run_calls(xc_self);
+		sched_yield();
+	}
+	l = pool->free;
+	pool->free = l->next;
+	return xc_container_of(l, struct xc_call, _link);
+}
+
+void xc_pool_put(struct xc_call *call)
+{
+	struct xc_pool *pool = call->_owner;
+
+	/* the return list is never closed, so the push always succeeds */
+	xc_llist_push(&pool->returned, &call->_link);
+}
+
+void xc_pool_put_local(struct xc_call *call)
+{
+	struct xc_pool *pool = call->_owner;
+
+	call->_link.next = pool->free;
+	pool->free = &call->_link;
+}

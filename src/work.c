@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+/*
+ * work.c - deferred per-CPU work items: the worker's task context.
+ *
+ * Producers push on the CPU's work queue (the same MPSC list as calls); the
+ * worker moves what it takes to a private FIFO and runs one item at a time,
+ * running its calls before each. An item is pending from xc_queue_work()
+ * until it starts, so it may be queued again while it runs.
+ */
+#include "internal.h"
+
+#include <errno.h>
+
+int xc_queue_work(int cpu, struct xc_work *work)
+{
+	struct xc_cpu *c;
+	unsigned idle = 0;
+	int r;
+
+	if (!work || !work->fn)
+		return -EINVAL;
+	c = xc_cpu_get(cpu);
+	if (!c)
+		return -ENXIO;
+	/* acq_rel: claim the item; a previous run's start happened before this */
+	if (!atomic_compare_exchange_strong_explicit(&work->_flags, &idle, XC_WORK_PENDING,
+						     memory_order_acq_rel, memory_order_relaxed))
+		return -EBUSY;
+	work->_src_cpu = xc_self ? xc_self->cpu : -1;
+	r = xc_llist_push(&c->workq, &work->_link);
+	if (r == XC_PUSH_CLOSED) {
+		atomic_store_explicit(&work->_flags, 0, memory_order_release);
+		return -ENXIO;
+	}
+	if (r == XC_PUSH_WAS_EMPTY || xc_ablated(XC_ABLATE_COALESCE))
+		xc_kick(c);
+	else
+		xc_stat_inc_shared(&c->kicks_coalesced);
+	return 0;
+}
+
+bool xc_work_pending(const struct xc_work *work)
+{
+	/* acquire: a false answer means the item's fn has been read by its worker */
+	return work && (atomic_load_explicit((_Atomic unsigned *)&work->_flags,
+					     memory_order_acquire) & XC_WORK_PENDING);
+}
+
+/* Append a taken (LIFO) list to the private FIFO. */
+static void work_adopt(struct xc_cpu *c, struct xc__link *lifo)
+{
+	struct xc__link *l = xc_llist_reverse(lifo);
+
+	if (!l)
+		return;
+	if (c->work_tail)
+		c->work_tail->next = l;
+	else
+		c->work_head = l;
+	while (l->next)
+		l = l->next;
+	c->work_tail = l;
+}
+
+bool xc_work_queued(struct xc_cpu *c)
+{
+	/* seq_cst: part of the W2 re-check (kick.c) */
+	return c->work_head || xc_llist_nonempty(&c->workq, memory_order_seq_cst);
+}
+
+/* Run the oldest work item, if any. */
+bool xc_run_one_work(struct xc_cpu *c)
+{
+	struct xc__link *l;
+	struct xc_work *work;
+	xc_func_t fn;
+	void *arg;
+
+	if (!c->work_head)
+		work_adopt(c, xc_llist_take(&c->workq));
+	l = c->work_head;
+	if (!l)
+		return false;
+	c->work_head = l->next;
+	if (!c->work_head)
+		c->work_tail = NULL;
+	work = xc_container_of(l, struct xc_work, _link);
+	fn = work->fn;
+	arg = work->arg;
+	/* release: fn and arg are read; the owner may requeue or free the item */
+	atomic_store_explicit(&work->_flags, 0, memory_order_release);
+	fn(arg);
+	xc_stat_inc_own(&c->work_run);
+	return true;
+}
+
+/* Offline or exit: refuse new items, run every queued one (and calls they cause). */
+int xc_drain_work(struct xc_cpu *c)
+{
+	int n = 0;
+
+	work_adopt(c, xc_llist_close(&c->workq));
+	while (xc_run_one_work(c))
+		n++;
+	return n;
+}

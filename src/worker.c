@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/*
+ * worker.c - the life of one worker thread: boot, the task loop, the idle
+ * loop, and going offline.
+ *
+ * Task loop ("schedule"): run pending calls, then the next work item; when
+ * there is neither, enter the idle loop. Idle loop: wait (poll, then sleep)
+ * until something arrives. A wakeup that brought only calls is handled
+ * inside the idle loop, which goes on polling (seed 000's TIF_NOTIFY_IPI:
+ * no pass through the scheduler); work items or a hotplug request make the
+ * worker leave idle, and leaving idle yields to the OS scheduler as
+ * schedule_idle() does.
+ */
+#include "internal.h"
+#include "futex.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+
+_Thread_local struct xc_cpu *xc_self;
+
+static bool ctl_pending(struct xc_cpu *c)
+{
+	/* seq_cst: part of the W2 re-check; hotplug stores ctl then kicks */
+	return atomic_load_explicit(&c->ctl, memory_order_seq_cst) != XC_CTL_NONE;
+}
+
+static bool task_work_pending(struct xc_cpu *c)
+{
+	return xc_work_queued(c) || ctl_pending(c);
+}
+
+static bool ready_idle(struct xc_cpu *c, void *ctx)
+{
+	return xc_calls_pending(c) || task_work_pending(c);
+}
+
+static void cpu_idle(struct xc_cpu *c)
+{
+	for (;;) {
+		xc_idle_wait(c, ready_idle, NULL, xc_poll_window(c));
+		if (task_work_pending(c))
+			return;
+		xc_run_calls(c);
+		if (xc_ablated(XC_ABLATE_NOTIFY))
+			return;
+	}
+}
+
+/* Wait while parked; returns the request that ended the wait. */
+static uint32_t cpu_park(struct xc_cpu *c)
+{
+	uint32_t p;
+
+	/* acquire: pairs with xc_cpu_online's release, so the reopened queues are seen */
+	while ((p = atomic_load_explicit(&c->park, memory_order_acquire)) == XC_PARK_WAIT)
+		xc_futex_wait(&c->park, XC_PARK_WAIT, NULL);
+	return p;
+}
+
+/* Refuse new calls and work, run everything queued, mark the CPU offline. */
+static void cpu_drain(struct xc_cpu *c)
+{
+	xc_drain_calls(c);
+	xc_drain_work(c);
+	/* release: the drain's effects happen before anyone sees the CPU offline */
+	atomic_store_explicit(&c->online, false, memory_order_release);
+}
+
+/* Returns false when the worker must exit. */
+static bool cpu_offline(struct xc_cpu *c)
+{
+	cpu_drain(c);
+	/* relaxed: both are read only after offline_done's completion orders them */
+	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
+	atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
+	xc_sync_complete(&c->offline_done);
+	return cpu_park(c) == XC_PARK_RUN;
+}
+
+static void worker_loop(struct xc_cpu *c)
+{
+	for (;;) {
+		/* acquire: the request's setup (offline_done) is visible */
+		uint32_t ctl = atomic_load_explicit(&c->ctl, memory_order_acquire);
+
+		if (ctl == XC_CTL_EXIT) {
+			cpu_drain(c);
+			return;
+		}
+		if (ctl == XC_CTL_OFFLINE) {
+			if (!cpu_offline(c))
+				return;
+			continue;
+		}
+		xc_run_calls(c);
+		if (xc_run_one_work(c))
+			continue;
+		cpu_idle(c);
+		sched_yield();
+	}
+}
+
+static int pin_self(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return -pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+}
+
+void *xc_worker_main(void *arg)
+{
+	struct xc_cpu *c = arg;
+	int err;
+
+	/* only the cpu_init hook may be cancelled (a bringup that timed out) */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	xc_self = c;
+	err = pin_self(c->cpu);
+	if (err)
+		xc_report("CPU %d: cannot pin the worker: %s", c->cpu, strerror(-err));
+	if (!err && xc_rt.cfg.cpu_init) {
+		int r;
+
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		r = xc_rt.cfg.cpu_init(c->cpu, xc_rt.cfg.cpu_init_arg);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		if (r)
+			err = r < 0 ? r : -EIO;
+	}
+	if (c->generation != xc_rt.generation)
+		return NULL;	/* a bringup that gave up on us long ago */
+	c->boot_err = err;
+	/* release: boot_err is visible to the starter that reads boot */
+	atomic_store_explicit(&c->boot, err ? XC_BOOT_FAILED : XC_BOOT_ALIVE, memory_order_release);
+	xc_sync_complete(&xc_rt.boot_done);
+	if (err)
+		return NULL;
+	if (cpu_park(c) == XC_PARK_RUN)
+		worker_loop(c);
+	return NULL;
+}
