@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * baselines.c - thread-to-thread round trips between two pinned threads:
+ *
+ *   cacheline  one shared cache line, both sides spin: the physical limit of
+ *              any cross-CPU signal (two line transfers per round trip);
+ *   futex      each side sleeps in FUTEX_WAIT and is woken by FUTEX_WAKE;
+ *   eventfd    blocking read/write on two eventfds (Seastar, Glommio);
+ *   pipe       1-byte blocking read/write on two pipes (perf bench sched pipe);
+ *   condvar    a mutex-protected queue with a condition variable each way.
+ *
+ * The sleeping baselines never spin first: they stand for the cost of waking
+ * a thread that sleeps, which is what a libxcall kick to a sleeping worker pays.
+ */
+#include "baselines.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+static const char *const names[PP_NKINDS] = {"cacheline", "futex", "eventfd", "pipe", "condvar"};
+
+const char *pp_name(enum pp_kind k)
+{
+	return names[k];
+}
+
+long warmup_iters(long iters)
+{
+	long w = iters / 10;
+	return w < 100 ? 100 : w > 10000 ? 10000 : w;
+}
+
+#define STOP UINT64_MAX
+
+struct pp {
+	enum pp_kind kind;
+	/* each side's word on its own line, so the limit case is the only one sharing */
+	_Alignas(CACHELINE) _Atomic uint64_t seq;
+	_Alignas(CACHELINE) _Atomic uint32_t to_b;
+	_Alignas(CACHELINE) _Atomic uint32_t to_a;
+	_Alignas(CACHELINE) int efd_b, efd_a;
+	int pipe_b[2], pipe_a[2];
+	pthread_mutex_t mu;
+	pthread_cond_t cv_b, cv_a;
+	long q_b, q_a;
+	bool stop;
+};
+
+/* One message from a to b (or back): how each kind signals and waits. */
+static void pp_send(struct pp *p, bool to_b)
+{
+	uint64_t one = 1;
+	char c = 1;
+	switch (p->kind) {
+	case PP_FUTEX: {
+		_Atomic uint32_t *w = to_b ? &p->to_b : &p->to_a;
+		atomic_store_explicit(w, 1, memory_order_release);
+		futex_wake(w, 1);
+		break;
+	}
+	case PP_EVENTFD:
+		if (write(to_b ? p->efd_b : p->efd_a, &one, sizeof(one)) != sizeof(one))
+			abort();
+		break;
+	case PP_PIPE:
+		if (write(to_b ? p->pipe_b[1] : p->pipe_a[1], &c, 1) != 1)
+			abort();
+		break;
+	case PP_CONDVAR:
+		pthread_mutex_lock(&p->mu);
+		if (to_b)
+			p->q_b++;
+		else
+			p->q_a++;
+		pthread_cond_signal(to_b ? &p->cv_b : &p->cv_a);
+		pthread_mutex_unlock(&p->mu);
+		break;
+	default:
+		break;
+	}
+}
+
+static void pp_recv(struct pp *p, bool at_b)
+{
+	uint64_t v;
+	char c;
+	switch (p->kind) {
+	case PP_FUTEX: {
+		_Atomic uint32_t *w = at_b ? &p->to_b : &p->to_a;
+		/* acquire: what the sender wrote before its store is visible now */
+		while (!atomic_exchange_explicit(w, 0, memory_order_acquire))
+			futex_wait(w, 0);
+		break;
+	}
+	case PP_EVENTFD:
+		if (read(at_b ? p->efd_b : p->efd_a, &v, sizeof(v)) != sizeof(v))
+			abort();
+		break;
+	case PP_PIPE:
+		if (read(at_b ? p->pipe_b[0] : p->pipe_a[0], &c, 1) != 1)
+			abort();
+		break;
+	case PP_CONDVAR:
+		pthread_mutex_lock(&p->mu);
+		long *q = at_b ? &p->q_b : &p->q_a;
+		while (!*q)
+			pthread_cond_wait(at_b ? &p->cv_b : &p->cv_a, &p->mu);
+		(*q)--;
+		pthread_mutex_unlock(&p->mu);
+		break;
+	default:
+		break;
+	}
+}
+
+static void *responder(void *arg)
+{
+	struct pp *p = arg;
+	if (p->kind == PP_CACHELINE) {
+		/* odd = ping from a, even = pong from b */
+		for (uint64_t want = 1;; want += 2) {
+			uint64_t v;
+			while ((v = atomic_load_explicit(&p->seq, memory_order_acquire)) != want && v != STOP)
+				cpu_relax();
+			if (v == STOP)
+				return NULL;
+			atomic_store_explicit(&p->seq, want + 1, memory_order_release);
+		}
+	}
+	for (;;) {
+		pp_recv(p, true);
+		/* stop is written before the last ping, so it is seen after it */
+		if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
+			return NULL;
+		pp_send(p, false);
+	}
+}
+
+static inline void round_trip(struct pp *p, uint64_t *seq)
+{
+	if (p->kind == PP_CACHELINE) {
+		atomic_store_explicit(&p->seq, *seq + 1, memory_order_release);
+		while (atomic_load_explicit(&p->seq, memory_order_acquire) != *seq + 2)
+			cpu_relax();
+		*seq += 2;
+		return;
+	}
+	pp_send(p, true);
+	pp_recv(p, false);
+}
+
+long pp_run(enum pp_kind k, int cpu_a, int cpu_b, const struct budget *b, struct hist *h)
+{
+	struct pp *p = aligned_alloc(CACHELINE, (sizeof(*p) + CACHELINE - 1) / CACHELINE * CACHELINE);
+	if (!p)
+		return -ENOMEM;
+	memset(p, 0, sizeof(*p));
+	p->kind = k;
+	p->efd_a = p->efd_b = -1;
+	p->pipe_a[0] = p->pipe_a[1] = p->pipe_b[0] = p->pipe_b[1] = -1;
+	int err = 0;
+	if (k == PP_EVENTFD) {
+		p->efd_a = eventfd(0, EFD_CLOEXEC);
+		p->efd_b = eventfd(0, EFD_CLOEXEC);
+		if (p->efd_a < 0 || p->efd_b < 0)
+			err = -errno;
+	} else if (k == PP_PIPE) {
+		if (pipe(p->pipe_a) || pipe(p->pipe_b))
+			err = -errno;
+	} else if (k == PP_CONDVAR) {
+		pthread_mutex_init(&p->mu, NULL);
+		pthread_cond_init(&p->cv_a, NULL);
+		pthread_cond_init(&p->cv_b, NULL);
+	}
+	pthread_t t;
+	if (!err)
+		err = pin_self(cpu_a);
+	if (!err)
+		err = thread_start_pinned(&t, cpu_b, responder, p);
+	long done = 0;
+	if (!err) {
+		uint64_t seq = 0;
+		long warm = warmup_iters(b->iters);
+		for (long i = 0; i < warm; i++)
+			round_trip(p, &seq);
+		struct budget bb = *b;
+		budget_start(&bb);
+		for (done = 0; budget_more(&bb, done); done++) {
+			uint64_t t0 = ticks();
+			round_trip(p, &seq);
+			hist_add(h, ticks_to_ns(ticks() - t0));
+		}
+		if (k == PP_CACHELINE) {
+			atomic_store(&p->seq, STOP);
+		} else {
+			__atomic_store_n(&p->stop, true, __ATOMIC_RELEASE);
+			pp_send(p, true);
+		}
+		pthread_join(t, NULL);
+	}
+	unpin_self();
+	for (int i = 0; i < 2; i++) {
+		if (p->pipe_a[i] >= 0)
+			close(p->pipe_a[i]);
+		if (p->pipe_b[i] >= 0)
+			close(p->pipe_b[i]);
+	}
+	if (p->efd_a >= 0)
+		close(p->efd_a);
+	if (p->efd_b >= 0)
+		close(p->efd_b);
+	if (k == PP_CONDVAR) {
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cv_a);
+		pthread_cond_destroy(&p->cv_b);
+	}
+	free(p);
+	return err ? err : done;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * baselines.h - what libxcall is compared against: thread-to-thread
+ * ping-pongs (baselines.c) and the pre-2008 smp_call_function model
+ * (model2008.c). All run on threads pinned before they start, warm up the same
+ * number of round trips, and are timed by the same clock into the same
+ * histogram as the libxcall cases.
+ */
+#ifndef BENCH_BASELINES_H
+#define BENCH_BASELINES_H
+
+#include "bench.h"
+
+enum pp_kind { PP_CACHELINE, PP_FUTEX, PP_EVENTFD, PP_PIPE, PP_CONDVAR, PP_NKINDS };
+
+const char *pp_name(enum pp_kind k);
+/* Warm-up round trips before timing: the same rule for every case. */
+long warmup_iters(long iters);
+/*
+ * Round trips between the calling thread, pinned to cpu_a for the duration,
+ * and a responder thread pinned to cpu_b. Each round trip goes into h in ns.
+ * Returns the number timed, or -errno.
+ */
+long pp_run(enum pp_kind k, int cpu_a, int cpu_b, const struct budget *b, struct hist *h);
+
+/* ---- the pre-2008 design (model2008.c) ---- */
+
+/*
+ * Start one model "CPU" (a pinned thread) per CPU in cpus[]. Idle model CPUs
+ * poll for poll_ns (XC_POLL_FOREVER: always, XC_POLL_NONE: never), then sleep
+ * on a futex, the way libxcall's workers do; an "IPI" is a flag plus a futex
+ * wake only when the target sleeps.
+ */
+int m08_start(const int *cpus, int n, long poll_ns);
+void m08_stop(void);
+/* Run fn(arg[i]) on model CPU cpus[i] for each i, all at once, and wait. */
+int m08_run_on(const int *cpus, int n, void (*fn)(void *), void **args);
+/* The old API, callable on a model CPU only. */
+int m08_call_function(void (*func)(void *), void *info, int wait);        /* all but self */
+int m08_call_function_single(int cpu, void (*func)(void *), void *info, int wait);
+void m08_serve(void);   /* take a pending "IPI" now, as interrupts would */
+int m08_this_cpu(void);
+
+#endif

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench.h - what every xcall-bench family shares: the common options, the
+ * clock, pinned threads, and the libxcall harness.
+ */
+#ifndef BENCH_H
+#define BENCH_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <getopt.h>
+
+#include "xcall.h"
+#include "hist.h"
+#include "output.h"
+
+#define BENCH_VERSION "0.1"
+#define CACHELINE 64
+
+/* ---- common options (cli.c) ---- */
+
+struct bopts {
+	cpu_set_t cpus;         /* --cpus, default: every CPU we may run on */
+	int cpu[CPU_SETSIZE];   /* the same, as an ascending list */
+	int ncpus;
+	char cpulist[256];      /* formatted, for xc_opts.cpus */
+	long iterations;        /* --iterations, 0 = the family's default */
+	double seconds;         /* --seconds, 0 = count iterations instead */
+	int repeat;             /* --repeat, >= 1 */
+	long poll_ns;           /* --poll, XC_POLL_* or a window in ns */
+	bool poll_set;
+};
+
+/* Output flags shared by every subcommand and the quick suite. */
+struct gopts {
+	const char *json;       /* --json FILE */
+	bool csv, quiet;
+	bool suite;             /* running inside the no-subcommand suite */
+};
+extern struct gopts g_out;
+
+/* An option of one subcommand beyond the common ones. */
+struct cmd_opt {
+	const char *name;
+	int has_arg;            /* no_argument / required_argument */
+	int id;                 /* passed to on_opt, must be < 1000 */
+	const char *help;       /* "ARG  what it does" */
+};
+
+struct cmd_desc {
+	const char *name;       /* subcommand */
+	const char *summary;    /* one line */
+	const char *args;       /* positional arguments in the usage line, or NULL */
+	const struct cmd_opt *opts;  /* terminated by a zero entry, or NULL */
+	/* 0 = accepted, -1 = bad value (cli prints the reason and exits 2). */
+	int (*on_opt)(int id, const char *arg, void *ctx);
+	long default_iters;
+};
+
+/*
+ * Parse argv (argv[0] is the subcommand name). Exits 0 after --help and 2 with
+ * a one-line reason on any bad option. Returns the index of the first
+ * positional argument; positional arguments are refused unless d->args.
+ */
+int cli_parse(const struct cmd_desc *d, int argc, char **argv, struct bopts *o, void *ctx);
+/* Print "xcall-bench CMD: reason" and exit 2. */
+_Noreturn void cli_fail(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int parse_long(const char *s, long min, long max, long *out);
+int parse_double(const char *s, double min, double max, double *out);
+int parse_poll(const char *s, long *out);
+int parse_ablate(const char *s, unsigned *out);
+const char *poll_name(long poll_ns, char *buf, size_t size);
+const char *ablate_name(unsigned ablate, char *buf, size_t size);
+/* Progress line on stderr unless --quiet. */
+void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- clock (clock.c) ---- */
+
+/* CLOCK_MONOTONIC in ns: comparable across CPUs. */
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+extern bool g_tsc_ok;          /* invariant TSC, calibrated */
+extern double g_tsc_ns_per_tick;
+
+static inline uint64_t rdtsc_raw(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned lo, hi;
+	/* lfence on both sides keeps the read from drifting into the timed code. */
+	__asm__ volatile("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi) :: "memory");
+	return ((uint64_t)hi << 32) | lo;
+#else
+	return now_ns();
+#endif
+}
+
+/* Cheap timestamps: the TSC where invariant, else the monotonic clock. */
+static inline uint64_t ticks(void)
+{
+	return g_tsc_ok ? rdtsc_raw() : now_ns();
+}
+
+static inline uint64_t ticks_to_ns(uint64_t dt)
+{
+	return g_tsc_ok ? (uint64_t)((double)dt * g_tsc_ns_per_tick + 0.5) : dt;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
+void clock_setup(void);
+void spin_ns(uint64_t ns);     /* busy wait, for delays and init costs */
+
+/* Iteration budget: a count, or a deadline when --seconds is given. */
+struct budget {
+	long iters;
+	double seconds;
+	uint64_t deadline;      /* set by budget_start() when seconds > 0 */
+};
+void budget_init(struct budget *b, const struct bopts *o, long default_iters);
+/* Call after warm-up, right before the timed loop. */
+void budget_start(struct budget *b);
+static inline bool budget_more(const struct budget *b, long done)
+{
+	if (b->deadline)
+		return (done & 63) || now_ns() < b->deadline;
+	return done < b->iters;
+}
+
+/* ---- pinned threads (pin.c) ---- */
+
+int pin_self(int cpu);
+void unpin_self(void);          /* back to the affinity the process started with */
+int thread_start_pinned(pthread_t *t, int cpu, void *(*fn)(void *), void *arg);
+int online_cpus_allowed(cpu_set_t *out);
+
+/* A reusable spinning barrier for pinned threads. */
+struct spin_barrier {
+	_Atomic unsigned count, gen;
+	unsigned n;
+	char pad[CACHELINE - 3 * sizeof(unsigned)];
+} __attribute__((aligned(CACHELINE)));
+void spin_barrier_init(struct spin_barrier *b, unsigned n);
+void spin_barrier_wait(struct spin_barrier *b, void (*serve)(void));
+
+/* futex wrappers */
+long futex_wait(_Atomic uint32_t *addr, uint32_t val);
+long futex_wake(_Atomic uint32_t *addr, int n);
+
+/* ---- libxcall harness (harness.c) ---- */
+
+/* xc_init with these settings on o's CPUs (or on `cpus` when not NULL). */
+int xh_up(const struct bopts *o, const char *cpus, long poll_ns, unsigned ablate);
+int xh_up_opts(struct xc_opts *xo);
+void xh_down(void);
+/* Run fn(arg) as a work item on each CPU of cpus[0..n) at once and wait for all. */
+int xh_run_on(const int *cpus, int n, xc_func_t fn, void **args);
+void xh_serve(void);            /* xc_poll() when on a worker */
+/*
+ * Time waiting (or not) single calls made from worker `caller` to `target`,
+ * after the common warm-up: one sample per call into h, in ns; delta gets the
+ * summed counters of the timed part. Returns the number timed or -errno.
+ */
+long xh_time_calls(int caller, int target, unsigned flags, const struct budget *b,
+		   struct hist *h, struct xc_stats *delta);
+long warmup_iters(long iters);
+void xh_noop(void *arg);
+void xh_stats(int cpu, struct xc_stats *out);
+void xh_stats_delta(struct xc_stats *d, const struct xc_stats *a, const struct xc_stats *b);
+void rec_xc_counters(struct rec *r, const struct xc_stats *d);
+
+/* ---- families ---- */
+
+int cmd_ipi(int argc, char **argv);
+int cmd_matrix(int argc, char **argv);
+int cmd_storm(int argc, char **argv);
+int cmd_idle(int argc, char **argv);
+int cmd_bringup(int argc, char **argv);
+int cmd_pingpong(int argc, char **argv);
+int cmd_heatmap(int argc, char **argv);
+int cmd_kernel(int argc, char **argv);
+
+#endif

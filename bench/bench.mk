@@ -1,0 +1,30 @@
+# bench/bench.mk - xcall-bench, included by the top Makefile.
+#   make                 builds $(BUILD)/xcall-bench
+#   make bench-run       the quick suite: results/latest.json and the tables
+#   make check-bench     every subcommand with tiny sizes, JSON checked for shape
+
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_OBJS := $(patsubst bench/%.c,$(BUILD)/bench/%.o,$(BENCH_SRCS))
+BENCH_BIN  := $(BUILD)/xcall-bench
+BENCH_RUN_TARGET := bench-run
+
+.PHONY: bench bench-run check-bench
+all: $(BENCH_BIN)
+bench: $(BENCH_BIN)
+
+$(BUILD)/bench/%.o: bench/%.c $(wildcard bench/*.h) include/xcall.h
+	@mkdir -p $(dir $@)
+	$(CC) $(XC_CFLAGS) -Ibench $(CFLAGS) -c $< -o $@
+
+$(BENCH_BIN): $(BENCH_OBJS) $(LIB_A)
+	$(CC) $(CFLAGS) $(BENCH_OBJS) -o $@ $(LIB_A) $(LDLIBS) -lm
+
+bench-run: $(BENCH_BIN)
+	@mkdir -p results
+	$(BENCH_BIN) --json results/latest.json
+
+check-bench: $(BENCH_BIN)
+	python3 bench/tests/check_bench.py $(BENCH_BIN)
+
+CHECK_TARGETS += check-bench
+RUN_TARGETS += bench-run

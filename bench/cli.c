@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.c - the options every subcommand shares, and the value parsers. A bad
+ * option or value always ends the same way: one line naming it, exit 2.
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct gopts g_out;
+
+enum {
+	OPT_CPUS = 1000, OPT_ITER, OPT_SECONDS, OPT_REPEAT, OPT_JSON, OPT_CSV, OPT_QUIET,
+	OPT_HELP, OPT_POLL,
+};
+
+static const struct cmd_opt common_opts[] = {
+	{"cpus", required_argument, OPT_CPUS, "LIST     CPUs to use, cpulist syntax (0-3,8); default: all allowed"},
+	{"iterations", required_argument, OPT_ITER, "N  operations per case"},
+	{"seconds", required_argument, OPT_SECONDS, "S     run each case for S seconds instead"},
+	{"repeat", required_argument, OPT_REPEAT, "R      repeat every case R times (one record each)"},
+	{"poll", required_argument, OPT_POLL, "P        libxcall idle poll: adaptive|none|forever|NS (window in ns)"},
+	{"json", required_argument, OPT_JSON, "FILE     write the results file"},
+	{"csv", no_argument, OPT_CSV, "            print CSV instead of tables"},
+	{"quiet", no_argument, OPT_QUIET, "          no progress and no tables"},
+	{"help", no_argument, OPT_HELP, "           this text"},
+	{0},
+};
+
+_Noreturn void cli_fail(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "xcall-bench%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+int parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 0);
+	if (errno || end == s || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_double(const char *s, double min, double max, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_poll(const char *s, long *out)
+{
+	if (!strcmp(s, "adaptive"))
+		*out = XC_POLL_ADAPTIVE;
+	else if (!strcmp(s, "none"))
+		*out = XC_POLL_NONE;
+	else if (!strcmp(s, "forever"))
+		*out = XC_POLL_FOREVER;
+	else
+		return parse_long(s, 1, 10000000000L, out);
+	return 0;
+}
+
+const char *poll_name(long p, char *buf, size_t size)
+{
+	if (p == XC_POLL_ADAPTIVE)
+		snprintf(buf, size, "adaptive");
+	else if (p == XC_POLL_NONE)
+		snprintf(buf, size, "none");
+	else if (p == XC_POLL_FOREVER)
+		snprintf(buf, size, "forever");
+	else
+		snprintf(buf, size, "%ldns", p);
+	return buf;
+}
+
+static const struct { const char *name; unsigned bit; } ablations[] = {
+	{"elide", XC_ABLATE_ELIDE}, {"coalesce", XC_ABLATE_COALESCE},
+	{"freeride", XC_ABLATE_FREERIDE}, {"notify", XC_ABLATE_NOTIFY},
+};
+
+/* "elide,notify", "all" or "none". */
+int parse_ablate(const char *s, unsigned *out)
+{
+	unsigned v = 0;
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "all")) {
+			v |= XC_ABLATE_ALL;
+			continue;
+		}
+		if (!strcmp(tok, "none"))
+			continue;
+		size_t i;
+		for (i = 0; i < sizeof(ablations) / sizeof(ablations[0]); i++)
+			if (!strcmp(tok, ablations[i].name))
+				break;
+		if (i == sizeof(ablations) / sizeof(ablations[0]))
+			return -1;
+		v |= ablations[i].bit;
+	}
+	*out = v;
+	return 0;
+}
+
+const char *ablate_name(unsigned a, char *buf, size_t size)
+{
+	buf[0] = 0;
+	if (!a) {
+		snprintf(buf, size, "none");
+		return buf;
+	}
+	for (size_t i = 0; i < sizeof(ablations) / sizeof(ablations[0]); i++)
+		if (a & ablations[i].bit) {
+			size_t len = strlen(buf);
+			snprintf(buf + len, size - len, "%s%s", len ? "+" : "", ablations[i].name);
+		}
+	return buf;
+}
+
+static void set_cpus(struct bopts *o, const char *cmd, const char *list)
+{
+	cpu_set_t set, allowed;
+	if (xc_cpulist_parse(list, &set))
+		cli_fail(cmd, "bad --cpus '%s': expected a cpulist such as 0-3,8", list);
+	online_cpus_allowed(&allowed);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set) && !CPU_ISSET(c, &allowed)) {
+			char b[256];
+			xc_cpulist_format(&allowed, b, sizeof(b));
+			cli_fail(cmd, "bad --cpus '%s': CPU %d is not online or not allowed (allowed: %s)",
+				 list, c, b);
+		}
+	o->cpus = set;
+}
+
+static void usage(const struct cmd_desc *d)
+{
+	printf("usage: xcall-bench %s [options]%s%s\n%s\n\noptions:\n", d->name,
+	       d->args ? " " : "", d->args ? d->args : "", d->summary);
+	for (const struct cmd_opt *p = d->opts; p && p->name; p++)
+		printf("  --%s %s\n", p->name, p->help);
+	for (const struct cmd_opt *p = common_opts; p->name; p++)
+		printf("  --%s %s\n", p->name, p->help);
+	if (d->default_iters)
+		printf("\ndefault iterations: %ld\n", d->default_iters);
+}
+
+int cli_parse(const struct cmd_desc *d, int argc, char **argv, struct bopts *o, void *ctx)
+{
+	struct option lo[64];
+	int n = 0;
+	for (const struct cmd_opt *p = d->opts; p && p->name && n < 48; p++)
+		lo[n++] = (struct option){p->name, p->has_arg, NULL, p->id};
+	for (const struct cmd_opt *p = common_opts; p->name; p++)
+		lo[n++] = (struct option){p->name, p->has_arg, NULL, p->id};
+	lo[n] = (struct option){0};
+
+	memset(o, 0, sizeof(*o));
+	o->repeat = 1;
+	o->poll_ns = XC_POLL_ADAPTIVE;
+	online_cpus_allowed(&o->cpus);
+
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+		const char *opt = argv[optind - 1];
+		switch (c) {
+		case 'h':
+		case OPT_HELP:
+			usage(d);
+			exit(0);
+		case OPT_CPUS:
+			set_cpus(o, d->name, optarg);
+			break;
+		case OPT_ITER:
+			if (parse_long(optarg, 1, LONG_MAX / 4, &o->iterations))
+				cli_fail(d->name, "bad --iterations '%s': expected a positive integer", optarg);
+			break;
+		case OPT_SECONDS:
+			if (parse_double(optarg, 0.001, 86400, &o->seconds))
+				cli_fail(d->name, "bad --seconds '%s': expected a number of seconds > 0", optarg);
+			break;
+		case OPT_REPEAT: {
+			long r;
+			if (parse_long(optarg, 1, 1000, &r))
+				cli_fail(d->name, "bad --repeat '%s': expected 1..1000", optarg);
+			o->repeat = (int)r;
+			break;
+		}
+		case OPT_POLL:
+			if (parse_poll(optarg, &o->poll_ns))
+				cli_fail(d->name, "bad --poll '%s': expected adaptive, none, forever or ns", optarg);
+			o->poll_set = true;
+			break;
+		case OPT_JSON:
+			g_out.json = optarg;
+			break;
+		case OPT_CSV:
+			g_out.csv = true;
+			break;
+		case OPT_QUIET:
+			g_out.quiet = true;
+			break;
+		case '?':
+			if (optopt)
+				cli_fail(d->name, "option '%s' needs a value or takes none", opt);
+			cli_fail(d->name, "unknown option '%s' (try --help)", opt);
+		case ':':
+			cli_fail(d->name, "option '%s' needs a value", opt);
+		default:
+			if (!d->on_opt || d->on_opt(c, optarg, ctx))
+				cli_fail(d->name, "bad value '%s' for %s", optarg ? optarg : "", opt);
+		}
+	}
+	if (optind < argc && !d->args)
+		cli_fail(d->name, "unexpected argument '%s' (try --help)", argv[optind]);
+
+	o->ncpus = 0;
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &o->cpus))
+			o->cpu[o->ncpus++] = i;
+	xc_cpulist_format(&o->cpus, o->cpulist, sizeof(o->cpulist));
+	return optind;
+}
+
+void progress(const char *fmt, ...)
+{
+	if (g_out.quiet)
+		return;
+	va_list ap;
+	fputs("  .. ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * clock.c - timestamps. The TSC is cheaper to read than clock_gettime()
+ * (which matters when the thing timed is a ~100 ns cache-line round trip),
+ * but only trustworthy when invariant; it is calibrated against
+ * CLOCK_MONOTONIC here, else the monotonic clock is used throughout.
+ */
+#include "bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool g_tsc_ok;
+double g_tsc_ns_per_tick = 1.0;
+
+void clock_setup(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	const struct machine *m = machine_get();
+	/* XCALL_BENCH_NO_TSC=1 forces the monotonic clock, to cross-check. */
+	const char *no = getenv("XCALL_BENCH_NO_TSC");
+	if (!m->tsc_invariant || (no && strcmp(no, "0")))
+		return;
+	/* Three 10 ms windows; keep the median ratio so one preemption cannot skew it. */
+	double r[3];
+	for (int i = 0; i < 3; i++) {
+		uint64_t t0 = now_ns(), c0 = rdtsc_raw();
+		while (now_ns() - t0 < 10000000)
+			;
+		uint64_t t1 = now_ns(), c1 = rdtsc_raw();
+		r[i] = (double)(t1 - t0) / (double)(c1 - c0);
+	}
+	double a = r[0], b = r[1], c = r[2];
+	double med = a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+	if (med > 0 && med < 100) {
+		g_tsc_ns_per_tick = med;
+		g_tsc_ok = true;
+	}
+#endif
+}
+
+void spin_ns(uint64_t ns)
+{
+	uint64_t end = now_ns() + ns;
+	while (now_ns() < end)
+		cpu_relax();
+}
+
+void budget_init(struct budget *b, const struct bopts *o, long default_iters)
+{
+	b->iters = o->iterations ? o->iterations : default_iters;
+	b->seconds = o->seconds;
+	b->deadline = 0;
+}
+
+void budget_start(struct budget *b)
+{
+	b->deadline = b->seconds > 0 ? now_ns() + (uint64_t)(b->seconds * 1e9) : 0;
+}

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * harness.c - bring libxcall up and down for one case, and run benchmark
+ * loops on its workers. A loop runs as a work item, so the calling "CPU" is a
+ * worker in task context, as ipistorm's kthreads are CPUs in the kernel.
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void report_line(const char *line)
+{
+	fprintf(stderr, "libxcall: %s\n", line);
+}
+
+int xh_up_opts(struct xc_opts *xo)
+{
+	if (!xo->report)
+		xo->report = report_line;
+	return xc_init(xo);
+}
+
+int xh_up(const struct bopts *o, const char *cpus, long poll_ns, unsigned ablate)
+{
+	struct xc_opts xo = {
+		.cpus = cpus ? cpus : o->cpulist,
+		.poll_ns = poll_ns,
+		.ablate = ablate,
+	};
+	int err = xh_up_opts(&xo);
+	if (err)
+		fprintf(stderr, "xcall-bench: xc_init(cpus=%s): %s\n", xo.cpus, strerror(-err));
+	return err;
+}
+
+void xh_down(void)
+{
+	int err = xc_exit();
+	if (err)
+		fprintf(stderr, "xcall-bench: xc_exit: %s\n", strerror(-err));
+}
+
+struct run_item {
+	struct xc_work w;
+	xc_func_t fn;
+	void *arg;
+	_Atomic uint32_t *left;
+};
+
+static void run_trampoline(void *p)
+{
+	struct run_item *it = p;
+	it->fn(it->arg);
+	/* release: the loop's results are visible to the waiter that sees 0 */
+	if (atomic_fetch_sub_explicit(it->left, 1, memory_order_release) == 1)
+		futex_wake(it->left, 1);
+}
+
+int xh_run_on(const int *cpus, int n, xc_func_t fn, void **args)
+{
+	struct run_item *items = calloc((size_t)n, sizeof(*items));
+	_Atomic uint32_t left = (uint32_t)n;
+	if (!items)
+		return -ENOMEM;
+	int queued = 0, err = 0;
+	for (int i = 0; i < n; i++) {
+		items[i].fn = fn;
+		items[i].arg = args ? args[i] : NULL;
+		items[i].left = &left;
+		items[i].w.fn = run_trampoline;
+		items[i].w.arg = &items[i];
+		err = xc_queue_work(cpus[i], &items[i].w);
+		if (err) {
+			fprintf(stderr, "xcall-bench: xc_queue_work(cpu %d): %s\n", cpus[i], strerror(-err));
+			/* those never queued will never count down */
+			atomic_fetch_sub(&left, (uint32_t)(n - i));
+			break;
+		}
+		queued++;
+	}
+	uint32_t v;
+	while ((v = atomic_load_explicit(&left, memory_order_acquire)) != 0)
+		futex_wait(&left, v);
+	free(items);
+	return err;
+}
+
+void xh_serve(void)
+{
+	if (xc_this_cpu() >= 0)
+		xc_poll();
+}
+
+void xh_noop(void *arg)
+{
+	(void)arg;
+}
+
+void xh_stats(int cpu, struct xc_stats *out)
+{
+	if (xc_stats_get(cpu, out))
+		memset(out, 0, sizeof(*out));
+}
+
+void xh_stats_delta(struct xc_stats *d, const struct xc_stats *a, const struct xc_stats *b)
+{
+	d->calls = b->calls - a->calls;
+	d->kicks_sent = b->kicks_sent - a->kicks_sent;
+	d->kicks_elided = b->kicks_elided - a->kicks_elided;
+	d->kicks_coalesced = b->kicks_coalesced - a->kicks_coalesced;
+	d->free_rides = b->free_rides - a->free_rides;
+	d->sleeps = b->sleeps - a->sleeps;
+	d->wakeups = b->wakeups - a->wakeups;
+	d->work_run = b->work_run - a->work_run;
+	d->poll_ns_now = b->poll_ns_now;
+}
+
+void rec_xc_counters(struct rec *r, const struct xc_stats *d)
+{
+	rec_counter(r, "calls", (long long)d->calls);
+	rec_counter(r, "kicks_sent", (long long)d->kicks_sent);
+	rec_counter(r, "kicks_elided", (long long)d->kicks_elided);
+	rec_counter(r, "kicks_coalesced", (long long)d->kicks_coalesced);
+	rec_counter(r, "free_rides", (long long)d->free_rides);
+	rec_counter(r, "sleeps", (long long)d->sleeps);
+	rec_counter(r, "wakeups", (long long)d->wakeups);
+}
+
+struct timed_calls {
+	int target;
+	unsigned flags;
+	struct budget b;
+	struct hist *h;
+	struct xc_stats delta;
+	long done;
+	int err;
+};
+
+static void timed_calls_loop(void *arg)
+{
+	struct timed_calls *t = arg;
+	long warm = warmup_iters(t->b.iters);
+	for (long i = 0; i < warm && !t->err; i++)
+		t->err = xc_call_single(t->target, xh_noop, NULL, t->flags);
+	struct xc_stats s0, s1;
+	xh_stats(-1, &s0);
+	budget_start(&t->b);
+	long i;
+	for (i = 0; budget_more(&t->b, i) && !t->err; i++) {
+		uint64_t t0 = ticks();
+		t->err = xc_call_single(t->target, xh_noop, NULL, t->flags);
+		hist_add(t->h, ticks_to_ns(ticks() - t0));
+	}
+	xh_stats(-1, &s1);
+	xh_stats_delta(&t->delta, &s0, &s1);
+	t->done = i;
+}
+
+long xh_time_calls(int caller, int target, unsigned flags, const struct budget *b,
+		   struct hist *h, struct xc_stats *delta)
+{
+	struct timed_calls t = {.target = target, .flags = flags, .b = *b, .h = h};
+	void *args[1] = {&t};
+	int err = xh_run_on(&caller, 1, timed_calls_loop, args);
+	if (!err)
+		err = t.err;
+	if (err) {
+		fprintf(stderr, "xcall-bench: call %d -> %d: %s\n", caller, target, strerror(-err));
+		return err;
+	}
+	if (delta)
+		*delta = t.delta;
+	return t.done;
+}

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ipi.c - seed 003's ipi_benchmark on libxcall. Each mode is timed two ways,
+ * as the seed does: delivery (call made until the handler starts on the
+ * target) and total (until the caller knows it ran, i.e. the waiting call
+ * returned). The caller is the worker of the first CPU; "normal" targets the
+ * second; broadcast targets every other CPU, and its delivery is the latest
+ * handler start. The table normalises both columns to the dry-run total, as
+ * the seed normalises to the host dry-run.
+ */
+#include "bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct cmd_desc desc = {
+	.name = "ipi",
+	.summary = "seed 003: delivery and total time of dry-run, self, normal, broadcast, broadcast-lock calls",
+	.default_iters = 100000,
+};
+
+enum mode { DRY_RUN, SELF, NORMAL, BROADCAST, BROADCAST_LOCK, NMODES };
+static const char *const mode_names[NMODES] = {"dry-run", "self", "normal", "broadcast", "broadcast-lock"};
+
+struct ipi_run {
+	enum mode mode;
+	int self, other;
+	const int *cpus;
+	int ncpus;
+	struct budget b;
+	struct hist *deliv, *total;
+	struct xc_stats delta;
+	long done;
+	int err;
+	uint64_t sent;                                  /* ticks at the call */
+	_Alignas(CACHELINE) _Atomic uint64_t started[CPU_SETSIZE];
+	_Alignas(CACHELINE) _Atomic int lock;           /* broadcast-lock's shared spinlock */
+};
+
+static void handle_ipi(void *arg)
+{
+	struct ipi_run *r = arg;
+	int cpu = xc_this_cpu();
+	atomic_store_explicit(&r->started[cpu], ticks(), memory_order_relaxed);
+}
+
+static void handle_ipi_spinlock(void *arg)
+{
+	struct ipi_run *r = arg;
+	handle_ipi(arg);
+	while (atomic_exchange_explicit(&r->lock, 1, memory_order_acquire))
+		cpu_relax();
+	atomic_store_explicit(&r->lock, 0, memory_order_release);
+}
+
+/* One operation; returns the delivery time in ticks (0 for none). */
+static int send_one(struct ipi_run *r, uint64_t *deliv)
+{
+	int err = 0;
+	uint64_t latest = 0;
+	r->sent = ticks();
+	switch (r->mode) {
+	case DRY_RUN:
+		/* everything but the call: the two timestamps and the bookkeeping */
+		break;
+	case SELF:
+		err = xc_call_single(r->self, handle_ipi, r, XC_WAIT);
+		latest = r->started[r->self];
+		break;
+	case NORMAL:
+		err = xc_call_single(r->other, handle_ipi, r, XC_WAIT);
+		latest = r->started[r->other];
+		break;
+	case BROADCAST:
+	case BROADCAST_LOCK:
+		err = xc_call_all(r->mode == BROADCAST ? handle_ipi : handle_ipi_spinlock, r, XC_WAIT);
+		err = err < 0 ? err : 0;
+		for (int i = 0; i < r->ncpus; i++)
+			if (r->cpus[i] != r->self && r->started[r->cpus[i]] > latest)
+				latest = r->started[r->cpus[i]];
+		break;
+	default:
+		break;
+	}
+	*deliv = latest > r->sent ? latest - r->sent : 0;
+	return err;
+}
+
+static void ipi_loop(void *arg)
+{
+	struct ipi_run *r = arg;
+	uint64_t d;
+	long warm = warmup_iters(r->b.iters);
+	for (long i = 0; i < warm && !r->err; i++)
+		r->err = send_one(r, &d);
+	struct xc_stats s0, s1;
+	xh_stats(-1, &s0);
+	budget_start(&r->b);
+	long i;
+	for (i = 0; budget_more(&r->b, i) && !r->err; i++) {
+		r->err = send_one(r, &d);
+		uint64_t t1 = ticks();
+		hist_add(r->deliv, ticks_to_ns(d));
+		hist_add(r->total, ticks_to_ns(t1 - r->sent));
+	}
+	xh_stats(-1, &s1);
+	xh_stats_delta(&r->delta, &s0, &s1);
+	r->done = i;
+}
+
+int cmd_ipi(int argc, char **argv)
+{
+	struct bopts o;
+	cli_parse(&desc, argc, argv, &o, NULL);
+	struct rec *first = NULL;
+	struct hist hd, ht;
+	if (hist_init(&hd) || hist_init(&ht))
+		return 1;
+	struct ipi_run *r = aligned_alloc(CACHELINE, sizeof(*r));
+	char pb[32];
+	poll_name(o.poll_ns, pb, sizeof(pb));
+	if (xh_up(&o, NULL, o.poll_ns, 0))
+		return 1;
+	for (int rep = 0; rep < o.repeat; rep++) {
+		for (int m = 0; m < NMODES; m++) {
+			if ((m == NORMAL || m >= BROADCAST) && o.ncpus < 2) {
+				progress("ipi: %s skipped: needs 2 CPUs", mode_names[m]);
+				continue;
+			}
+			memset(r, 0, sizeof(*r));
+			r->mode = (enum mode)m;
+			r->self = o.cpu[0];
+			r->other = o.ncpus > 1 ? o.cpu[1] : o.cpu[0];
+			r->cpus = o.cpu;
+			r->ncpus = o.ncpus;
+			budget_init(&r->b, &o, desc.default_iters);
+			hist_reset(&hd);
+			hist_reset(&ht);
+			r->deliv = &hd;
+			r->total = &ht;
+			progress("ipi: %s, repeat %d", mode_names[m], rep);
+			void *args[1] = {r};
+			if (xh_run_on(&o.cpu[0], 1, ipi_loop, args) || r->err) {
+				xh_down();
+				return 1;
+			}
+			char name[64];
+			for (int k = 0; k < 2; k++) {
+				snprintf(name, sizeof(name), "%s/%s", mode_names[m], k ? "total" : "delivery");
+				struct rec *x = rec_new("ipi", name, "ns", "lower", rep);
+				rec_hist(x, k ? &ht : &hd);
+				rec_cpus(x, &o.cpus);
+				rec_param_i(x, "iterations", r->done);
+				rec_param_s(x, "poll", pb);
+				rec_param_i(x, "caller", o.cpu[0]);
+				rec_xc_counters(x, &r->delta);
+				if (!first)
+					first = x;
+			}
+		}
+	}
+	xh_down();
+	free(r);
+	hist_free(&hd);
+	hist_free(&ht);
+
+	if (g_out.quiet)
+		return 0;
+	if (g_out.csv) {
+		out_csv(stdout, first);
+		return 0;
+	}
+	printf("\nipi (seed 003): caller CPU %d, poll %s; per call, and normalised to dry-run total\n",
+	       o.cpu[0], pb);
+	printf("%-16s %4s %12s %12s %12s %12s %10s %10s\n", "mode", "rep", "deliv p50", "deliv p99",
+	       "total p50", "total p99", "deliv/dry", "total/dry");
+	for (int rep = 0; rep < o.repeat; rep++) {
+		struct rec *dry = rec_find("ipi", "dry-run/total", rep);
+		double base = dry && dry->s.mean > 0 ? dry->s.mean : 1;
+		for (int m = 0; m < NMODES; m++) {
+			char n1[64], n2[64], x[4][32];
+			snprintf(n1, sizeof(n1), "%s/delivery", mode_names[m]);
+			snprintf(n2, sizeof(n2), "%s/total", mode_names[m]);
+			struct rec *d = rec_find("ipi", n1, rep), *t = rec_find("ipi", n2, rep);
+			if (!d || !t)
+				continue;
+			printf("%-16s %4d %12s %12s %12s %12s %10.0f %10.0f\n", mode_names[m], rep,
+			       fmt_ns(d->s.p50, x[0], 32), fmt_ns(d->s.p99, x[1], 32),
+			       fmt_ns(t->s.p50, x[2], 32), fmt_ns(t->s.p99, x[3], 32),
+			       d->s.mean / base, t->s.mean / base);
+		}
+	}
+	return 0;
+}

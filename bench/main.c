@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - xcall-bench: dispatch to a subcommand, or with none run the quick
+ * suite of every family and write results/latest.json.
+ */
+#include "bench.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} cmds[] = {
+	{"ipi", cmd_ipi, "seed 003: dry-run, self, normal, broadcast, broadcast-lock"},
+	{"matrix", cmd_matrix, "seed 002: call all/single, wait/nowait, 1..N callers, vs the 2008 design"},
+	{"storm", cmd_storm, "seed 000: ipistorm, with --ablate and --compare"},
+	{"idle", cmd_idle, "seed 001: sender cost to idle targets, CPU burnt by each poll policy"},
+	{"bringup", cmd_bringup, "seed 004: serial vs parallel bringup with a per-CPU init cost"},
+	{"pingpong", cmd_pingpong, "round trips: cache-line limit, futex, eventfd, pipe, condvar, libxcall"},
+	{"heatmap", cmd_heatmap, "CPU x CPU round-trip matrix, libxcall and the cache-line limit"},
+	{"kernel", cmd_kernel, "the host kernel's real IPIs, proven by /proc/interrupts"},
+};
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static void usage(void)
+{
+	printf("usage: xcall-bench [SUBCOMMAND] [options]\n\n"
+	       "With no subcommand: the quick suite of every family (about a minute),\n"
+	       "written to results/latest.json. Suite options: --cpus LIST, --json FILE,\n"
+	       "--csv, --quiet, --help.\n\nsubcommands (each takes --help):\n");
+	for (size_t i = 0; i < NCMDS; i++)
+		printf("  %-10s %s\n", cmds[i].name, cmds[i].summary);
+}
+
+/* Run one family inside the suite with its own small sizes. */
+static int suite_run(const char *cpus, const char *const *args)
+{
+	char *argv[32];
+	int argc = 0;
+	for (; args[argc]; argc++)
+		argv[argc] = (char *)args[argc];
+	if (cpus) {
+		argv[argc++] = "--cpus";
+		argv[argc++] = (char *)cpus;
+	}
+	argv[argc] = NULL;
+	for (size_t i = 0; i < NCMDS; i++)
+		if (!strcmp(cmds[i].name, argv[0]))
+			return cmds[i].fn(argc, argv);
+	return 1;
+}
+
+static int suite(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"cpus", required_argument, NULL, 'c'}, {"json", required_argument, NULL, 'j'},
+		{"csv", no_argument, NULL, 'v'},        {"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},       {0},
+	};
+	const char *cpus = NULL;
+	g_out.json = "results/latest.json";
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c': cpus = optarg; break;
+		case 'j': g_out.json = optarg; break;
+		case 'v': g_out.csv = true; break;
+		case 'q': g_out.quiet = true; break;
+		case 'h': usage(); return 0;
+		default:
+			cli_fail(NULL, "unknown option or subcommand '%s' (try --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		cli_fail(NULL, "unknown subcommand '%s' (try --help)", argv[optind]);
+	g_out.suite = true;
+
+	static const char *const pingpong[] = {"pingpong", "--iterations", "20000", NULL};
+	static const char *const ipi[] = {"ipi", "--iterations", "20000", NULL};
+	static const char *const matrix[] = {"matrix", "--iterations", "20000", NULL};
+	static const char *const storm[] = {"storm", "--compare", "--numipi", "20000", NULL};
+	static const char *const idle[] = {"idle", "--iterations", "2000", "--idle-seconds", "0.5", NULL};
+	static const char *const bringup[] = {"bringup", "--repeat", "3", "--init-busy-ms", "50", NULL};
+	static const char *const heatmap[] = {"heatmap", "--iterations", "5000", NULL};
+	const char *const *const plan[] = {pingpong, ipi, matrix, storm, idle, bringup, heatmap};
+	int rc = 0;
+	uint64_t t0 = now_ns();
+	for (size_t i = 0; i < sizeof(plan) / sizeof(plan[0]); i++) {
+		if (!g_out.quiet)
+			fprintf(stderr, "xcall-bench: %s\n", plan[i][0]);
+		rc |= suite_run(cpus, plan[i]);
+	}
+	if (!g_out.quiet)
+		fprintf(stderr, "xcall-bench: suite took %.1f s\n", (double)(now_ns() - t0) / 1e9);
+	if (out_write_json(g_out.json, argc, argv))
+		return 1;
+	if (!g_out.quiet)
+		printf("\nresults written to %s\n", g_out.json);
+	return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	clock_setup();
+	const char *sub = argc > 1 ? argv[1] : NULL;
+	bool want_header = true;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "--csv") ||
+		    !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			want_header = false;
+	if (!sub || sub[0] == '-') {
+		if (want_header)
+			out_machine(stdout);
+		return suite(argc, argv);
+	}
+	for (size_t i = 0; i < NCMDS; i++) {
+		if (strcmp(cmds[i].name, sub))
+			continue;
+		if (want_header)
+			out_machine(stdout);
+		int rc = cmds[i].fn(argc - 1, argv + 1);
+		if (g_out.json && out_write_json(g_out.json, argc, argv))
+			rc = 1;
+		return rc;
+	}
+	cli_fail(NULL, "unknown subcommand '%s' (try --help)", sub);
+}

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * output.c - the run's records and their three forms: the results file
+ * (docs/results-format.md, schema_version 1), CSV, and a human table.
+ */
+#include "output.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TOOL_VERSION "0.1"
+
+static struct rec *head, *tail;
+
+struct rec *rec_new(const char *bench, const char *kase, const char *unit,
+		    const char *better, int repeat)
+{
+	struct rec *r = calloc(1, sizeof(*r));
+	if (!r) {
+		perror("xcall-bench: out of memory");
+		exit(1);
+	}
+	snprintf(r->bench, sizeof(r->bench), "%s", bench);
+	snprintf(r->kase, sizeof(r->kase), "%s", kase);
+	snprintf(r->unit, sizeof(r->unit), "%s", unit);
+	snprintf(r->better, sizeof(r->better), "%s", better);
+	r->repeat = repeat;
+	if (tail)
+		tail->next = r;
+	else
+		head = r;
+	tail = r;
+	return r;
+}
+
+void rec_hist(struct rec *r, const struct hist *h)
+{
+	hist_stats(h, &r->s);
+	r->has_min_stddev = true;
+}
+
+void rec_value(struct rec *r, double v)
+{
+	r->s = (struct hist_stats){.n = 1, .mean = v, .min = v, .p50 = v, .p90 = v, .p99 = v, .max = v};
+	r->has_min_stddev = false;
+}
+
+void rec_cpus(struct rec *r, const cpu_set_t *set)
+{
+	r->cpus = *set;
+	r->has_cpus = true;
+}
+
+void rec_cpu_list(struct rec *r, const int *cpus, int n)
+{
+	CPU_ZERO(&r->cpus);
+	for (int i = 0; i < n; i++)
+		CPU_SET(cpus[i], &r->cpus);
+	r->has_cpus = true;
+}
+
+static struct kv *kv_slot(struct kv *tab, int *n, const char *key)
+{
+	for (int i = 0; i < *n; i++)
+		if (!strcmp(tab[i].key, key))
+			return &tab[i];
+	if (*n == REC_MAX_KV)
+		return NULL;
+	struct kv *k = &tab[(*n)++];
+	memset(k, 0, sizeof(*k));
+	snprintf(k->key, sizeof(k->key), "%s", key);
+	return k;
+}
+
+void rec_param_i(struct rec *r, const char *key, long long v)
+{
+	struct kv *k = kv_slot(r->params, &r->nparams, key);
+	if (k)
+		k->type = 'i', k->i = v;
+}
+
+void rec_param_d(struct rec *r, const char *key, double v)
+{
+	struct kv *k = kv_slot(r->params, &r->nparams, key);
+	if (k)
+		k->type = 'd', k->d = v;
+}
+
+void rec_param_s(struct rec *r, const char *key, const char *v)
+{
+	struct kv *k = kv_slot(r->params, &r->nparams, key);
+	if (k) {
+		k->type = 's';
+		snprintf(k->s, sizeof(k->s), "%s", v);
+	}
+}
+
+void rec_counter(struct rec *r, const char *key, long long v)
+{
+	struct kv *k = kv_slot(r->counters, &r->ncounters, key);
+	if (k)
+		k->type = 'i', k->i = v;
+}
+
+long long rec_counter_get(const struct rec *r, const char *key, long long dflt)
+{
+	for (int i = 0; i < r->ncounters; i++)
+		if (!strcmp(r->counters[i].key, key))
+			return r->counters[i].i;
+	return dflt;
+}
+
+struct rec *rec_first(void) { return head; }
+struct rec *rec_last(void) { return tail; }
+
+struct rec *rec_find(const char *bench, const char *kase, int repeat)
+{
+	for (struct rec *r = head; r; r = r->next)
+		if (!strcmp(r->bench, bench) && !strcmp(r->kase, kase) && r->repeat == repeat)
+			return r;
+	return NULL;
+}
+
+/* ---- JSON ---- */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* JSON has no NaN or infinity; a statistic that is not finite becomes null. */
+static void json_num(FILE *f, double v)
+{
+	if (v != v || v > 1e300 || v < -1e300)
+		fputs("null", f);
+	else if (v == (double)(long long)v && v < 9e15 && v > -9e15)
+		fprintf(f, "%lld", (long long)v);
+	else
+		fprintf(f, "%.6g", v);
+}
+
+static void json_kvs(FILE *f, const struct kv *t, int n)
+{
+	fputc('{', f);
+	for (int i = 0; i < n; i++) {
+		if (i)
+			fputs(", ", f);
+		json_str(f, t[i].key);
+		fputs(": ", f);
+		switch (t[i].type) {
+		case 'i': fprintf(f, "%lld", t[i].i); break;
+		case 'd': json_num(f, t[i].d); break;
+		case 'b': fputs(t[i].i ? "true" : "false", f); break;
+		default: json_str(f, t[i].s); break;
+		}
+	}
+	fputc('}', f);
+}
+
+static void json_host(FILE *f)
+{
+	const struct machine *m = machine_get();
+	fputs("  \"host\": {\"hostname\": ", f);
+	json_str(f, m->hostname);
+	fputs(", \"cpu_model\": ", f);
+	json_str(f, m->cpu_model);
+	fprintf(f, ", \"cpus_online\": %d, \"cores\": %d, \"kernel\": ", m->cpus_online, m->cores);
+	json_str(f, m->kernel);
+	fprintf(f, ", \"virtualised\": %s, \"hypervisor\": ", m->virtualised ? "true" : "false");
+	if (m->virtualised)
+		json_str(f, m->hypervisor);
+	else
+		fputs("null", f);
+	fputs(", \"idle_driver\": ", f);
+	json_str(f, m->idle_driver);
+	fputs(", \"idle_governor\": ", f);
+	json_str(f, m->idle_governor);
+	fputs(", \"clocksource\": ", f);
+	json_str(f, m->clocksource);
+	fprintf(f, ", \"tsc_invariant\": %s},\n", m->tsc_invariant ? "true" : "false");
+}
+
+static void json_rec(FILE *f, const struct rec *r)
+{
+	fputs("    {\"bench\": ", f);
+	json_str(f, r->bench);
+	fputs(", \"case\": ", f);
+	json_str(f, r->kase);
+	fputs(", \"unit\": ", f);
+	json_str(f, r->unit);
+	fprintf(f, ", \"n\": %llu", (unsigned long long)r->s.n);
+	const char *names[] = {"mean", "p50", "p90", "p99", "max"};
+	const double vals[] = {r->s.mean, r->s.p50, r->s.p90, r->s.p99, r->s.max};
+	for (int i = 0; i < 5; i++) {
+		fprintf(f, ", \"%s\": ", names[i]);
+		json_num(f, vals[i]);
+	}
+	if (r->has_min_stddev) {
+		fputs(", \"min\": ", f);
+		json_num(f, r->s.min);
+		fputs(", \"stddev\": ", f);
+		json_num(f, r->s.stddev);
+	}
+	fprintf(f, ", \"repeat\": %d", r->repeat);
+	if (r->has_cpus) {
+		fputs(", \"cpus\": [", f);
+		int first = 1;
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &r->cpus)) {
+				fprintf(f, first ? "%d" : ", %d", c);
+				first = 0;
+			}
+		fputc(']', f);
+	}
+	fputs(", \"params\": ", f);
+	json_kvs(f, r->params, r->nparams);
+	fputs(", \"counters\": ", f);
+	json_kvs(f, r->counters, r->ncounters);
+	fputs(", \"better\": ", f);
+	json_str(f, r->better);
+	fputc('}', f);
+}
+
+int out_write_json(const char *path, int argc, char **argv)
+{
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	/* results/ may not exist yet on a fresh checkout. */
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = 0;
+		mkdir(dir, 0777);
+	}
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		fprintf(stderr, "xcall-bench: cannot write %s: %s\n", tmp, strerror(errno));
+		return -errno;
+	}
+	char created[32];
+	time_t now = time(NULL);
+	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	fprintf(f, "{\n  \"schema_version\": 1,\n  \"tool\": \"xcall-bench\",\n"
+		   "  \"tool_version\": \"%s\",\n  \"created\": \"%s\",\n  \"command\": [",
+		TOOL_VERSION, created);
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			fputs(", ", f);
+		/* argv[0] is a path; the format wants the tool's name. */
+		json_str(f, i ? argv[i] : "xcall-bench");
+	}
+	fputs("],\n", f);
+	json_host(f);
+	fputs("  \"results\": [\n", f);
+	for (struct rec *r = head; r; r = r->next) {
+		json_rec(f, r);
+		fputs(r->next ? ",\n" : "\n", f);
+	}
+	fputs("  ]\n}\n", f);
+	if (fclose(f) || rename(tmp, path)) {
+		fprintf(stderr, "xcall-bench: cannot write %s: %s\n", path, strerror(errno));
+		unlink(tmp);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* ---- CSV and tables ---- */
+
+void out_csv(FILE *f, struct rec *from)
+{
+	fputs("bench,case,unit,n,mean,stddev,p50,p90,p99,max,min,repeat\n", f);
+	for (struct rec *r = from ? from : head; r; r = r->next)
+		fprintf(f, "%s,%s,%s,%llu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n", r->bench, r->kase,
+			r->unit, (unsigned long long)r->s.n, r->s.mean, r->s.stddev, r->s.p50,
+			r->s.p90, r->s.p99, r->s.max, r->s.min, r->repeat);
+}
+
+const char *fmt_ns(double ns, char *buf, size_t size)
+{
+	if (ns < 1e4)
+		snprintf(buf, size, "%.0f ns", ns);
+	else if (ns < 1e7)
+		snprintf(buf, size, "%.2f us", ns / 1e3);
+	else if (ns < 1e10)
+		snprintf(buf, size, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, size, "%.2f s", ns / 1e9);
+	return buf;
+}
+
+static const char *fmt_val(const struct rec *r, double v, char *buf, size_t size)
+{
+	if (!strcmp(r->unit, "ns"))
+		return fmt_ns(v, buf, size);
+	if (!strcmp(r->unit, "s"))
+		return fmt_ns(v * 1e9, buf, size);
+	snprintf(buf, size, "%.4g %s", v, r->unit);
+	return buf;
+}
+
+void out_table(FILE *f, struct rec *from, const char *title)
+{
+	if (title)
+		fprintf(f, "\n%s\n", title);
+	fprintf(f, "%-34s %4s %9s %11s %11s %11s %11s %11s\n", "case", "rep", "n", "mean", "p50",
+		"p90", "p99", "max");
+	for (struct rec *r = from ? from : head; r; r = r->next) {
+		char b[5][32];
+		fprintf(f, "%-34s %4d %9llu %11s %11s %11s %11s %11s\n", r->kase, r->repeat,
+			(unsigned long long)r->s.n, fmt_val(r, r->s.mean, b[0], 32),
+			fmt_val(r, r->s.p50, b[1], 32), fmt_val(r, r->s.p90, b[2], 32),
+			fmt_val(r, r->s.p99, b[3], 32), fmt_val(r, r->s.max, b[4], 32));
+	}
+}
+
+void out_machine(FILE *f)
+{
+	const struct machine *m = machine_get();
+	fprintf(f, "machine: %s, %d CPUs online (%d cores), kernel %s\n", m->cpu_model,
+		m->cpus_online, m->cores, m->kernel);
+	fprintf(f, "         %s%s%s, idle driver %s (%s), clocksource %s, TSC %s\n",
+		m->virtualised ? "virtualised (" : "bare metal",
+		m->virtualised ? m->hypervisor : "", m->virtualised ? ")" : "", m->idle_driver,
+		m->idle_governor[0] ? m->idle_governor : "-", m->clocksource,
+		m->tsc_invariant ? "invariant" : "not invariant");
+}
