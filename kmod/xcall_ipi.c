@@ -13,8 +13,8 @@
  *              original printed (delivery and total).
  *
  *  mode=storm  ipistorm: one kthread bound to each CPU of "cpulist" sends
- *              "numipi" calls, either smp_call_function_single() to the CPU
- *              "offset" above it (single=1) or smp_call_function_many() to
+ *              "numipi" calls, either smp_call_function_single() to the
+ *              online CPU "offset" places after it, wrapping (single=1) or smp_call_function_many() to
  *              every other online CPU (single=0), waiting or not ("wait"),
  *              with "delay" microseconds between calls.  It records the
  *              runtime (first start to last finish) and per-call percentiles.
@@ -100,7 +100,7 @@ MODULE_PARM_DESC(single, "storm mode: 1 = smp_call_function_single to sender+off
 
 static unsigned int offset = 1;
 module_param(offset, uint, 0444);
-MODULE_PARM_DESC(offset, "storm mode, single=1: the target is CPU (sender + offset) mod nr_cpu_ids (default 1)");
+MODULE_PARM_DESC(offset, "storm mode, single=1: the target is the online CPU offset places after the sender, wrapping (default 1)");
 
 static char *cpulist;
 module_param(cpulist, charp, 0444);
@@ -832,6 +832,20 @@ static int storm_thread(void *arg)
 	return 0;
 }
 
+/* The online CPU "offset" places after cpu c, wrapping around the online mask. */
+static int storm_dest(int c)
+{
+	unsigned int steps = offset % num_online_cpus();
+	int d = c;
+
+	while (steps--) {
+		d = cpumask_next(d, cpu_online_mask);
+		if (d >= nr_cpu_ids)
+			d = cpumask_first(cpu_online_mask);
+	}
+	return d;
+}
+
 static int storm_parse_cpulist(struct cpumask *mask)
 {
 	int ret, c;
@@ -971,24 +985,12 @@ static int run_storm(struct jbuf *jb)
 	if (ret)
 		goto out_mask;
 
-	/* Every sender's destination must be online and not itself. */
-	if (single) {
-		for_each_cpu(c, senders) {
-			int dest = (int)(((unsigned long)c + offset) % nr_cpu_ids);
-
-			if (dest == c) {
-				pr_err("offset=%u: CPU %d would call itself (no IPI); use an offset that is not a multiple of nr_cpu_ids=%u\n",
-				       offset, c, nr_cpu_ids);
-				ret = -EINVAL;
-				goto out_mask;
-			}
-			if (!cpu_online(dest)) {
-				pr_err("offset=%u: target CPU %d of sender %d is not online\n",
-				       offset, dest, c);
-				ret = -EINVAL;
-				goto out_mask;
-			}
-		}
+	/* A sender that would call itself sends no IPI at all. */
+	if (single && offset % num_online_cpus() == 0) {
+		pr_err("offset=%u: a multiple of the %u online CPUs, so every sender would call itself (no IPI)\n",
+		       offset, num_online_cpus());
+		ret = -EINVAL;
+		goto out_mask;
 	}
 
 	n = cpumask_weight(senders);
@@ -1012,7 +1014,7 @@ static int run_storm(struct jbuf *jb)
 
 		s->ctx = ctx;
 		s->cpu = c;
-		s->dest = single ? (int)(((unsigned long)c + offset) % nr_cpu_ids) : -1;
+		s->dest = single ? storm_dest(c) : -1;
 		init_completion(&s->done);
 		ret = xhist_init(&s->hist);
 		if (ret)
