@@ -84,7 +84,7 @@ static int suite(int argc, char **argv)
 	static const char *const matrix[] = {"matrix", "--iterations", "20000", NULL};
 	static const char *const storm[] = {"storm", "--compare", "--numipi", "20000", NULL};
 	static const char *const idle[] = {"idle", "--iterations", "2000", "--idle-seconds", "0.5", NULL};
-	static const char *const bringup[] = {"bringup", "--repeat", "3", "--init-busy-ms", "50", NULL};
+	static const char *const bringup[] = {"bringup", "--iterations", "5", "--init-busy-ms", "50", NULL};
 	static const char *const heatmap[] = {"heatmap", "--iterations", "5000", NULL};
 	const char *const *const plan[] = {pingpong, ipi, matrix, storm, idle, bringup, heatmap};
 	int rc = 0;

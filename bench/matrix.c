@@ -31,14 +31,14 @@ struct mrun {
 	bool model;
 	long calls;
 	struct spin_barrier bar;
-	struct {
+	struct mcaller {
+		struct mrun *r;
 		int target;
 		uint64_t t0, t1;
 		long enomem;
 		int err;
 	} caller[CPU_SETSIZE];
 	int ncallers;
-	_Atomic int next;
 };
 
 static void serve_any(void)
@@ -51,9 +51,9 @@ static void serve_any(void)
 
 static void matrix_loop(void *arg)
 {
-	struct mrun *r = arg;
-	int me = atomic_fetch_add(&r->next, 1);
-	int target = r->caller[me].target;
+	struct mcaller *me = arg;
+	struct mrun *r = me->r;
+	int target = me->target;
 	int err = 0;
 	spin_barrier_wait(&r->bar, serve_any);
 	uint64_t t0 = now_ns();
@@ -76,14 +76,14 @@ static void matrix_loop(void *arg)
 			/* nowait descriptors come from a pool: when it runs dry, serve and retry */
 			while ((err = r->mode == ALL_NOWAIT ? xc_call_all(xh_noop, NULL, 0)
 							    : xc_call_single(target, xh_noop, NULL, 0)) == -ENOMEM) {
-				r->caller[me].enomem++;
+				me->enomem++;
 				xc_poll();
 			}
 		}
 	}
-	r->caller[me].t0 = t0;
-	r->caller[me].t1 = now_ns();
-	r->caller[me].err = err < 0 ? err : 0;
+	me->t0 = t0;
+	me->t1 = now_ns();
+	me->err = err < 0 ? err : 0;
 	/* let the others finish before leaving: their calls to us must be served */
 	spin_barrier_wait(&r->bar, serve_any);
 }
@@ -91,17 +91,14 @@ static void matrix_loop(void *arg)
 static int run_row(struct mrun *r, const struct bopts *o, int k, double *secs, long *enomem)
 {
 	r->ncallers = k;
-	atomic_store(&r->next, 0);
 	spin_barrier_init(&r->bar, (unsigned)k);
-	for (int i = 0; i < k; i++)
-		r->caller[i].target = o->cpu[(i + 1) % o->ncpus];
 	void *args[CPU_SETSIZE];
-	for (int i = 0; i < k; i++)
-		args[i] = r;
+	for (int i = 0; i < k; i++) {
+		r->caller[i] = (struct mcaller){.r = r, .target = o->cpu[(i + 1) % o->ncpus]};
+		args[i] = &r->caller[i];
+	}
 	int err = r->model ? m08_run_on(o->cpu, k, matrix_loop, args)
 			   : xh_run_on(o->cpu, k, matrix_loop, args);
-	if (!r->model)
-		xc_call_all(xh_noop, NULL, XC_WAIT);   /* drain nowait calls before the next row */
 	uint64_t first = UINT64_MAX, last = 0;
 	*enomem = 0;
 	for (int i = 0; i < k; i++) {
@@ -169,7 +166,10 @@ int cmd_matrix(int argc, char **argv)
 					rec_param_s(x, "mode", mmode_names[m]);
 					rec_param_s(x, "poll", pb);
 					if (!r->model) {
+						/* a waiting call after the nowait ones: all have run, counters final */
+						xc_call_all(xh_noop, NULL, XC_WAIT);
 						xh_stats(-1, &s1);
+						s1.calls -= (uint64_t)o.ncpus;  /* not the drain's own calls */
 						xh_stats_delta(&d, &s0, &s1);
 						rec_xc_counters(x, &d);
 						rec_counter(x, "enomem_retries", enomem);

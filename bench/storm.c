@@ -63,26 +63,31 @@ static const struct cmd_desc desc = {
 	.on_opt = on_opt,
 };
 
+struct storm_sender {
+	struct storm_run *r;
+	int target;
+	uint64_t t0, t1;
+};
+
 struct storm_run {
 	const struct storm_cfg *c;
 	struct spin_barrier bar;
-	int target[CPU_SETSIZE];
-	uint64_t t0[CPU_SETSIZE], t1[CPU_SETSIZE];
+	struct storm_sender s[CPU_SETSIZE];
 	_Atomic long enomem;
-	_Atomic int next, err;
+	_Atomic int err;
 };
 
 static void storm_loop(void *arg)
 {
-	struct storm_run *r = arg;
+	struct storm_sender *me = arg;
+	struct storm_run *r = me->r;
 	const struct storm_cfg *c = r->c;
-	int me = atomic_fetch_add(&r->next, 1);
-	int target = r->target[me];
+	int target = me->target;
 	unsigned flags = c->wait ? XC_WAIT : 0;
 	int err = 0;
 	long enomem = 0;
 	spin_barrier_wait(&r->bar, xh_serve);
-	r->t0[me] = now_ns();
+	me->t0 = now_ns();
 	for (long i = 0; i < c->numipi && err >= 0; i++) {
 		while ((err = c->single ? xc_call_single(target, xh_noop, NULL, flags)
 					: xc_call_all(xh_noop, NULL, flags)) == -ENOMEM) {
@@ -96,7 +101,7 @@ static void storm_loop(void *arg)
 				xc_poll();
 		}
 	}
-	r->t1[me] = now_ns();
+	me->t1 = now_ns();
 	if (err < 0)
 		atomic_store(&r->err, err);
 	atomic_fetch_add(&r->enomem, enomem);
@@ -116,18 +121,49 @@ static struct rec *storm_once(const struct bopts *o, const struct storm_cfg *c, 
 		int idx = 0;
 		while (o->cpu[idx] != senders[i])
 			idx++;
-		r->target[i] = o->cpu[(idx + c->offset) % o->ncpus];
+		r->s[i] = (struct storm_sender){.r = r, .target = o->cpu[(idx + c->offset) % o->ncpus]};
 	}
 	void *args[CPU_SETSIZE];
 	for (int i = 0; i < ns; i++)
-		args[i] = r;
-	struct xc_stats s0, s1, d;
+		args[i] = &r->s[i];
+	struct xc_stats s0, s1, d, *p0 = calloc((size_t)o->ncpus, sizeof(*p0));
+	struct xc_stats *p1 = calloc((size_t)o->ncpus, sizeof(*p1));
 	xh_stats(-1, &s0);
+	for (int i = 0; i < o->ncpus; i++)
+		xh_stats(o->cpu[i], &p0[i]);
 	int err = xh_run_on(senders, ns, storm_loop, args);
 	if (!c->wait)
 		xc_call_all(xh_noop, NULL, XC_WAIT);   /* every call has run: the counters are final */
 	xh_stats(-1, &s1);
+	for (int i = 0; i < o->ncpus; i++)
+		xh_stats(o->cpu[i], &p1[i]);
 	xh_down();
+	if (!c->wait) {         /* not the drain's own calls */
+		s1.calls -= (uint64_t)o->ncpus;
+		for (int i = 0; i < o->ncpus; i++)
+			p1[i].calls--;
+	}
+	/*
+	 * The targets' own counters: a waiting worker is also kicked when its call
+	 * completes, so the sum over all CPUs counts those completion kicks too.
+	 */
+	struct xc_stats td = {0};
+	for (int i = 0; i < o->ncpus; i++) {
+		bool sender = false;
+		for (int k = 0; k < ns; k++)
+			sender |= senders[k] == o->cpu[i];
+		if (sender)
+			continue;
+		struct xc_stats x;
+		xh_stats_delta(&x, &p0[i], &p1[i]);
+		td.calls += x.calls;
+		td.kicks_sent += x.kicks_sent;
+		td.kicks_elided += x.kicks_elided;
+		td.kicks_coalesced += x.kicks_coalesced;
+		td.free_rides += x.free_rides;
+	}
+	free(p0);
+	free(p1);
 	if (err || r->err) {
 		fprintf(stderr, "xcall-bench storm: %s\n", strerror(-(err ? err : r->err)));
 		free(r);
@@ -136,8 +172,8 @@ static struct rec *storm_once(const struct bopts *o, const struct storm_cfg *c, 
 	xh_stats_delta(&d, &s0, &s1);
 	uint64_t first = UINT64_MAX, last = 0;
 	for (int i = 0; i < ns; i++) {
-		first = r->t0[i] < first ? r->t0[i] : first;
-		last = r->t1[i] > last ? r->t1[i] : last;
+		first = r->s[i].t0 < first ? r->s[i].t0 : first;
+		last = r->s[i].t1 > last ? r->s[i].t1 : last;
 	}
 	char an[64], name[80], pb[32];
 	ablate_name(ablate, an, sizeof(an));
@@ -157,6 +193,11 @@ static struct rec *storm_once(const struct bopts *o, const struct storm_cfg *c, 
 	rec_param_s(x, "poll", poll_name(o->poll_ns, pb, sizeof(pb)));
 	rec_xc_counters(x, &d);
 	rec_counter(x, "work_run", (long long)d.work_run);
+	rec_counter(x, "targets_calls", (long long)td.calls);
+	rec_counter(x, "targets_kicks_sent", (long long)td.kicks_sent);
+	rec_counter(x, "targets_kicks_elided", (long long)td.kicks_elided);
+	rec_counter(x, "targets_kicks_coalesced", (long long)td.kicks_coalesced);
+	rec_counter(x, "targets_free_rides", (long long)td.free_rides);
 	rec_counter(x, "enomem_retries", atomic_load(&r->enomem));
 	free(r);
 	return x;
@@ -216,7 +257,7 @@ int cmd_storm(int argc, char **argv)
 	printf("\nstorm (seed 000): %ld %s %s calls from CPU(s) %s%s, poll %s\n", c.numipi,
 	       c.single ? "single" : "all", c.wait ? "waiting" : "nowait", c.cpulist ? c.cpulist : "",
 	       c.cpulist ? "" : "first of set", poll_name(o.poll_ns, pb, sizeof(pb)));
-	printf("%-28s %4s %11s %9s %12s %12s %12s %12s  %s\n", "kernel-equivalent", "rep", "runtime",
+	printf("%-36s %4s %11s %9s %12s %12s %12s %12s  %s\n", "case", "rep", "runtime",
 	       "ns/call", "kicks_sent", "elided", "coalesced", "free_rides", c.compare ? "time [pct imp]" : "");
 	for (struct rec *x = first; x; x = x->next) {
 		struct rec *ref = rec_find("storm", "ablate-elide+notify", x->repeat);
@@ -229,11 +270,13 @@ int cmd_storm(int argc, char **argv)
 			double v = x->s.mean / ref->s.mean;
 			snprintf(rel, sizeof(rel), "%.2f [%.2f]", v, (1 - v) * 100);
 		}
-		printf("%-28s %4d %11s %9.0f %12lld %12lld %12lld %12lld  %s\n", x->kase, x->repeat,
+		printf("%-36s %4d %11s %9.0f %12lld %12lld %12lld %12lld  %s\n", x->kase, x->repeat,
 		       fmt_ns(x->s.mean * 1e9, t, sizeof(t)), calls ? x->s.mean * 1e9 / (double)calls : 0,
-		       rec_counter_get(x, "kicks_sent", 0), rec_counter_get(x, "kicks_elided", 0),
-		       rec_counter_get(x, "kicks_coalesced", 0), rec_counter_get(x, "free_rides", 0), rel);
+		       rec_counter_get(x, "targets_kicks_sent", 0), rec_counter_get(x, "targets_kicks_elided", 0),
+		       rec_counter_get(x, "targets_kicks_coalesced", 0),
+		       rec_counter_get(x, "targets_free_rides", 0), rel);
 	}
+	printf("kick counters are the targets' (senders also count the kicks that complete their waits)\n");
 	if (c.compare)
 		printf("normalised runtime against ablate-elide+notify (lower is better), [pct imp]\n");
 	return 0;

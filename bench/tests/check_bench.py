@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""check_bench.py - run every xcall-bench subcommand with tiny sizes and check
+its results file for shape and sanity: every record present, p50 <= p90 <=
+p99 <= max, counts equal to what was asked, ablations changing the counters
+they should, and bad options refused with exit code 2.
+
+Never asserts a speed. Python 3 standard library only.
+usage: check_bench.py BUILD/xcall-bench
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BIN = sys.argv[1] if len(sys.argv) > 1 else "build/xcall-bench"
+TMP = tempfile.mkdtemp(prefix="xcall-bench-check-")
+UNITS = {"ns", "s", "cycles", "ops/s", "ratio", "irq/op", "pct"}
+passed = failed = skipped = 0
+
+
+def ok(name):
+    global passed
+    passed += 1
+    print(f"ok    {name}")
+
+
+def fail(name, why):
+    global failed
+    failed += 1
+    print(f"FAIL  {name}: {why}")
+
+
+def skip(name, why):
+    global skipped
+    skipped += 1
+    print(f"skip  {name}: {why}")
+
+
+def check(name, cond, why=""):
+    (ok if cond else (lambda n: fail(n, why)))(name)
+    return cond
+
+
+def online_cpus():
+    return len(os.sched_getaffinity(0))
+
+
+def run(args, timeout=180):
+    p = subprocess.run([BIN] + args, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def run_json(tag, args, timeout=180):
+    """Run a subcommand with --json; return (results list, document) or None."""
+    path = os.path.join(TMP, tag + ".json")
+    rc, out, err = run(args + ["--quiet", "--json", path], timeout)
+    if rc != 0:
+        fail(f"{tag}: exit status", f"rc={rc}, stderr: {err.strip()[-300:]}")
+        return None, None
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        fail(f"{tag}: results file", str(e))
+        return None, None
+    check_doc(tag, doc)
+    return doc["results"], doc
+
+
+def check_doc(tag, doc):
+    why = []
+    for k, t in (("schema_version", int), ("tool", str), ("tool_version", str),
+                 ("created", str), ("command", list), ("host", dict), ("results", list)):
+        if not isinstance(doc.get(k), t):
+            why.append(f"top-level {k} missing or not {t.__name__}")
+    if doc.get("schema_version") != 1:
+        why.append("schema_version != 1")
+    host = doc.get("host", {})
+    for k in ("hostname", "cpu_model", "cpus_online", "kernel", "virtualised",
+              "hypervisor", "idle_driver", "tsc_invariant"):
+        if k not in host:
+            why.append(f"host.{k} missing")
+    seen = set()
+    for r in doc.get("results", []):
+        why += check_record(r)
+        key = (r.get("bench"), r.get("case"), r.get("repeat"))
+        if key in seen:
+            why.append(f"duplicate case {key}")
+        seen.add(key)
+    check(f"{tag}: shape of {len(doc.get('results', []))} records", not why, "; ".join(why[:5]))
+
+
+def check_record(r):
+    why = []
+    name = f"{r.get('bench')}/{r.get('case')}"
+    for k, t in (("bench", str), ("case", str), ("unit", str), ("n", int), ("repeat", int),
+                 ("better", str)):
+        if not isinstance(r.get(k), t):
+            why.append(f"{name}: {k} missing or not {t.__name__}")
+    for k in ("mean", "p50", "p90", "p99", "max"):
+        if not isinstance(r.get(k), (int, float)):
+            why.append(f"{name}: {k} missing or not a number")
+    if why:
+        return why
+    if r["unit"] not in UNITS:
+        why.append(f"{name}: unit {r['unit']}")
+    if r["better"] not in ("lower", "higher"):
+        why.append(f"{name}: better {r['better']}")
+    if r["n"] < 1:
+        why.append(f"{name}: n {r['n']}")
+    eps = 1e-9
+    if not (r["p50"] <= r["p90"] + eps and r["p90"] <= r["p99"] + eps and r["p99"] <= r["max"] + eps):
+        why.append(f"{name}: percentiles out of order {r['p50']} {r['p90']} {r['p99']} {r['max']}")
+    if "min" in r and r["min"] > r["p50"] + eps:
+        why.append(f"{name}: min {r['min']} > p50 {r['p50']}")
+    if "min" in r and not (r["min"] - eps <= r["mean"] <= r["max"] + eps):
+        why.append(f"{name}: mean {r['mean']} outside [min, max]")
+    if r["n"] == 1 and not (r["mean"] == r["p50"] == r["max"]):
+        why.append(f"{name}: n = 1 but statistics differ")
+    for k in ("params", "counters"):
+        if k in r and not isinstance(r[k], dict):
+            why.append(f"{name}: {k} not an object")
+    for k, v in r.get("counters", {}).items():
+        if not isinstance(v, int):
+            why.append(f"{name}: counter {k} not an integer")
+    return why
+
+
+def find(results, case, repeat=0):
+    for r in results:
+        if r["case"] == case and r["repeat"] == repeat:
+            return r
+    return None
+
+
+def expect_cases(tag, results, cases, repeats=1, n=None):
+    missing, wrong_n = [], []
+    for rep in range(repeats):
+        for c in cases:
+            r = find(results, c, rep)
+            if r is None:
+                missing.append(f"{c}#{rep}")
+            elif n is not None and r["n"] != n:
+                wrong_n.append(f"{c}: n={r['n']}")
+    check(f"{tag}: every record present", not missing, "missing " + ", ".join(missing[:6]))
+    if n is not None:
+        check(f"{tag}: n equals --iterations {n}", not wrong_n, ", ".join(wrong_n[:6]))
+
+
+def cnt(r, k):
+    return r.get("counters", {}).get(k, -1) if r else -1
+
+
+# ---------------------------------------------------------------- CLI
+def test_cli():
+    rc, out, _ = run(["--help"])
+    check("cli: --help exits 0", rc == 0 and "usage" in out, f"rc={rc}")
+    for sub in ("ipi", "matrix", "storm", "idle", "bringup", "pingpong", "heatmap", "kernel"):
+        rc, out, _ = run([sub, "--help"])
+        check(f"cli: {sub} --help exits 0", rc == 0 and "usage" in out, f"rc={rc}")
+    bad = [
+        (["nosuch"], "unknown subcommand"),
+        (["pingpong", "--nosuch"], "unknown option"),
+        (["pingpong", "--cpus", "abc"], "bad cpulist"),
+        (["pingpong", "--cpus", "0-100000"], "cpulist out of range"),
+        (["pingpong", "--cpus", "4095"], "CPU not allowed"),
+        (["pingpong", "--iterations", "0"], "zero iterations"),
+        (["pingpong", "--iterations", "x"], "non-numeric iterations"),
+        (["ipi", "--repeat", "-1"], "negative repeat"),
+        (["storm", "--ablate", "bogus"], "unknown ablation"),
+        (["storm", "--wait", "2"], "bad --wait"),
+        (["ipi", "--poll", "sometimes"], "bad --poll"),
+        (["pingpong", "--cpus"], "missing value"),
+        (["pingpong", "extra"], "stray argument"),
+    ]
+    for args, what in bad:
+        rc, out, err = run(args)
+        lines = [l for l in err.strip().splitlines() if l]
+        check(f"cli: {what} exits 2 with one line", rc == 2 and len(lines) == 1,
+              f"rc={rc}, stderr={err.strip()[:200]!r}")
+
+
+# ---------------------------------------------------------------- families
+def test_pingpong(n2):
+    res, _ = run_json("pingpong", ["pingpong", "--iterations", "300", "--repeat", "2"])
+    if res is None:
+        return
+    cases = ["cacheline", "futex", "eventfd", "pipe", "condvar", "libxcall-polling", "libxcall-sleeping"]
+    expect_cases("pingpong", res, cases, repeats=2, n=300)
+    r = find(res, "libxcall-polling")
+    check("pingpong: polling target, calls counted", cnt(r, "calls") == 300, f"calls={cnt(r, 'calls')}")
+    r = find(res, "libxcall-sleeping")
+    check("pingpong: sleeping target, every call kicked or rode free",
+          cnt(r, "kicks_sent") + cnt(r, "free_rides") + cnt(r, "kicks_elided") >= 300,
+          f"counters={r and r.get('counters')}")
+
+
+def test_ipi(n2):
+    res, _ = run_json("ipi", ["ipi", "--iterations", "300"])
+    if res is None:
+        return
+    modes = ["dry-run", "self"] + (["normal", "broadcast", "broadcast-lock"] if n2 else [])
+    expect_cases("ipi", res, [f"{m}/{k}" for m in modes for k in ("delivery", "total")], n=300)
+    r = find(res, "dry-run/delivery")
+    check("ipi: dry-run delivers nothing", r and r["max"] == 0, f"max={r and r['max']}")
+    if n2:
+        r = find(res, "normal/total")
+        check("ipi: normal ran one call per iteration", cnt(r, "calls") == 300, f"calls={cnt(r, 'calls')}")
+
+
+def test_matrix(ncpu):
+    res, _ = run_json("matrix", ["matrix", "--iterations", "200"])
+    if res is None:
+        return
+    modes = ["all-wait", "all-nowait", "single-wait", "single-nowait"]
+    cases = [f"{m}/{i}/{k}" for m in modes for i in ("2008", "libxcall", "speedup")
+             for k in range(1, ncpu + 1)]
+    expect_cases("matrix", res, cases)
+    bad = []
+    for m in modes:
+        for k in range(1, ncpu + 1):
+            r = find(res, f"{m}/libxcall/{k}")
+            want = 200 * k * (ncpu - 1 if m.startswith("all") else 1)
+            if r and cnt(r, "calls") != want:
+                bad.append(f"{m}/{k}: calls {cnt(r, 'calls')} != {want}")
+    check("matrix: libxcall ran exactly the calls asked", not bad, "; ".join(bad[:4]))
+
+
+def test_storm(ncpu):
+    res, _ = run_json("storm-elide", ["storm", "--single", "--numipi", "300", "--ablate", "elide"])
+    if res is not None:
+        r = find(res, "ablate-elide")
+        check("storm --ablate elide: target kicks_sent == calls",
+              cnt(r, "targets_kicks_sent") == 300 and cnt(r, "targets_kicks_elided") == 0,
+              f"counters={r and r.get('counters')}")
+        check("storm --ablate elide: target ran every call", cnt(r, "targets_calls") == 300,
+              f"calls={cnt(r, 'targets_calls')}")
+    res, _ = run_json("storm-compare", ["storm", "--single", "--compare", "--numipi", "200"])
+    if res is None:
+        return
+    cases = ["ablate-elide+notify", "ablate-elide+coalesce+freeride+notify", "ablate-notify",
+             "ablate-elide", "ablate-coalesce", "ablate-freeride", "ablate-none"]
+    expect_cases("storm --compare", res, cases)
+    bad = []
+    for c in cases:
+        r = find(res, c)
+        if not r:
+            continue
+        acc = sum(cnt(r, "targets_" + k) for k in ("kicks_sent", "kicks_elided", "kicks_coalesced", "free_rides"))
+        if acc != 200:
+            bad.append(f"{c}: {acc} kick decisions for 200 calls")
+        if "elide" in c and cnt(r, "targets_kicks_elided") != 0:
+            bad.append(f"{c}: elided {cnt(r, 'targets_kicks_elided')} with elision off")
+        if "elide" in c and cnt(r, "targets_kicks_sent") != 200:
+            bad.append(f"{c}: kicks_sent {cnt(r, 'targets_kicks_sent')} != 200")
+        if "coalesce" in c and cnt(r, "targets_kicks_coalesced") != 0:
+            bad.append(f"{c}: coalesced with coalescing off")
+        if "freeride" in c and cnt(r, "targets_free_rides") != 0:
+            bad.append(f"{c}: free rides with free rides off")
+    check("storm --compare: every kick decision counted, ablations change their counters",
+          not bad, "; ".join(bad[:4]))
+    res, _ = run_json("storm-all", ["storm", "--numipi", "100", "--wait", "0"])
+    if res is not None:
+        r = find(res, "ablate-none")
+        check("storm all nowait: every target ran every call",
+              cnt(r, "targets_calls") == 100 * (ncpu - 1), f"calls={cnt(r, 'targets_calls')}")
+
+
+def test_idle(n2):
+    res, _ = run_json("idle", ["idle", "--iterations", "200", "--idle-seconds", "0.1"])
+    if res is None:
+        return
+    cases = ["sender-polling", "sender-asleep", "sender-polling-noelide"]
+    expect_cases("idle", res, cases, n=200)
+    expect_cases("idle part 2", res, [f"{k}/{p}" for k in ("cpu", "latency")
+                                      for p in ("none", "fixed", "adaptive", "forever")])
+    r = find(res, "sender-polling")
+    check("idle: polling target, kicks elided, none sent",
+          cnt(r, "kicks_sent") == 0 and cnt(r, "kicks_elided") == 200, f"counters={r and r.get('counters')}")
+    r = find(res, "sender-polling-noelide")
+    check("idle: elision off, every call kicked", cnt(r, "kicks_sent") == 200,
+          f"counters={r and r.get('counters')}")
+    r = find(res, "sender-asleep")
+    check("idle: sleeping target, every call kicked or rode free",
+          cnt(r, "kicks_sent") + cnt(r, "free_rides") + cnt(r, "kicks_elided") == 200,
+          f"counters={r and r.get('counters')}")
+    r = find(res, "cpu/forever")
+    check("idle: forever polling never sleeps", cnt(r, "sleeps") == 0, f"sleeps={cnt(r, 'sleeps')}")
+    bad = [x["case"] for x in res if x["unit"] == "pct" and not 0 <= x["mean"] <= 100]
+    check("idle: CPU percentages within 0..100", not bad, ", ".join(bad))
+
+
+def test_bringup():
+    res, _ = run_json("bringup", ["bringup", "--iterations", "2", "--init-busy-ms", "5", "--repeat", "2"])
+    if res is None:
+        return
+    expect_cases("bringup", res, ["serial", "parallel"], repeats=2, n=2)
+    expect_cases("bringup speedup", res, ["speedup"], repeats=2)
+    res, _ = run_json("bringup-touch", ["bringup", "--iterations", "1", "--init-busy-ms", "0",
+                                        "--init-touch-mib", "4"])
+    if res is not None:
+        expect_cases("bringup first-touch", res, ["serial", "parallel"], n=1)
+
+
+def test_heatmap(ncpu):
+    cpus = "0-1" if ncpu >= 2 else "0"
+    res, _ = run_json("heatmap", ["heatmap", "--iterations", "200", "--cpus", cpus])
+    if res is None:
+        return
+    expect_cases("heatmap", res, [f"{k}/{a}->{b}" for k in ("libxcall", "cacheline")
+                                  for a, b in ((0, 1), (1, 0))], n=200)
+    rc, out, _ = run(["heatmap", "--iterations", "100", "--cpus", cpus, "--csv"])
+    lines = [l for l in out.splitlines() if l and "," in l]
+    check("heatmap --csv: two matrices", rc == 0 and len(lines) == 6, f"rc={rc}, {len(lines)} csv lines")
+
+
+def test_csv():
+    rc, out, _ = run(["ipi", "--iterations", "100", "--csv"])
+    lines = out.strip().splitlines()
+    ok_ = rc == 0 and lines and lines[0].startswith("bench,case,unit,n,") and \
+        all(l.count(",") == lines[0].count(",") for l in lines[1:] if l and not l.startswith("machine"))
+    check("csv: header and rows", ok_, f"rc={rc}")
+
+
+def main():
+    if not os.access(BIN, os.X_OK):
+        print(f"check_bench: {BIN} not built")
+        print("0 passed, 1 failed")
+        return 1
+    ncpu = online_cpus()
+    n2 = ncpu >= 2
+    test_cli()
+    test_csv()
+    if not n2:
+        skip("two-CPU families", "this machine gives the process one CPU")
+    else:
+        test_pingpong(n2)
+        test_ipi(n2)
+        test_matrix(ncpu)
+        test_storm(ncpu)
+        test_idle(n2)
+        test_heatmap(ncpu)
+    test_bringup()
+    kernel = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_kernel.py")
+    if os.path.exists(kernel):
+        sys.path.insert(0, os.path.dirname(kernel))
+        import check_kernel
+        check_kernel.run_all(sys.modules[__name__])
+    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
