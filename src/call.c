@@ -201,7 +201,7 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 
 	if (!mask || !fn || (flags & ~XC_FLAGS_ALL) || CPU_COUNT(mask) == 0)
 		return -EINVAL;
-	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
+	if (!xc_rt_accepting())
 		return -ENXIO;
 	CPU_AND(&inside, mask, &xc_rt.cfg.cpus);
 	if (!CPU_EQUAL(&inside, mask))
@@ -288,7 +288,7 @@ int xc_call_cond(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *arg,
 
 int xc_call_all(xc_func_t fn, void *arg, unsigned flags)
 {
-	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
+	if (!xc_rt_accepting())
 		return fn && !(flags & ~XC_FLAGS_ALL) ? -ENXIO : -EINVAL;
 	return call_many(&xc_rt.cfg.cpus, NULL, fn, arg, flags);
 }
@@ -314,7 +314,7 @@ int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags)
 
 	if (!mask || !fn || (flags & ~XC_FLAGS_ALL) || CPU_COUNT(mask) == 0)
 		return -EINVAL;
-	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
+	if (!xc_rt_accepting())
 		return -ENXIO;
 	ref = xc_self ? xc_self->cpu : sched_getcpu();
 	CPU_AND(&left, mask, &xc_rt.cfg.cpus);

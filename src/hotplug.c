@@ -70,6 +70,8 @@ int xc_cpu_offline(int cpu)
 		return -ENXIO;
 	if (c == xc_self)
 		return -EDEADLK;
+	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
+		return -ENXIO;	/* exiting: every CPU goes down anyway */
 	ret = xc_hotplug_lock();
 	if (ret)
 		return ret;
@@ -93,7 +95,7 @@ int xc_cpu_online(int cpu)
 	struct xc_cpu *c = xc_cpu_get(cpu);
 	int ret = 0;
 
-	if (!c)
+	if (!c || atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
 		return -ENXIO;
 	ret = xc_hotplug_lock();
 	if (ret)

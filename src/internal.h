@@ -142,11 +142,23 @@ extern struct xc_runtime xc_rt;
 extern struct xc_cpu xc_cpus[XC_MAX_CPUS];
 extern _Thread_local struct xc_cpu *xc_self;	/* this thread's CPU if it is a worker */
 
-/* The CPU if the runtime is up and @cpu is in its set, else NULL. */
-static inline struct xc_cpu *xc_cpu_get(int cpu)
+/*
+ * Whether calls are accepted: while up, and while xc_exit() drains, from
+ * workers (a call or work item being drained may still call CPUs whose
+ * queues are not closed yet; closed ones refuse with -ENXIO).
+ */
+static inline bool xc_rt_accepting(void)
 {
 	/* acquire: pairs with xc_init's release of UP, so cfg and the set are visible */
-	if (xc_unlikely(atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP))
+	int s = atomic_load_explicit(&xc_rt.state, memory_order_acquire);
+
+	return xc_likely(s == XC_RT_UP) || (s == XC_RT_STOPPING && xc_self);
+}
+
+/* The CPU if calls are accepted and @cpu is in the runtime's set, else NULL. */
+static inline struct xc_cpu *xc_cpu_get(int cpu)
+{
+	if (xc_unlikely(!xc_rt_accepting()))
 		return NULL;
 	if (xc_unlikely(cpu < 0 || cpu >= XC_MAX_CPUS || !xc_cpus[cpu].present))
 		return NULL;

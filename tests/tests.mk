@@ -1,1 +1,34 @@
-CHECK_TARGETS += check-lib
+# tests/tests.mk - build the test programs and run them (included by the top Makefile).
+#
+# check-lib           every test, plain build
+# check-asan          every test under AddressSanitizer + UndefinedBehaviorSanitizer
+# check-tsan          the concurrency tests under ThreadSanitizer
+# Stress sizes scale by XCALL_STRESS_OPS / XCALL_STRESS_THREADS / XCALL_STRESS_CHURN.
+
+TEST_SRCS := $(wildcard tests/*.c)
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+TSAN_TESTS := stress deadlock hotplug call-many call-async work protocol
+SAN_STRESS_OPS ?= 100000
+
+$(BUILD)/tests/%: tests/%.c tests/test.h $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(XC_CFLAGS) $(CFLAGS) $< -o $@ $(LIB_A) $(LDLIBS)
+
+.PHONY: tests check-lib check-asan check-tsan
+tests: $(TEST_BINS)
+
+check-lib: $(TEST_BINS)
+	tests/run.sh --label libxcall $(TEST_BINS)
+
+check-asan:
+	$(MAKE) --no-print-directory SAN=address,undefined OPT=-O1 tests
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	XCALL_STRESS_OPS=$(SAN_STRESS_OPS) \
+	tests/run.sh --label asan+ubsan $(patsubst tests/%.c,build-address-undefined/tests/%,$(TEST_SRCS))
+
+check-tsan:
+	$(MAKE) --no-print-directory SAN=thread OPT=-O1 tests
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 XCALL_STRESS_OPS=$(SAN_STRESS_OPS) \
+	tests/run.sh --label tsan $(addprefix build-thread/tests/,$(TSAN_TESTS))
+
+CHECK_TARGETS += check-lib check-asan check-tsan

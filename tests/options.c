@@ -1,0 +1,79 @@
+/*
+ * options: XCALL_* variables configure the runtime, a field set in xc_opts
+ * wins over its variable, bad values fail xc_init with -EINVAL and a report
+ * naming the variable, XCALL_VERBOSE=1 prints the options table through the
+ * report hook; cpulists parse and format the kernel's way.
+ */
+#include "test.h"
+
+static char reports[8192];
+
+static void capture(const char *line)
+{
+	strncat(reports, line, sizeof(reports) - strlen(reports) - 2);
+	strcat(reports, "\n");
+}
+
+static void cpulists(void)
+{
+	cpu_set_t s;
+	char buf[64];
+
+	CHECK_RET(xc_cpulist_parse("0-3,8,10-14:2", &s), 0);
+	CHECK(CPU_COUNT(&s) == 8 && CPU_ISSET(3, &s) && CPU_ISSET(8, &s) && CPU_ISSET(14, &s) &&
+	      !CPU_ISSET(11, &s));
+	CHECK_RET(xc_cpulist_format(&s, buf, sizeof(buf)), (long)strlen("0-3,8,10,12,14"));
+	CHECK(!strcmp(buf, "0-3,8,10,12,14"));
+	CHECK_RET(xc_cpulist_parse("5\n", &s), 0);
+	CHECK(CPU_COUNT(&s) == 1 && CPU_ISSET(5, &s));
+	CHECK_RET(xc_cpulist_format(&s, buf, 1), -ENOSPC);
+	const char *bad[] = { "", " ", "a", "1-", "-1", "3-1", "1,", ",1", "0-2:0", "1024",
+			      "99999999999999999999", "0 1", "1-3:", NULL };
+	for (int i = 0; bad[i]; i++)
+		CHECK_RET(xc_cpulist_parse(bad[i], &s), -EINVAL);
+	CHECK_RET(xc_cpulist_parse(NULL, &s), -EINVAL);
+}
+
+int main(void)
+{
+	struct xc_opts o = { .report = capture };
+	cpu_set_t on;
+
+	cpulists();
+
+	setenv("XCALL_POLL_NS", "soon", 1);
+	CHECK_RET(xc_init(&o), -EINVAL);
+	CHECK(strstr(reports, "XCALL_POLL_NS=\"soon\": invalid") != NULL);
+	setenv("XCALL_POLL_NS", "forever", 1);
+
+	const char *bad[][2] = { { "XCALL_CPUS", "0-" }, { "XCALL_SERIAL_BRINGUP", "yes" },
+				 { "XCALL_BRINGUP_TIMEOUT_MS", "0" }, { "XCALL_ABLATE", "speed" },
+				 { "XCALL_VERBOSE", "2" }, { "XCALL_BRINGUP_TIMEOUT_MS", "-5" } };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv(bad[i][0], bad[i][1], 1);
+		reports[0] = 0;
+		CHECK_RET(xc_init(&o), -EINVAL);
+		CHECK(strstr(reports, bad[i][0]) != NULL);
+		unsetenv(bad[i][0]);
+	}
+
+	setenv("XCALL_CPUS", "0", 1);
+	setenv("XCALL_VERBOSE", "1", 1);
+	setenv("XCALL_ABLATE", "elide,notify", 1);
+	reports[0] = 0;
+	CHECK_RET(xc_init(&o), 0);
+	CHECK_RET(xc_online_mask(&on), 1);
+	CHECK(CPU_ISSET(0, &on));
+	CHECK(strstr(reports, "XCALL_POLL_NS") && strstr(reports, "forever"));
+	CHECK(strstr(reports, "elide,notify") != NULL);
+	CHECK_RET(xc_exit(), 0);
+
+	/* the xc_opts field wins over the variable */
+	setenv("XCALL_CPUS", "not-a-list", 1);
+	unsetenv("XCALL_VERBOSE");
+	o.cpus = "0";
+	CHECK_RET(xc_init(&o), 0);
+	CHECK_RET(xc_online_mask(&on), 1);
+	CHECK_RET(xc_exit(), 0);
+	return T_PASS;
+}

@@ -1,0 +1,277 @@
+/*
+ * stress: exactly once, under churn. Plain threads and workers (from work
+ * items) issue a random mix of single / many / all / cond / any / async
+ * calls, waiting and not, plus work items, while a churn thread takes CPUs
+ * offline and online. Every call carries an id; each run sets its CPU's bit
+ * in that id's record. At the end (after xc_exit drained everything) every
+ * call that was accepted ran exactly once on each CPU it was sent to, on
+ * exactly as many CPUs as the call reported, and nothing ran twice.
+ *
+ * Sizes: XCALL_STRESS_OPS calls per thread (default 1000000),
+ * XCALL_STRESS_THREADS plain sender threads (default 3), XCALL_STRESS_CHURN
+ * (default 1) offline/online churn.
+ */
+#include "test.h"
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define MAX_T_CPUS 64
+
+struct rec {
+	_Atomic uint64_t seen;		/* bit per CPU index that ran it */
+	int expect_n;			/* CPUs the call said it reached; -1 refused */
+	int expect_cpu;			/* single target, or -1 */
+	uint64_t allowed;		/* CPUs it may run on */
+};
+
+static struct rec *recs;
+static _Atomic long next_id, dups, work_runs, work_queued;
+static long ops_per_thread, nr_ids;
+static int cpus[CPU_SETSIZE], ncpu, cpu_idx[CPU_SETSIZE];
+static _Atomic int stop_churn;
+
+static void hit(void *arg)
+{
+	long id = (long)arg;
+	uint64_t bit = 1ull << cpu_idx[xc_this_cpu()];
+
+	if (atomic_fetch_or(&recs[id].seen, bit) & bit)
+		atomic_fetch_add(&dups, 1);
+}
+
+static long new_id(void)
+{
+	long id = atomic_fetch_add(&next_id, 1);
+
+	CHECK(id < nr_ids);
+	recs[id].expect_n = -1;
+	recs[id].expect_cpu = -1;
+	return id;
+}
+
+static uint64_t mask_bits(const cpu_set_t *m)
+{
+	uint64_t b = 0;
+
+	for (int i = 0; i < ncpu; i++)
+		if (CPU_ISSET(cpus[i], m))
+			b |= 1ull << i;
+	return b;
+}
+
+static bool odd_cpu_idx(int cpu, void *arg)
+{
+	return cpu_idx[cpu] % 2 == (int)((long)arg % 2);
+}
+
+static unsigned rnd(unsigned *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return *s >> 8;
+}
+
+/* One random operation; @self is the sender's CPU or -1. */
+static void one_op(unsigned *seed, struct xc_call *async, int nasync, struct xc_work *works,
+		   int nworks, int self);
+
+static void work_fn(void *arg)
+{
+	unsigned seed = (unsigned)(long)arg * 2654435761u;
+	struct xc_call async[4] = { 0 };
+
+	for (int i = 0; i < 8; i++)
+		one_op(&seed, async, 4, NULL, 0, xc_this_cpu());
+	/* the async descriptors live on this stack: wait for them */
+	for (int i = 0; i < 4; i++)
+		while (!xc_call_done(&async[i]))
+			xc_poll();
+	atomic_fetch_add(&work_runs, 1);
+}
+
+static void one_op(unsigned *seed, struct xc_call *async, int nasync, struct xc_work *works,
+		   int nworks, int self)
+{
+	unsigned r = rnd(seed);
+	unsigned flags = (r & 1) ? XC_WAIT : 0;
+	int target = cpus[(r >> 1) % (unsigned)ncpu];
+	long id = new_id();
+	struct rec *rc = &recs[id];
+	cpu_set_t m;
+	int ret;
+
+	CPU_ZERO(&m);
+	for (int i = 0; i < ncpu; i++)
+		if ((r >> (4 + i)) & 1)
+			CPU_SET(cpus[i], &m);
+	if (CPU_COUNT(&m) == 0)
+		CPU_SET(target, &m);
+
+	switch ((r >> 12) % 8) {
+	case 0:
+	case 1:
+		rc->allowed = 1ull << cpu_idx[target];
+		rc->expect_cpu = target;
+		ret = xc_call_single(target, hit, (void *)id, flags);
+		rc->expect_n = ret == 0 ? 1 : -1;
+		CHECK(ret == 0 || ret == -ENXIO);
+		break;
+	case 2:
+		if (r & 2)
+			flags |= XC_RUN_LOCAL;
+		rc->allowed = mask_bits(&m);
+		ret = xc_call_many(&m, hit, (void *)id, flags);
+		CHECK(ret >= 0);
+		rc->expect_n = ret;
+		break;
+	case 3:
+		rc->allowed = ~0ull;
+		ret = xc_call_all(hit, (void *)id, flags | ((r & 2) ? XC_RUN_LOCAL : 0));
+		CHECK(ret >= 0);
+		rc->expect_n = ret;
+		if (self >= 0 && !(r & 2))
+			rc->allowed &= ~(1ull << cpu_idx[self]);
+		break;
+	case 4:
+		rc->allowed = mask_bits(&m);
+		ret = xc_call_cond(&m, odd_cpu_idx, hit, (void *)id, flags);
+		CHECK(ret >= 0);
+		rc->expect_n = ret;
+		break;
+	case 5:
+		rc->allowed = mask_bits(&m);
+		ret = xc_call_any(&m, hit, (void *)id, flags);
+		CHECK(ret >= 0 || ret == -ENXIO);
+		rc->expect_n = ret >= 0 ? 1 : -1;
+		if (ret >= 0) {
+			rc->expect_cpu = ret;
+			CHECK(CPU_ISSET(ret, &m));
+		}
+		break;
+	case 6: {
+		struct xc_call *c = &async[(r >> 16) % (unsigned)nasync];
+
+		if (!xc_call_done(c)) {
+			rc->expect_n = 0;	/* nothing sent under this id */
+			rc->allowed = 0;
+			break;
+		}
+		c->fn = hit;
+		c->arg = (void *)id;
+		rc->allowed = 1ull << cpu_idx[target];
+		rc->expect_cpu = target;
+		ret = xc_call_async(target, c);
+		CHECK(ret == 0 || ret == -ENXIO);
+		rc->expect_n = ret == 0 ? 1 : -1;
+		break;
+	}
+	default:
+		rc->expect_n = 0;
+		rc->allowed = 0;
+		if (works) {
+			struct xc_work *w = &works[(r >> 16) % (unsigned)nworks];
+
+			if (xc_work_pending(w))
+				break;
+			w->fn = work_fn;
+			w->arg = (void *)(long)rnd(seed);
+			if (xc_queue_work(target, w) == 0)
+				atomic_fetch_add(&work_queued, 1);
+		}
+		break;
+	}
+}
+
+static void *sender(void *arg)
+{
+	unsigned seed = (unsigned)(long)arg * 7919u + 1;
+	struct xc_call async[16] = { 0 };
+	struct xc_work *works = calloc(32, sizeof(*works));
+
+	for (long i = 0; i < ops_per_thread; i++)
+		one_op(&seed, async, 16, works, 32, -1);
+	for (int i = 0; i < 16; i++)
+		while (!xc_call_done(&async[i]))
+			;
+	/* work items are freed only after xc_exit drained them */
+	return works;
+}
+
+static void *churn(void *arg)
+{
+	unsigned seed = 42;
+
+	while (!atomic_load(&stop_churn)) {
+		int c = cpus[rnd(&seed) % (unsigned)ncpu];
+
+		if (xc_cpu_offline(c) == 0) {
+			t_sleep_ms(rnd(&seed) % 3);
+			CHECK_RET(xc_cpu_online(c), 0);
+		}
+		t_sleep_ms(rnd(&seed) % 3);
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	long nthreads = t_env_long("XCALL_STRESS_THREADS", 3);
+	bool do_churn = t_env_long("XCALL_STRESS_CHURN", 1) != 0;
+	pthread_t th[64], ch;
+	void *works[64];
+	long lost = 0, wrong = 0, issued = 0, runs = 0;
+
+	ops_per_thread = t_env_long("XCALL_STRESS_OPS", 1000000);
+	CHECK(nthreads > 0 && nthreads <= 64 && ops_per_thread > 0);
+	CHECK_RET(xc_init(NULL), 0);
+	ncpu = t_cpus(cpus);
+	if (ncpu > MAX_T_CPUS)
+		ncpu = MAX_T_CPUS;
+	for (int i = 0; i < ncpu; i++)
+		cpu_idx[cpus[i]] = i;
+	/* each work item issues 8 more; at most one item per 8 ops */
+	nr_ids = nthreads * ops_per_thread * 3 + 1024;
+	recs = calloc((size_t)nr_ids, sizeof(*recs));
+	CHECK(recs != NULL);
+
+	if (do_churn)
+		pthread_create(&ch, NULL, churn, NULL);
+	for (long i = 0; i < nthreads; i++)
+		pthread_create(&th[i], NULL, sender, (void *)i);
+	for (long i = 0; i < nthreads; i++)
+		pthread_join(th[i], &works[i]);
+	atomic_store(&stop_churn, 1);
+	if (do_churn)
+		pthread_join(ch, NULL);
+	CHECK_RET(xc_exit(), 0);	/* runs everything still queued */
+
+	for (long id = 0; id < atomic_load(&next_id); id++) {
+		struct rec *rc = &recs[id];
+		uint64_t seen = atomic_load(&rc->seen);
+		int n = __builtin_popcountll(seen);
+
+		if (rc->expect_n > 0)
+			issued += rc->expect_n;
+		runs += n;
+		if (rc->expect_n < 0) {
+			wrong += n != 0;	/* refused, yet ran */
+			continue;
+		}
+		if (n < rc->expect_n)
+			lost += rc->expect_n - n;
+		if (n > rc->expect_n || (seen & ~rc->allowed))
+			wrong++;
+		if (rc->expect_cpu >= 0 && rc->expect_n == 1 && seen != (1ull << cpu_idx[rc->expect_cpu]))
+			wrong++;
+	}
+	printf("stress: %ld ids, %ld calls accepted, %ld runs, %ld lost, %ld duplicated, %ld wrong CPU/count, work %ld/%ld\n",
+	       atomic_load(&next_id), issued, runs, lost, atomic_load(&dups), wrong,
+	       atomic_load(&work_runs), atomic_load(&work_queued));
+	CHECK(lost == 0);
+	CHECK(atomic_load(&dups) == 0);
+	CHECK(wrong == 0);
+	CHECK(atomic_load(&work_runs) == atomic_load(&work_queued));
+	for (long i = 0; i < nthreads; i++)
+		free(works[i]);
+	free(recs);
+	return T_PASS;
+}

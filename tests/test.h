@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test.h - what every test program shares: exit codes (0 pass, 1 fail, 77
+ * skip, as liburing's tests), a check macro that names the failing line, and
+ * small helpers. Each test states what it checks in its first comment.
+ */
+#ifndef XC_TEST_H
+#define XC_TEST_H
+
+#include <xcall.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define T_PASS 0
+#define T_FAIL 1
+#define T_SKIP 77
+
+#define CHECK(cond) do {							\
+	if (!(cond)) {								\
+		fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+		exit(T_FAIL);							\
+	}									\
+} while (0)
+
+/* A call that must return exactly @want. */
+#define CHECK_RET(call, want) do {						\
+	long __r = (long)(call);						\
+	if (__r != (long)(want)) {						\
+		fprintf(stderr, "%s:%d: %s returned %ld (%s), want %ld\n",	\
+			__FILE__, __LINE__, #call, __r,				\
+			__r < 0 ? strerror((int)-__r) : "ok", (long)(want));	\
+		exit(T_FAIL);							\
+	}									\
+} while (0)
+
+static inline void t_skip(const char *why)
+{
+	printf("skip: %s\n", why);
+	exit(T_SKIP);
+}
+
+/* Environment-scaled size: the default, or $name if set. */
+static inline long t_env_long(const char *name, long def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? atol(v) : def;
+}
+
+static inline int t_thread_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static inline void t_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The online CPUs of the runtime as a list; returns how many. */
+static inline int t_cpus(int *out)
+{
+	cpu_set_t s;
+	int n = 0;
+
+	if (xc_online_mask(&s) < 0)
+		return 0;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &s))
+			out[n++] = c;
+	return n;
+}
+
+/* Wait (bounded) until cond holds; the bound only turns a hang into a failure. */
+#define WAIT_UNTIL(cond) do {							\
+	for (int __i = 0; !(cond); __i++) {					\
+		if (__i > 20000) {						\
+			fprintf(stderr, "%s:%d: gave up waiting for %s\n",	\
+				__FILE__, __LINE__, #cond);			\
+			exit(T_FAIL);						\
+		}								\
+		t_sleep_ms(1);							\
+	}									\
+} while (0)
+
+#endif
