@@ -1,0 +1,42 @@
+# xcall-report: a Python package installed into a project-local venv (build/venv).
+#
+#   make venv          create build/venv and install report/ (editable) with matplotlib, pytest
+#   make check-report  run report/tests with pytest        (part of `make check`)
+#   make report-html   results/latest.json -> results/report.html (part of `make run`)
+#
+# report-html depends on $(BENCH_RUN_TARGET): the bench fragment (bench/bench.mk, included
+# before this file) sets it to the target that writes results/latest.json, so the page is
+# drawn after the run it reports. Left empty, report-html only reads whatever file is there.
+
+REPORT_VENV   := build/venv
+REPORT_PY     := $(REPORT_VENV)/bin/python
+REPORT_STAMP  := $(REPORT_VENV)/.xcall-report-stamp
+REPORT_ENV    := MPLBACKEND=Agg PYTHONDONTWRITEBYTECODE=1
+REPORT_PYTHON ?= python3
+BENCH_RUN_TARGET ?=
+
+.PHONY: venv check-report report-html
+
+venv: $(REPORT_STAMP)
+
+# Re-install only when the package's metadata changes; the editable install picks up code
+# edits by itself. pip is quiet; its errors still show and fail the target.
+$(REPORT_STAMP): report/pyproject.toml
+	@rm -f $@
+	@test -x $(REPORT_PY) || $(REPORT_PYTHON) -m venv $(REPORT_VENV)
+	@echo "  VENV    $(REPORT_VENV) (xcall-report, matplotlib, pytest)"
+	@$(REPORT_PY) -m pip install --quiet --disable-pip-version-check --no-input \
+		-e 'report[test]'
+	@touch $@
+
+check-report: $(REPORT_STAMP)
+	$(REPORT_ENV) $(REPORT_PY) -m pytest -p no:cacheprovider report/tests
+
+report-html: $(BENCH_RUN_TARGET) $(REPORT_STAMP)
+	@test -f results/latest.json || { echo "report-html: results/latest.json not found;" \
+		"run the benchmark first" >&2; exit 2; }
+	$(REPORT_ENV) $(REPORT_VENV)/bin/xcall-report html results/latest.json \
+		-o results/report.html
+
+CHECK_TARGETS += check-report
+RUN_TARGETS   += report-html

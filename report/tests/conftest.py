@@ -1,0 +1,50 @@
+"""Builders of small results files for the tests."""
+import copy
+import json
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+HOST = {"hostname": "vm", "cpu_model": "Test CPU", "cpus_online": 4, "kernel": "6.1.0",
+        "virtualised": True, "hypervisor": "KVM", "idle_driver": "haltpoll",
+        "tsc_invariant": True}
+
+
+def rec(bench, case, mean, repeat=0, unit="ns", better="lower", n=1000, stddev=None, **kw):
+    """A record whose percentiles follow from its mean unless given."""
+    r = {"bench": bench, "case": case, "unit": unit, "n": n, "mean": mean,
+         "p50": kw.pop("p50", mean * 0.9), "p90": kw.pop("p90", mean * 1.2),
+         "p99": kw.pop("p99", mean * 2.0), "max": kw.pop("max", mean * 10.0),
+         "min": kw.pop("min", mean * 0.5), "repeat": repeat, "better": better}
+    if stddev is not None:
+        r["stddev"] = stddev
+    r.update(kw)
+    return r
+
+
+def doc(records, host=None):
+    return {"schema_version": 1, "tool": "xcall-bench", "tool_version": "0.1",
+            "created": "2026-11-22T01:30:00Z", "command": ["xcall-bench", "test"],
+            "host": copy.deepcopy(host or HOST), "results": records}
+
+
+@pytest.fixture
+def write(tmp_path):
+    """write(name, records_or_doc) -> path of a results file in tmp_path."""
+    def _write(name, content):
+        d = content if isinstance(content, dict) else doc(content)
+        p = tmp_path / name
+        p.write_text(json.dumps(d, indent=1))
+        return str(p)
+    return _write
+
+
+def run_cli(*args):
+    """Run xcall-report as a separate process, as a user would."""
+    import subprocess
+    env = dict(os.environ, MPLBACKEND="Agg")
+    return subprocess.run([sys.executable, "-m", "xcall_report", *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=120)

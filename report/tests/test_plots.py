@@ -1,0 +1,159 @@
+"""plot: every bench gets its chart, written as non-empty PNG and SVG, with the right series."""
+import os
+
+import numpy as np
+import pytest
+
+import samples
+from conftest import doc, rec, run_cli
+from xcall_report import load, plots
+
+
+@pytest.fixture
+def full(write):
+    return load.load(write("full.json", samples.all_benches()))
+
+
+@pytest.fixture
+def figs(full):
+    return dict(plots.figures(full))
+
+
+def _bars(ax):
+    return [p for c in ax.containers for p in getattr(c, "patches", [])]
+
+
+def test_one_figure_per_bench_and_distributions(figs):
+    assert list(figs) == ["pingpong", "pingpong-distribution", "matrix", "bringup", "storm",
+                          "heatmap", "kernel", "kernel-distribution", "ipi",
+                          "ipi-distribution", "idle", "idle-distribution", "mystery"]
+
+
+def _labels_and_values(ax):
+    bars = _bars(ax)
+    names = [t.get_text() for t in ax.get_yticklabels()]
+    return names, [b.get_width() for b in bars]
+
+
+def test_pingpong_log_bars_with_physical_limit(figs, full):
+    ax = figs["pingpong"].axes[0]
+    assert ax.get_xscale() == "log"
+    names, widths = _labels_and_values(ax)
+    assert names == full.cases("pingpong")
+    assert widths == [full.runs("pingpong", c)[0].stats["p50"] for c in names]
+    limit = full.runs("pingpong", "cacheline")[0].stats["p50"]
+    vlines = [ln for ln in ax.get_lines() if "physical limit" in ln.get_label()]
+    assert len(vlines) == 1 and list(vlines[0].get_xdata()) == [limit, limit]
+    assert _bars(ax)[0].get_facecolor()[:3] != _bars(ax)[1].get_facecolor()[:3]
+    assert "(ns)" in ax.get_xlabel()
+
+
+def test_kernel_limit_found(figs):
+    ax = figs["kernel"].axes[0]
+    assert any("cacheline-limit" in ln.get_label() for ln in ax.get_lines())
+
+
+def test_matrix_scaling_curves(figs, full):
+    fig = figs["matrix"]
+    axes = [a for a in fig.axes if a.get_visible()]
+    assert [a.get_title() for a in axes] == ["call-single-wait", "call-single-nowait",
+                                             "call-all-wait"]
+    ax = axes[1]
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    assert set(lines) == {"libxcall (new)", "pre2008 (old)"}
+    new = lines["libxcall (new)"]
+    assert list(new.get_xdata()) == [1, 2, 3, 4]
+    expect = [full.runs("matrix", f"call-single-nowait/callers={n}/libxcall")[0].stats["mean"]
+              for n in (1, 2, 3, 4)]
+    assert list(new.get_ydata()) == pytest.approx(expect)
+    assert ax.get_xlabel() == "calling CPUs (count)" and "(s)" in ax.get_ylabel()
+
+
+def test_bringup_serial_vs_parallel(figs):
+    ax = figs["bringup"].axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["serial", "parallel"]
+    heights = [[b.get_height() for b in c] for c in ax.containers]
+    assert heights == [[12.0, 24.0], [4.0, 8.0]]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["cpus=2", "cpus=4"]
+    assert "(ms)" in ax.get_ylabel()
+
+
+def test_storm_normalised(figs):
+    ax = figs["storm"].axes[0]
+    assert [b.get_height() for b in _bars(ax)] == pytest.approx([1.0, 0.4071])
+    texts = [t.get_text() for t in ax.texts]
+    assert "1.00 [0.00]" in texts and "0.41 [59.29]" in texts
+
+
+def test_heatmap_grid(figs, full):
+    fig = figs["heatmap"]
+    maps = [a for a in fig.axes if a.images]
+    assert [a.get_title() for a in maps] == ["xcall", "limit"]
+    grid = maps[0].images[0].get_array()
+    assert grid.shape == (4, 4)
+    assert np.ma.getmaskarray(grid)[2, 2]                       # no self-to-self case
+    assert float(grid[0, 3]) == full.runs("heatmap", "from=0/to=3")[0].stats["p50"]
+    assert float(maps[1].images[0].get_array()[1, 0]) == \
+        full.runs("heatmap", "limit/from=1/to=0")[0].stats["p50"]
+    assert "243" in [t.get_text() for t in maps[0].texts]      # values written in cells
+    assert maps[0].get_xlabel().startswith("to CPU") and maps[0].get_ylabel().startswith("from")
+
+
+def test_generic_chart_for_unknown_bench(figs):
+    ax = figs["mystery"].axes[0]
+    names, widths = _labels_and_values(ax)
+    assert names == ["thing/one"] and widths == [3.5]             # n=1: the mean, no whisker
+    assert "ops/s" in ax.get_xlabel() and "higher is better" in ax.get_title()
+
+
+def test_distribution_series(figs, full):
+    ax = figs["ipi-distribution"].axes[0]
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    assert list(lines) == ["self", "normal", "broadcast"]
+    s = full.runs("ipi", "normal")[0].stats
+    assert list(lines["normal"].get_ydata()) == [s[k] for k in ("min", "p50", "p90", "p99", "max")]
+    assert ax.get_yscale() == "log" and "(ns)" in ax.get_ylabel()
+
+
+def test_odd_case_names_fall_back_to_generic(write):
+    r = load.load(write("odd.json", [rec("matrix", "weird", 1.0, n=1, unit="s"),
+                                     rec("heatmap", "from=x/to=y", 2.0),
+                                     rec("bringup", "everything", 3.0, unit="ms", n=1),
+                                     rec("heatmap", "from=-1/to=-2", 2.0, repeat=1)]))
+    figs = dict(plots.figures(r))
+    for bench in ("matrix", "heatmap", "bringup"):
+        assert "value per case" in figs[bench]._suptitle.get_text()
+
+
+def test_repeats_are_averaged(write):
+    r = load.load(write("r.json", [rec("idle", "halt", v, repeat=i)
+                                   for i, v in enumerate([100.0, 200.0])]))
+    fig = dict(plots.figures(r))["idle"]
+    assert [b.get_width() for b in _bars(fig.axes[0])] == [pytest.approx(135.0)]
+    assert "mean of 2 repeats" in fig._suptitle.get_text()
+
+
+def test_files_written_non_empty_with_series(tmp_path, write):
+    out = tmp_path / "plots"
+    p = run_cli("plot", write("full.json", samples.all_benches()), "-o", out)
+    assert p.returncode == 0, p.stderr
+    written = sorted(os.listdir(out))
+    for bench in ("pingpong", "matrix", "bringup", "storm", "heatmap", "kernel", "ipi", "idle",
+                  "mystery", "pingpong-distribution"):
+        for ext in ("png", "svg"):
+            assert f"{bench}.{ext}" in written
+            assert (out / f"{bench}.{ext}").stat().st_size > 2000
+    assert (out / "matrix.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    svg = (out / "pingpong.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and "</svg>" in svg
+    for case in ("cacheline", "libxcall-polling", "pipe", "physical limit"):
+        assert case in svg                                 # text kept as text in SVG
+    assert "pre2008 (old)" in (out / "matrix.svg").read_text()
+    assert sorted(p.stdout.split()) == sorted(str(out / f) for f in written)
+
+
+def test_plot_file_name_is_safe(tmp_path, write):
+    r = load.load(write("x.json", [rec("kmod/ipi storm", "a", 1.0)]))
+    paths = plots.write_all(r, tmp_path)
+    assert {os.path.basename(p) for p in paths} >= {"kmod_ipi_storm.png", "kmod_ipi_storm.svg"}

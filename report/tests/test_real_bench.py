@@ -1,0 +1,48 @@
+"""The real xcall-bench: a tiny run, then every xcall-report command on its output."""
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import run_cli
+from xcall_report import load
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BENCH = os.path.join(ROOT, "build", "xcall-bench")
+
+
+@pytest.fixture(scope="module")
+def bench_file(tmp_path_factory):
+    if not os.access(BENCH, os.X_OK):
+        pytest.skip(f"{BENCH} is not built yet (make builds it)")
+    if os.cpu_count() is None or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("pingpong needs 2 CPUs")
+    out = tmp_path_factory.mktemp("bench") / "pingpong.json"
+    p = subprocess.run([BENCH, "pingpong", "--iterations", "1000", "--repeat", "2",
+                        "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, f"xcall-bench failed: {p.stderr[-2000:]}"
+    return str(out)
+
+
+def test_real_file_loads(bench_file):
+    r = load.load(bench_file)
+    assert r.benches() == ["pingpong"]
+    assert any("cacheline" in c for c in r.cases("pingpong"))
+    assert all(len(r.runs("pingpong", c)) == 2 for c in r.cases("pingpong"))
+    raw = json.load(open(bench_file))
+    assert len(r.records) + len(r.warnings) == len(raw["results"])
+
+
+def test_real_compare_plot_html(bench_file, tmp_path):
+    p = run_cli("compare", bench_file, bench_file, "--format", "csv")
+    assert p.returncode == 0, p.stderr
+    rows = [ln.split(",") for ln in p.stdout.splitlines()[1:]]
+    assert rows and all(float(r[9]) == pytest.approx(1.0) for r in rows if r[9])
+    p = run_cli("plot", bench_file, "-o", tmp_path / "plots")
+    assert p.returncode == 0, p.stderr
+    svg = (tmp_path / "plots" / "pingpong.svg").read_text()
+    assert "physical limit (cacheline)" in svg
+    p = run_cli("html", bench_file, "-o", tmp_path / "r.html")
+    assert p.returncode == 0, p.stderr
+    assert "pingpong" in (tmp_path / "r.html").read_text()

@@ -1,0 +1,90 @@
+"""xcall-report: compare, plot and publish xcall-bench result files.
+
+Exit status: 0 done, 2 bad input or usage (one line on stderr, never a traceback),
+1 could not write the output.
+"""
+import argparse
+import os
+import sys
+
+from .load import InputError, load_all
+
+PROG = "xcall-report"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):          # one line, exit 2, like every other bad input
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _parser():
+    p = _Parser(prog=PROG, description="Compare xcall-bench result files and draw them.")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    c = sub.add_parser("compare", help="A/B tables normalised to the first file")
+    c.add_argument("files", nargs="+", metavar="FILE.json")
+    c.add_argument("--format", choices=("text", "markdown", "csv"), default="text")
+    c.add_argument("-o", "--output", help="write here instead of standard output")
+    g = sub.add_parser("plot", help="PNG and SVG plots of one file, one per benchmark")
+    g.add_argument("file", metavar="FILE.json")
+    g.add_argument("-o", "--outdir", required=True, metavar="DIR")
+    h = sub.add_parser("html", help="one self-contained HTML page")
+    h.add_argument("files", nargs="+", metavar="FILE.json")
+    h.add_argument("-o", "--output", required=True, metavar="report.html")
+    return p
+
+
+def _write(path, text):
+    if path in (None, "-"):
+        sys.stdout.write(text)
+        return
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _warn(results):
+    for r in results:
+        for w in r.warnings:
+            print(f"{PROG}: warning: {w}", file=sys.stderr)
+    return results
+
+
+def run(argv):
+    args = _parser().parse_args(argv)
+    if args.cmd == "compare":
+        from . import compare
+        results = _warn(load_all(args.files))
+        if len(results) < 2:
+            raise InputError("compare needs at least two files")
+        _write(args.output, compare.FORMATS[args.format](compare.compare(results)))
+    elif args.cmd == "plot":
+        results = _warn(load_all([args.file]))[0]
+        from . import plots
+        for p in plots.write_all(results, args.outdir):
+            print(p)
+    elif args.cmd == "html":
+        results = _warn(load_all(args.files))
+        from . import html
+        _write(args.output, html.page(results))
+        print(args.output)
+    return 0
+
+
+def main(argv=None):
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    try:
+        return run(sys.argv[1:] if argv is None else argv)
+    except InputError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"{PROG}: error: cannot write output: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,372 @@
+"""Figures for one results file: a specialised chart for each known bench, a generic one else.
+
+Only the object-oriented matplotlib API is used (no pyplot), so no display and no global state
+is needed; every figure is a plain `Figure` that tests can inspect.
+"""
+import math
+import os
+
+import matplotlib
+from matplotlib.figure import Figure
+
+from . import cases as casenames
+from .stats import aggregate
+
+TIME_UNITS = {"ns", "us", "ms", "s", "cycles"}
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf"]
+LIMIT_COLOUR = "#d62728"
+MAX_DISTRIBUTION_CASES = 16
+MAX_ANNOTATED_CPUS = 16
+
+
+# ---------------------------------------------------------------- helpers
+
+def quantity(unit):
+    """What a value in this unit measures, for axis labels."""
+    if unit in TIME_UNITS:
+        return "time"
+    return {"ops/s": "throughput", "ratio": "ratio", "irq/op": "interrupts per op",
+            "pct": "percent"}.get(unit, "value")
+
+
+def axis_label(stat, unit):
+    """e.g. "p50 time (ns)"; the unit is always there."""
+    return f"{stat} {quantity(unit)} ({unit})"
+
+
+def fmt(x):
+    """Compact value for labels on bars and cells: 0.012, 182, 4590, 12.3k, 4.5M."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    if abs(x) >= 1e4:
+        for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+            if abs(x) >= div:
+                return f"{x / div:.3g}{suffix}"
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def host_line(res):
+    h = res.host
+    bits = [str(h.get("cpu_model") or "unknown CPU")]
+    if h.get("cpus_online"):
+        bits.append(f"{h['cpus_online']} CPUs")
+    if h.get("kernel"):
+        bits.append(f"Linux {h['kernel']}")
+    if h.get("virtualised"):
+        bits.append(f"virtualised ({h.get('hypervisor') or 'unknown hypervisor'})")
+    elif h.get("virtualised") is False:
+        bits.append("bare metal")
+    return f"{res.label} · " + ", ".join(bits)
+
+
+def _figure(res, title, width, height, nrows=1, ncols=1):
+    fig = Figure(figsize=(width, height), layout="constrained")
+    foot = 0.2 / height                  # keep the host line below everything else
+    fig.get_layout_engine().set(rect=(0, foot, 1, 1 - foot))
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    fig.suptitle(title, fontsize=12, fontweight="bold")
+    fig.text(0.995, 0.002, host_line(res), ha="right", va="bottom", fontsize=7, color="#555")
+    return fig, axes
+
+
+def _summaries(res, bench):
+    """{case: {stat: value averaged over repeats}} plus unit, better, repeats."""
+    out = {}
+    for case in res.cases(bench):
+        runs = res.runs(bench, case)
+        out[case] = dict(aggregate(runs), unit=runs[0].unit, better=runs[0].better,
+                         repeats=len(runs), n=runs[0].n)
+    return out
+
+
+def _repeats_note(summ):
+    reps = max(s["repeats"] for s in summ.values())
+    return f" (mean of {reps} repeats)" if reps > 1 else ""
+
+
+def _log_if_wide(ax, values, axis="x"):
+    pos = [v for v in values if v > 0]
+    if pos and max(pos) / min(pos) > 30:
+        (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+        return True
+    return False
+
+
+def _bar_values(summ, names):
+    """(stat, values, whisker tops): p50 up to p99, or the mean alone for single numbers."""
+    if all(summ[c]["n"] <= 1 for c in names):
+        return "mean", [summ[c]["mean"] for c in names], None
+    return "p50", [summ[c]["p50"] for c in names], [summ[c]["p99"] for c in names]
+
+
+def _hbars(ax, labels, vals, tops, colours, unit, stat, force_log=False):
+    """Horizontal bars, whiskers up to tops (p99) when given, values at the bar ends."""
+    ys = list(range(len(labels)))
+    err = None if tops is None else [[0] * len(vals), [max(b - a, 0) for a, b in zip(vals, tops)]]
+    what = f"{stat}" + ("" if tops is None else " (whisker: p99)")
+    ax.barh(ys, vals, xerr=err, color=colours, capsize=3, error_kw={"elinewidth": 1},
+            label=what)
+    ax.set_yticks(ys, labels)
+    ax.invert_yaxis()
+    ends = vals if tops is None else [max(a, b) for a, b in zip(vals, tops)]
+    if force_log:
+        ax.set_xscale("log")
+    else:
+        _log_if_wide(ax, vals + ends)
+    for y, v, end in zip(ys, vals, ends):
+        ax.annotate(fmt(v), (end, y), xytext=(4, 0), textcoords="offset points",
+                    va="center", fontsize=8)
+    ax.set_xlabel(axis_label(stat, unit) + ("" if tops is None else ", whisker to p99"))
+    ax.margins(x=0.15)
+    ax.grid(axis="x", alpha=0.3, which="both")
+
+
+# ---------------------------------------------------------------- charts
+
+def generic(res, bench, summ):
+    """Per-case bar chart: p50 with a p99 whisker; one panel per unit."""
+    units = list(dict.fromkeys(s["unit"] for s in summ.values()))
+    height = 1.2 + 0.32 * len(summ) + 0.6 * len(units)
+    fig, axes = _figure(res, f"{bench}: value per case{_repeats_note(summ)}", 8, height,
+                        nrows=len(units))
+    for ax, unit in zip(axes[:, 0], units):
+        names = [c for c, s in summ.items() if s["unit"] == unit]
+        better = summ[names[0]]["better"]
+        stat, vals, tops = _bar_values(summ, names)
+        _hbars(ax, names, vals, tops, PALETTE[0], unit, stat)
+        ax.set_title(f"{quantity(unit)} in {unit}, {better} is better", fontsize=9)
+    return fig
+
+
+def limit_bars(res, bench, summ):
+    """pingpong / kernel: log-scale bars with the physical limit marked."""
+    names = list(summ)
+    unit = summ[names[0]]["unit"]
+    if any(s["unit"] != unit for s in summ.values()):
+        return None
+    limits = [c for c in names if casenames.is_limit(c)]
+    colours = [LIMIT_COLOUR if c in limits else PALETTE[0] for c in names]
+    stat, vals, tops = _bar_values(summ, names)
+    fig, axes = _figure(res, f"{bench}: {stat} per case against the physical limit"
+                        f"{_repeats_note(summ)}", 8, 2.0 + 0.35 * len(names))
+    ax = axes[0, 0]
+    _hbars(ax, names, vals, tops, colours, unit, stat, force_log=True)
+    better = f"log scale, {summ[names[0]]['better']} is better"
+    if limits:
+        lim = vals[names.index(limits[0])]
+        ax.axvline(lim, color=LIMIT_COLOUR, linestyle="--", linewidth=1.2,
+                   label=f"physical limit ({limits[0]})")
+        ax.set_title(f"{better}; dashed red line: physical limit ({limits[0]}) = "
+                     f"{fmt(lim)} {unit}", fontsize=9)
+    else:
+        ax.set_title(f"{better}; no physical-limit case in this file", fontsize=9)
+    return fig
+
+
+def storm(res, bench, summ):
+    """storm --compare: each case's mean normalised to the baseline, with [pct imp]."""
+    names = list(summ)
+    base = casenames.baseline(names)
+    unit, better = summ[base]["unit"], summ[base]["better"]
+    if any(s["unit"] != unit for s in summ.values()) or summ[base]["mean"] == 0:
+        return None
+    ratios = [summ[c]["mean"] / summ[base]["mean"] for c in names]
+    fig, axes = _figure(res, f"{bench}: normalised mean{_repeats_note(summ)}",
+                        max(5, 1.4 * len(names) + 2), 4.2)
+    ax = axes[0, 0]
+    colours = [PALETTE[7] if c == base else PALETTE[i % len(PALETTE)]
+               for i, c in enumerate(names)]
+    bars = ax.bar(names, ratios, color=colours, label="mean / baseline mean")
+    for b, r in zip(bars, ratios):
+        imp = (1 - r) * 100 if better == "lower" else (r - 1) * 100
+        ax.annotate(f"{r:.2f} [{imp:.2f}]", (b.get_x() + b.get_width() / 2, r),
+                    xytext=(0, 3), textcoords="offset points", ha="center", fontsize=9)
+    ax.axhline(1.0, color="#333", linestyle="--", linewidth=1)
+    ax.set_ylabel(f"mean {quantity(unit)} / mean of {base} (ratio)")
+    ax.set_title(f"normalised to {base} = {fmt(summ[base]['mean'])} {unit}; {better} is "
+                 f"better; [pct imp]", fontsize=9)
+    ax.margins(y=0.15)
+    ax.tick_params(axis="x", labelrotation=15 if len(names) > 3 else 0)
+    return fig
+
+
+def matrix(res, bench, summ):
+    """Scaling curves: mean by number of calling CPUs, one line per design, panel per op."""
+    points = {}
+    for case, s in summ.items():
+        p = casenames.matrix_point(case)
+        if p is None:
+            return None
+        op, callers, design = p
+        points.setdefault(op, {}).setdefault(design, []).append((callers, s["mean"]))
+    unit = next(iter(summ.values()))["unit"]
+    ops = list(points)
+    ncols = 2 if len(ops) > 1 else 1
+    nrows = math.ceil(len(ops) / ncols)
+    fig, axes = _figure(res, f"{bench}: mean by calling CPUs, old design vs new"
+                        f"{_repeats_note(summ)}", 5.5 * ncols, 1 + 3.2 * nrows, nrows, ncols)
+    for i, op in enumerate(ops):
+        ax = axes[i // ncols, i % ncols]
+        designs = sorted(points[op], key=lambda d: (casenames.MATRIX_DESIGNS.index(d)
+                                                     if d in casenames.MATRIX_DESIGNS else 99, d))
+        for j, d in enumerate(designs):
+            xs, ys = zip(*sorted(points[op][d]))
+            tag = " (new)" if d == casenames.NEW_DESIGN else \
+                " (old)" if d in casenames.MATRIX_DESIGNS else ""
+            ax.plot(xs, ys, marker="o", color=PALETTE[j % len(PALETTE)], label=d + tag)
+        ax.set_title(op, fontsize=10)
+        ax.set_xlabel("calling CPUs (count)")
+        ax.set_ylabel(axis_label("mean", unit))
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    for k in range(len(ops), nrows * ncols):
+        axes[k // ncols, k % ncols].set_visible(False)
+    return fig
+
+
+def bringup(res, bench, summ):
+    """Serial vs parallel bars, grouped by the rest of the case name (e.g. cpus=8)."""
+    groups = {}
+    for case, s in summ.items():
+        m = casenames.bringup_mode(case)
+        if m is None:
+            return None
+        mode, rest = m
+        groups.setdefault(rest or "all CPUs", {})[mode] = s
+    unit = next(iter(summ.values()))["unit"]
+    labels = list(groups)
+    width = 0.38
+    fig, axes = _figure(res, f"{bench}: serial vs parallel bringup{_repeats_note(summ)}",
+                        max(5, 1.6 * len(labels) + 2.5), 4.2)
+    ax = axes[0, 0]
+    for j, mode in enumerate(casenames.BRINGUP_MODES):
+        xs = [i + (j - 0.5) * width for i, g in enumerate(labels) if mode in groups[g]]
+        vals = [groups[g][mode]["mean"] for g in labels if mode in groups[g]]
+        if not xs:
+            continue
+        bars = ax.bar(xs, vals, width, color=PALETTE[j], label=mode)
+        ax.bar_label(bars, [fmt(v) for v in vals], fontsize=8, padding=2)
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_ylabel(axis_label("mean", unit))
+    ax.set_title(f"{next(iter(summ.values()))['better']} is better", fontsize=9)
+    ax.margins(y=0.12)
+    ax.legend(fontsize=9)
+    ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def heatmap(res, bench, summ):
+    """CPU-by-CPU grid of p50 values, one panel per case prefix (e.g. xcall and limit)."""
+    cells = {}
+    for case, s in summ.items():
+        c = casenames.heatmap_cell(case)
+        if c is None:
+            return None
+        group, src, dst = c
+        cells.setdefault(group, {})[(src, dst)] = s["p50"]
+    unit = next(iter(summ.values()))["unit"]
+    n = 1 + max(max(k) for g in cells.values() for k in g)
+    if n <= 0 or min(min(k) for g in cells.values() for k in g) < 0:
+        return None
+    side = min(max(3.6, 0.55 * n + 1.6), 12)
+    fig, axes = _figure(res, f"{bench}: p50 from CPU to CPU{_repeats_note(summ)}",
+                        side * len(cells) + 0.6, side + 0.5, 1, len(cells))
+    for ax, (group, grid) in zip(axes[0], cells.items()):
+        data = [[grid.get((i, j), math.nan) for j in range(n)] for i in range(n)]
+        cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#dddddd")
+        im = ax.imshow(data, cmap=cmap, origin="upper")
+        finite = [v for row in data for v in row if math.isfinite(v)]
+        if n <= MAX_ANNOTATED_CPUS and finite:
+            lo, hi = min(finite), max(finite)
+            for i in range(n):
+                for j in range(n):
+                    v = data[i][j]
+                    if not math.isfinite(v):
+                        continue
+                    light = hi > lo and (v - lo) / (hi - lo) > 0.6
+                    ax.text(j, i, fmt(v), ha="center", va="center",
+                            fontsize=8 if n <= 8 else 6, color="black" if light else "white")
+        ax.set_xticks(range(n))
+        ax.set_yticks(range(n))
+        ax.set_xlabel("to CPU (target)")
+        ax.set_ylabel("from CPU (caller)")
+        ax.set_title(group or "xcall", fontsize=10)
+        fig.colorbar(im, ax=ax, shrink=0.8, label=axis_label("p50", unit))
+    return fig
+
+
+def distribution(res, bench, summ):
+    """Latency distribution per case from its percentiles: min, p50, p90, p99, max."""
+    names = [c for c, s in summ.items() if s["unit"] in TIME_UNITS]
+    unit = summ[names[0]]["unit"]
+    names = [c for c in names if summ[c]["unit"] == unit]
+    points = [("min", "min"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("max", "max")]
+    fig, axes = _figure(res, f"{bench}: latency distribution per case{_repeats_note(summ)}",
+                        8, 4.6)
+    ax = axes[0, 0]
+    for i, c in enumerate(names):
+        xs = [k for k, (_, key) in enumerate(points) if key in summ[c]]
+        ys = [summ[c][points[k][1]] for k in xs]
+        ax.plot(xs, ys, marker="o", color=PALETTE[i % len(PALETTE)], label=c)
+    ax.set_xticks(range(len(points)), [p for p, _ in points])
+    ax.set_xlabel("percentile of operations")
+    ax.set_ylabel(f"{quantity(unit)} per operation ({unit})")
+    ax.set_yscale("log")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="case",
+              title_fontsize=8)
+    return fig
+
+
+SPECIAL = {"pingpong": limit_bars, "kernel": limit_bars, "storm": storm, "matrix": matrix,
+           "bringup": bringup, "heatmap": heatmap}
+
+
+def figures(res):
+    """[(name, Figure)] for every bench in a Results, specialised charts first."""
+    out = []
+    for bench in res.benches():
+        summ = _summaries(res, bench)
+        fig = None
+        if bench in SPECIAL:
+            try:
+                fig = SPECIAL[bench](res, bench, summ)
+            except (ValueError, KeyError, IndexError, ZeroDivisionError):
+                fig = None               # odd values (e.g. negative CPU numbers)
+        if fig is None:                  # case names did not fit: the generic chart
+            fig = generic(res, bench, summ)
+        out.append((bench, fig))
+        timed = [s for s in summ.values() if s["unit"] in TIME_UNITS and s["n"] > 1]
+        if bench != "heatmap" and timed and len(summ) <= MAX_DISTRIBUTION_CASES:
+            out.append((f"{bench}-distribution", distribution(res, bench, summ)))
+    return out
+
+
+SAVE_RC = {"svg.fonttype": "none", "svg.hashsalt": "xcall-report"}
+
+
+def save(fig, path_stem):
+    """Write path_stem.png and path_stem.svg; return both paths."""
+    paths = []
+    with matplotlib.rc_context(SAVE_RC):
+        for ext, kw in (("png", {"dpi": 130}), ("svg", {"metadata": {"Date": None}})):
+            p = f"{path_stem}.{ext}"
+            fig.savefig(p, format=ext, **kw)
+            paths.append(p)
+    return paths
+
+
+def safe_name(name):
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+
+
+def write_all(res, outdir):
+    """Draw every figure of a Results into outdir; return the written paths."""
+    os.makedirs(outdir, exist_ok=True)
+    paths = []
+    for name, fig in figures(res):
+        paths += save(fig, os.path.join(outdir, safe_name(name)))
+    return paths
