@@ -31,6 +31,8 @@ KERNEL_BAD = re.compile(
     r"Oops|BUG:|WARNING:|Call Trace|general protection|soft lockup|hard LOCKUP|"
     r"rcu: INFO|self-detected stall|Kernel panic|hung_task|blocked for more than")
 IPI_CASES = ["dry-run", "self", "normal", "broadcast", "broadcast-lock"]
+IPI_EXTRA = ["self-irqwork"]           # asked for by name only
+DELIVERY = ("self", "normal", "self-irqwork")
 
 
 class Checker:
@@ -94,9 +96,14 @@ def parse_blocks(text):
 
 def cal_total(lines):
     """Sum of the CAL row of a /proc/interrupts dump (None when absent)."""
+    return irq_total(lines, "CAL:")
+
+
+def irq_total(lines, row):
+    """Sum over CPUs of one row of a /proc/interrupts dump (None when absent)."""
     for line in lines or []:
         parts = line.split()
-        if parts and parts[0] == "CAL:":
+        if parts and parts[0] == row:
             total = 0
             for p in parts[1:]:
                 if not p.isdigit():
@@ -240,7 +247,7 @@ def check_ok_case(ck, name, params, blk, docs):
     if mode == "ipi":
         iters = int(params.get("iterations", 100000))
         want = params.get("cases", ",".join(IPI_CASES)).split(",")
-        want_recs = set(want) | {c + ".delivery" for c in want if c in ("self", "normal")}
+        want_recs = set(want) | {c + ".delivery" for c in want if c in DELIVERY}
         ck.check(all(r.get("bench") == "kmod-ipi" for r in recs.values()),
                  f"{name}: every record is bench kmod-ipi")
         ck.check(set(recs) == want_recs, f"{name}: cases {sorted(want_recs)}",
@@ -255,9 +262,22 @@ def check_ok_case(ck, name, params, blk, docs):
         if "normal" in recs and "target" in params:
             ck.check(recs["normal"].get("params", {}).get("target") == int(params["target"]),
                      f"{name}: normal targets CPU {params['target']}")
-        expected = sum(r.get("counters", {}).get("ipis_expected", 0) for r in recs.values())
+        # Function-call IPIs show in CAL; self-irqwork's irq_work self-IPIs in IWI.
+        expected = sum(r.get("counters", {}).get("ipis_expected", 0)
+                       for c, r in recs.items() if c not in IPI_EXTRA)
         mod_cal = sum(r.get("counters", {}).get("cal_irqs", 0) for r in recs.values())
         wait = True
+        if "self-irqwork" in recs:
+            iw = recs["self-irqwork"].get("counters", {})
+            before = irq_total(secs.get("IRQ-BEFORE"), "IWI:")
+            after = irq_total(secs.get("IRQ-AFTER"), "IWI:")
+            exp = iw.get("ipis_expected", 0)
+            if ck.check(before is not None and after is not None,
+                        f"{name}: /proc/interrupts has an IWI row"):
+                d = after - before
+                ck.check(exp * 0.9 <= d <= exp * 1.1 + 300,
+                         f"{name}: IWI rose by {d} for {exp} irq_work self-IPIs",
+                         f"outside {exp * 0.9:.0f}..{exp * 1.1 + 300:.0f}")
     else:
         numipi = int(params.get("numipi", 100000))
         single = params.get("single", "1") not in ("0", "n", "N")
@@ -344,7 +364,7 @@ def print_ipi_table(doc, accel):
     print("\n  kmod-ipi, the seed 003 table (sums over all calls; ratio = total / dry-run total):")
     print(f"    {'case':16} {'delivery':>12} {'total':>12} {'ratio':>7} {'p50/call':>10} "
           f"{'p99/call':>10} {'CAL/IPIs':>11}")
-    for c in IPI_CASES:
+    for c in IPI_CASES + IPI_EXTRA:
         r = recs.get(c)
         if not r:
             continue
@@ -373,7 +393,7 @@ def side_by_side(kdoc, bdoc, accel):
     print("\n  In-kernel (xcall_ipi.ko) beside user space (xcall-bench kernel ipi), same guest:")
     if accel == "tcg":
         print("    (software emulation: absolute times mean nothing here, read only the ratios)")
-    krecs = [r for r in kdoc["results"] if r["case"] in IPI_CASES or r["case"].endswith(".delivery")]
+    krecs = [r for r in kdoc["results"]]
     brecs = [r for r in bdoc.get("results", []) if r.get("unit") == "ns"]
     kref = next((r for r in krecs if r["case"] == "normal"), krecs[0] if krecs else None)
     bref = next((r for r in brecs if "normal" in r["case"] or "single" in r["case"]),
@@ -474,8 +494,10 @@ def main():
               f"(xcall-report compare takes them)")
 
     kdoc = docs.get("ipi-all")
-    if kdoc:
-        print_ipi_table(kdoc, a.accel)
+    for n, d in docs.items():
+        if n.startswith("ipi"):
+            print(f"\n   {n}: insmod xcall_ipi.ko {' '.join(d['command'][2:])}", end="")
+            print_ipi_table(d, a.accel)
     if any(n.startswith("storm") for n in docs):
         print("\n  kmod-storm (ipistorm):")
         for n, d in docs.items():
