@@ -26,8 +26,11 @@ PC_FILE  := $(BUILD)/xcall.pc
 
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
-.PHONY: all lib examples check run install uninstall clean
+.PHONY: all lib examples check run install uninstall clean deps
 all: lib examples
+
+# Debian packages the parts need; each fragment adds its own. `make deps` installs the missing ones.
+APT_PACKAGES :=
 
 lib: $(LIB_A) $(LIB_SO) $(PC_FILE)
 
@@ -74,7 +77,10 @@ include tests/tests.mk
 -include model/model.mk
 -include kmod/kmod.mk
 
-check: $(CHECK_TARGETS)
+deps:
+	@scripts/install-deps.sh $(APT_PACKAGES)
+
+check: deps $(CHECK_TARGETS)
 	@echo "make check: all suites passed"
 
 run: $(RUN_TARGETS)
