@@ -293,10 +293,15 @@ def check_ok_case(ck, name, params, blk, docs):
         cnt = main.get("counters", {})
         truncated = main.get("params", {}).get("truncated")
         ck.check(truncated or main.get("n") == numipi * len(senders),
-                 f"{name}: {len(senders)} senders x {numipi} calls timed", f"n {main.get('n')}")
+                 f"{name}: {main.get('n')} calls timed ({len(senders)} senders x {numipi}"
+                 f"{', stopped by the timeout' if truncated else ''})", f"n {main.get('n')}")
         ck.check(cnt.get("handled") == cnt.get("handled_expected") and cnt.get("handled", 0) > 0,
                  f"{name}: every call ran its handler ({cnt.get('handled')})",
                  f"handled {cnt.get('handled')} of {cnt.get('handled_expected')}")
+        if "timeout" in params and numipi * len(senders) > 10**8:
+            ck.check(truncated is True and 0 < main.get("n", 0) < numipi * len(senders),
+                     f"{name}: timeout={params['timeout']} stopped the senders early "
+                     f"({main.get('n')} calls)", f"truncated {truncated}, n {main.get('n')}")
         rt = recs.get(kind + ".runtime", {})
         ck.check(rt.get("n") == 1 and rt.get("p50") == rt.get("max") == rt.get("mean"),
                  f"{name}: runtime is a single-number record")

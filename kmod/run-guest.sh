@@ -154,15 +154,17 @@ kvm_usable() {
 run_guest() {
 	local accel=$1 tmo=$2 cpuopt con="$OUT/console-$1.log" res="$OUT/results-$1.log"
 	if [ "$accel" = kvm ]; then cpuopt="-cpu host"; else cpuopt="-cpu max"; fi
-	rm -f "$con" "$res"
+	rm -f "$con" "$res" "$OUT/qemu-$accel.pid"
 	say "booting $KVER under $accel, 4 vCPUs (timeout ${tmo}s)"
+	# In a subshell that outlives qemu, so that a crash of qemu is a status, not a
+	# job notice from bash; the pid file lets the hang detector stop qemu itself.
 	# shellcheck disable=SC2086
-	timeout -k 5 "$tmo" qemu-system-x86_64 \
+	( timeout -k 5 "$tmo" qemu-system-x86_64 -pidfile "$OUT/qemu-$accel.pid" \
 		-accel "$accel" $cpuopt -smp 4,maxcpus=6 -m 512 \
 		-nodefaults -display none -no-reboot \
 		-kernel "$KIMG" -initrd "$OUT/initramfs.cpio.gz" \
 		-append "console=ttyS0 panic=-1 loglevel=4 xcall_iter=$3 xcall_numipi=$4 xcall_small=$5 xcall_bench_iter=$6" \
-		-serial "file:$con" -serial "file:$res" 2>"$OUT/qemu-$accel.err" &
+		-serial "file:$con" -serial "file:$res"; exit $? ) 2>"$OUT/qemu-$accel.err" &
 	QPID=$!
 	return 0
 }
@@ -177,15 +179,15 @@ wait_guest() {
 				say "$accel guest reached userspace after ${t}s"
 			elif [ "$up_tmo" -gt 0 ] && [ $t -ge "$up_tmo" ]; then
 				say "$accel guest printed no sign of life in ${up_tmo}s: treating it as hung"
-				kill "$QPID" 2>/dev/null
-				{ wait "$QPID"; } 2>/dev/null
+				[ -s "$OUT/qemu-$accel.pid" ] && kill "$(cat "$OUT/qemu-$accel.pid")" 2>/dev/null
+				wait "$QPID" 2>/dev/null
 				return 2
 			fi
 		fi
 		sleep 1
 		t=$((t + 1))
 	done
-	{ wait "$QPID"; } 2>/dev/null
+	wait "$QPID"
 	local rc=$?
 	if grep -q '@@XCALL-DONE' "$res" 2>/dev/null; then
 		say "$accel guest finished in ${t}s"

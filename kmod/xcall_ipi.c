@@ -55,6 +55,7 @@
 #include <linux/atomic.h>
 #include <linux/math64.h>
 #include <linux/bitops.h>
+#include <linux/math.h>
 #include <linux/cpuidle.h>
 #include <linux/irq_work.h>
 #include <linux/version.h>
@@ -126,14 +127,25 @@ MODULE_PARM_DESC(timeout, "Seconds after which a sender stops early; its records
 #define XH_SUB (1U << XH_SUB_BITS)
 #define XH_BUCKETS (XH_SUB + (64 - XH_SUB_BITS) * XH_SUB)
 
+/* The standard deviation needs a 128-bit sum of squares; without it, it is left out. */
+#ifdef CONFIG_ARCH_SUPPORTS_INT128
+#define XH_STDDEV 1
+typedef unsigned __int128 xc_u128;	/* older kernels have no u128 */
+#endif
+
 struct xhist {
 	u64 n, sum, min, max;
+#ifdef XH_STDDEV
+	xc_u128 sumsq;
+#endif
 	u32 *b;		/* XH_BUCKETS counters */
 };
 
 struct xstats {
 	u64 n, sum, min, max, p50, p90, p99;
 	u64 mean_x10;	/* mean in tenths of the unit */
+	u64 stddev;
+	bool has_stddev;
 };
 
 static int xhist_init(struct xhist *h)
@@ -156,6 +168,9 @@ static void xhist_reset(struct xhist *h)
 {
 	memset(h->b, 0, XH_BUCKETS * sizeof(u32));
 	h->n = h->sum = h->max = 0;
+#ifdef XH_STDDEV
+	h->sumsq = 0;
+#endif
 	h->min = U64_MAX;
 }
 
@@ -187,6 +202,9 @@ static inline void xhist_add(struct xhist *h, u64 v)
 	h->b[xhist_index(v)]++;
 	h->n++;
 	h->sum += v;
+#ifdef XH_STDDEV
+	h->sumsq += (xc_u128)v * v;
+#endif
 	if (v < h->min)
 		h->min = v;
 	if (v > h->max)
@@ -201,6 +219,9 @@ static void xhist_merge(struct xhist *dst, const struct xhist *src)
 		dst->b[i] += src->b[i];
 	dst->n += src->n;
 	dst->sum += src->sum;
+#ifdef XH_STDDEV
+	dst->sumsq += src->sumsq;
+#endif
 	dst->min = min(dst->min, src->min);
 	dst->max = max(dst->max, src->max);
 }
@@ -225,6 +246,26 @@ static u64 xhist_quantile(const struct xhist *h, unsigned int permille)
 	return clamp(v, h->min, h->max);
 }
 
+#ifdef XH_STDDEV
+/* a / b for a 128-bit a, by shift and subtract (runs a few times per record). */
+static xc_u128 xc_div128(xc_u128 a, u64 b)
+{
+	xc_u128 q = 0, r = 0;
+	int i;
+
+	if (!(a >> 64))
+		return div64_u64((u64)a, b);
+	for (i = 127; i >= 0; i--) {
+		r = (r << 1) | ((a >> i) & 1);
+		if (r >= b) {
+			r -= b;
+			q |= (xc_u128)1 << i;
+		}
+	}
+	return q;
+}
+#endif
+
 static void xhist_stats(const struct xhist *h, struct xstats *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -238,6 +279,22 @@ static void xhist_stats(const struct xhist *h, struct xstats *s)
 	s->p50 = xhist_quantile(h, 500);
 	s->p90 = xhist_quantile(h, 900);
 	s->p99 = xhist_quantile(h, 990);
+#ifdef XH_STDDEV
+	{
+		/* population variance: (sumsq - sum^2 / n) / n, all in 128 bits */
+		xc_u128 sq = (xc_u128)h->sum * h->sum;
+		xc_u128 var = h->sumsq;
+		xc_u128 mean_sq = 0;
+		u64 n = h->n;
+
+		/* 128-by-64 division by hand: the kernel has no generic __udivti3 */
+		mean_sq = xc_div128(sq, n);
+		var = var > mean_sq ? var - mean_sq : 0;
+		var = xc_div128(var, n);
+		s->stddev = int_sqrt64(var > U64_MAX ? U64_MAX : (u64)var);
+		s->has_stddev = true;
+	}
+#endif
 }
 
 /* ----------------------------------------------------------- JSON output */
@@ -391,6 +448,8 @@ static void jb_record(struct jbuf *jb, bool *first, const struct jrec *r)
 		  "\"repeat\": 0",
 		  r->unit, s->n, s->mean_x10 / 10, s->mean_x10 % 10,
 		  s->p50, s->p90, s->p99, s->max, s->min);
+	if (s->has_stddev)
+		jb_printf(jb, ", \"stddev\": %llu", s->stddev);
 	if (r->ncpus) {
 		jb_printf(jb, ", \"cpus\": [");
 		for (i = 0; i < r->ncpus; i++)
@@ -416,6 +475,8 @@ static void xstats_single(struct xstats *s, u64 v)
 	s->n = 1;
 	s->sum = s->min = s->max = s->p50 = s->p90 = s->p99 = v;
 	s->mean_x10 = v * 10;
+	s->stddev = 0;
+	s->has_stddev = false;
 }
 
 /* ------------------------------------------------------------ /proc file */
