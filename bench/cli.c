@@ -181,9 +181,9 @@ int cli_parse(const struct cmd_desc *d, int argc, char **argv, struct bopts *o, 
 	online_cpus_allowed(&o->cpus);
 
 	opterr = 0;
-	optind = 1;
+	optind = 0;     /* 0, not 1: a full reset, since the suite parses several argvs */
 	int c;
-	while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		const char *opt = argv[optind - 1];
 		switch (c) {
 		case 'h':
