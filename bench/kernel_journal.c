@@ -163,7 +163,9 @@ int journal_restore(bool verbose)
 		       err ? " FAILED" : "");
 	}
 	free(list);
-	if (!failed)
+	if (!failed) {
 		unlink(JOURNAL_FILE);
+		nentries = 0;   /* this run's changes are undone: nothing left for exit */
+	}
 	return failed ? -EIO : 0;
 }

@@ -46,8 +46,9 @@ int probe_idlestates(struct kctx *k)
 	if (!nstates)
 		cli_fail("kernel", "idlestates: %s/state0/disable is absent or not writable", dir);
 	for (int rep = 0; rep < k->o.repeat; rep++) {
-		/* -1: every state enabled as found; K: only state K enabled */
-		for (int only = -1; only < nstates; only++) {
+		/* only state K enabled, for each K; then (-1) every state enabled */
+		for (int j = 0; j <= nstates; j++) {
+			int only = j < nstates ? j : -1;
 			for (int s = 0; s < nstates; s++) {
 				snprintf(path, sizeof(path), "%s/state%d/disable", dir, s);
 				int err = sysfs_set(path, only < 0 || s == only ? "0" : "1");

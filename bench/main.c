@@ -86,7 +86,8 @@ static int suite(int argc, char **argv)
 	static const char *const idle[] = {"idle", "--iterations", "2000", "--idle-seconds", "0.5", NULL};
 	static const char *const bringup[] = {"bringup", "--iterations", "5", "--init-busy-ms", "50", NULL};
 	static const char *const heatmap[] = {"heatmap", "--iterations", "5000", NULL};
-	const char *const *const plan[] = {pingpong, ipi, matrix, storm, idle, bringup, heatmap};
+	static const char *const kernel[] = {"kernel", "ipi", "compare", "--iterations", "5000", NULL};
+	const char *const *const plan[] = {pingpong, ipi, matrix, storm, idle, bringup, heatmap, kernel};
 	int rc = 0;
 	uint64_t t0 = now_ns();
 	for (size_t i = 0; i < sizeof(plan) / sizeof(plan[0]); i++) {
