@@ -105,6 +105,10 @@ int sysfs_set(const char *path, const char *value)
 		return err;
 	if (!strcmp(old, value))
 		return 0;
+	/* journalled already: the oldest value is the one to restore */
+	for (int i = 0; i < nentries; i++)
+		if (!strcmp(entries[i].path, path))
+			return write_value(path, value);
 	if (nentries == MAX_ENTRIES || strlen(path) >= sizeof(entries[0].path))
 		return -ENOSPC;
 	mkdir(JOURNAL_DIR, 0700);
