@@ -396,33 +396,43 @@ def print_storm(doc):
 
 
 def side_by_side(kdoc, bdoc, accel):
-    """In-kernel figures beside xcall-bench's, each as a ratio to its own reference row."""
-    print("\n  In-kernel (xcall_ipi.ko) beside user space (xcall-bench kernel ipi), same guest:")
+    """In-kernel figures beside xcall-bench's, row by row where the case names match (kmod
+    'normal' with bench 'ipi/normal'), each as a ratio to its own 'normal' row."""
+    print("\n  In-kernel (xcall_ipi.ko) beside user space (xcall-bench kernel ipi), same guest,")
+    print("  p50 per call and, in brackets, the ratio to the same tool's 'normal' row:")
     if accel == "tcg":
         print("    (software emulation: absolute times mean nothing here, read only the ratios)")
-    krecs = [r for r in kdoc["results"]]
+    krecs = list(kdoc["results"])
     brecs = [r for r in bdoc.get("results", []) if r.get("unit") == "ns"]
-    kref = next((r for r in krecs if r["case"] == "normal"), krecs[0] if krecs else None)
-    bref = next((r for r in brecs if "normal" in r["case"] or "single" in r["case"]),
-                brecs[0] if brecs else None)
-    rows = max(len(krecs), len(brecs))
-    print(f"    {'kmod-ipi case':18} {'p50':>10} {'x normal':>9}   |   "
-          f"{'xcall-bench ' + (brecs[0]['bench'] if brecs else '') + ' case':34} {'p50':>10} "
-          f"{'x ' + (bref['case'] if bref else 'ref'):>12}")
-    for i in range(rows):
-        left = right = ""
-        if i < len(krecs):
-            r = krecs[i]
-            ratio = r["p50"] / kref["p50"] if kref and kref["p50"] else 0
-            left = f"{r['case']:18} {fmt_ns(r['p50']):>10} {ratio:>9.2f}"
-        if i < len(brecs):
-            r = brecs[i]
-            ratio = r["p50"] / bref["p50"] if bref and bref["p50"] else 0
-            right = f"{r['case'][:34]:34} {fmt_ns(r['p50']):>10} {ratio:>12.2f}"
-        print(f"    {left:40}   |   {right}")
+
+    def bench_match(case):
+        return next((r for r in brecs if r["case"] == case or r["case"].endswith("/" + case)), None)
+
+    def ref(recs, match):
+        return match("normal") or (recs[0] if recs else None)
+
+    kref = ref(krecs, lambda c: next((r for r in krecs if r["case"] == c), None))
+    bref = ref(brecs, bench_match)
+
+    def cell(r, base):
+        if r is None:
+            return f"{'-':>22}"
+        ratio = r["p50"] / base["p50"] if base and base["p50"] else 0.0
+        return f"{fmt_ns(r['p50']):>10} [{ratio:>7.2f}x]"
+
+    print(f"    {'case':18} {'xcall_ipi.ko':>22}   {'xcall-bench kernel':>22}   bench case")
+    used = set()
+    for r in krecs:
+        b = bench_match(r["case"])
+        if b is not None:
+            used.add(b["case"])
+        print(f"    {r['case']:18} {cell(r, kref)}   {cell(b, bref)}   {b['case'] if b else ''}")
+    for b in brecs:
+        if b["case"] not in used:
+            print(f"    {'':18} {cell(None, None)}   {cell(b, bref)}   {b['case']}")
     if kref and bref and kref["p50"]:
-        print(f"    user-space '{bref['case']}' p50 / in-kernel 'normal' p50 = "
-              f"{bref['p50'] / kref['p50']:.1f}x")
+        print(f"    user space '{bref['case']}' p50 / in-kernel '{kref['case']}' p50 = "
+              f"{bref['p50'] / kref['p50']:.2f}")
 
 
 # ------------------------------------------------------------------ main

@@ -15,6 +15,7 @@
 # Exit 0 when every check passed, 1 when one failed. Exit 0 with "skipped" only when the
 # kernel packages cannot be installed. Environment knobs:
 #   KMOD_ACCEL=kvm|tcg|auto (auto)   KMOD_KVM_TIMEOUT=secs (20)   KMOD_GUEST_TIMEOUT=secs (540)
+#   KMOD_KVM_CPU=model (host)
 #   KMOD_ITER / KMOD_NUMIPI / KMOD_SMALL / KMOD_BENCH_ITER   counts (defaults depend on accel)
 set -u
 
@@ -107,6 +108,7 @@ fi
 
 # ---------------------------------------------------------------- 3. xcall-bench
 BENCH=""
+BENCH_LIBS=""      # shared libraries to copy beside a dynamically linked xcall-bench
 BENCH_NOTE=""
 stage_bench() {
 	local host_bench="$TOP/build/xcall-bench" sbuild="$BUILD/kmod-static"
@@ -125,7 +127,14 @@ stage_bench() {
 		BENCH="$TOP/$sbuild/xcall-bench"
 		return
 	fi
-	BENCH_NOTE="could not build a statically linked xcall-bench (see $OUT/bench-static.log): the user-space side is skipped"
+	# Else the dynamic binary with the libraries it loads, at the same paths in the guest.
+	if BENCH_LIBS=$(ldd "$host_bench" 2>/dev/null | grep -o '/[^ ]*' | sort -u) && [ -n "$BENCH_LIBS" ]; then
+		say "no static xcall-bench (see $OUT/bench-static.log): staging the dynamic one with its libraries"
+		BENCH=$host_bench
+		return
+	fi
+	BENCH_LIBS=""
+	BENCH_NOTE="could not build a statically linked xcall-bench nor stage the dynamic one (see $OUT/bench-static.log): the user-space side is skipped"
 }
 stage_bench
 if [ -n "$BENCH" ]; then say "xcall-bench for the guest: $BENCH"; else say "$BENCH_NOTE"; fi
@@ -140,6 +149,9 @@ cp kmod/guest/cases "$ROOT/cases"
 cp "$KO" "$ROOT/xcall_ipi.ko"
 chmod 755 "$ROOT/init"
 [ -n "$BENCH" ] && cp "$BENCH" "$ROOT/xcall-bench"
+for lib in $BENCH_LIBS; do
+	mkdir -p "$ROOT$(dirname "$lib")" && cp -L "$lib" "$ROOT$lib"
+done
 (cd "$ROOT" && find . | cpio -o -H newc --quiet | gzip -1) >"$OUT/initramfs.cpio.gz" ||
 	die "could not build the initramfs"
 
@@ -153,7 +165,7 @@ kvm_usable() {
 # run_guest ACCEL TIMEOUT ITER NUMIPI SMALL BENCH_ITER: boots, 0 when the guest finished.
 run_guest() {
 	local accel=$1 tmo=$2 cpuopt con="$OUT/console-$1.log" res="$OUT/results-$1.log"
-	if [ "$accel" = kvm ]; then cpuopt="-cpu host"; else cpuopt="-cpu max"; fi
+	if [ "$accel" = kvm ]; then cpuopt="-cpu ${KMOD_KVM_CPU:-host}"; else cpuopt="-cpu max"; fi
 	rm -f "$con" "$res" "$OUT/qemu-$accel.pid"
 	say "booting $KVER under $accel, 4 vCPUs (timeout ${tmo}s)"
 	# In a subshell that outlives qemu, so that a crash of qemu is a status, not a
@@ -206,7 +218,7 @@ if [ "$ACCEL_WANT" != tcg ] && kvm_usable; then
 	wait_guest kvm "$KVM_TIMEOUT"
 	case $? in
 	0) ACCEL=kvm ;;
-	2) say "KVM did not boot the guest (qemu said: $(grep -v warning "$OUT/qemu-kvm.err" | tail -n 1)); falling back to TCG" ;;
+	2) say "KVM did not boot the guest (last qemu message: $(grep -v -e warning -e run-guest.sh "$OUT/qemu-kvm.err" | tail -n 1)); falling back to TCG" ;;
 	*) [ "$ACCEL_WANT" = kvm ] && die "the KVM guest failed" ;;
 	esac
 elif [ "$ACCEL_WANT" = kvm ]; then

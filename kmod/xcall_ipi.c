@@ -61,7 +61,6 @@
 #include <linux/version.h>
 #ifdef CONFIG_X86
 #include <asm/hardirq.h>
-#include <asm/hypervisor.h>
 #include <asm/processor.h>
 #include <asm/cpufeature.h>
 #endif
@@ -324,43 +323,57 @@ static __printf(2, 3) void jb_printf(struct jbuf *jb, const char *fmt, ...)
 	jb->len += n;
 }
 
-/* A JSON string literal: quotes, backslashes and control bytes escaped. */
-static void jb_str(struct jbuf *jb, const char *s)
+/* The inside of a JSON string: quotes, backslashes, control and non-ASCII bytes escaped. */
+static void jb_strbody(struct jbuf *jb, const char *s)
 {
-	jb_printf(jb, "\"");
 	for (; s && *s; s++) {
 		unsigned char c = *s;
 
 		if (c == '"' || c == '\\')
 			jb_printf(jb, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
+		else if (c < 0x20 || c >= 0x7f)
 			jb_printf(jb, "\\u%04x", c);
 		else
 			jb_printf(jb, "%c", c);
 	}
+}
+
+/* A JSON string literal. */
+static void jb_str(struct jbuf *jb, const char *s)
+{
+	jb_printf(jb, "\"");
+	jb_strbody(jb, s);
 	jb_printf(jb, "\"");
 }
 
+/*
+ * The hypervisor, named as xcall-bench names it: from the signature of CPUID leaf
+ * 0x40000000 (so that TCG, which the kernel does not detect, is named too).
+ */
 static const char *xc_hypervisor(bool *virt)
 {
 #ifdef CONFIG_X86
+	static const struct { const char *sig, *name; } known[] = {
+		{ "KVMKVMKVM", "KVM" }, { "Microsoft Hv", "Hyper-V" },
+		{ "VMwareVMware", "VMware" }, { "XenVMMXenVMM", "Xen" },
+		{ "TCGTCGTCGTCG", "QEMU-TCG" }, { "bhyve bhyve ", "bhyve" },
+		{ "ACRNACRNACRN", "ACRN" }, { " lrpepyh  vr", "Parallels" },
+		{ "VBoxVBoxVBox", "VirtualBox" },
+	};
+	unsigned int eax, sig[3];
+	char name[13];
+	int i;
+
 	*virt = boot_cpu_has(X86_FEATURE_HYPERVISOR);
-	switch (x86_hyper_type) {
-	case X86_HYPER_VMWARE:
-		return "VMware";
-	case X86_HYPER_MS_HYPERV:
-		return "Microsoft";
-	case X86_HYPER_XEN_PV:
-		return "Xen PV";
-	case X86_HYPER_XEN_HVM:
-		return "Xen HVM";
-	case X86_HYPER_KVM:
-		return "KVM";
-	case X86_HYPER_NATIVE:
-		return *virt ? "unknown" : "none";
-	default:
-		return "other";
-	}
+	if (!*virt)
+		return "none";
+	cpuid(0x40000000, &eax, &sig[0], &sig[1], &sig[2]);
+	memcpy(name, sig, 12);
+	name[12] = '\0';
+	for (i = 0; i < ARRAY_SIZE(known); i++)
+		if (!strncmp(name, known[i].sig, strlen(known[i].sig)))
+			return known[i].name;
+	return "unknown";
 #else
 	*virt = false;
 	return "unknown";
@@ -411,13 +424,13 @@ static void jb_header(struct jbuf *jb)
 		jb_printf(jb, "\"mode=storm\", \"numipi=%lu\", \"single=%d\", \"offset=%u\", ",
 			  numipi, single, offset);
 		jb_printf(jb, "\"cpulist=");
-		jb_printf(jb, "%s", cpulist ? cpulist : "");	/* validated: digits , - */
+		jb_strbody(jb, cpulist);
 		jb_printf(jb, "\", \"wait=%d\", \"delay=%u\", \"timeout=%u\"],\n",
 			  wait, delay, timeout);
 	} else {
 		jb_printf(jb, "\"mode=ipi\", \"iterations=%lu\", \"cpu=%d\", \"target=%d\", \"cases=",
 			  iterations, cpu, target);
-		jb_printf(jb, "%s", cases ? cases : "");	/* validated: names , */
+		jb_strbody(jb, cases);
 		jb_printf(jb, "\", \"timeout=%u\"],\n", timeout);
 	}
 	jb_host(jb);
