@@ -47,7 +47,27 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
 /* Call flags. */
 #define XC_WAIT       (1u << 0)   /* return only after fn ran on every target */
 #define XC_RUN_LOCAL  (1u << 1)   /* many/all/cond: also run fn on the calling worker's CPU */
-#define XC_FLAGS_ALL  (XC_WAIT | XC_RUN_LOCAL)
+#define XC_URGENT     (1u << 2)   /* interrupt a busy worker: fn runs in a signal handler */
+#define XC_FLAGS_ALL  (XC_WAIT | XC_RUN_LOCAL | XC_URGENT)
+
+/*
+ * Urgent calls (XC_URGENT) reach a worker that is busy in a long work item or
+ * call and is not calling xc_poll(): the kick becomes a signal to that worker
+ * (xc_opts.urgent_signal), and urgent calls run in its handler, as IPI
+ * handlers run in interrupt context. An idle worker runs them in its idle
+ * loop, without a signal. The rules for an urgent function are those of a
+ * signal handler and of an IPI handler:
+ *   - async-signal-safe work only (no malloc, no stdio, no locks that the
+ *     interrupted code may hold: it may be interrupted holding any of them);
+ *   - no waiting calls (XC_WAIT gives -EDEADLK), no hotplug, no xc_exit;
+ *     nowait calls, xc_call_async and xc_queue_work are fine;
+ *   - short: the interrupted work item waits for it.
+ * A work item interrupted inside a system call sees that call fail with EINTR
+ * unless the system call restarts (the handler is installed with SA_RESTART).
+ */
+
+/* xc_opts.stuck_ms: no stuck-call reports. */
+#define XC_STUCK_OFF (-1)
 
 /* Poll window policies for xc_opts.poll_ns; a positive value is a fixed window in ns. */
 #define XC_POLL_ADAPTIVE 0L    /* default: grows after short sleeps, shrinks after long ones */
@@ -75,6 +95,13 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  * @bringup_timeout_ms: how long a worker may take to report alive; 0 = 10000.
  * @report:             receives every diagnostic line (no newline); NULL = stderr.
  * @ablate:             XC_ABLATE_* bits (benchmarks only).
+ * @stuck_ms:           report a waiting call not done after this long (repeating,
+ *                      with growing intervals); 0 = 5000, XC_STUCK_OFF = never.
+ * @trace_file:         record events in per-CPU rings and write them there, as
+ *                      Chrome trace JSON, at xc_exit(); NULL = no tracing.
+ * @trace_events:       ring size in events, per CPU and per calling thread; 0 = 65536.
+ * @urgent_signal:      the signal that interrupts a busy worker for XC_URGENT
+ *                      calls; 0 = SIGRTMIN + 2.
  *
  * A field left zero takes its XCALL_* environment variable, if set, else the
  * default (see the options table in the README, or run with XCALL_VERBOSE=1).
@@ -88,6 +115,10 @@ struct xc_opts {
 	unsigned bringup_timeout_ms;
 	void (*report)(const char *line);
 	unsigned ablate;
+	int stuck_ms;
+	const char *trace_file;
+	unsigned trace_events;
+	int urgent_signal;
 };
 
 struct xc__link {
@@ -114,8 +145,9 @@ struct xc_call {
 	void *arg;
 	/* private: */
 	struct xc__link _link;
-	_Atomic unsigned _flags;
-	int _src_cpu;
+	_Atomic uint16_t _flags;
+	int16_t _src_cpu;
+	uint32_t _trace_id;
 	struct xc__sync *_sync;
 	void *_owner;
 	struct xc__sync _done;
@@ -136,6 +168,7 @@ struct xc_work {
 	struct xc__link _link;
 	_Atomic unsigned _flags;
 	int _src_cpu;
+	uint32_t _trace_id;
 };
 
 /**
@@ -149,11 +182,16 @@ struct xc_work {
  * @wakeups:         times it came back from that sleep.
  * @work_run:        work items run.
  * @poll_ns_now:     the current idle poll window (adaptive policy), in ns.
+ * @urgent_calls:    XC_URGENT calls run (also counted in @calls).
+ * @signals_sent:    signals sent to interrupt this CPU's busy worker.
+ * @stuck_reports:   stuck-call reports about calls waiting on this CPU.
+ * @trace_drops:     trace events overwritten before they were written out.
  */
 struct xc_stats {
 	uint64_t calls, kicks_sent, kicks_elided, kicks_coalesced, free_rides,
 		 sleeps, wakeups, work_run;
 	uint64_t poll_ns_now;
+	uint64_t urgent_calls, signals_sent, stuck_reports, trace_drops;
 };
 
 /**
@@ -174,7 +212,8 @@ int xc_init(const struct xc_opts *opts);
  *
  * Context: a thread that is not a worker. Calls racing with xc_exit() either
  * complete or get -ENXIO; none is lost. xc_init() may follow again.
- * Return: 0; -ENXIO not initialised; -EDEADLK called from a worker.
+ * Return: 0; -ENXIO not initialised; -EDEADLK called from a worker; the
+ * negative errno of writing xc_opts.trace_file (the runtime is down all the same).
  */
 int xc_exit(void);
 
@@ -183,11 +222,13 @@ int xc_exit(void);
  * @cpu:   target CPU (a Linux CPU number in the runtime's set).
  * @fn:    function; runs in call context on @cpu.
  * @arg:   its argument.
- * @flags: XC_WAIT to return only after fn has run.
+ * @flags: XC_WAIT to return only after fn has run; XC_URGENT to interrupt a
+ *         busy worker (see the rules above).
  *
  * On the calling worker's own CPU fn runs at once, inline.
  * Return: 0; -EINVAL NULL fn or unknown flags; -ENXIO @cpu absent or offline,
- * or the runtime is not up; -ENOMEM no descriptor for a nowait call.
+ * or the runtime is not up; -ENOMEM no descriptor for a nowait call;
+ * -EDEADLK XC_WAIT from inside an urgent function.
  */
 int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags);
 
@@ -294,6 +335,14 @@ int xc_online_mask(cpu_set_t *out);
  * Return: 0; -EINVAL NULL @out; -ENXIO @cpu outside the set or runtime not up.
  */
 int xc_stats_get(int cpu, struct xc_stats *out);
+
+/**
+ * xc_trace_dump() - write every recorded event, now, as Chrome trace JSON
+ * (loads in Perfetto and chrome://tracing: one track per CPU and per calling
+ * thread, flows from each queued call to its entry).
+ * Return: 0; -EINVAL NULL @path; -ENXIO tracing is off; -errno of the write.
+ */
+int xc_trace_dump(const char *path);
 
 /**
  * xc_cpulist_parse() - parse a cpulist ("0-3,8,10-15:2") into @out.

@@ -13,6 +13,7 @@
  */
 #include "internal.h"
 #include "futex.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -33,6 +34,11 @@ static void cpu_reset(struct xc_cpu *c, int cpu)
 	c->generation = xc_rt.generation;
 	atomic_store_explicit(&c->callq, XC_LLIST_CLOSED, memory_order_relaxed);
 	atomic_store_explicit(&c->workq, XC_LLIST_CLOSED, memory_order_relaxed);
+	atomic_store_explicit(&c->urgentq, XC_LLIST_CLOSED, memory_order_relaxed);
+	atomic_store_explicit(&c->urgent_calls, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->signals_sent, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->stuck_reports, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->cur_kind, XC_ACT_NONE, memory_order_relaxed);
 	atomic_store_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_relaxed);
 	atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
 	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
@@ -212,9 +218,15 @@ int xc_init(const struct xc_opts *opts)
 	for (int i = 0; i < n; i++)
 		cpu_reset(&xc_cpus[xc_rt.cpu_list[i]], xc_rt.cpu_list[i]);
 
-	ret = xc_rt.cfg.serial_bringup ? bringup_serial() : bringup_parallel();
+	ret = xc_urgent_install();
+	if (!ret && xc_rt.cfg.trace_file)
+		ret = xc_trace_start();
+	if (!ret)
+		ret = xc_rt.cfg.serial_bringup ? bringup_serial() : bringup_parallel();
 	if (ret) {
 		bringup_undo();
+		xc_trace_stop();
+		xc_urgent_restore();
 		runtime_clear();
 		atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_release);
 		return ret;
@@ -226,13 +238,13 @@ int xc_init(const struct xc_opts *opts)
 
 int xc_exit(void)
 {
-	int expected = XC_RT_UP;
+	int expected = XC_RT_UP, ret = 0;
 
 	if (xc_self)
 		return -EDEADLK;
-	/* acq_rel: one exiter; new calls see STOPPING and get -ENXIO */
+	/* seq_cst: one exiter; new calls see STOPPING and get -ENXIO (urgent.c pairs with it) */
 	if (!atomic_compare_exchange_strong_explicit(&xc_rt.state, &expected, XC_RT_STOPPING,
-						     memory_order_acq_rel, memory_order_relaxed))
+						     memory_order_seq_cst, memory_order_relaxed))
 		return -ENXIO;
 	pthread_mutex_lock(&xc_rt.hotplug_lock);
 	for (int i = 0; i < xc_rt.nr_cpus; i++) {
@@ -252,8 +264,12 @@ int xc_exit(void)
 		pthread_join(c->thread, NULL);
 		c->thread_live = false;
 	}
+	xc_urgent_restore();
+	if (xc_rt.cfg.trace_file)
+		ret = xc_trace_dump(xc_rt.cfg.trace_file);
+	xc_trace_stop();
 	runtime_clear();
 	pthread_mutex_unlock(&xc_rt.hotplug_lock);
 	atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_release);
-	return 0;
+	return ret;
 }

@@ -7,9 +7,11 @@
  * its own completion; a nowait call or one target of a many call comes from
  * the caller's pool (pool.c) and goes back to it before its function runs;
  * an async call uses the caller's descriptor and clears its in-flight bit
- * after the function returns.
+ * after the function returns. XC_URGENT calls go on the CPU's urgent queue
+ * and may run in its worker's signal handler (urgent.c).
  */
 #include "internal.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <string.h>
@@ -17,21 +19,32 @@
 bool xc_calls_pending(struct xc_cpu *c)
 {
 	/* seq_cst: this is the W2 re-check of the wakeup protocol (kick.c) */
-	return xc_llist_nonempty(&c->callq, memory_order_seq_cst);
+	return xc_llist_nonempty(&c->callq, memory_order_seq_cst) ||
+	       xc_llist_nonempty(&c->urgentq, memory_order_seq_cst);
 }
 
-static void call_run(struct xc_cpu *c, struct xc_call *call)
+static void call_run(struct xc_cpu *c, struct xc_call *call, bool urgent)
 {
 	xc_func_t fn = call->fn;
 	void *arg = call->arg;
 	/* relaxed: the take's acquire already ordered the descriptor's contents */
 	unsigned kind = atomic_load_explicit(&call->_flags, memory_order_relaxed);
 	struct xc__sync *sync = call->_sync;
+	uint32_t flow = call->_trace_id;
+	int from = call->_src_cpu;
 
 	if (kind & XC_CALL_POOL)
 		xc_pool_put(call);	/* the sender may reuse it while fn runs */
+	xc_activity_set(c, urgent ? XC_ACT_URGENT : XC_ACT_CALL, (const void *)fn);
+	xc_trace(urgent ? XC_EV_URGENT_ENTRY : XC_EV_CALL_ENTRY, from, flow, (const void *)fn);
 	fn(arg);
-	xc_stat_inc_own(&c->calls);
+	xc_trace(urgent ? XC_EV_URGENT_EXIT : XC_EV_CALL_EXIT, from, flow, (const void *)fn);
+	xc_activity_clear(c);
+	/* an urgent call may interrupt the worker in the middle of its own count */
+	if (urgent)
+		xc_stat_inc_shared(&c->urgent_calls);
+	else
+		xc_stat_inc_own(&c->calls);
 	if (kind & XC_CALL_SYNC)
 		xc_sync_complete(sync);	/* last touch of a waiting caller's memory */
 	else if (kind & XC_CALL_ASYNC)
@@ -40,7 +53,7 @@ static void call_run(struct xc_cpu *c, struct xc_call *call)
 }
 
 /* Run a taken list: waiting calls first (someone is blocked on them), then the rest, each in FIFO order. */
-static int run_list(struct xc_cpu *c, struct xc__link *lifo)
+static int run_list(struct xc_cpu *c, struct xc__link *lifo, bool urgent)
 {
 	struct xc__link *l = xc_llist_reverse(lifo);
 	struct xc__link *sync_head = NULL, **sync_tail = &sync_head;
@@ -67,45 +80,90 @@ static int run_list(struct xc_cpu *c, struct xc__link *lifo)
 	for (l = sync_head; l; n++) {
 		struct xc__link *next = l->next;	/* the call may be gone once it ran */
 
-		call_run(c, xc_container_of(l, struct xc_call, _link));
+		call_run(c, xc_container_of(l, struct xc_call, _link), urgent);
 		l = next;
 	}
 	return n;
 }
 
+/* Run the urgent queue: from the signal handler, the idle loop or the task loop. */
+int xc_run_urgent(struct xc_cpu *c)
+{
+	struct xc__link *l = xc_llist_take(&c->urgentq);
+
+	return l ? run_list(c, l, true) : 0;
+}
+
 int xc_run_calls(struct xc_cpu *c)
 {
+	int n = xc_run_urgent(c);
 	struct xc__link *l = xc_llist_take(&c->callq);
 
-	return l ? run_list(c, l) : 0;
+	return l ? n + run_list(c, l, false) : n;
 }
 
 /* Offline or exit: refuse new calls, run every queued one. */
 int xc_drain_calls(struct xc_cpu *c)
 {
-	return run_list(c, xc_llist_close(&c->callq));
+	int n = run_list(c, xc_llist_close(&c->urgentq), true);
+
+	return n + run_list(c, xc_llist_close(&c->callq), false);
 }
 
-/* Push one call; kick if the queue went from empty to non-empty. */
-static int call_push(struct xc_cpu *c, struct xc_call *call)
+/* After a push: kick if the queue went from empty to non-empty. */
+static void call_kick(struct xc_cpu *c, int pushed, bool urgent)
 {
+	if (pushed == XC_PUSH_WAS_EMPTY || (pushed == XC_PUSH_NONEMPTY && xc_ablated(XC_ABLATE_COALESCE))) {
+		if (urgent)
+			xc_kick_urgent(c);
+		else
+			xc_kick(c);
+	} else if (pushed == XC_PUSH_NONEMPTY) {
+		xc_stat_inc_shared(&c->kicks_coalesced);
+		xc_trace(XC_EV_KICK_COALESCED, c->cpu, 0, NULL);
+	}
+}
+
+/* Queue one call on @c; returns the push result (XC_PUSH_*). */
+static int call_enqueue(struct xc_cpu *c, struct xc_call *call, bool urgent)
+{
+	call->_src_cpu = (int16_t)(xc_self ? xc_self->cpu : -1);
+	call->_trace_id = xc_trace_flow();
+	xc_trace(XC_EV_QUEUE, c->cpu, call->_trace_id, (const void *)call->fn);
+	return xc_llist_push(urgent ? &c->urgentq : &c->callq, &call->_link);
+}
+
+static int call_push(struct xc_cpu *c, struct xc_call *call, unsigned flags)
+{
+	bool urgent = flags & XC_URGENT;
 	int r;
 
-	call->_src_cpu = xc_self ? xc_self->cpu : -1;
-	r = xc_llist_push(&c->callq, &call->_link);
-	if (r == XC_PUSH_CLOSED)
+	if (urgent && !xc_urgent_enter())
 		return -ENXIO;
-	if (r == XC_PUSH_WAS_EMPTY || xc_ablated(XC_ABLATE_COALESCE))
-		xc_kick(c);
-	else
-		xc_stat_inc_shared(&c->kicks_coalesced);
-	return 0;
+	r = call_enqueue(c, call, urgent);
+	call_kick(c, r, urgent);
+	if (urgent)
+		xc_urgent_leave();
+	return r == XC_PUSH_CLOSED ? -ENXIO : 0;
 }
 
 static void call_inline(struct xc_cpu *self, xc_func_t fn, void *arg)
 {
 	fn(arg);
-	xc_stat_inc_own(&self->calls);
+	if (xc_in_urgent)
+		xc_stat_inc_shared(&self->urgent_calls);
+	else
+		xc_stat_inc_own(&self->calls);
+}
+
+/* Flags that make no sense or could never finish. */
+static int check_flags(unsigned flags)
+{
+	if (flags & ~XC_FLAGS_ALL)
+		return -EINVAL;
+	if ((flags & XC_WAIT) && xc_in_urgent)
+		return -EDEADLK;	/* nothing runs on this CPU until the handler returns */
+	return 0;
 }
 
 int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
@@ -114,8 +172,11 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 	struct xc_call *call;
 	int ret;
 
-	if (!fn || (flags & ~XC_FLAGS_ALL))
+	if (!fn)
 		return -EINVAL;
+	ret = check_flags(flags);
+	if (ret)
+		return ret;
 	c = xc_cpu_get(cpu);
 	if (!c)
 		return -ENXIO;
@@ -125,14 +186,15 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 	}
 	if (flags & XC_WAIT) {
 		struct xc_call on_stack = { .fn = fn, .arg = arg };
+		struct xc_waitinfo wi = { fn, arg, &cpu, 1 };
 
 		/* relaxed: published by the push's release */
 		atomic_store_explicit(&on_stack._flags, XC_CALL_SYNC, memory_order_relaxed);
 		xc_sync_init(&on_stack._done, 1);
 		on_stack._sync = &on_stack._done;
-		ret = call_push(c, &on_stack);
+		ret = call_push(c, &on_stack, flags);
 		if (!ret)
-			xc_sync_wait(&on_stack._done);
+			xc_sync_wait(&on_stack._done, &wi);
 		return ret;
 	}
 	call = xc_pool_get();
@@ -142,7 +204,7 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 	call->arg = arg;
 	call->_sync = NULL;
 	atomic_store_explicit(&call->_flags, XC_CALL_POOL, memory_order_relaxed);
-	ret = call_push(c, call);
+	ret = call_push(c, call, flags);
 	if (ret)
 		xc_pool_put_local(call);
 	return ret;
@@ -151,7 +213,7 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 int xc_call_async(int cpu, struct xc_call *call)
 {
 	struct xc_cpu *c;
-	unsigned idle = 0;
+	uint16_t idle = 0;
 	int ret;
 
 	if (!call || !call->fn)
@@ -170,7 +232,7 @@ int xc_call_async(int cpu, struct xc_call *call)
 		atomic_store_explicit(&call->_flags, 0, memory_order_release);
 		return 0;
 	}
-	ret = call_push(c, call);
+	ret = call_push(c, call, 0);
 	if (ret)
 		atomic_store_explicit(&call->_flags, 0, memory_order_release);
 	return ret;
@@ -179,7 +241,7 @@ int xc_call_async(int cpu, struct xc_call *call)
 bool xc_call_done(const struct xc_call *call)
 {
 	/* acquire: pairs with call_run's release, so fn's effects are visible */
-	return !call || !(atomic_load_explicit((_Atomic unsigned *)&call->_flags,
+	return !call || !(atomic_load_explicit((_Atomic uint16_t *)&call->_flags,
 					       memory_order_acquire) & XC_CALL_INFLIGHT);
 }
 
@@ -199,8 +261,14 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 	int nt = 0, sent = 0, i;
 	cpu_set_t inside;
 
-	if (!mask || !fn || (flags & ~XC_FLAGS_ALL) || CPU_COUNT(mask) == 0)
+	bool urgent = flags & XC_URGENT;
+	int ret;
+
+	if (!mask || !fn || CPU_COUNT(mask) == 0)
 		return -EINVAL;
+	ret = check_flags(flags);
+	if (ret)
+		return ret;
 	if (!xc_rt_accepting())
 		return -ENXIO;
 	CPU_AND(&inside, mask, &xc_rt.cfg.cpus);
@@ -237,6 +305,11 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 			return -ENOMEM;
 		}
 	}
+	if (urgent && !xc_urgent_enter()) {
+		for (i = 0; i < nt; i++)
+			xc_pool_put_local(d[i]);
+		return -ENXIO;
+	}
 	xc_sync_init(&sync, (uint32_t)nt);
 	for (i = 0; i < nt; i++) {
 		struct xc_call *call = d[i];
@@ -244,11 +317,10 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 		call->fn = fn;
 		call->arg = arg;
 		call->_sync = (flags & XC_WAIT) ? &sync : NULL;
-		call->_src_cpu = self ? self->cpu : -1;
 		atomic_store_explicit(&call->_flags,
 				      XC_CALL_POOL | ((flags & XC_WAIT) ? XC_CALL_SYNC : 0),
 				      memory_order_relaxed);
-		pushed[i] = (signed char)xc_llist_push(&xc_cpus[targets[i]].callq, &call->_link);
+		pushed[i] = (signed char)call_enqueue(&xc_cpus[targets[i]], call, urgent);
 		if (pushed[i] == XC_PUSH_CLOSED) {
 			xc_pool_put_local(call);
 			xc_sync_complete(&sync);	/* went offline meanwhile: skipped */
@@ -256,21 +328,19 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 			sent++;
 		}
 	}
-	for (i = 0; i < nt; i++) {
-		struct xc_cpu *c = &xc_cpus[targets[i]];
-
-		if (pushed[i] == XC_PUSH_WAS_EMPTY ||
-		    (pushed[i] == XC_PUSH_NONEMPTY && xc_ablated(XC_ABLATE_COALESCE)))
-			xc_kick(c);
-		else if (pushed[i] == XC_PUSH_NONEMPTY)
-			xc_stat_inc_shared(&c->kicks_coalesced);
-	}
+	for (i = 0; i < nt; i++)
+		call_kick(&xc_cpus[targets[i]], pushed[i], urgent);
+	if (urgent)
+		xc_urgent_leave();
 	if (run_local) {
 		call_inline(self, fn, arg);
 		sent++;
 	}
-	if (flags & XC_WAIT)
-		xc_sync_wait(&sync);
+	if (flags & XC_WAIT) {
+		struct xc_waitinfo wi = { fn, arg, targets, nt };
+
+		xc_sync_wait(&sync, &wi);
+	}
 	return sent;
 }
 
@@ -312,8 +382,11 @@ int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags)
 	cpu_set_t left;
 	int ref, ret;
 
-	if (!mask || !fn || (flags & ~XC_FLAGS_ALL) || CPU_COUNT(mask) == 0)
+	if (!mask || !fn || CPU_COUNT(mask) == 0)
 		return -EINVAL;
+	ret = check_flags(flags);
+	if (ret)
+		return ret;
 	if (!xc_rt_accepting())
 		return -ENXIO;
 	ref = xc_self ? xc_self->cpu : sched_getcpu();

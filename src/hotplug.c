@@ -49,6 +49,7 @@ void xc_cpu_open(struct xc_cpu *c)
 	atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
 	xc_llist_open(&c->callq);
 	xc_llist_open(&c->workq);
+	xc_llist_open(&c->urgentq);
 	/* release: queues are open before anyone reads the CPU as online */
 	atomic_store_explicit(&c->online, true, memory_order_release);
 }
@@ -68,7 +69,7 @@ int xc_cpu_offline(int cpu)
 
 	if (!c)
 		return -ENXIO;
-	if (c == xc_self)
+	if (c == xc_self || xc_in_urgent)
 		return -EDEADLK;
 	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
 		return -ENXIO;	/* exiting: every CPU goes down anyway */
@@ -84,7 +85,7 @@ int xc_cpu_offline(int cpu)
 		/* seq_cst: S1 of the wakeup protocol; the worker's re-check reads ctl */
 		atomic_store_explicit(&c->ctl, XC_CTL_OFFLINE, memory_order_seq_cst);
 		xc_kick(c);
-		xc_sync_wait(&c->offline_done);
+		xc_sync_wait_until(&c->offline_done, 0);
 	}
 	xc_hotplug_unlock();
 	return ret;
@@ -97,6 +98,8 @@ int xc_cpu_online(int cpu)
 
 	if (!c || atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
 		return -ENXIO;
+	if (xc_in_urgent)
+		return -EDEADLK;
 	ret = xc_hotplug_lock();
 	if (ret)
 		return ret;

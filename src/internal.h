@@ -15,7 +15,10 @@
  *   options.c   the options table: struct xc_opts, XCALL_* environment, defaults
  *   topology.c  cpulists, sysfs LLC and NUMA ids
  *   stats.c     per-CPU counters
- *   report.c    the one diagnostic choke point
+ *   stuck.c     stuck-call reports (CSD_LOCK_WAIT_DEBUG)
+ *   urgent.c    XC_URGENT: the signal that interrupts a busy worker
+ *   trace.c     per-CPU event rings, Chrome trace export (trace.h)
+ *   report.c    the one diagnostic choke point; symbol names
  */
 #ifndef XC_INTERNAL_H
 #define XC_INTERNAL_H
@@ -83,6 +86,7 @@ struct xc_cpu {
 	/* mailbox: written by senders, polled by the worker */
 	_Atomic(struct xc__link *) callq __xc_aligned;
 	_Atomic(struct xc__link *) workq;
+	_Atomic(struct xc__link *) urgentq;	/* XC_URGENT calls */
 	_Atomic uint32_t idle;		/* enum xc_idle_state; futex word */
 	_Atomic uint32_t ctl;		/* XC_CTL_*: written by hotplug/exit, read by the worker */
 	_Atomic uint64_t kicks_sent;
@@ -96,8 +100,17 @@ struct xc_cpu {
 	_Atomic uint64_t wakeups;
 	_Atomic uint64_t work_run;
 	_Atomic long poll_ns;		/* adaptive window; read by xc_stats_get */
+	_Atomic uint64_t urgent_calls;	/* written only by the worker's signal handler */
 	struct xc__link *work_head;	/* taken work items, FIFO, not yet run */
 	struct xc__link *work_tail;
+	/* what the worker runs now, for stuck reports: written by it, read by waiters */
+	_Atomic int cur_kind;		/* XC_ACT_* */
+	_Atomic(const void *) cur_fn;
+	_Atomic uint64_t cur_since_ns;	/* CLOCK_MONOTONIC_COARSE */
+
+	/* counters bumped rarely, by other threads */
+	_Atomic uint64_t signals_sent __xc_aligned;
+	_Atomic uint64_t stuck_reports;
 
 	/* lifecycle: cold */
 	int cpu __xc_aligned;
@@ -108,6 +121,7 @@ struct xc_cpu {
 	int boot_err;
 	unsigned generation;		/* which xc_init started this worker */
 	pthread_t thread;
+	int tid;			/* Linux thread id: target of urgent signals */
 	bool thread_live;		/* thread created and not yet joined */
 	struct xc__sync offline_done;	/* completed by the worker once drained */
 	int llc_id, node_id;		/* topology: first CPU of the shared LLC; NUMA node */
@@ -124,7 +138,15 @@ struct xc_config {
 	void (*report)(const char *line);
 	unsigned ablate;
 	bool verbose;
+	int stuck_ms;			/* 0: off */
+	const char *trace_file;		/* NULL: no tracing */
+	unsigned trace_events;
+	int urgent_signal;
+	char trace_file_buf[256];	/* XCALL_TRACE's value, owned here */
 };
+
+/* What a worker is running (xc_cpu.cur_kind). */
+enum { XC_ACT_NONE = 0, XC_ACT_CALL, XC_ACT_URGENT, XC_ACT_WORK };
 
 enum { XC_RT_DOWN = 0, XC_RT_STARTING, XC_RT_UP, XC_RT_STOPPING };
 
@@ -136,11 +158,13 @@ struct xc_runtime {
 	unsigned generation;
 	pthread_mutex_t hotplug_lock;	/* serialises offline / online / exit */
 	struct xc__sync boot_done;	/* bringup: one count per worker to report */
+	_Atomic int urgent_senders;	/* urgent pushes between queueing and signalling */
 };
 
 extern struct xc_runtime xc_rt;
 extern struct xc_cpu xc_cpus[XC_MAX_CPUS];
 extern _Thread_local struct xc_cpu *xc_self;	/* this thread's CPU if it is a worker */
+extern _Thread_local int xc_in_urgent;		/* inside the urgent signal handler */
 
 /*
  * Whether calls are accepted: while up, and while xc_exit() drains, from
@@ -183,21 +207,65 @@ static inline void xc_stat_inc_shared(_Atomic uint64_t *ctr)
 	atomic_fetch_add_explicit(ctr, 1, memory_order_relaxed);
 }
 
+/* What a waiting caller waits for: named in stuck reports. */
+struct xc_waitinfo {
+	xc_func_t fn;
+	void *arg;
+	const int *cpus;
+	int ncpus;
+};
+
 /* kick.c: the wakeup protocol */
 void xc_kick(struct xc_cpu *c);
 typedef bool (*xc_ready_fn)(struct xc_cpu *c, void *ctx);
-void xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns);
+bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
+		  uint64_t deadline_ns);
 long xc_poll_window(struct xc_cpu *c);
 void xc_sync_init(struct xc__sync *s, uint32_t count);
 void xc_sync_complete(struct xc__sync *s);
-void xc_sync_wait(struct xc__sync *s);
+void xc_sync_wait(struct xc__sync *s, const struct xc_waitinfo *wi);
 int xc_sync_wait_until(struct xc__sync *s, uint64_t deadline_ns);
 bool xc_sync_done(const struct xc__sync *s);
 
 /* call.c */
 bool xc_calls_pending(struct xc_cpu *c);
 int xc_run_calls(struct xc_cpu *c);
+int xc_run_urgent(struct xc_cpu *c);
 int xc_drain_calls(struct xc_cpu *c);
+
+/* stuck.c: a waiting caller's watch; costs nothing until the wait gets long */
+struct xc_stuck {
+	const struct xc_waitinfo *wi;
+	uint64_t start_ns, next_ns, interval_ns;
+	unsigned reports;
+};
+uint64_t xc_stuck_deadline(struct xc_stuck *st);
+void xc_stuck_check(struct xc_stuck *st);
+void xc_stuck_end(struct xc_stuck *st);
+uint64_t xc_coarse_ns(void);
+
+static inline void xc_activity_set(struct xc_cpu *c, int kind, const void *fn)
+{
+	/* relaxed: a snapshot for diagnostics, never for synchronisation */
+	if (xc_rt.cfg.stuck_ms > 0) {
+		atomic_store_explicit(&c->cur_fn, fn, memory_order_relaxed);
+		atomic_store_explicit(&c->cur_since_ns, xc_coarse_ns(), memory_order_relaxed);
+		atomic_store_explicit(&c->cur_kind, kind, memory_order_relaxed);
+	}
+}
+
+static inline void xc_activity_clear(struct xc_cpu *c)
+{
+	if (xc_rt.cfg.stuck_ms > 0)
+		atomic_store_explicit(&c->cur_kind, XC_ACT_NONE, memory_order_relaxed);
+}
+
+/* urgent.c */
+int xc_urgent_install(void);
+void xc_urgent_restore(void);
+void xc_kick_urgent(struct xc_cpu *c);
+bool xc_urgent_enter(void);
+void xc_urgent_leave(void);
 
 /* work.c */
 bool xc_work_queued(struct xc_cpu *c);
@@ -227,5 +295,6 @@ void xc_topology_read(struct xc_cpu *c);
 
 /* report.c */
 void xc_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *xc_symbol(const void *fn, char *buf, size_t n);
 
 #endif /* XC_INTERNAL_H */

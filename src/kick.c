@@ -58,6 +58,7 @@
  */
 #include "internal.h"
 #include "futex.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -72,6 +73,8 @@
 
 /* A waiting non-worker spins this long before it sleeps. */
 #define XC_WAITER_SPIN_NS      20000L
+/* Every waiter first spins this often without reading the clock. */
+#define XC_WAITER_FAST_SPINS   256
 
 uint64_t xc_now_ns(void)
 {
@@ -85,6 +88,7 @@ static void kick_futex(struct xc_cpu *c)
 {
 	xc_futex_wake(&c->idle, 1);
 	xc_stat_inc_shared(&c->kicks_sent);
+	xc_trace(XC_EV_KICK_SENT, c->cpu, 0, NULL);
 }
 
 /*
@@ -118,6 +122,7 @@ void xc_kick(struct xc_cpu *c)
 				return;
 			}
 			xc_stat_inc_shared(&c->free_rides);
+			xc_trace(XC_EV_FREE_RIDE, c->cpu, 0, NULL);
 			return;
 		default: /* RUNNING or POLLING: it re-checks before sleeping */
 			if (xc_unlikely(xc_ablated(XC_ABLATE_ELIDE))) {
@@ -125,6 +130,7 @@ void xc_kick(struct xc_cpu *c)
 				return;
 			}
 			xc_stat_inc_shared(&c->kicks_elided);
+			xc_trace(XC_EV_KICK_ELIDED, c->cpu, 0, NULL);
 			return;
 		}
 	}
@@ -161,54 +167,88 @@ static void poll_window_adapt(struct xc_cpu *c, uint64_t idle_ns)
 	atomic_store_explicit(&c->poll_ns, w, memory_order_relaxed);
 }
 
-/* Spin until ready() or the window ends; true if ready. window < 0 spins forever. */
+/*
+ * Spin until ready(), the window ends (window < 0: never) or the deadline
+ * passes (0: none). The clock is read only every 32 spins, so a call that
+ * arrives quickly costs no clock read at all; *start is the first reading.
+ */
 static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
-		       uint64_t start)
+		       uint64_t deadline_ns, uint64_t *start)
 {
 	unsigned spins = 0;
 
 	while (!ready(c, ctx)) {
+		uint64_t now;
+
 		xc_cpu_relax();
-		/* read the clock every 32 spins: a vDSO call costs more than a spin */
-		if (window_ns >= 0 && (++spins & 31) == 0 && xc_now_ns() - start >= (uint64_t)window_ns)
+		if ((++spins & 31) || (window_ns < 0 && !deadline_ns))
+			continue;
+		now = xc_now_ns();
+		if (!*start)
+			*start = now;
+		if ((window_ns >= 0 && now - *start >= (uint64_t)window_ns) ||
+		    (deadline_ns && now >= deadline_ns))
 			return ready(c, ctx);
 	}
 	return true;
 }
 
 /*
- * xc_idle_wait() - the worker @c waits, polling then sleeping, until ready().
- * Called only by @c's own worker. ready() must read with seq_cst (W2) what
- * senders publish before they kick.
+ * xc_idle_wait() - the worker @c waits, polling then sleeping, until ready()
+ * or the deadline (0: none); returns whether ready. Called only by @c's own
+ * worker. ready() must read with seq_cst (W2) what senders publish before
+ * they kick.
  */
-void xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns)
+bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
+		  uint64_t deadline_ns)
 {
-	uint64_t start = window_ns ? xc_now_ns() : 0;
+	uint64_t start = 0;
+	bool ok = true;
 
 	/* relaxed: POLLING and RUNNING impose the same duty on senders */
 	atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
-	if (window_ns && poll_until(c, ready, ctx, window_ns, start))
+	if (window_ns && poll_until(c, ready, ctx, window_ns, deadline_ns, &start))
 		goto out;
 	if (!start)
 		start = xc_now_ns();
 
 	for (;;) {
+		struct timespec rel, *timeout = NULL;
+
 		/* W1, seq_cst: ordered before the re-check W2 */
 		atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
 		if (ready(c, ctx))	/* W2 */
 			break;
+		if (deadline_ns) {
+			uint64_t now = xc_now_ns();
+
+			if (now >= deadline_ns) {
+				ok = false;
+				break;
+			}
+			rel.tv_sec = (time_t)((deadline_ns - now) / 1000000000u);
+			rel.tv_nsec = (long)((deadline_ns - now) % 1000000000u);
+			timeout = &rel;
+		}
 		xc_stat_inc_own(&c->sleeps);
-		xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, NULL);	/* W3 */
+		xc_trace(XC_EV_SLEEP, -1, 0, NULL);
+		xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout);	/* W3 */
 		/* W4, seq_cst: leave SLEEPING/WAKING/WOKENUP; senders from now on skip the syscall */
 		atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
 		xc_stat_inc_own(&c->wakeups);
+		xc_trace(XC_EV_WAKE, -1, 0, NULL);
 		if (ready(c, ctx))
 			break;
 	}
 	poll_window_adapt(c, xc_now_ns() - start);
 out:
-	/* relaxed: as above */
-	atomic_store_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_relaxed);
+	/*
+	 * seq_cst: an urgent sender that reads RUNNING signals instead of
+	 * relying on the idle loop; the task loop re-checks the urgent queue
+	 * after this store, before any long work item (urgent.c).
+	 */
+	atomic_store_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst);
+	return ok;
 }
 
 void xc_sync_init(struct xc__sync *s, uint32_t count)
@@ -245,7 +285,7 @@ static bool ready_sync(struct xc_cpu *c, void *ctx)
 	return xc_sync_done(ctx) || xc_calls_pending(c);
 }
 
-/* Sleep on the completion word until the count is zero or the deadline passes. */
+/* Sleep on the completion word until done or the deadline (0: none); 0 or -ETIMEDOUT. */
 static int sync_sleep(struct xc__sync *s, uint64_t deadline_ns)
 {
 	for (;;) {
@@ -277,38 +317,88 @@ static int sync_sleep(struct xc__sync *s, uint64_t deadline_ns)
 }
 
 /*
- * xc_sync_wait_until() - wait for a completion; deadline 0 = forever.
- * A worker keeps running the calls queued to its own CPU meanwhile, so two
- * workers that wait on each other do not deadlock.
+ * Spin until done (true), or until the budget is spent or the deadline passes
+ * (false); budget < 0: none, deadline 0: none. The clock is read every 64
+ * spins only.
  */
-int xc_sync_wait_until(struct xc__sync *s, uint64_t deadline_ns)
+static bool sync_spin(struct xc__sync *s, long budget_ns, uint64_t deadline_ns)
+{
+	uint64_t start = 0;
+
+	for (unsigned spins = 1; !xc_sync_done(s); spins++) {
+		uint64_t now;
+
+		xc_cpu_relax();
+		if ((spins & 63) || (budget_ns < 0 && !deadline_ns))
+			continue;
+		now = xc_now_ns();
+		if (!start)
+			start = now;
+		if ((budget_ns >= 0 && now - start > (uint64_t)budget_ns) ||
+		    (deadline_ns && now >= deadline_ns))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The one waiting loop of the library. A worker keeps running the calls
+ * queued to its own CPU meanwhile, so two workers that wait on each other
+ * do not deadlock. @deadline_ns (0: none) bounds the wait; @st, if not
+ * NULL, reports the wait when it gets stuck. Before anything else it spins
+ * a little without reading the clock: most calls complete right there.
+ */
+static int sync_wait(struct xc__sync *s, uint64_t deadline_ns, struct xc_stuck *st)
 {
 	struct xc_cpu *self = xc_self;
-	uint64_t start;
+	long poll = xc_rt.cfg.poll_ns;
 
+	for (int i = 0; i < XC_WAITER_FAST_SPINS; i++) {
+		if (xc_sync_done(s))
+			return 0;
+		if (self && xc_calls_pending(self))
+			break;
+		xc_cpu_relax();
+	}
 	if (self) {
 		while (!xc_sync_done(s)) {
+			uint64_t until = st ? xc_stuck_deadline(st) : deadline_ns;
+
 			if (xc_run_calls(self))
 				continue;
-			xc_idle_wait(self, ready_sync, s, xc_poll_window(self));
+			if (!xc_idle_wait(self, ready_sync, s, xc_poll_window(self), until)) {
+				if (!st)
+					return -ETIMEDOUT;
+				xc_stuck_check(st);
+			}
 		}
 		return 0;
 	}
-	if (xc_rt.cfg.poll_ns == XC_POLL_NONE)
-		return sync_sleep(s, deadline_ns);
-	start = xc_now_ns();
-	for (unsigned spins = 1; !xc_sync_done(s); spins++) {
-		xc_cpu_relax();
-		/* a waiter of a forever-polling runtime spins too, unless it has a deadline */
-		if (xc_rt.cfg.poll_ns == XC_POLL_FOREVER && !deadline_ns)
-			continue;
-		if ((spins & 15) == 0 && xc_now_ns() - start > XC_WAITER_SPIN_NS)
-			return sync_sleep(s, deadline_ns);
+	if (poll != XC_POLL_NONE && poll != XC_POLL_FOREVER &&
+	    sync_spin(s, XC_WAITER_SPIN_NS, deadline_ns))
+		return 0;
+	for (;;) {
+		uint64_t until = st ? xc_stuck_deadline(st) : deadline_ns;
+
+		if (poll == XC_POLL_FOREVER ? sync_spin(s, -1, until) : !sync_sleep(s, until))
+			return 0;
+		if (!st)
+			return -ETIMEDOUT;
+		xc_stuck_check(st);
 	}
-	return 0;
 }
 
-void xc_sync_wait(struct xc__sync *s)
+/* Wait for a completion with a deadline (bringup, hotplug); 0 or -ETIMEDOUT. */
+int xc_sync_wait_until(struct xc__sync *s, uint64_t deadline_ns)
 {
-	xc_sync_wait_until(s, 0);
+	return sync_wait(s, deadline_ns, NULL);
+}
+
+/* Wait for a call to complete, reporting it if it gets stuck. */
+void xc_sync_wait(struct xc__sync *s, const struct xc_waitinfo *wi)
+{
+	struct xc_stuck st = { .wi = wi };
+
+	sync_wait(s, 0, xc_rt.cfg.stuck_ms > 0 ? &st : NULL);
+	xc_stuck_end(&st);
 }

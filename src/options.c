@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,6 +207,98 @@ static void ablate_show(const struct xc_config *cfg, char *buf, size_t n)
 		snprintf(buf, n, "none");
 }
 
+/* --- stuck_ms --- */
+#define XC_STUCK_MS_DEFAULT 5000
+static int stuck_env(const char *val, struct xc_config *cfg)
+{
+	unsigned long v;
+
+	if (parse_ulong(val, INT_MAX, &v))
+		return -EINVAL;
+	cfg->stuck_ms = (int)v;		/* 0 = off */
+	return 0;
+}
+static bool stuck_opt(const struct xc_opts *o, struct xc_config *cfg)
+{
+	if (!o->stuck_ms)
+		return false;
+	cfg->stuck_ms = o->stuck_ms == XC_STUCK_OFF ? 0 : o->stuck_ms;
+	return true;
+}
+static void stuck_show(const struct xc_config *cfg, char *buf, size_t n)
+{
+	if (cfg->stuck_ms)
+		snprintf(buf, n, "%d", cfg->stuck_ms);
+	else
+		snprintf(buf, n, "off");
+}
+
+/* --- trace --- */
+static int trace_env(const char *val, struct xc_config *cfg)
+{
+	if (!val[0] || strlen(val) >= sizeof(cfg->trace_file_buf))
+		return -EINVAL;
+	strcpy(cfg->trace_file_buf, val);
+	cfg->trace_file = cfg->trace_file_buf;
+	return 0;
+}
+static bool trace_opt(const struct xc_opts *o, struct xc_config *cfg)
+{
+	if (!o->trace_file)
+		return false;
+	/* a copy: the caller's string need not live until xc_exit */
+	snprintf(cfg->trace_file_buf, sizeof(cfg->trace_file_buf), "%s", o->trace_file);
+	cfg->trace_file = cfg->trace_file_buf;
+	return true;
+}
+static void trace_show(const struct xc_config *cfg, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s", cfg->trace_file ? cfg->trace_file : "off");
+}
+
+static int trace_events_env(const char *val, struct xc_config *cfg)
+{
+	unsigned long v;
+
+	if (parse_ulong(val, 1ul << 24, &v) || v < 16)
+		return -EINVAL;
+	cfg->trace_events = (unsigned)v;
+	return 0;
+}
+static bool trace_events_opt(const struct xc_opts *o, struct xc_config *cfg)
+{
+	if (!o->trace_events)
+		return false;
+	cfg->trace_events = o->trace_events;
+	return true;
+}
+static void trace_events_show(const struct xc_config *cfg, char *buf, size_t n)
+{
+	snprintf(buf, n, "%u", cfg->trace_events ? cfg->trace_events : 65536u);
+}
+
+/* --- urgent_signal --- */
+static int signal_env(const char *val, struct xc_config *cfg)
+{
+	unsigned long v;
+
+	if (parse_ulong(val, (unsigned long)SIGRTMAX, &v) || (int)v < SIGRTMIN)
+		return -EINVAL;
+	cfg->urgent_signal = (int)v;
+	return 0;
+}
+static bool signal_opt(const struct xc_opts *o, struct xc_config *cfg)
+{
+	if (!o->urgent_signal)
+		return false;
+	cfg->urgent_signal = o->urgent_signal;
+	return true;
+}
+static void signal_show(const struct xc_config *cfg, char *buf, size_t n)
+{
+	snprintf(buf, n, "%d (SIGRTMIN+%d)", cfg->urgent_signal, cfg->urgent_signal - SIGRTMIN);
+}
+
 /* --- verbose --- */
 static int verbose_env(const char *val, struct xc_config *cfg)
 {
@@ -239,6 +332,18 @@ static const struct xc_option options[] = {
 	{ "XCALL_ABLATE", "ablate", "none",
 	  "benchmarks only: elide,coalesce,freeride,notify turn optimisations off",
 	  ablate_env, ablate_opt, ablate_show },
+	{ "XCALL_STUCK_MS", "stuck_ms", "5000",
+	  "report a waiting call not done after this many ms; 0 = never",
+	  stuck_env, stuck_opt, stuck_show },
+	{ "XCALL_TRACE", "trace_file", "off",
+	  "record events and write them to this file as Chrome trace JSON at xc_exit",
+	  trace_env, trace_opt, trace_show },
+	{ "XCALL_TRACE_EVENTS", "trace_events", "65536",
+	  "trace ring size in events, per CPU and per calling thread",
+	  trace_events_env, trace_events_opt, trace_events_show },
+	{ "XCALL_URGENT_SIGNAL", "urgent_signal", "SIGRTMIN+2",
+	  "the signal that interrupts a busy worker for XC_URGENT calls",
+	  signal_env, signal_opt, signal_show },
 	{ "XCALL_VERBOSE", "-", "0",
 	  "1: print this table at xc_init",
 	  verbose_env, no_opt, verbose_show },
@@ -256,6 +361,8 @@ int xc_config_resolve(const struct xc_opts *opts, struct xc_config *cfg)
 	cfg->report = o->report;	/* first, so that errors below reach the hook */
 	cfg->cpu_init = o->cpu_init;
 	cfg->cpu_init_arg = o->cpu_init_arg;
+	cfg->stuck_ms = XC_STUCK_MS_DEFAULT;
+	cfg->urgent_signal = SIGRTMIN + 2;
 	cfg->cpus = startup_affinity;
 	if (CPU_COUNT(&cfg->cpus) == 0 && sched_getaffinity(0, sizeof(cfg->cpus), &cfg->cpus))
 		return -errno;
@@ -284,6 +391,19 @@ int xc_config_resolve(const struct xc_opts *opts, struct xc_config *cfg)
 	}
 	if (cfg->poll_ns < XC_POLL_FOREVER) {
 		xc_report("xc_opts.poll_ns %ld: invalid (XC_POLL_* or a positive ns)", cfg->poll_ns);
+		return -EINVAL;
+	}
+	if (cfg->stuck_ms < 0) {
+		xc_report("xc_opts.stuck_ms %d: invalid (ms, or XC_STUCK_OFF)", cfg->stuck_ms);
+		return -EINVAL;
+	}
+	if (cfg->urgent_signal < SIGRTMIN || cfg->urgent_signal > SIGRTMAX) {
+		xc_report("xc_opts.urgent_signal %d: not a real-time signal (%d..%d)",
+			  cfg->urgent_signal, SIGRTMIN, SIGRTMAX);
+		return -EINVAL;
+	}
+	if (cfg->trace_events && (cfg->trace_events < 16 || cfg->trace_events > (1u << 24))) {
+		xc_report("xc_opts.trace_events %u: out of range (16..16777216)", cfg->trace_events);
 		return -EINVAL;
 	}
 	if (cfg->ablate & ~XC_ABLATE_ALL) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* stats.c - reading the per-CPU counters (each is written where it happens). */
 #include "internal.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <string.h>
@@ -9,7 +10,7 @@ static void stats_add(struct xc_stats *out, struct xc_cpu *c)
 {
 	/* relaxed: counters are statistics, not synchronisation */
 #define RD(f) atomic_load_explicit(&c->f, memory_order_relaxed)
-	out->calls += RD(calls);
+	out->calls += RD(calls) + RD(urgent_calls);
 	out->kicks_sent += RD(kicks_sent);
 	out->kicks_elided += RD(kicks_elided);
 	out->kicks_coalesced += RD(kicks_coalesced);
@@ -18,6 +19,10 @@ static void stats_add(struct xc_stats *out, struct xc_cpu *c)
 	out->wakeups += RD(wakeups);
 	out->work_run += RD(work_run);
 	out->poll_ns_now += (uint64_t)RD(poll_ns);
+	out->urgent_calls += RD(urgent_calls);
+	out->signals_sent += RD(signals_sent);
+	out->stuck_reports += RD(stuck_reports);
+	out->trace_drops += xc_trace_drops(c->cpu);
 #undef RD
 }
 

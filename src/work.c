@@ -8,6 +8,7 @@
  * until it starts, so it may be queued again while it runs.
  */
 #include "internal.h"
+#include "trace.h"
 
 #include <errno.h>
 
@@ -27,15 +28,19 @@ int xc_queue_work(int cpu, struct xc_work *work)
 						     memory_order_acq_rel, memory_order_relaxed))
 		return -EBUSY;
 	work->_src_cpu = xc_self ? xc_self->cpu : -1;
+	work->_trace_id = xc_trace_flow();
+	xc_trace(XC_EV_WORK_QUEUE, cpu, work->_trace_id, (const void *)work->fn);
 	r = xc_llist_push(&c->workq, &work->_link);
 	if (r == XC_PUSH_CLOSED) {
 		atomic_store_explicit(&work->_flags, 0, memory_order_release);
 		return -ENXIO;
 	}
-	if (r == XC_PUSH_WAS_EMPTY || xc_ablated(XC_ABLATE_COALESCE))
+	if (r == XC_PUSH_WAS_EMPTY || xc_ablated(XC_ABLATE_COALESCE)) {
 		xc_kick(c);
-	else
+	} else {
 		xc_stat_inc_shared(&c->kicks_coalesced);
+		xc_trace(XC_EV_KICK_COALESCED, cpu, 0, NULL);
+	}
 	return 0;
 }
 
@@ -75,6 +80,8 @@ bool xc_run_one_work(struct xc_cpu *c)
 	struct xc_work *work;
 	xc_func_t fn;
 	void *arg;
+	uint32_t flow;
+	int from;
 
 	if (!c->work_head)
 		work_adopt(c, xc_llist_take(&c->workq));
@@ -87,9 +94,15 @@ bool xc_run_one_work(struct xc_cpu *c)
 	work = xc_container_of(l, struct xc_work, _link);
 	fn = work->fn;
 	arg = work->arg;
+	flow = work->_trace_id;
+	from = work->_src_cpu;
 	/* release: fn and arg are read; the owner may requeue or free the item */
 	atomic_store_explicit(&work->_flags, 0, memory_order_release);
+	xc_activity_set(c, XC_ACT_WORK, (const void *)fn);
+	xc_trace(XC_EV_WORK_ENTRY, from, flow, (const void *)fn);
 	fn(arg);
+	xc_trace(XC_EV_WORK_EXIT, from, flow, (const void *)fn);
+	xc_activity_clear(c);
 	xc_stat_inc_own(&c->work_run);
 	return true;
 }

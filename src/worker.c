@@ -13,11 +13,15 @@
  */
 #include "internal.h"
 #include "futex.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 _Thread_local struct xc_cpu *xc_self;
 
@@ -40,7 +44,7 @@ static bool ready_idle(struct xc_cpu *c, void *ctx)
 static void cpu_idle(struct xc_cpu *c)
 {
 	for (;;) {
-		xc_idle_wait(c, ready_idle, NULL, xc_poll_window(c));
+		xc_idle_wait(c, ready_idle, NULL, xc_poll_window(c), 0);
 		if (task_work_pending(c))
 			return;
 		xc_run_calls(c);
@@ -72,12 +76,18 @@ static void cpu_drain(struct xc_cpu *c)
 /* Returns false when the worker must exit. */
 static bool cpu_offline(struct xc_cpu *c)
 {
+	bool run;
+
 	cpu_drain(c);
+	xc_trace(XC_EV_OFFLINE, c->cpu, 0, NULL);
 	/* relaxed: both are read only after offline_done's completion orders them */
 	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
 	atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
 	xc_sync_complete(&c->offline_done);
-	return cpu_park(c) == XC_PARK_RUN;
+	run = cpu_park(c) == XC_PARK_RUN;
+	if (run)
+		xc_trace(XC_EV_ONLINE, c->cpu, 0, NULL);
+	return run;
 }
 
 static void worker_loop(struct xc_cpu *c)
@@ -112,6 +122,16 @@ static int pin_self(int cpu)
 	return -pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
 }
 
+/* The creator's signal mask is inherited: let urgent calls in. */
+static void unblock_urgent_signal(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, xc_rt.cfg.urgent_signal);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
 void *xc_worker_main(void *arg)
 {
 	struct xc_cpu *c = arg;
@@ -119,6 +139,8 @@ void *xc_worker_main(void *arg)
 
 	/* only the cpu_init hook may be cancelled (a bringup that timed out) */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	c->tid = (int)syscall(SYS_gettid);
+	unblock_urgent_signal();
 	xc_self = c;
 	err = pin_self(c->cpu);
 	if (err)

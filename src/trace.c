@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: MIT
+/*
+ * trace.c - per-CPU and per-thread event rings, and their export as Chrome
+ * trace JSON (Perfetto, chrome://tracing): one track per CPU and per calling
+ * thread, a slice per call and work item, instants for kicks, and a flow
+ * arrow from each queued call to its entry on the target CPU.
+ *
+ * Concurrency: each ring has one writer (its worker, or its thread), which
+ * fills an event and then publishes it with a release store of head. A
+ * dump may run at any time from any thread: it copies the events below head
+ * and then re-reads head, and drops what may have been overwritten meanwhile.
+ * CPU rings live from xc_init to xc_exit (written only by workers, freed
+ * after they are joined); thread rings live as long as the process and are
+ * recycled when their thread exits, like descriptor pools.
+ */
+#include "internal.h"
+#include "trace.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define XC_TRACE_EVENTS_DEFAULT 65536u
+#define XC_FLOW_SEQ_BITS 20
+
+struct xc_ev {
+	uint64_t ts_ns;
+	const void *fn;
+	uint32_t flow;
+	uint16_t type;
+	int16_t other;
+};
+
+struct xc_ring {
+	_Atomic uint64_t head;		/* events ever written; release-stored by the writer */
+	uint64_t mask;
+	uint32_t id;			/* names flows: id << XC_FLOW_SEQ_BITS | seq */
+	uint32_t seq;			/* writer only */
+	int cpu;			/* a worker's CPU, or -1 */
+	int tid;			/* a thread ring's Linux thread id */
+	unsigned generation;		/* the xc_init it belongs to */
+	bool in_use;			/* thread rings: owned by a live thread */
+	struct xc_ring *next;		/* thread rings: the registry */
+	struct xc_ev ev[];
+};
+
+bool xc_tracing;
+static struct xc_ring *cpu_rings[XC_MAX_CPUS];
+static struct xc_ring *thread_rings;		/* under rings_lock */
+static uint32_t thread_ring_ids;		/* under rings_lock */
+static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t ring_key;
+static pthread_once_t ring_key_once = PTHREAD_ONCE_INIT;
+static _Thread_local struct xc_ring *my_ring;
+
+static uint64_t ring_events(void)
+{
+	uint64_t n = xc_rt.cfg.trace_events ? xc_rt.cfg.trace_events : XC_TRACE_EVENTS_DEFAULT;
+	uint64_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+static struct xc_ring *ring_new(uint64_t events)
+{
+	struct xc_ring *r = calloc(1, sizeof(*r) + events * sizeof(struct xc_ev));
+
+	if (r)
+		r->mask = events - 1;
+	return r;
+}
+
+static void ring_release(void *p)
+{
+	pthread_mutex_lock(&rings_lock);
+	((struct xc_ring *)p)->in_use = false;
+	pthread_mutex_unlock(&rings_lock);
+}
+
+static void ring_key_create(void)
+{
+	pthread_key_create(&ring_key, ring_release);
+}
+
+/* The calling thread's ring for this generation, adopting or making one. */
+static struct xc_ring *thread_ring(void)
+{
+	struct xc_ring *r = my_ring;
+	uint64_t events = ring_events();
+
+	if (xc_likely(r && r->generation == xc_rt.generation))
+		return r;
+	pthread_once(&ring_key_once, ring_key_create);
+	pthread_mutex_lock(&rings_lock);
+	if (!r) {
+		for (r = thread_rings; r; r = r->next)
+			if (!r->in_use && r->mask + 1 == events)
+				break;
+		if (!r) {
+			r = ring_new(events);
+			if (r) {
+				r->id = 2048 + ++thread_ring_ids;
+				r->next = thread_rings;
+				thread_rings = r;
+			}
+		}
+		if (r) {
+			r->in_use = true;
+			pthread_setspecific(ring_key, r);
+		}
+	}
+	if (r) {
+		r->cpu = -1;
+		r->tid = (int)syscall(SYS_gettid);
+		r->generation = xc_rt.generation;
+		atomic_store_explicit(&r->head, 0, memory_order_release);
+	}
+	pthread_mutex_unlock(&rings_lock);
+	my_ring = r;
+	return r;
+}
+
+static struct xc_ring *ring_self(void)
+{
+	return xc_self ? cpu_rings[xc_self->cpu] : thread_ring();
+}
+
+void xc_trace_record(unsigned type, int other, uint32_t flow, const void *fn)
+{
+	struct xc_ring *r = ring_self();
+	uint64_t h;
+	struct xc_ev *e;
+
+	if (!r)
+		return;
+	/* relaxed: this thread is the only writer */
+	h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	e = &r->ev[h & r->mask];
+	e->ts_ns = xc_now_ns();
+	e->fn = fn;
+	e->flow = flow;
+	e->type = (uint16_t)type;
+	e->other = (int16_t)other;
+	/* release: the event's fields before a dump can count it */
+	atomic_store_explicit(&r->head, h + 1, memory_order_release);
+}
+
+uint32_t xc_trace_flow_new(void)
+{
+	struct xc_ring *r = ring_self();
+
+	if (!r)
+		return 0;
+	r->seq = (r->seq + 1) & ((1u << XC_FLOW_SEQ_BITS) - 1);
+	if (!r->seq)
+		r->seq = 1;
+	return r->id << XC_FLOW_SEQ_BITS | r->seq;
+}
+
+int xc_trace_start(void)
+{
+	uint64_t events = ring_events();
+
+	for (int i = 0; i < xc_rt.nr_cpus; i++) {
+		int cpu = xc_rt.cpu_list[i];
+		struct xc_ring *r = ring_new(events);
+
+		if (!r) {
+			xc_trace_stop();
+			return -ENOMEM;
+		}
+		r->cpu = cpu;
+		r->id = (uint32_t)cpu + 1;
+		r->generation = xc_rt.generation;
+		cpu_rings[cpu] = r;
+	}
+	xc_tracing = true;
+	return 0;
+}
+
+/* After every worker is joined: nobody writes CPU rings any more. */
+void xc_trace_stop(void)
+{
+	xc_tracing = false;
+	for (int i = 0; i < XC_MAX_CPUS; i++) {
+		free(cpu_rings[i]);
+		cpu_rings[i] = NULL;
+	}
+}
+
+static uint64_t ring_drops(const struct xc_ring *r)
+{
+	uint64_t h = atomic_load_explicit((_Atomic uint64_t *)&r->head, memory_order_acquire);
+
+	return h > r->mask + 1 ? h - (r->mask + 1) : 0;
+}
+
+uint64_t xc_trace_drops(int cpu)
+{
+	return cpu_rings[cpu] ? ring_drops(cpu_rings[cpu]) : 0;
+}
+
+/* --- export --- */
+
+struct dump {
+	FILE *f;
+	uint64_t t0;
+	bool first;
+	uint64_t drops;
+};
+
+static void emit(struct dump *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit(struct dump *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(d->first ? "\n" : ",\n", d->f);
+	d->first = false;
+	va_start(ap, fmt);
+	vfprintf(d->f, fmt, ap);
+	va_end(ap);
+}
+
+static const char *const ev_names[XC_EV_NR] = {
+	[XC_EV_QUEUE] = "queue", [XC_EV_KICK_SENT] = "kick sent",
+	[XC_EV_KICK_ELIDED] = "kick elided", [XC_EV_KICK_COALESCED] = "kick coalesced",
+	[XC_EV_FREE_RIDE] = "free ride", [XC_EV_KICK_SIGNAL] = "kick signal",
+	[XC_EV_WORK_QUEUE] = "queue work", [XC_EV_OFFLINE] = "offline", [XC_EV_ONLINE] = "online",
+};
+
+static void emit_event(struct dump *d, const struct xc_ring *r, const struct xc_ev *e)
+{
+	char name[128];
+	int tid = r->cpu >= 0 ? r->cpu : 100000 + (int)r->id;
+	double ts = (double)(e->ts_ns - d->t0) / 1000.0;
+
+	xc_symbol(e->fn, name, sizeof(name));
+	switch (e->type) {
+	case XC_EV_QUEUE:
+		emit(d, "{\"name\":\"queue %s\",\"cat\":\"call\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,"
+		     "\"pid\":1,\"tid\":%d,\"args\":{\"to\":%d}}", name, ts, tid, e->other);
+		if (e->flow)
+			emit(d, "{\"name\":\"call\",\"cat\":\"call\",\"ph\":\"s\",\"id\":%u,\"ts\":%.3f,"
+			     "\"pid\":1,\"tid\":%d}", e->flow, ts, tid);
+		break;
+	case XC_EV_CALL_ENTRY:
+	case XC_EV_URGENT_ENTRY:
+	case XC_EV_WORK_ENTRY:
+		emit(d, "{\"name\":\"%s%s\",\"cat\":\"%s\",\"ph\":\"B\",\"ts\":%.3f,\"pid\":1,"
+		     "\"tid\":%d,\"args\":{\"from\":%d}}",
+		     e->type == XC_EV_URGENT_ENTRY ? "urgent " : "", name,
+		     e->type == XC_EV_WORK_ENTRY ? "work" : "call", ts, tid, e->other);
+		if (e->flow && e->type != XC_EV_WORK_ENTRY)
+			emit(d, "{\"name\":\"call\",\"cat\":\"call\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%u,"
+			     "\"ts\":%.3f,\"pid\":1,\"tid\":%d}", e->flow, ts, tid);
+		break;
+	case XC_EV_CALL_EXIT:
+	case XC_EV_URGENT_EXIT:
+	case XC_EV_WORK_EXIT:
+		emit(d, "{\"ph\":\"E\",\"ts\":%.3f,\"pid\":1,\"tid\":%d}", ts, tid);
+		break;
+	case XC_EV_SLEEP:
+		emit(d, "{\"name\":\"sleep\",\"cat\":\"idle\",\"ph\":\"B\",\"ts\":%.3f,\"pid\":1,"
+		     "\"tid\":%d}", ts, tid);
+		break;
+	case XC_EV_WAKE:
+		emit(d, "{\"ph\":\"E\",\"ts\":%.3f,\"pid\":1,\"tid\":%d}", ts, tid);
+		break;
+	default:
+		if (e->type >= XC_EV_NR || !ev_names[e->type])
+			break;
+		emit(d, "{\"name\":\"%s\",\"cat\":\"kick\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,"
+		     "\"pid\":1,\"tid\":%d,\"args\":{\"cpu\":%d}}", ev_names[e->type], ts, tid, e->other);
+		break;
+	}
+}
+
+/* Copy what is stable in @r into a fresh array; returns the count. */
+static size_t ring_snapshot(const struct xc_ring *r, struct xc_ev **out, uint64_t *drops)
+{
+	uint64_t size = r->mask + 1;
+	/* acquire: pairs with the writer's release, so events below head are complete */
+	uint64_t h1 = atomic_load_explicit((_Atomic uint64_t *)&r->head, memory_order_acquire);
+	uint64_t lo = h1 > size ? h1 - size : 0, h2;
+	struct xc_ev *copy = malloc((size_t)(h1 - lo) * sizeof(*copy) + 1);
+	size_t n = 0;
+
+	*out = copy;
+	if (!copy)
+		return 0;
+	for (uint64_t i = lo; i < h1; i++)
+		copy[i - lo] = r->ev[i & r->mask];
+	/* acquire fence: the copies above happen before the re-read of head */
+	atomic_thread_fence(memory_order_acquire);
+	h2 = atomic_load_explicit((_Atomic uint64_t *)&r->head, memory_order_relaxed);
+	for (uint64_t i = lo; i < h1; i++)
+		if (i + size > h2)	/* its slot was not rewritten while we copied */
+			copy[n++] = copy[i - lo];
+	*drops += h2 > size ? h2 - size : 0;
+	return n;
+}
+
+int xc_trace_dump(const char *path)
+{
+	struct xc_ring *rings[XC_MAX_CPUS + 256];
+	struct xc_ev *evs[XC_MAX_CPUS + 256];
+	size_t counts[XC_MAX_CPUS + 256];
+	struct dump d = { .first = true, .t0 = UINT64_MAX };
+	int nr = 0, ret = 0;
+
+	if (!path)
+		return -EINVAL;
+	if (!xc_tracing)
+		return -ENXIO;
+	for (int i = 0; i < XC_MAX_CPUS; i++)
+		if (cpu_rings[i])
+			rings[nr++] = cpu_rings[i];
+	pthread_mutex_lock(&rings_lock);
+	for (struct xc_ring *r = thread_rings; r && nr < XC_MAX_CPUS + 256; r = r->next)
+		if (r->generation == xc_rt.generation)
+			rings[nr++] = r;
+	pthread_mutex_unlock(&rings_lock);
+
+	for (int i = 0; i < nr; i++) {
+		counts[i] = ring_snapshot(rings[i], &evs[i], &d.drops);
+		if (counts[i] && evs[i][0].ts_ns < d.t0)
+			d.t0 = evs[i][0].ts_ns;
+	}
+	d.f = fopen(path, "we");
+	if (!d.f) {
+		ret = -errno;
+		xc_report("trace: cannot write %s: %s", path, strerror(errno));
+		goto out;
+	}
+	fprintf(d.f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"libxcall\","
+		"\"dropped_events\":%llu},\"traceEvents\":[", (unsigned long long)d.drops);
+	emit(&d, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"xcall\"}}");
+	for (int i = 0; i < nr; i++) {
+		const struct xc_ring *r = rings[i];
+
+		if (r->cpu >= 0)
+			emit(&d, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
+			     "\"args\":{\"name\":\"CPU %d\"}}", r->cpu, r->cpu);
+		else
+			emit(&d, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
+			     "\"args\":{\"name\":\"thread %d\"}}", 100000 + (int)r->id, r->tid);
+		for (size_t k = 0; k < counts[i]; k++)
+			emit_event(&d, r, &evs[i][k]);
+	}
+	fputs("\n]}\n", d.f);
+	if (ferror(d.f))
+		ret = -EIO;
+	if (fclose(d.f) && !ret)
+		ret = -errno;
+out:
+	for (int i = 0; i < nr; i++)
+		free(evs[i]);
+	return ret;
+}
