@@ -1,5 +1,7 @@
-"""A results file with every known bench, shaped like xcall-bench's output."""
+"""A results file with every known bench, named as xcall-bench names its cases."""
 from conftest import doc, rec
+
+MATRIX_OPS = ("all-wait", "all-nowait", "single-wait", "single-nowait")
 
 
 def all_benches(scale=1.0, repeats=1):
@@ -12,27 +14,34 @@ def all_benches(scale=1.0, repeats=1):
                 rec("pingpong", "libxcall-sleeping", 4200 * s * j, r),
                 rec("pingpong", "futex", 5100 * j, r),
                 rec("pingpong", "pipe", 7900 * j, r)]
-        for op in ("call-single-wait", "call-single-nowait", "call-all-wait"):
-            for callers in (1, 2, 3, 4):
-                out.append(rec("matrix", f"{op}/callers={callers}/libxcall",
-                               0.3 * callers * s * j, r, unit="s", n=1))
-                out.append(rec("matrix", f"{op}/callers={callers}/pre2008",
-                               1.2 * callers ** 1.3 * j, r, unit="s", n=1))
-        for mode, base in (("serial", 12.0), ("parallel", 4.0)):
-            for cpus in (2, 4):
-                out.append(rec("bringup", f"{mode}/cpus={cpus}", base * cpus / 2 * j, r,
-                               unit="ms", n=1))
-        out += [rec("storm", "baseline", 1000 * j, r, unit="ms", n=1),
-                rec("storm", "notify-ipi", 407.1 * s * j, r, unit="ms", n=1)]
+        for op in MATRIX_OPS:
+            for impl in ("2008", "libxcall"):
+                for k in (1, 2, 3, 4):
+                    t = 0.3 * k * s if impl == "libxcall" else 1.2 * k ** 1.3
+                    out.append(rec("matrix", f"{op}/{impl}/{k}", t * j, r, unit="s", n=1,
+                                   params={"callers": k, "impl": impl, "mode": op}))
+            for k in (1, 2, 3, 4):
+                out.append(rec("matrix", f"{op}/speedup/{k}", 1.2 * k ** 1.3 / (0.3 * k * s),
+                               r, unit="ratio", better="higher", n=1, params={"callers": k}))
+        out += [rec("bringup", "serial", 12e6 * j, r, n=5),
+                rec("bringup", "parallel", 4e6 * s * j, r, n=5),
+                rec("bringup", "speedup", 3.0 / s, r, unit="ratio", better="higher", n=1)]
+        out += [rec("storm", "ablate-elide+notify", 1.0 * j, r, unit="s", n=1),
+                rec("storm", "ablate-notify", 0.6 * j, r, unit="s", n=1),
+                rec("storm", "ablate-none", 0.4071 * s * j, r, unit="s", n=1)]
         for a in range(4):
             for b in range(4):
                 if a != b:
-                    out.append(rec("heatmap", f"from={a}/to={b}", (150 + 40 * abs(a - b)) * j, r))
-                    out.append(rec("heatmap", f"limit/from={a}/to={b}", (50 + 10 * abs(a - b)) * j, r))
+                    out.append(rec("heatmap", f"cacheline/{a}->{b}",
+                                   (50 + 10 * abs(a - b)) * j, r, params={"from": a, "to": b}))
+                    out.append(rec("heatmap", f"libxcall/{a}->{b}",
+                                   (150 + 40 * abs(a - b)) * j, r, params={"from": a, "to": b}))
         out += [rec("kernel", "ipi-single", 2500 * j, r), rec("kernel", "libxcall", 900 * j, r),
                 rec("kernel", "cacheline-limit", 70 * j, r)]
-        out += [rec("ipi", "self", 300 * j, r), rec("ipi", "normal", 2900 * j, r),
-                rec("ipi", "broadcast", 9000 * j, r), rec("idle", "polling", 200 * j, r),
-                rec("idle", "halt", 15000 * j, r),
+        out += [rec("ipi", "self/total", 300 * j, r), rec("ipi", "normal/total", 2900 * j, r),
+                rec("ipi", "broadcast/total", 9000 * j, r),
+                rec("idle", "sender-polling", 60 * j, r),
+                rec("idle", "latency/forever", 230000 * j, r),
+                rec("idle", "cpu/forever", 37.7, r, unit="pct", n=1),
                 rec("mystery", "thing/one", 3.5, r, unit="ops/s", better="higher", n=1)]
     return doc(out)

@@ -24,9 +24,10 @@ def _bars(ax):
 
 
 def test_one_figure_per_bench_and_distributions(figs):
-    assert list(figs) == ["pingpong", "pingpong-distribution", "matrix", "bringup", "storm",
-                          "heatmap", "kernel", "kernel-distribution", "ipi",
-                          "ipi-distribution", "idle", "idle-distribution", "mystery"]
+    assert list(figs) == ["pingpong", "pingpong-distribution", "matrix", "bringup",
+                          "bringup-distribution", "storm", "heatmap", "kernel",
+                          "kernel-distribution", "ipi", "ipi-distribution", "idle",
+                          "idle-distribution", "mystery"]
 
 
 def _labels_and_values(ax):
@@ -55,18 +56,34 @@ def test_kernel_limit_found(figs):
 
 def test_matrix_scaling_curves(figs, full):
     fig = figs["matrix"]
-    axes = [a for a in fig.axes if a.get_visible()]
-    assert [a.get_title() for a in axes] == ["call-single-wait", "call-single-nowait",
-                                             "call-all-wait"]
-    ax = axes[1]
+    axes = [a for a in fig.axes if a.get_visible() and a.get_xlabel()]
+    assert [a.get_title() for a in axes] == list(samples.MATRIX_OPS)
+    ax = axes[3]
     lines = {ln.get_label(): ln for ln in ax.get_lines()}
-    assert set(lines) == {"libxcall (new)", "pre2008 (old)"}
+    assert set(lines) == {"libxcall (new)", "2008 (old)"}
     new = lines["libxcall (new)"]
     assert list(new.get_xdata()) == [1, 2, 3, 4]
-    expect = [full.runs("matrix", f"call-single-nowait/callers={n}/libxcall")[0].stats["mean"]
+    expect = [full.runs("matrix", f"single-nowait/libxcall/{n}")[0].stats["mean"]
               for n in (1, 2, 3, 4)]
     assert list(new.get_ydata()) == pytest.approx(expect)
     assert ax.get_xlabel() == "calling CPUs (count)" and "(s)" in ax.get_ylabel()
+    twins = [a for a in fig.axes if "speedup" in a.get_ylabel()]
+    assert len(twins) == 4
+    speed = twins[3].get_lines()[0]
+    assert list(speed.get_ydata()) == pytest.approx(
+        [full.runs("matrix", f"single-nowait/speedup/{n}")[0].stats["mean"] for n in (1, 2, 3, 4)])
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == ["2008 (old)", "libxcall (new)", "speedup, old / new (right axis)"] or \
+        legend == ["libxcall (new)", "2008 (old)", "speedup, old / new (right axis)"]
+
+
+def test_matrix_issue_style_names(write):
+    r = load.load(write("m.json", [
+        rec("matrix", f"call-single-nowait/callers={k}/{impl}", 0.1 * k, unit="s", n=1)
+        for k in (1, 2) for impl in ("libxcall", "pre2008")]))
+    ax = dict(plots.figures(r))["matrix"].axes[0]
+    assert ax.get_title() == "call-single-nowait"
+    assert {ln.get_label() for ln in ax.get_lines()} == {"libxcall (new)", "pre2008 (old)"}
 
 
 def test_bringup_serial_vs_parallel(figs):
@@ -74,30 +91,49 @@ def test_bringup_serial_vs_parallel(figs):
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["serial", "parallel"]
     heights = [[b.get_height() for b in c] for c in ax.containers]
-    assert heights == [[12.0, 24.0], [4.0, 8.0]]
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["cpus=2", "cpus=4"]
+    assert heights == [[pytest.approx(10.8)], [pytest.approx(3.6)]]    # p50, ns shown as ms
     assert "(ms)" in ax.get_ylabel()
+    assert "speedup 3×" in ax.get_title()
+    assert [t.get_text() for t in ax.texts] == ["10.8 ms", "3.6 ms"]
+
+
+def test_bringup_grouped_by_cpus(write):
+    r = load.load(write("b.json", [rec("bringup", f"{m}/cpus={c}", v, unit="ms", n=1)
+                                   for m, v in (("serial", 12.0), ("parallel", 4.0))
+                                   for c in (2, 4)]))
+    ax = dict(plots.figures(r))["bringup"].axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["cpus=2", "cpus=4"]
+    assert [[b.get_height() for b in c] for c in ax.containers] == [[12.0, 12.0], [4.0, 4.0]]
 
 
 def test_storm_normalised(figs):
     ax = figs["storm"].axes[0]
-    assert [b.get_height() for b in _bars(ax)] == pytest.approx([1.0, 0.4071])
+    assert [b.get_width() for b in _bars(ax)] == pytest.approx([1.0, 0.6, 0.4071])
     texts = [t.get_text() for t in ax.texts]
-    assert "1.00 [0.00]" in texts and "0.41 [59.29]" in texts
+    assert texts == ["1.00 [0.00]", "0.60 [40.00]", "0.41 [59.29]"]
+    assert "ablate-elide+notify" in ax.get_xlabel()
 
 
 def test_heatmap_grid(figs, full):
     fig = figs["heatmap"]
     maps = [a for a in fig.axes if a.images]
-    assert [a.get_title() for a in maps] == ["xcall", "limit"]
-    grid = maps[0].images[0].get_array()
+    assert [a.get_title() for a in maps] == ["cacheline (physical limit)", "libxcall"]
+    grid = maps[1].images[0].get_array()
     assert grid.shape == (4, 4)
     assert np.ma.getmaskarray(grid)[2, 2]                       # no self-to-self case
-    assert float(grid[0, 3]) == full.runs("heatmap", "from=0/to=3")[0].stats["p50"]
-    assert float(maps[1].images[0].get_array()[1, 0]) == \
-        full.runs("heatmap", "limit/from=1/to=0")[0].stats["p50"]
-    assert "243" in [t.get_text() for t in maps[0].texts]      # values written in cells
+    assert float(grid[0, 3]) == full.runs("heatmap", "libxcall/0->3")[0].stats["p50"]
+    assert float(maps[0].images[0].get_array()[1, 0]) == \
+        full.runs("heatmap", "cacheline/1->0")[0].stats["p50"]
+    assert "243" in [t.get_text() for t in maps[1].texts]      # values written in cells
     assert maps[0].get_xlabel().startswith("to CPU") and maps[0].get_ylabel().startswith("from")
+
+
+def test_heatmap_issue_style_names(write):
+    r = load.load(write("h.json", [rec("heatmap", f"{g}from={a}/to={b}", 100.0 + a, p50=100.0 + a)
+                                   for g in ("", "limit/") for a, b in ((0, 1), (1, 0))]))
+    maps = [a for a in dict(plots.figures(r))["heatmap"].axes if a.images]
+    assert [a.get_title() for a in maps] == ["xcall", "limit (physical limit)"]
+    assert float(maps[0].images[0].get_array()[1, 0]) == 101.0
 
 
 def test_generic_chart_for_unknown_bench(figs):
@@ -110,9 +146,9 @@ def test_generic_chart_for_unknown_bench(figs):
 def test_distribution_series(figs, full):
     ax = figs["ipi-distribution"].axes[0]
     lines = {ln.get_label(): ln for ln in ax.get_lines()}
-    assert list(lines) == ["self", "normal", "broadcast"]
-    s = full.runs("ipi", "normal")[0].stats
-    assert list(lines["normal"].get_ydata()) == [s[k] for k in ("min", "p50", "p90", "p99", "max")]
+    assert list(lines) == ["self/total", "normal/total", "broadcast/total"]
+    s = full.runs("ipi", "normal/total")[0].stats
+    assert list(lines["normal/total"].get_ydata()) == [s[k] for k in ("min", "p50", "p90", "p99", "max")]
     assert ax.get_yscale() == "log" and "(ns)" in ax.get_ylabel()
 
 
@@ -149,7 +185,7 @@ def test_files_written_non_empty_with_series(tmp_path, write):
     assert svg.lstrip().startswith("<?xml") and "</svg>" in svg
     for case in ("cacheline", "libxcall-polling", "pipe", "physical limit"):
         assert case in svg                                 # text kept as text in SVG
-    assert "pre2008 (old)" in (out / "matrix.svg").read_text()
+    assert "2008 (old)" in (out / "matrix.svg").read_text()
     assert sorted(p.stdout.split()) == sorted(str(out / f) for f in written)
 
 

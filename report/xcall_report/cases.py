@@ -1,13 +1,15 @@
 """The one place that knows how xcall-bench names its cases.
 
-A case name is a '/'-separated path of parts; a part is either a tag (`call-single-nowait`,
-`libxcall`, `limit`) or a key=value pair (`callers=2`, `from=0`). Each helper returns None when a
-name does not fit, so the plots fall back to the generic chart instead of failing.
+A case name is a '/'-separated path of parts; a part is a tag (`call-single-nowait`,
+`libxcall`, `limit`), a key=value pair (`callers=2`, `from=0`), a number (`2`) or a CPU pair
+(`0->1`). A record's params, when present, win over what the name says. Each helper returns
+None when a case does not fit, so the plots fall back to the generic chart instead of failing.
 """
 from dataclasses import dataclass
 
-MATRIX_DESIGNS = ("libxcall", "pre2008")      # new design first
+MATRIX_DESIGNS = ("libxcall", "pre2008", "2008")      # new design first
 NEW_DESIGN = "libxcall"
+SPEEDUP = "speedup"                                     # matrix: old / new, a ratio
 BRINGUP_MODES = ("serial", "parallel")
 LIMIT_WORDS = ("cacheline", "limit")
 BASELINE_WORDS = ("baseline", "vanilla", "off", "plain")
@@ -15,8 +17,10 @@ BASELINE_WORDS = ("baseline", "vanilla", "off", "plain")
 
 @dataclass
 class CaseName:
-    tags: list          # parts without '='
+    tags: list          # parts that are words
     kv: dict            # parts with '=', value kept as text
+    numbers: list       # parts that are integers
+    pairs: list         # parts like 0->1, as (0, 1)
 
     def int(self, key):
         try:
@@ -25,30 +29,61 @@ class CaseName:
             return None
 
 
+def _int(text):
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return None
+
+
 def parse(name):
-    tags, kv = [], {}
+    tags, kv, numbers, pairs = [], {}, [], []
     for part in name.split("/"):
+        src, arrow, dst = part.partition("->")
         if "=" in part:
             k, _, v = part.partition("=")
             kv[k] = v
+        elif _int(part) is not None:
+            numbers.append(int(part))
+        elif arrow and _int(src) is not None and _int(dst) is not None:
+            pairs.append((int(src), int(dst)))
         elif part:
             tags.append(part)
-    return CaseName(tags, kv)
+    return CaseName(tags, kv, numbers, pairs)
 
 
-def matrix_point(name):
-    """`call-single-nowait/callers=2/libxcall` -> ("call-single-nowait", 2, "libxcall")."""
+def matrix_point(name, params=None):
+    """(op, callers, design) of a matrix case: `call-single-nowait/libxcall/2`,
+    `call-single-nowait/callers=2/libxcall` or params {mode, impl, callers}."""
+    params = params or {}
     c = parse(name)
-    callers = next((c.int(k) for k in ("callers", "cpus", "n") if c.int(k) is not None), None)
-    if callers is None or len(c.tags) < 2:
+    callers = _int(params.get("callers"))
+    if callers is None:
+        callers = next((c.int(k) for k in ("callers", "cpus", "n") if c.int(k) is not None),
+                       c.numbers[-1] if c.numbers else None)
+    design = params.get("impl") if isinstance(params.get("impl"), str) else None
+    if design is None:
+        design = next((t for t in c.tags if t in MATRIX_DESIGNS + (SPEEDUP,)),
+                      c.tags[-1] if len(c.tags) >= 2 else None)
+    if callers is None or design is None:
         return None
-    return "/".join(c.tags[:-1]), callers, c.tags[-1]
+    if SPEEDUP in c.tags:
+        design = SPEEDUP
+    op = params.get("mode") if isinstance(params.get("mode"), str) else None
+    op = op or "/".join(t for t in c.tags if t != design) or "calls"
+    return op, callers, design
 
 
-def heatmap_cell(name):
-    """`from=0/to=1` -> ("", 0, 1); `limit/from=0/to=1` -> ("limit", 0, 1)."""
+def heatmap_cell(name, params=None):
+    """(group, from, to): `libxcall/0->1`, `from=0/to=1`, `limit/from=0/to=1`, or params
+    {from, to}; the group is the rest of the name ("" when nothing is left)."""
+    params = params or {}
     c = parse(name)
-    src, dst = c.int("from"), c.int("to")
+    src, dst = _int(params.get("from")), _int(params.get("to"))
+    if src is None or dst is None:
+        src, dst = c.int("from"), c.int("to")
+    if (src is None or dst is None) and c.pairs:
+        src, dst = c.pairs[0]
     if src is None or dst is None:
         return None
     return "/".join(c.tags), src, dst

@@ -30,9 +30,43 @@ def quantity(unit):
             "pct": "percent"}.get(unit, "value")
 
 
+UNIT_SHOWN = {"pct": "%", "us": "µs"}
+TIME_STEPS = [("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0)]
+TIME_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
 def axis_label(stat, unit):
     """e.g. "p50 time (ns)"; the unit is always there."""
-    return f"{stat} {quantity(unit)} ({unit})"
+    return f"{stat} {quantity(unit)} ({UNIT_SHOWN.get(unit, unit)})"
+
+
+def _time_step(secs):
+    """The largest of ns, µs, ms, s that is not above secs: (name, seconds)."""
+    return next(((n, st) for n, st in reversed(TIME_STEPS) if secs >= st * 0.99995),
+                TIME_STEPS[0])
+
+
+def display_unit(values, unit):
+    """(factor, unit) for a linear time axis: the largest of ns, µs, ms, s in which the top
+    value is at least 1 (0.047 s -> 47 ms, 2e7 ns -> 20 ms). Other units stay as they are."""
+    top = max((abs(v) for v in values), default=0.0)
+    if unit not in TIME_SECONDS or top == 0:
+        return 1.0, unit
+    name, step = _time_step(top * TIME_SECONDS[unit])
+    return TIME_SECONDS[unit] / step, name
+
+
+def human(v, unit):
+    """A value with its unit for labels on bars: "105 ns", "63.9 µs", "0.41", "37.7%"."""
+    if unit in TIME_SECONDS and v > 0:
+        secs = v * TIME_SECONDS[unit]
+        name, step = _time_step(secs)
+        return f"{fmt(secs / step)} {name}"
+    if unit == "pct":
+        return f"{fmt(v)}%"
+    if unit == "ratio":
+        return f"{fmt(v)}×"
+    return f"{fmt(v)} {unit}"
 
 
 def fmt(x):
@@ -62,11 +96,10 @@ def host_line(res):
 
 def _figure(res, title, width, height, nrows=1, ncols=1):
     fig = Figure(figsize=(width, height), layout="constrained")
-    foot = 0.2 / height                  # keep the host line below everything else
-    fig.get_layout_engine().set(rect=(0, foot, 1, 1 - foot))
     axes = fig.subplots(nrows, ncols, squeeze=False)
     fig.suptitle(title, fontsize=12, fontweight="bold")
-    fig.text(0.995, 0.002, host_line(res), ha="right", va="bottom", fontsize=7, color="#555")
+    # supxlabel: the layout keeps room for it below everything else
+    fig.supxlabel(host_line(res), x=0.005, ha="left", fontsize=7, color="#555")
     return fig, axes
 
 
@@ -76,7 +109,7 @@ def _summaries(res, bench):
     for case in res.cases(bench):
         runs = res.runs(bench, case)
         out[case] = dict(aggregate(runs), unit=runs[0].unit, better=runs[0].better,
-                         repeats=len(runs), n=runs[0].n)
+                         repeats=len(runs), n=runs[0].n, params=runs[0].params)
     return out
 
 
@@ -85,12 +118,10 @@ def _repeats_note(summ):
     return f" (mean of {reps} repeats)" if reps > 1 else ""
 
 
-def _log_if_wide(ax, values, axis="x"):
+def _wide(values):
+    """Whether values span enough decades to need a log axis."""
     pos = [v for v in values if v > 0]
-    if pos and max(pos) / min(pos) > 30:
-        (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
-        return True
-    return False
+    return bool(pos) and max(pos) / min(pos) > 30
 
 
 def _bar_values(summ, names):
@@ -100,32 +131,34 @@ def _bar_values(summ, names):
     return "p50", [summ[c]["p50"] for c in names], [summ[c]["p99"] for c in names]
 
 
-def _hbars(ax, labels, vals, tops, colours, unit, stat, force_log=False):
-    """Horizontal bars, whiskers up to tops (p99) when given, values at the bar ends."""
+def _hbars(ax, labels, vals, tops, colours, unit, stat, log=False, scale=True):
+    """Horizontal bars, whiskers up to tops (p99) when given, each value written with its unit
+    at the bar's end. Linear time axes are rescaled (ns -> µs -> ms) to stay readable."""
+    ends = vals if tops is None else [max(a, b) for a, b in zip(vals, tops)]
+    log = log or _wide(vals + ends)
+    factor, shown = display_unit(ends, unit) if scale and not log else (1.0, unit)
     ys = list(range(len(labels)))
-    err = None if tops is None else [[0] * len(vals), [max(b - a, 0) for a, b in zip(vals, tops)]]
-    what = f"{stat}" + ("" if tops is None else " (whisker: p99)")
-    ax.barh(ys, vals, xerr=err, color=colours, capsize=3, error_kw={"elinewidth": 1},
-            label=what)
+    err = None if tops is None else \
+        [[0] * len(vals), [max(b - a, 0) * factor for a, b in zip(vals, tops)]]
+    ax.barh(ys, [v * factor for v in vals], xerr=err, color=colours, capsize=3,
+            error_kw={"elinewidth": 1}, label=stat + ("" if tops is None else " (whisker: p99)"))
     ax.set_yticks(ys, labels)
     ax.invert_yaxis()
-    ends = vals if tops is None else [max(a, b) for a, b in zip(vals, tops)]
-    if force_log:
+    if log:
         ax.set_xscale("log")
-    else:
-        _log_if_wide(ax, vals + ends)
     for y, v, end in zip(ys, vals, ends):
-        ax.annotate(fmt(v), (end, y), xytext=(4, 0), textcoords="offset points",
+        ax.annotate(human(v, unit), (end * factor, y), xytext=(4, 0), textcoords="offset points",
                     va="center", fontsize=8)
-    ax.set_xlabel(axis_label(stat, unit) + ("" if tops is None else ", whisker to p99"))
-    ax.margins(x=0.15)
+    ax.set_xlabel(axis_label(stat, shown) + ("" if tops is None else ", whisker to p99"))
+    ax.margins(x=0.18)
     ax.grid(axis="x", alpha=0.3, which="both")
 
 
 # ---------------------------------------------------------------- charts
 
 def generic(res, bench, summ):
-    """Per-case bar chart: p50 with a p99 whisker; one panel per unit."""
+    """Per-case bar chart: p50 with a p99 whisker (the mean for single numbers); a panel per
+    unit."""
     units = list(dict.fromkeys(s["unit"] for s in summ.values()))
     height = 1.2 + 0.32 * len(summ) + 0.6 * len(units)
     fig, axes = _figure(res, f"{bench}: value per case{_repeats_note(summ)}", 8, height,
@@ -135,7 +168,7 @@ def generic(res, bench, summ):
         better = summ[names[0]]["better"]
         stat, vals, tops = _bar_values(summ, names)
         _hbars(ax, names, vals, tops, PALETTE[0], unit, stat)
-        ax.set_title(f"{quantity(unit)} in {unit}, {better} is better", fontsize=9)
+        ax.set_title(f"{quantity(unit)}, {better} is better", fontsize=9)
     return fig
 
 
@@ -151,14 +184,14 @@ def limit_bars(res, bench, summ):
     fig, axes = _figure(res, f"{bench}: {stat} per case against the physical limit"
                         f"{_repeats_note(summ)}", 8, 2.0 + 0.35 * len(names))
     ax = axes[0, 0]
-    _hbars(ax, names, vals, tops, colours, unit, stat, force_log=True)
+    _hbars(ax, names, vals, tops, colours, unit, stat, log=True, scale=False)
     better = f"log scale, {summ[names[0]]['better']} is better"
     if limits:
         lim = vals[names.index(limits[0])]
         ax.axvline(lim, color=LIMIT_COLOUR, linestyle="--", linewidth=1.2,
                    label=f"physical limit ({limits[0]})")
         ax.set_title(f"{better}; dashed red line: physical limit ({limits[0]}) = "
-                     f"{fmt(lim)} {unit}", fontsize=9)
+                     f"{human(lim, unit)}", fontsize=9)
     else:
         ax.set_title(f"{better}; no physical-limit case in this file", fontsize=9)
     return fig
@@ -172,40 +205,51 @@ def storm(res, bench, summ):
     if any(s["unit"] != unit for s in summ.values()) or summ[base]["mean"] == 0:
         return None
     ratios = [summ[c]["mean"] / summ[base]["mean"] for c in names]
-    fig, axes = _figure(res, f"{bench}: normalised mean{_repeats_note(summ)}",
-                        max(5, 1.4 * len(names) + 2), 4.2)
+    fig, axes = _figure(res, f"{bench}: mean normalised to {base}{_repeats_note(summ)}",
+                        8, 1.8 + 0.4 * len(names))
     ax = axes[0, 0]
-    colours = [PALETTE[7] if c == base else PALETTE[i % len(PALETTE)]
-               for i, c in enumerate(names)]
-    bars = ax.bar(names, ratios, color=colours, label="mean / baseline mean")
-    for b, r in zip(bars, ratios):
+    colours = [PALETTE[7] if c == base else PALETTE[0] for c in names]
+    ys = list(range(len(names)))
+    ax.barh(ys, ratios, color=colours, label="mean / baseline mean")
+    ax.set_yticks(ys, names)
+    ax.invert_yaxis()
+    for y, r in zip(ys, ratios):
         imp = (1 - r) * 100 if better == "lower" else (r - 1) * 100
-        ax.annotate(f"{r:.2f} [{imp:.2f}]", (b.get_x() + b.get_width() / 2, r),
-                    xytext=(0, 3), textcoords="offset points", ha="center", fontsize=9)
-    ax.axhline(1.0, color="#333", linestyle="--", linewidth=1)
-    ax.set_ylabel(f"mean {quantity(unit)} / mean of {base} (ratio)")
-    ax.set_title(f"normalised to {base} = {fmt(summ[base]['mean'])} {unit}; {better} is "
-                 f"better; [pct imp]", fontsize=9)
-    ax.margins(y=0.15)
-    ax.tick_params(axis="x", labelrotation=15 if len(names) > 3 else 0)
+        ax.annotate(f"{r:.2f} [{imp:.2f}]", (r, y), xytext=(4, 0), textcoords="offset points",
+                    va="center", fontsize=9)
+    ax.axvline(1.0, color="#333", linestyle="--", linewidth=1)
+    ax.set_xlabel(f"mean {quantity(unit)} / mean of {base} (ratio, 1 = baseline)")
+    ax.set_title(f"baseline {base} = {human(summ[base]['mean'], unit)}; {better} is better; "
+                 "labels: ratio [pct imp]", fontsize=9)
+    ax.margins(x=0.2)
+    ax.grid(axis="x", alpha=0.3)
     return fig
 
 
 def matrix(res, bench, summ):
-    """Scaling curves: mean by number of calling CPUs, one line per design, panel per op."""
-    points = {}
+    """Scaling curves: mean by number of calling CPUs, one line per design, panel per op;
+    speedup records (old / new) as a dashed line on a right-hand axis."""
+    points, speedups, units = {}, {}, set()
     for case, s in summ.items():
-        p = casenames.matrix_point(case)
+        p = casenames.matrix_point(case, s["params"])
         if p is None:
             return None
         op, callers, design = p
+        if design == casenames.SPEEDUP or s["unit"] not in TIME_UNITS:
+            speedups.setdefault(op, []).append((callers, s["mean"]))
+            continue
+        units.add(s["unit"])
         points.setdefault(op, {}).setdefault(design, []).append((callers, s["mean"]))
-    unit = next(iter(summ.values()))["unit"]
+    if len(units) != 1:
+        return None
+    factor, unit = display_unit([y for d in points.values() for ps in d.values()
+                                 for _, y in ps], units.pop())
     ops = list(points)
     ncols = 2 if len(ops) > 1 else 1
     nrows = math.ceil(len(ops) / ncols)
     fig, axes = _figure(res, f"{bench}: mean by calling CPUs, old design vs new"
-                        f"{_repeats_note(summ)}", 5.5 * ncols, 1 + 3.2 * nrows, nrows, ncols)
+                        f"{_repeats_note(summ)}", 5.5 * ncols, 1.4 + 3.2 * nrows, nrows, ncols)
+    legend = {}
     for i, op in enumerate(ops):
         ax = axes[i // ncols, i % ncols]
         designs = sorted(points[op], key=lambda d: (casenames.MATRIX_DESIGNS.index(d)
@@ -214,14 +258,27 @@ def matrix(res, bench, summ):
             xs, ys = zip(*sorted(points[op][d]))
             tag = " (new)" if d == casenames.NEW_DESIGN else \
                 " (old)" if d in casenames.MATRIX_DESIGNS else ""
-            ax.plot(xs, ys, marker="o", color=PALETTE[j % len(PALETTE)], label=d + tag)
+            ax.plot(xs, [y * factor for y in ys], marker="o", color=PALETTE[j % len(PALETTE)],
+                    label=d + tag)
         ax.set_title(op, fontsize=10)
         ax.set_xlabel("calling CPUs (count)")
         ax.set_ylabel(axis_label("mean", unit))
         ax.xaxis.get_major_locator().set_params(integer=True)
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        handles, labels = ax.get_legend_handles_labels()
+        if op in speedups:
+            ax2 = ax.twinx()
+            xs, ys = zip(*sorted(speedups[op]))
+            ax2.plot(xs, ys, linestyle="--", marker="x", color="#555",
+                     label="speedup, old / new (right axis)")
+            ax2.set_ylabel("speedup (× old time / new time)")
+            ax2.set_ylim(bottom=0)
+            h2, l2 = ax2.get_legend_handles_labels()
+            handles, labels = handles + h2, labels + l2
+        legend.update(zip(labels, handles))
+    fig.legend(list(legend.values()), list(legend), loc="outside lower right",
+               ncols=len(legend), fontsize=9)
     for k in range(len(ops), nrows * ncols):
         axes[k // ncols, k % ncols].set_visible(False)
     return fig
@@ -229,29 +286,38 @@ def matrix(res, bench, summ):
 
 def bringup(res, bench, summ):
     """Serial vs parallel bars, grouped by the rest of the case name (e.g. cpus=8)."""
-    groups = {}
+    groups, others = {}, []
     for case, s in summ.items():
         m = casenames.bringup_mode(case)
+        if s["unit"] not in TIME_UNITS:       # e.g. speedup, a ratio: said in the title
+            others.append(f"{case} {human(s['mean'], s['unit'])}")
+            continue
         if m is None:
             return None
         mode, rest = m
         groups.setdefault(rest or "all CPUs", {})[mode] = s
-    unit = next(iter(summ.values()))["unit"]
+    units = {s["unit"] for g in groups.values() for s in g.values()}
+    if len(units) != 1:
+        return None
+    unit = units.pop()
+    stat = "mean" if all(s["n"] <= 1 for g in groups.values() for s in g.values()) else "p50"
     labels = list(groups)
+    factor, shown = display_unit([s[stat] for g in groups.values() for s in g.values()], unit)
     width = 0.38
     fig, axes = _figure(res, f"{bench}: serial vs parallel bringup{_repeats_note(summ)}",
                         max(5, 1.6 * len(labels) + 2.5), 4.2)
     ax = axes[0, 0]
     for j, mode in enumerate(casenames.BRINGUP_MODES):
         xs = [i + (j - 0.5) * width for i, g in enumerate(labels) if mode in groups[g]]
-        vals = [groups[g][mode]["mean"] for g in labels if mode in groups[g]]
+        vals = [groups[g][mode][stat] for g in labels if mode in groups[g]]
         if not xs:
             continue
-        bars = ax.bar(xs, vals, width, color=PALETTE[j], label=mode)
-        ax.bar_label(bars, [fmt(v) for v in vals], fontsize=8, padding=2)
+        bars = ax.bar(xs, [v * factor for v in vals], width, color=PALETTE[j], label=mode)
+        ax.bar_label(bars, [human(v, unit) for v in vals], fontsize=8, padding=2)
     ax.set_xticks(range(len(labels)), labels)
-    ax.set_ylabel(axis_label("mean", unit))
-    ax.set_title(f"{next(iter(summ.values()))['better']} is better", fontsize=9)
+    ax.set_ylabel(axis_label(stat, shown) + " to bring all workers up")
+    ax.set_title(", ".join([f"{next(iter(summ.values()))['better']} is better"] + others),
+                 fontsize=9)
     ax.margins(y=0.12)
     ax.legend(fontsize=9)
     ax.grid(axis="y", alpha=0.3)
@@ -262,12 +328,13 @@ def heatmap(res, bench, summ):
     """CPU-by-CPU grid of p50 values, one panel per case prefix (e.g. xcall and limit)."""
     cells = {}
     for case, s in summ.items():
-        c = casenames.heatmap_cell(case)
+        c = casenames.heatmap_cell(case, s["params"])
         if c is None:
             return None
         group, src, dst = c
         cells.setdefault(group, {})[(src, dst)] = s["p50"]
-    unit = next(iter(summ.values()))["unit"]
+    factor, unit = display_unit([v for g in cells.values() for v in g.values()],
+                                next(iter(summ.values()))["unit"])
     n = 1 + max(max(k) for g in cells.values() for k in g)
     if n <= 0 or min(min(k) for g in cells.values() for k in g) < 0:
         return None
@@ -275,7 +342,7 @@ def heatmap(res, bench, summ):
     fig, axes = _figure(res, f"{bench}: p50 from CPU to CPU{_repeats_note(summ)}",
                         side * len(cells) + 0.6, side + 0.5, 1, len(cells))
     for ax, (group, grid) in zip(axes[0], cells.items()):
-        data = [[grid.get((i, j), math.nan) for j in range(n)] for i in range(n)]
+        data = [[grid.get((i, j), math.nan) * factor for j in range(n)] for i in range(n)]
         cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#dddddd")
         im = ax.imshow(data, cmap=cmap, origin="upper")
         finite = [v for row in data for v in row if math.isfinite(v)]
@@ -293,7 +360,8 @@ def heatmap(res, bench, summ):
         ax.set_yticks(range(n))
         ax.set_xlabel("to CPU (target)")
         ax.set_ylabel("from CPU (caller)")
-        ax.set_title(group or "xcall", fontsize=10)
+        ax.set_title((group or "xcall") + (" (physical limit)" if casenames.is_limit(group)
+                                           else ""), fontsize=10)
         fig.colorbar(im, ax=ax, shrink=0.8, label=axis_label("p50", unit))
     return fig
 
