@@ -221,6 +221,7 @@ typedef bool (*xc_ready_fn)(struct xc_cpu *c, void *ctx);
 bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
 		  uint64_t deadline_ns);
 long xc_poll_window(struct xc_cpu *c);
+void xc_idle_state_set(struct xc_cpu *c, uint32_t state);
 void xc_sync_init(struct xc__sync *s, uint32_t count);
 void xc_sync_complete(struct xc__sync *s);
 void xc_sync_wait(struct xc__sync *s, const struct xc_waitinfo *wi);

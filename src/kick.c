@@ -196,16 +196,19 @@ static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long wind
 /*
  * xc_idle_wait() - the worker @c waits, polling then sleeping, until ready()
  * or the deadline (0: none); returns whether ready. Called only by @c's own
- * worker. ready() must read with seq_cst (W2) what senders publish before
- * they kick.
+ * worker, RUNNING (a wait inside a call or work item) or POLLING (its idle
+ * loop); it leaves the state as it found it. ready() must read with seq_cst
+ * (W2) what senders publish before they kick.
  */
 bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
 		  uint64_t deadline_ns)
 {
+	/* relaxed: only this thread writes RUNNING or POLLING */
+	uint32_t prev = atomic_load_explicit(&c->idle, memory_order_relaxed);
 	uint64_t start = 0;
 	bool ok = true;
 
-	/* relaxed: POLLING and RUNNING impose the same duty on senders */
+	/* relaxed: POLLING and RUNNING impose the same duty on kicks */
 	atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
 	if (window_ns && poll_until(c, ready, ctx, window_ns, deadline_ns, &start))
 		goto out;
@@ -242,13 +245,20 @@ bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns
 	}
 	poll_window_adapt(c, xc_now_ns() - start);
 out:
-	/*
-	 * seq_cst: an urgent sender that reads RUNNING signals instead of
-	 * relying on the idle loop; the task loop re-checks the urgent queue
-	 * after this store, before any long work item (urgent.c).
-	 */
-	atomic_store_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst);
+	xc_idle_state_set(c, prev);
 	return ok;
+}
+
+/*
+ * Only the owner sets RUNNING or POLLING. Back to RUNNING is seq_cst: an
+ * urgent sender that read POLLING relies on this worker to run its call
+ * before anything long, so the caller re-checks the urgent queue after it
+ * (xc_run_urgent), and a sender that reads RUNNING signals instead (urgent.c).
+ */
+void xc_idle_state_set(struct xc_cpu *c, uint32_t state)
+{
+	atomic_store_explicit(&c->idle, state,
+			      state == XC_IDLE_RUNNING ? memory_order_seq_cst : memory_order_relaxed);
 }
 
 void xc_sync_init(struct xc__sync *s, uint32_t count)
@@ -361,18 +371,23 @@ static int sync_wait(struct xc__sync *s, uint64_t deadline_ns, struct xc_stuck *
 		xc_cpu_relax();
 	}
 	if (self) {
+		int ret = 0;
+
 		while (!xc_sync_done(s)) {
 			uint64_t until = st ? xc_stuck_deadline(st) : deadline_ns;
 
 			if (xc_run_calls(self))
 				continue;
 			if (!xc_idle_wait(self, ready_sync, s, xc_poll_window(self), until)) {
-				if (!st)
-					return -ETIMEDOUT;
+				if (!st) {
+					ret = -ETIMEDOUT;
+					break;
+				}
 				xc_stuck_check(st);
 			}
 		}
-		return 0;
+		xc_run_urgent(self);	/* pushed while we looked idle: see xc_idle_state_set */
+		return ret;
 	}
 	if (poll != XC_POLL_NONE && poll != XC_POLL_FOREVER &&
 	    sync_spin(s, XC_WAITER_SPIN_NS, deadline_ns))

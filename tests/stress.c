@@ -1,7 +1,7 @@
 /*
  * stress: exactly once, under churn. Plain threads and workers (from work
  * items) issue a random mix of single / many / all / cond / any / async
- * calls, waiting and not, plus work items, while a churn thread takes CPUs
+ * calls, waiting and not, urgent and not, plus work items, while a churn thread takes CPUs
  * offline and online. Every call carries an id; each run sets its CPU's bit
  * in that id's record. At the end (after xc_exit drained everything) every
  * call that was accepted ran exactly once on each CPU it was sent to, on
@@ -92,7 +92,8 @@ static void one_op(unsigned *seed, struct xc_call *async, int nasync, struct xc_
 		   int nworks, int self)
 {
 	unsigned r = rnd(seed);
-	unsigned flags = (r & 1) ? XC_WAIT : 0;
+	/* a quarter of the calls are urgent: they may interrupt a busy work item */
+	unsigned flags = ((r & 1) ? XC_WAIT : 0) | (((r >> 22) & 3) == 0 ? XC_URGENT : 0);
 	int target = cpus[(r >> 1) % (unsigned)ncpu];
 	long id = new_id();
 	struct rec *rc = &recs[id];

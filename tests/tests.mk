@@ -7,12 +7,12 @@
 
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
-TSAN_TESTS := stress deadlock hotplug call-many call-async work protocol
+TSAN_TESTS := stress deadlock hotplug call-many call-async work protocol urgent stuck trace
 SAN_STRESS_OPS ?= 100000
 
 $(BUILD)/tests/%: tests/%.c tests/test.h $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(XC_CFLAGS) $(CFLAGS) $< -o $@ $(LIB_A) $(LDLIBS)
+	$(CC) $(XC_CFLAGS) $(CFLAGS) -rdynamic $< -o $@ $(LIB_A) $(LDLIBS)
 
 .PHONY: tests check-lib check-asan check-tsan
 tests: $(TEST_BINS)

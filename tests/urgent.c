@@ -1,0 +1,84 @@
+/*
+ * urgent: an XC_URGENT call reaches a worker spinning in a work item that
+ * never polls (the work item waits for the urgent call's effect, so without
+ * the interruption this test would hang), runs there exactly once, on that
+ * CPU, by a signal; an urgent call to an idle polling worker needs no
+ * signal; a waiting call from inside an urgent function gets -EDEADLK.
+ */
+#include "test.h"
+#include "internal.h"
+#include <stdatomic.h>
+
+static _Atomic int released, urgent_runs, in_work, ran_on = -1, inner_ret = 1;
+
+static void busy_work(void *arg)
+{
+	atomic_store(&in_work, 1);
+	while (!atomic_load(&released))
+		;	/* no xc_poll(): only an interruption gets through */
+}
+
+static void nothing(void *arg)
+{
+}
+
+static void urgent_count(void *arg)
+{
+	atomic_fetch_add(&urgent_runs, 1);
+}
+
+static void urgent_fn(void *arg)
+{
+	atomic_store(&ran_on, xc_this_cpu());
+	atomic_fetch_add(&urgent_runs, 1);
+	/* nothing else runs on this CPU until we return: a wait could never end */
+	atomic_store(&inner_ret, xc_call_single(*(int *)arg, nothing, NULL, XC_WAIT));
+	atomic_store(&released, 1);
+}
+
+int main(void)
+{
+	struct xc_work w = { .fn = busy_work };
+	struct xc_stats a, b;
+	int cpus[CPU_SETSIZE];
+
+	for (int wait = 0; wait < 2; wait++) {
+		CHECK_RET(xc_init(NULL), 0);
+		if (t_cpus(cpus) < 2) {
+			xc_exit();
+			t_skip("needs 2 CPUs");
+		}
+		atomic_store(&released, 0);
+		atomic_store(&in_work, 0);
+		atomic_store(&urgent_runs, 0);
+		CHECK_RET(xc_queue_work(cpus[1], &w), 0);
+		WAIT_UNTIL(atomic_load(&in_work));
+		xc_stats_get(cpus[1], &a);
+		CHECK_RET(xc_call_single(cpus[1], urgent_fn, &cpus[0], XC_URGENT | (wait ? XC_WAIT : 0)), 0);
+		WAIT_UNTIL(atomic_load(&released));
+		CHECK(atomic_load(&ran_on) == cpus[1]);
+		CHECK(atomic_load(&inner_ret) == -EDEADLK);
+		xc_stats_get(cpus[1], &b);
+		CHECK(b.signals_sent - a.signals_sent >= 1);
+		CHECK(b.urgent_calls - a.urgent_calls == 1);
+		CHECK_RET(xc_exit(), 0);
+		CHECK(atomic_load(&urgent_runs) == 1);
+	}
+
+	/* an idle, polling worker runs urgent calls in its idle loop: no signal */
+	struct xc_opts o = { .poll_ns = XC_POLL_FOREVER };
+	CHECK_RET(xc_init(&o), 0);
+	atomic_store(&urgent_runs, 0);
+	WAIT_UNTIL(atomic_load(&xc_cpus[cpus[1]].idle) == XC_IDLE_POLLING);
+	xc_stats_get(cpus[1], &a);
+	for (int i = 0; i < 100; i++) {
+		CHECK_RET(xc_call_single(cpus[1], urgent_count, NULL, XC_URGENT), 0);
+		WAIT_UNTIL(atomic_load(&urgent_runs) == i + 1);
+	}
+	xc_stats_get(cpus[1], &b);
+	CHECK(b.signals_sent == a.signals_sent);
+	CHECK(b.urgent_calls - a.urgent_calls == 100);
+	CHECK(atomic_load(&urgent_runs) == 100);
+	CHECK_RET(xc_exit(), 0);
+	return T_PASS;
+}
