@@ -31,8 +31,9 @@ KERNEL_BAD = re.compile(
     r"Oops|BUG:|WARNING:|Call Trace|general protection|soft lockup|hard LOCKUP|"
     r"rcu: INFO|self-detected stall|Kernel panic|hung_task|blocked for more than")
 IPI_CASES = ["dry-run", "self", "normal", "broadcast", "broadcast-lock"]
-IPI_EXTRA = ["self-irqwork"]           # asked for by name only
-DELIVERY = ("self", "normal", "self-irqwork")
+IPI_EXTRA = ["self-irqwork", "normal-busy"]    # asked for by name only
+IWI_CASES = ("self-irqwork",)                   # irq_work self-IPIs: IWI, not CAL
+DELIVERY = ("self", "normal", "self-irqwork", "normal-busy")
 
 
 class Checker:
@@ -264,7 +265,7 @@ def check_ok_case(ck, name, params, blk, docs):
                      f"{name}: normal targets CPU {params['target']}")
         # Function-call IPIs show in CAL; self-irqwork's irq_work self-IPIs in IWI.
         expected = sum(r.get("counters", {}).get("ipis_expected", 0)
-                       for c, r in recs.items() if c not in IPI_EXTRA)
+                       for c, r in recs.items() if c not in IWI_CASES)
         mod_cal = sum(r.get("counters", {}).get("cal_irqs", 0) for r in recs.values())
         wait = True
         if "self-irqwork" in recs:
@@ -377,7 +378,7 @@ def print_ipi_table(doc, accel):
         cnt = r.get("counters", {})
         ratio = f"{cnt['total_ns'] / dry:.1f}" if dry else "-"
         exp = cnt.get("ipis_expected", 0)
-        got = cnt.get("iwi_irqs", 0) if c in IPI_EXTRA else cnt.get("cal_irqs", 0)
+        got = cnt.get("iwi_irqs", 0) if c in IWI_CASES else cnt.get("cal_irqs", 0)
         calpct = f"{got}/{exp}" if exp else "-"
         print(f"    {c:16} {fmt_ns(cnt.get('delivery_sum_ns', 0)):>12} "
               f"{fmt_ns(cnt.get('total_ns', 0)):>12} {ratio:>7} {fmt_ns(r['p50']):>10} "
@@ -399,20 +400,27 @@ def side_by_side(kdoc, bdoc, accel):
     """In-kernel figures beside xcall-bench's, row by row where the case names match (kmod
     'normal' with bench 'ipi/normal'), each as a ratio to its own 'normal' row."""
     print("\n  In-kernel (xcall_ipi.ko) beside user space (xcall-bench kernel ipi), same guest,")
-    print("  p50 per call and, in brackets, the ratio to the same tool's 'normal' row:")
+    print("  p50 per call and, in brackets, the ratio to the same tool's normal row (the module's\n"
+          "  normal-busy when it ran: like xcall-bench's, its target CPU is busy, not idle):")
     if accel == "tcg":
         print("    (software emulation: absolute times mean nothing here, read only the ratios)")
     krecs = list(kdoc["results"])
     brecs = [r for r in bdoc.get("results", []) if r.get("unit") == "ns"]
+    # xcall-bench's normal keeps its target busy (a spinner), as the module's normal-busy
+    # does; the module's normal interrupts an idle target. Line up like with like.
+    busy = any(r["case"] == "normal-busy" for r in krecs)
 
     def bench_match(case):
+        if busy and case == "normal":
+            return None
+        if case == "normal-busy":
+            case = "normal"
         return next((r for r in brecs if r["case"] == case or r["case"].endswith("/" + case)), None)
 
-    def ref(recs, match):
-        return match("normal") or (recs[0] if recs else None)
-
-    kref = ref(krecs, lambda c: next((r for r in krecs if r["case"] == c), None))
-    bref = ref(brecs, bench_match)
+    kref = next((r for r in krecs if r["case"] == ("normal-busy" if busy else "normal")),
+                krecs[0] if krecs else None)
+    bref = next((r for r in brecs if r["case"] == "normal" or r["case"].endswith("/normal")),
+                brecs[0] if brecs else None)
 
     def cell(r, base):
         if r is None:
@@ -420,19 +428,19 @@ def side_by_side(kdoc, bdoc, accel):
         ratio = r["p50"] / base["p50"] if base and base["p50"] else 0.0
         return f"{fmt_ns(r['p50']):>10} [{ratio:>7.2f}x]"
 
-    print(f"    {'case':18} {'xcall_ipi.ko':>22}   {'xcall-bench kernel':>22}   bench case")
+    print(f"    {'case':22} {'xcall_ipi.ko':>22}   {'xcall-bench kernel':>22}   bench case")
     used = set()
     for r in krecs:
         b = bench_match(r["case"])
         if b is not None:
             used.add(b["case"])
-        print(f"    {r['case']:18} {cell(r, kref)}   {cell(b, bref)}   {b['case'] if b else ''}")
+        print(f"    {r['case']:22} {cell(r, kref)}   {cell(b, bref)}   {b['case'] if b else ''}")
     for b in brecs:
         if b["case"] not in used:
-            print(f"    {'':18} {cell(None, None)}   {cell(b, bref)}   {b['case']}")
+            print(f"    {'':22} {cell(None, None)}   {cell(b, bref)}   {b['case']}")
     if kref and bref and kref["p50"]:
         print(f"    user space '{bref['case']}' p50 / in-kernel '{kref['case']}' p50 = "
-              f"{bref['p50'] / kref['p50']:.2f}")
+              f"{bref['p50'] / kref['p50']:.2f} (what the user-space path adds to one IPI)")
 
 
 # ------------------------------------------------------------------ main
@@ -514,6 +522,9 @@ def main():
               f"(xcall-report compare takes them)")
 
     kdoc = docs.get("ipi-all")
+    if kdoc and "ipi-busy" in docs:     # the side-by-side table wants normal-busy too
+        kdoc = dict(kdoc, results=kdoc["results"] + [
+            r for r in docs["ipi-busy"]["results"] if r["case"].startswith("normal-busy")])
     for n, d in docs.items():
         if n.startswith("ipi"):
             print(f"\n   {n}: insmod xcall_ipi.ko {' '.join(d['command'][2:])}", end="")

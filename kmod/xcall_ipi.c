@@ -82,7 +82,7 @@ MODULE_PARM_DESC(iterations, "ipi mode: calls per case (default 100000)");
 
 static char *cases;
 module_param(cases, charp, 0444);
-MODULE_PARM_DESC(cases, "ipi mode: comma list of cases to run (dry-run,self,normal,broadcast,broadcast-lock, and self-irqwork; default the first five)");
+MODULE_PARM_DESC(cases, "ipi mode: comma list of cases to run (dry-run,self,normal,broadcast,broadcast-lock, and self-irqwork,normal-busy; default the first five)");
 
 static int cpu = -1;
 module_param(cpu, int, 0444);
@@ -544,17 +544,41 @@ static bool xc_timed_out(u64 deadline)
 /* ---------------------------------------------------------- mode=ipi */
 
 /*
- * The seed's five cases run by default. self-irqwork is extra, asked for by name: the seed's
- * "self" never interrupts anything (smp_call_function_single() to the calling CPU runs the
- * function in place, with interrupts off), while irq_work_queue() raises a real self-IPI on
- * x86 (IRQ_WORK_VECTOR, "IWI" in /proc/interrupts).
+ * The seed's five cases run by default. Two more are asked for by name:
+ *  - self-irqwork: the seed's "self" never interrupts anything (smp_call_function_single()
+ *    to the calling CPU runs the function in place, with interrupts off), while
+ *    irq_work_queue() raises a real self-IPI on x86 (IRQ_WORK_VECTOR, "IWI").
+ *  - normal-busy: normal, with a kthread spinning on the target so that the IPI interrupts
+ *    a running CPU instead of waking an idle one (as xcall-bench's user-space probe does).
  */
-enum ipi_case { IPI_DRY, IPI_SELF, IPI_NORMAL, IPI_BCAST, IPI_BCAST_LOCK, IPI_SELF_IW, IPI_NCASES };
+enum ipi_case {
+	IPI_DRY, IPI_SELF, IPI_NORMAL, IPI_BCAST, IPI_BCAST_LOCK, IPI_SELF_IW, IPI_NORMAL_BUSY,
+	IPI_NCASES
+};
 #define IPI_DEFAULT_CASES (BIT(IPI_SELF_IW) - 1)
+#define IPI_CASE_LIST "dry-run,self,normal,broadcast,broadcast-lock,self-irqwork,normal-busy"
 
 static const char *const ipi_case_names[IPI_NCASES] = {
-	"dry-run", "self", "normal", "broadcast", "broadcast-lock", "self-irqwork",
+	"dry-run", "self", "normal", "broadcast", "broadcast-lock", "self-irqwork", "normal-busy",
 };
+
+static bool ipi_has_delivery(enum ipi_case c)
+{
+	return c == IPI_SELF || c == IPI_NORMAL || c == IPI_SELF_IW || c == IPI_NORMAL_BUSY;
+}
+
+/* Keeps a CPU busy (never idle) until kthread_stop(). */
+static int ipi_spinner(void *arg)
+{
+	int *running = arg;
+
+	smp_store_release(running, 1);
+	while (!kthread_should_stop()) {
+		cpu_relax();
+		cond_resched();
+	}
+	return 0;
+}
 
 struct ipi_result {
 	bool ran, truncated;
@@ -611,7 +635,9 @@ static void ipi_run_case(struct ipi_ctx *ctx, enum ipi_case c)
 	struct ipi_result *r = &ctx->res[c];
 	DEFINE_SPINLOCK(lock);
 	struct ipi_iw iw;
-	u64 deadline = ktime_get_ns() + (u64)timeout * NSEC_PER_SEC;
+	struct task_struct *spinner = NULL;
+	int spinning = 0;
+	u64 deadline;
 	u64 cal0, iwi0, i, t0, t1, start;
 	ktime_t t;
 	int dest = -1;
@@ -619,9 +645,23 @@ static void ipi_run_case(struct ipi_ctx *ctx, enum ipi_case c)
 	init_irq_work(&iw.work, ipi_handle_irqwork);
 	if (c == IPI_SELF || c == IPI_SELF_IW)
 		dest = ctx->sender;
-	else if (c == IPI_NORMAL)
+	else if (c == IPI_NORMAL || c == IPI_NORMAL_BUSY)
 		dest = ctx->normal_target;
 	r->target = dest;
+
+	if (c == IPI_NORMAL_BUSY) {
+		spinner = kthread_create(ipi_spinner, &spinning, "xcall_spin/%d", dest);
+		if (IS_ERR(spinner)) {
+			pr_warn("normal-busy: no spinner thread (%ld), case skipped\n",
+				PTR_ERR(spinner));
+			return;
+		}
+		kthread_bind(spinner, dest);
+		wake_up_process(spinner);
+		while (!smp_load_acquire(&spinning))
+			schedule_timeout_uninterruptible(1);
+	}
+	deadline = ktime_get_ns() + (u64)timeout * NSEC_PER_SEC;
 
 	xhist_reset(&ctx->call);
 	xhist_reset(&ctx->delivery);
@@ -640,6 +680,7 @@ static void ipi_run_case(struct ipi_ctx *ctx, enum ipi_case c)
 			break;
 		case IPI_SELF:
 		case IPI_NORMAL:
+		case IPI_NORMAL_BUSY:
 			t = ktime_get();
 			smp_call_function_single(dest, ipi_handle_time, &t, 1);
 			break;
@@ -671,7 +712,7 @@ static void ipi_run_case(struct ipi_ctx *ctx, enum ipi_case c)
 		}
 		t1 = ktime_get_ns();
 		xhist_add(&ctx->call, t1 - t0);
-		if (c == IPI_SELF || c == IPI_NORMAL || c == IPI_SELF_IW)
+		if (ipi_has_delivery(c))
 			xhist_add(&ctx->delivery, (u64)max_t(s64, ktime_to_ns(t), 0));
 		r->delivery_sum_ns += (u64)max_t(s64, ktime_to_ns(t), 0);
 		cond_resched();
@@ -684,8 +725,10 @@ static void ipi_run_case(struct ipi_ctx *ctx, enum ipi_case c)
 	r->total_ns = ktime_get_ns() - start;
 	r->cal_delta = xc_cal_count() - cal0;
 	r->iwi_delta = xc_iwi_count() - iwi0;
+	if (spinner)
+		kthread_stop(spinner);
 	r->done = i;
-	if (c == IPI_NORMAL || c == IPI_SELF_IW)
+	if (c == IPI_NORMAL || c == IPI_NORMAL_BUSY || c == IPI_SELF_IW)
 		r->ipis_expected = i;
 	else if (c == IPI_BCAST || c == IPI_BCAST_LOCK)
 		r->ipis_expected = i * (num_online_cpus() - 1);
@@ -735,7 +778,7 @@ static int ipi_parse_cases(unsigned int *mask)
 			if (!strcmp(tok, ipi_case_names[c]))
 				break;
 		if (c == IPI_NCASES) {
-			pr_err("cases: unknown case '%s' (known: dry-run,self,normal,broadcast,broadcast-lock,self-irqwork)\n",
+			pr_err("cases: unknown case '%s' (known: " IPI_CASE_LIST ")\n",
 			       tok);
 			kfree(copy);
 			return -EINVAL;
@@ -784,7 +827,7 @@ static void ipi_report(struct ipi_ctx *ctx, struct jbuf *jb)
 		rec.st = &r->call;
 		jb_record(jb, &first, &rec);
 
-		if (c == IPI_SELF || c == IPI_NORMAL || c == IPI_SELF_IW) {
+		if (ipi_has_delivery(c)) {
 			scnprintf(name, sizeof(name), "%s.delivery", ipi_case_names[c]);
 			scnprintf(params, sizeof(params),
 				  "\"iterations\": %lu, \"sender\": %d, \"target\": %d, \"truncated\": %s, "
@@ -834,9 +877,9 @@ static int run_ipi(struct jbuf *jb)
 	if (target == -1) {
 		ctx->normal_target = cpumask_any_but(cpu_online_mask, ctx->sender);
 		if (ctx->normal_target >= nr_cpu_ids) {
-			if (ctx->mask & BIT(IPI_NORMAL))
+			if (ctx->mask & (BIT(IPI_NORMAL) | BIT(IPI_NORMAL_BUSY)))
 				pr_warn("normal: only one CPU online, case skipped\n");
-			ctx->mask &= ~BIT(IPI_NORMAL);
+			ctx->mask &= ~(BIT(IPI_NORMAL) | BIT(IPI_NORMAL_BUSY));
 			ctx->normal_target = -1;
 		}
 	} else if (target < 0 || target >= nr_cpu_ids || !cpu_online(target)) {
