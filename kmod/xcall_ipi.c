@@ -10,15 +10,17 @@
  *              For every case it records the per-call send-to-completion time
  *              and, for self and normal, the delivery time (send to the start
  *              of the handler on the target), plus the two column sums the
- *              original printed (delivery and total).  An extra case,
- *              self-irqwork, sends a real self-IPI through irq_work.
+ *              original printed (delivery and total).  Two extra cases:
+ *              self-irqwork sends a real self-IPI through irq_work, and
+ *              normal-busy interrupts a target kept busy by a spinning kthread.
  *
  *  mode=storm  ipistorm: one kthread bound to each CPU of "cpulist" sends
  *              "numipi" calls, either smp_call_function_single() to the
- *              online CPU "offset" places after it, wrapping (single=1) or smp_call_function_many() to
- *              every other online CPU (single=0), waiting or not ("wait"),
- *              with "delay" microseconds between calls.  It records the
- *              runtime (first start to last finish) and per-call percentiles.
+ *              online CPU "offset" places after it, wrapping (single=1), or
+ *              smp_call_function_many() to every other online CPU (single=0),
+ *              waiting or not ("wait"), with "delay" microseconds between
+ *              calls.  It records the runtime (first start to last finish)
+ *              and per-call percentiles.
  *
  * Results: one JSON document in the xcall results format (schema_version 1,
  * docs/results-format.md), readable at /proc/xcall_ipi until rmmod, and a
@@ -55,7 +57,6 @@
 #include <linux/atomic.h>
 #include <linux/math64.h>
 #include <linux/bitops.h>
-#include <linux/math.h>
 #include <linux/cpuidle.h>
 #include <linux/irq_work.h>
 #include <linux/version.h>
@@ -795,7 +796,7 @@ static int ipi_parse_cases(unsigned int *mask)
 
 static void ipi_report(struct ipi_ctx *ctx, struct jbuf *jb)
 {
-	char params[160], counters[200];
+	char params[320], counters[320];
 	bool first = true;
 	int c, cpus[2];
 
@@ -989,8 +990,12 @@ static int storm_thread(void *arg)
 		}
 		t1 = ktime_get_ns();
 		xhist_add(&s->hist, t1 - t0);
-		if (delay)
-			udelay(delay);
+		if (delay) {
+			/* udelay() overflows on long delays: whole ms through mdelay() */
+			if (delay >= 1000)
+				mdelay(delay / 1000);
+			udelay(delay % 1000);
+		}
 		cond_resched();
 		if (!(i & 1023) && xc_timed_out(deadline)) {
 			s->truncated = true;
@@ -1062,7 +1067,7 @@ static void storm_report(struct storm_ctx *ctx, struct jbuf *jb, u64 cal_delta,
 {
 	struct xhist all = { 0 };
 	struct xstats st;
-	char params[256], counters[256], name[48];
+	char params[320], counters[320], name[48];
 	const char *kind = single ? (wait ? "single-wait" : "single-nowait")
 				  : (wait ? "many-wait" : "many-nowait");
 	u64 first = U64_MAX, last = 0, calls = 0;
