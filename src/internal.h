@@ -274,6 +274,7 @@ bool xc_run_one_work(struct xc_cpu *c);
 int xc_drain_work(struct xc_cpu *c);
 
 /* pool.c */
+int xc_pool_prepare(void);
 struct xc_call *xc_pool_get(void);
 void xc_pool_put(struct xc_call *call);
 void xc_pool_put_local(struct xc_call *call);

@@ -15,9 +15,15 @@
  * Pools live as long as the process: a thread's pool goes to a spare list
  * when the thread exits and the next new thread adopts it, so descriptors
  * still in flight always have a live owner to return to.
+ *
+ * A worker's urgent signal handler may interrupt its own pool in the middle
+ * of an update, so nowait calls made from urgent functions use a second
+ * pool of the worker's, filled before the worker goes online; it never grows
+ * (no malloc in a signal handler) and never waits: empty, it gives -ENOMEM.
  */
 #include "internal.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -28,6 +34,7 @@
 struct xc_pool {
 	struct xc__link *free;			/* owner only */
 	unsigned total;				/* owner only: descriptors this pool owns */
+	struct xc_pool *urgent;			/* a worker's pool for its signal handler */
 	struct xc_pool *next_spare;		/* under spare_lock */
 	_Atomic(struct xc__link *) returned __xc_aligned;	/* pushed by runners */
 };
@@ -37,6 +44,20 @@ static struct xc_pool *spare_pools;
 static pthread_key_t pool_key;
 static pthread_once_t pool_key_once = PTHREAD_ONCE_INIT;
 static _Thread_local struct xc_pool *my_pool;
+
+static struct xc_pool *pool_new(void)
+{
+	struct xc_pool *pool = aligned_alloc(XC_CACHELINE, sizeof(*pool));
+
+	if (!pool)
+		return NULL;
+	pool->free = NULL;
+	pool->total = 0;
+	pool->urgent = NULL;
+	pool->next_spare = NULL;
+	atomic_init(&pool->returned, NULL);
+	return pool;
+}
 
 static void pool_release(void *p)
 {
@@ -66,12 +87,9 @@ static struct xc_pool *pool_self(void)
 		spare_pools = pool->next_spare;
 	pthread_mutex_unlock(&spare_lock);
 	if (!pool) {
-		pool = aligned_alloc(XC_CACHELINE, sizeof(*pool));
+		pool = pool_new();
 		if (!pool)
 			return NULL;
-		pool->free = NULL;
-		pool->total = 0;
-		atomic_init(&pool->returned, NULL);
 	}
 	pool->next_spare = NULL;
 	pthread_setspecific(pool_key, pool);
@@ -95,11 +113,42 @@ static bool pool_grow(struct xc_pool *pool)
 	return true;
 }
 
-struct xc_call *xc_pool_get(void)
+/* Worker start: both pools exist and the urgent one holds a slab. */
+int xc_pool_prepare(void)
 {
 	struct xc_pool *pool = pool_self();
-	struct xc__link *l;
 
+	if (!pool)
+		return -ENOMEM;
+	if (pool->urgent)
+		return 0;
+	pool->urgent = pool_new();
+	if (!pool->urgent)
+		return -ENOMEM;
+	return pool_grow(pool->urgent) ? 0 : -ENOMEM;
+}
+
+static struct xc_call *pool_pop(struct xc_pool *pool)
+{
+	struct xc__link *l = pool->free;
+
+	pool->free = l->next;
+	return xc_container_of(l, struct xc_call, _link);
+}
+
+struct xc_call *xc_pool_get(void)
+{
+	struct xc_pool *pool;
+
+	if (xc_unlikely(xc_in_urgent)) {
+		pool = my_pool->urgent;	/* prepared before the worker went online */
+		if (!pool->free)
+			/* acquire: as below */
+			pool->free = atomic_exchange_explicit(&pool->returned, NULL,
+							      memory_order_acquire);
+		return pool->free ? pool_pop(pool) : NULL;
+	}
+	pool = pool_self();
 	if (!pool)
 		return NULL;
 	while (!pool->free) {
@@ -117,9 +166,7 @@ struct xc_call *xc_pool_get(void)
 			xc_run_calls(xc_self);
 		sched_yield();
 	}
-	l = pool->free;
-	pool->free = l->next;
-	return xc_container_of(l, struct xc_call, _link);
+	return pool_pop(pool);
 }
 
 void xc_pool_put(struct xc_call *call)

@@ -51,6 +51,8 @@ struct xc_ring {
 
 bool xc_tracing;
 static struct xc_ring *cpu_rings[XC_MAX_CPUS];
+/* what a worker records from its urgent signal handler, which may interrupt a record */
+static struct xc_ring *urgent_rings[XC_MAX_CPUS];
 static struct xc_ring *thread_rings;		/* under rings_lock */
 static uint32_t thread_ring_ids;		/* under rings_lock */
 static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -129,7 +131,9 @@ static struct xc_ring *thread_ring(void)
 
 static struct xc_ring *ring_self(void)
 {
-	return xc_self ? cpu_rings[xc_self->cpu] : thread_ring();
+	if (xc_self)
+		return (xc_in_urgent ? urgent_rings : cpu_rings)[xc_self->cpu];
+	return thread_ring();
 }
 
 void xc_trace_record(unsigned type, int other, uint32_t flow, const void *fn)
@@ -170,16 +174,20 @@ int xc_trace_start(void)
 
 	for (int i = 0; i < xc_rt.nr_cpus; i++) {
 		int cpu = xc_rt.cpu_list[i];
-		struct xc_ring *r = ring_new(events);
+		struct xc_ring *r = ring_new(events), *u = ring_new(events);
 
-		if (!r) {
+		if (!r || !u) {
+			free(r);
+			free(u);
 			xc_trace_stop();
 			return -ENOMEM;
 		}
-		r->cpu = cpu;
+		r->cpu = u->cpu = cpu;
 		r->id = (uint32_t)cpu + 1;
-		r->generation = xc_rt.generation;
+		u->id = (uint32_t)cpu + 1 + XC_MAX_CPUS;
+		r->generation = u->generation = xc_rt.generation;
 		cpu_rings[cpu] = r;
+		urgent_rings[cpu] = u;
 	}
 	xc_tracing = true;
 	return 0;
@@ -191,7 +199,8 @@ void xc_trace_stop(void)
 	xc_tracing = false;
 	for (int i = 0; i < XC_MAX_CPUS; i++) {
 		free(cpu_rings[i]);
-		cpu_rings[i] = NULL;
+		free(urgent_rings[i]);
+		cpu_rings[i] = urgent_rings[i] = NULL;
 	}
 }
 
@@ -204,7 +213,16 @@ static uint64_t ring_drops(const struct xc_ring *r)
 
 uint64_t xc_trace_drops(int cpu)
 {
-	return cpu_rings[cpu] ? ring_drops(cpu_rings[cpu]) : 0;
+	return (cpu_rings[cpu] ? ring_drops(cpu_rings[cpu]) : 0) +
+	       (urgent_rings[cpu] ? ring_drops(urgent_rings[cpu]) : 0);
+}
+
+/* Chrome trace track of a ring: the CPU, its urgent context, or a thread. */
+static int ring_track(const struct xc_ring *r)
+{
+	if (r->cpu < 0)
+		return 100000 + (int)r->id;
+	return r->id > XC_MAX_CPUS ? 50000 + r->cpu : r->cpu;
 }
 
 /* --- export --- */
@@ -238,7 +256,7 @@ static const char *const ev_names[XC_EV_NR] = {
 static void emit_event(struct dump *d, const struct xc_ring *r, const struct xc_ev *e)
 {
 	char name[128];
-	int tid = r->cpu >= 0 ? r->cpu : 100000 + (int)r->id;
+	int tid = ring_track(r);
 	double ts = (double)(e->ts_ns - d->t0) / 1000.0;
 
 	xc_symbol(e->fn, name, sizeof(name));
@@ -309,9 +327,11 @@ static size_t ring_snapshot(const struct xc_ring *r, struct xc_ev **out, uint64_
 
 int xc_trace_dump(const char *path)
 {
-	struct xc_ring *rings[XC_MAX_CPUS + 256];
-	struct xc_ev *evs[XC_MAX_CPUS + 256];
-	size_t counts[XC_MAX_CPUS + 256];
+	enum { MAX_RINGS = 2 * XC_MAX_CPUS + 256 };
+	static struct xc_ring *rings[MAX_RINGS];
+	static struct xc_ev *evs[MAX_RINGS];
+	static size_t counts[MAX_RINGS];
+	static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 	struct dump d = { .first = true, .t0 = UINT64_MAX };
 	int nr = 0, ret = 0;
 
@@ -319,11 +339,15 @@ int xc_trace_dump(const char *path)
 		return -EINVAL;
 	if (!xc_tracing)
 		return -ENXIO;
-	for (int i = 0; i < XC_MAX_CPUS; i++)
+	pthread_mutex_lock(&dump_lock);	/* the arrays above are shared */
+	for (int i = 0; i < XC_MAX_CPUS; i++) {
 		if (cpu_rings[i])
 			rings[nr++] = cpu_rings[i];
+		if (urgent_rings[i])
+			rings[nr++] = urgent_rings[i];
+	}
 	pthread_mutex_lock(&rings_lock);
-	for (struct xc_ring *r = thread_rings; r && nr < XC_MAX_CPUS + 256; r = r->next)
+	for (struct xc_ring *r = thread_rings; r && nr < MAX_RINGS; r = r->next)
 		if (r->generation == xc_rt.generation)
 			rings[nr++] = r;
 	pthread_mutex_unlock(&rings_lock);
@@ -347,10 +371,11 @@ int xc_trace_dump(const char *path)
 
 		if (r->cpu >= 0)
 			emit(&d, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
-			     "\"args\":{\"name\":\"CPU %d\"}}", r->cpu, r->cpu);
+			     "\"args\":{\"name\":\"CPU %d%s\"}}", ring_track(r), r->cpu,
+			     r->id > XC_MAX_CPUS ? " urgent" : "");
 		else
 			emit(&d, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
-			     "\"args\":{\"name\":\"thread %d\"}}", 100000 + (int)r->id, r->tid);
+			     "\"args\":{\"name\":\"thread %d\"}}", ring_track(r), r->tid);
 		for (size_t k = 0; k < counts[i]; k++)
 			emit_event(&d, r, &evs[i][k]);
 	}
@@ -362,5 +387,6 @@ int xc_trace_dump(const char *path)
 out:
 	for (int i = 0; i < nr; i++)
 		free(evs[i]);
+	pthread_mutex_unlock(&dump_lock);
 	return ret;
 }

@@ -153,6 +153,11 @@ void *xc_worker_main(void *arg)
 	err = pin_self(c->cpu);
 	if (err)
 		xc_report("CPU %d: cannot pin the worker: %s", c->cpu, strerror(-err));
+	if (!err) {
+		err = xc_pool_prepare();
+		if (err)
+			xc_report("CPU %d: no memory for call descriptors", c->cpu);
+	}
 	if (!err && xc_rt.cfg.cpu_init) {
 		int r;
 

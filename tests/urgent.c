@@ -3,13 +3,20 @@
  * never polls (the work item waits for the urgent call's effect, so without
  * the interruption this test would hang), runs there exactly once, on that
  * CPU, by a signal; an urgent call to an idle polling worker needs no
- * signal; a waiting call from inside an urgent function gets -EDEADLK.
+ * signal; a waiting call from inside an urgent function gets -EDEADLK,
+ * while nowait calls from there work.
  */
 #include "test.h"
 #include "internal.h"
 #include <stdatomic.h>
 
-static _Atomic int released, urgent_runs, in_work, ran_on = -1, inner_ret = 1;
+static _Atomic int released, urgent_runs, in_work, ran_on = -1, inner_ret = 1, nowait_ret = 1;
+static _Atomic int nested_runs;
+
+static void nested(void *arg)
+{
+	atomic_fetch_add(&nested_runs, 1);
+}
 
 static void busy_work(void *arg)
 {
@@ -33,6 +40,7 @@ static void urgent_fn(void *arg)
 	atomic_fetch_add(&urgent_runs, 1);
 	/* nothing else runs on this CPU until we return: a wait could never end */
 	atomic_store(&inner_ret, xc_call_single(*(int *)arg, nothing, NULL, XC_WAIT));
+	atomic_store(&nowait_ret, xc_call_single(*(int *)arg, nested, NULL, 0));
 	atomic_store(&released, 1);
 }
 
@@ -58,6 +66,8 @@ int main(void)
 		WAIT_UNTIL(atomic_load(&released));
 		CHECK(atomic_load(&ran_on) == cpus[1]);
 		CHECK(atomic_load(&inner_ret) == -EDEADLK);
+		CHECK(atomic_load(&nowait_ret) == 0);
+		WAIT_UNTIL(atomic_load(&nested_runs) == wait + 1);
 		xc_stats_get(cpus[1], &b);
 		CHECK(b.signals_sent - a.signals_sent >= 1);
 		CHECK(b.urgent_calls - a.urgent_calls == 1);
