@@ -209,8 +209,10 @@ int cmd_matrix(int argc, char **argv)
 		       o.cpulist, o.ncpus);
 	for (int rep = 0; rep < o.repeat; rep++)
 		for (int m = 0; m < NMMODES; m++) {
-			printf("\n%s%s\ncalling cpus   2008 design     libxcall     speedup\n", mmode_titles[m],
-			       o.repeat > 1 ? " (repeat)" : "");
+			printf("\n%s", mmode_titles[m]);
+			if (o.repeat > 1)
+				printf(" (repeat %d)", rep);
+			printf("\ncalling cpus   2008 design     libxcall     speedup\n");
 			for (int k = 1; k <= o.ncpus; k++) {
 				char a[64], b[64], s[64];
 				snprintf(a, sizeof(a), "%s/2008/%d", mmode_names[m], k);
