@@ -112,3 +112,12 @@ def test_usage_errors_exit_2(args):
 def test_compare_needs_two_files(write):
     p = run_cli("compare", write("a.json", [rec("a", "b", 1.0)]))
     assert p.returncode == 2 and "at least two files" in p.stderr
+
+
+def test_null_statistic_warns_on_the_command_line(write, tmp_path):
+    bad = rec("ipi", "dry-run/delivery", 1.0)
+    bad["mean"] = None
+    p = run_cli("plot", write("a.json", [bad, rec("ipi", "self/total", 20.0)]), "-o", tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.startswith("xcall-report: warning: a.json: results[0]")
+    assert "record skipped" in p.stderr and "Traceback" not in p.stderr

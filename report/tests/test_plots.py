@@ -1,4 +1,5 @@
 """plot: every bench gets its chart, written as non-empty PNG and SVG, with the right series."""
+import json
 import os
 
 import numpy as np
@@ -9,13 +10,16 @@ from conftest import doc, rec, run_cli
 from xcall_report import load, plots
 
 
-@pytest.fixture
-def full(write):
-    return load.load(write("full.json", samples.all_benches()))
+@pytest.fixture(scope="module")
+def full(tmp_path_factory):
+    p = tmp_path_factory.mktemp("full") / "full.json"
+    p.write_text(json.dumps(samples.all_benches()))
+    return load.load(str(p))
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def figs(full):
+    """Drawn once for the module; the tests only read them."""
     return dict(plots.figures(full))
 
 
@@ -193,3 +197,19 @@ def test_plot_file_name_is_safe(tmp_path, write):
     r = load.load(write("x.json", [rec("kmod/ipi storm", "a", 1.0)]))
     paths = plots.write_all(r, tmp_path)
     assert {os.path.basename(p) for p in paths} >= {"kmod_ipi_storm.png", "kmod_ipi_storm.svg"}
+
+
+def test_kernel_borrows_the_limit_of_pingpong(write):
+    r = load.load(write("k.json", [rec("pingpong", "cacheline", 100.0, p50=90.0),
+                                   rec("kernel", "compare/kernel-ipi", 5000.0),
+                                   rec("kernel", "compare/libxcall-polling", 200.0)]))
+    ax = dict(plots.figures(r))["kernel"].axes[0]
+    limit = [ln for ln in ax.get_lines() if "physical limit" in ln.get_label()]
+    assert len(limit) == 1 and list(limit[0].get_xdata()) == [90.0, 90.0]
+    assert "pingpong cacheline" in ax.get_title()
+
+
+def test_no_limit_anywhere_is_said(write):
+    r = load.load(write("k.json", [rec("kernel", "compare/kernel-ipi", 5000.0)]))
+    ax = dict(plots.figures(r))["kernel"].axes[0]
+    assert "no physical-limit case" in ax.get_title()

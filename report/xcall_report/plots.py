@@ -181,20 +181,36 @@ def limit_bars(res, bench, summ):
     limits = [c for c in names if casenames.is_limit(c)]
     colours = [LIMIT_COLOUR if c in limits else PALETTE[0] for c in names]
     stat, vals, tops = _bar_values(summ, names)
+    if limits:
+        limit_name, limit = limits[0], vals[names.index(limits[0])]
+    else:                  # e.g. kernel: borrow the limit another bench of this run measured
+        limit_name, limit = _limit_elsewhere(res, bench, unit, stat)
     fig, axes = _figure(res, f"{bench}: {stat} per case against the physical limit"
                         f"{_repeats_note(summ)}", 8, 2.0 + 0.35 * len(names))
     ax = axes[0, 0]
     _hbars(ax, names, vals, tops, colours, unit, stat, log=True, scale=False)
     better = f"log scale, {summ[names[0]]['better']} is better"
-    if limits:
-        lim = vals[names.index(limits[0])]
-        ax.axvline(lim, color=LIMIT_COLOUR, linestyle="--", linewidth=1.2,
-                   label=f"physical limit ({limits[0]})")
-        ax.set_title(f"{better}; dashed red line: physical limit ({limits[0]}) = "
-                     f"{human(lim, unit)}", fontsize=9)
+    if limit_name:
+        ax.axvline(limit, color=LIMIT_COLOUR, linestyle="--", linewidth=1.2,
+                   label=f"physical limit ({limit_name})")
+        ax.set_title(f"{better}; dashed red line: physical limit ({limit_name}) = "
+                     f"{human(limit, unit)}", fontsize=9)
     else:
         ax.set_title(f"{better}; no physical-limit case in this file", fontsize=9)
     return fig
+
+
+def _limit_elsewhere(res, bench, unit, stat):
+    """(name, value) of a physical-limit case of another bench in the same file, in the same
+    unit (pingpong's cacheline first), or (None, None)."""
+    for other in sorted(res.benches(), key=lambda b: b != "pingpong"):
+        if other == bench:
+            continue
+        for case in res.cases(other):
+            runs = res.runs(other, case)
+            if casenames.is_limit(case) and runs[0].unit == unit:
+                return f"{other} {case}", aggregate(runs)[stat]
+    return None, None
 
 
 def storm(res, bench, summ):
