@@ -10,6 +10,12 @@
  * Sizes: XCALL_STRESS_OPS calls per thread (default 1000000),
  * XCALL_STRESS_THREADS plain sender threads (default 3), XCALL_STRESS_CHURN
  * (default 1) offline/online churn.
+ *
+ * Soak (XCALL_SOAK_SECONDS=S, `make soak`): rounds of the same for S seconds,
+ * each an xc_init .. xc_exit cycle with a random poll policy and bringup
+ * mode, with one call in 20000 taking 60 ms (past a 40 ms stuck_ms), and a
+ * closing report: calls accepted and run, lost, duplicated, the longest wait
+ * of a waiting single call (slow ones aside), stuck reports.
  */
 #include "test.h"
 #include <pthread.h>
@@ -30,9 +36,15 @@ static long ops_per_thread, nr_ids;
 static int cpus[CPU_SETSIZE], ncpu, cpu_idx[CPU_SETSIZE];
 static _Atomic int stop_churn;
 
+static long slow_every;	/* soak: one call in this many takes a while (0: none) */
+static _Atomic uint64_t max_wait_ns;
+
 static void hit(void *arg)
 {
 	long id = (long)arg;
+
+	if (slow_every && id % slow_every == 0)
+		t_sleep_ms(60);		/* longer than the soak's stuck_ms: a stuck report */
 	uint64_t bit = 1ull << cpu_idx[xc_this_cpu()];
 
 	if (atomic_fetch_or(&recs[id].seen, bit) & bit)
@@ -62,6 +74,14 @@ static uint64_t mask_bits(const cpu_set_t *m)
 static bool odd_cpu_idx(int cpu, void *arg)
 {
 	return cpu_idx[cpu] % 2 == (int)((long)arg % 2);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static unsigned rnd(unsigned *s)
@@ -109,13 +129,21 @@ static void one_op(unsigned *seed, struct xc_call *async, int nasync, struct xc_
 
 	switch ((r >> 12) % 8) {
 	case 0:
-	case 1:
+	case 1: {
+		uint64_t t0 = (flags & XC_WAIT) ? now_ns() : 0, dt;
+
 		rc->allowed = 1ull << cpu_idx[target];
 		rc->expect_cpu = target;
 		ret = xc_call_single(target, hit, (void *)id, flags);
 		rc->expect_n = ret == 0 ? 1 : -1;
 		CHECK(ret == 0 || ret == -ENXIO);
+		dt = t0 ? now_ns() - t0 : 0;
+		for (uint64_t old = atomic_load(&max_wait_ns);
+		     dt > old && !(slow_every && id % slow_every == 0);)
+			if (atomic_compare_exchange_weak(&max_wait_ns, &old, dt))
+				break;
 		break;
+	}
 	case 2:
 		if (r & 2)
 			flags |= XC_RUN_LOCAL;
@@ -213,31 +241,44 @@ static void *churn(void *arg)
 	return NULL;
 }
 
-int main(void)
+/* Totals over rounds (a soak runs many). */
+struct totals {
+	long rounds, issued, runs, lost, dups, wrong, work;
+	uint64_t max_wait_ns;
+};
+
+static _Atomic long stuck_lines;
+
+static void count_stuck(const char *line)
 {
-	long nthreads = t_env_long("XCALL_STRESS_THREADS", 3);
-	bool do_churn = t_env_long("XCALL_STRESS_CHURN", 1) != 0;
+	if (!strncmp(line, "stuck call:", 11))
+		atomic_fetch_add(&stuck_lines, 1);
+}
+
+/* One xc_init .. xc_exit round: send, churn, drain, verify. */
+static void round_run(const struct xc_opts *o, long nthreads, bool do_churn, struct totals *t)
+{
 	pthread_t th[64], ch;
 	void *works[64];
 	long lost = 0, wrong = 0, issued = 0, runs = 0;
 
-	ops_per_thread = t_env_long("XCALL_STRESS_OPS", 1000000);
-	CHECK(nthreads > 0 && nthreads <= 64 && ops_per_thread > 0);
-	CHECK_RET(xc_init(NULL), 0);
+	atomic_store(&next_id, 0);
+	atomic_store(&dups, 0);
+	atomic_store(&work_runs, 0);
+	atomic_store(&work_queued, 0);
+	atomic_store(&stop_churn, 0);
+	memset(recs, 0, (size_t)nr_ids * sizeof(*recs));
+	CHECK_RET(xc_init(o), 0);
 	ncpu = t_cpus(cpus);
 	if (ncpu > MAX_T_CPUS)
 		ncpu = MAX_T_CPUS;
 	for (int i = 0; i < ncpu; i++)
 		cpu_idx[cpus[i]] = i;
-	/* each work item issues 8 more; at most one item per 8 ops */
-	nr_ids = nthreads * ops_per_thread * 3 + 1024;
-	recs = calloc((size_t)nr_ids, sizeof(*recs));
-	CHECK(recs != NULL);
 
 	if (do_churn)
 		pthread_create(&ch, NULL, churn, NULL);
 	for (long i = 0; i < nthreads; i++)
-		pthread_create(&th[i], NULL, sender, (void *)i);
+		pthread_create(&th[i], NULL, sender, (void *)(i + 64 * t->rounds));
 	for (long i = 0; i < nthreads; i++)
 		pthread_join(th[i], &works[i]);
 	atomic_store(&stop_churn, 1);
@@ -264,15 +305,64 @@ int main(void)
 		if (rc->expect_cpu >= 0 && rc->expect_n == 1 && seen != (1ull << cpu_idx[rc->expect_cpu]))
 			wrong++;
 	}
-	printf("stress: %ld ids, %ld calls accepted, %ld runs, %ld lost, %ld duplicated, %ld wrong CPU/count, work %ld/%ld\n",
-	       atomic_load(&next_id), issued, runs, lost, atomic_load(&dups), wrong,
-	       atomic_load(&work_runs), atomic_load(&work_queued));
-	CHECK(lost == 0);
-	CHECK(atomic_load(&dups) == 0);
-	CHECK(wrong == 0);
-	CHECK(atomic_load(&work_runs) == atomic_load(&work_queued));
 	for (long i = 0; i < nthreads; i++)
 		free(works[i]);
+	t->rounds++;
+	t->issued += issued;
+	t->runs += runs;
+	t->lost += lost;
+	t->dups += atomic_load(&dups);
+	t->wrong += wrong;
+	t->work += atomic_load(&work_runs);
+	CHECK(atomic_load(&work_runs) == atomic_load(&work_queued));
+}
+
+static void verdict(const struct totals *t)
+{
+	printf("stress: %ld rounds, %ld calls accepted, %ld runs, %ld lost, %ld duplicated, "
+	       "%ld wrong CPU/count, %ld work items, max wait %.1f us, %ld stuck reports\n",
+	       t->rounds, t->issued, t->runs, t->lost, t->dups, t->wrong, t->work,
+	       (double)atomic_load(&max_wait_ns) / 1000.0, atomic_load(&stuck_lines));
+	CHECK(t->lost == 0);
+	CHECK(t->dups == 0);
+	CHECK(t->wrong == 0);
+	CHECK(t->issued == t->runs);
+}
+
+int main(void)
+{
+	long nthreads = t_env_long("XCALL_STRESS_THREADS", 3);
+	bool do_churn = t_env_long("XCALL_STRESS_CHURN", 1) != 0;
+	long soak_s = t_env_long("XCALL_SOAK_SECONDS", 0);
+	struct totals t = { 0 };
+
+	ops_per_thread = t_env_long("XCALL_STRESS_OPS", soak_s ? 20000 : 1000000);
+	CHECK(nthreads > 0 && nthreads <= 64 && ops_per_thread > 0);
+	/* each work item issues 8 more; at most one item per 8 ops */
+	nr_ids = nthreads * ops_per_thread * 3 + 1024;
+	recs = calloc((size_t)nr_ids, sizeof(*recs));
+	CHECK(recs != NULL);
+
+	if (!soak_s) {
+		round_run(NULL, nthreads, do_churn, &t);
+	} else {
+		/* soak: rounds with varied options, slow callbacks, stuck reports, init/exit cycles */
+		static const long polls[] = { XC_POLL_ADAPTIVE, XC_POLL_NONE, 20000, XC_POLL_FOREVER };
+		uint64_t end = (uint64_t)time(NULL) + (uint64_t)soak_s;
+		unsigned seed = 7;
+
+		slow_every = 20000;
+		while ((uint64_t)time(NULL) < end) {
+			struct xc_opts o = {
+				.poll_ns = polls[rnd(&seed) % 4],
+				.serial_bringup = rnd(&seed) & 1,
+				.stuck_ms = 40,
+				.report = count_stuck,
+			};
+			round_run(&o, nthreads, do_churn, &t);
+		}
+	}
+	verdict(&t);
 	free(recs);
 	return T_PASS;
 }

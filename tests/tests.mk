@@ -32,3 +32,10 @@ check-tsan:
 	tests/run.sh --label tsan $(addprefix build-thread/tests/,$(TSAN_TESTS))
 
 CHECK_TARGETS += check-lib check-asan check-tsan
+
+# make soak [SOAK_SECONDS=300] [SAN=thread OPT=-O1]: the stress test in rounds for minutes,
+# with init/exit cycles, varied options, slow callbacks and a closing report. Not in check.
+SOAK_SECONDS ?= 300
+.PHONY: soak
+soak: $(BUILD)/tests/stress
+	XCALL_SOAK_SECONDS=$(SOAK_SECONDS) TSAN_OPTIONS=halt_on_error=1 $(BUILD)/tests/stress
