@@ -23,7 +23,7 @@ venv: $(REPORT_STAMP)
 # edits by itself. pip is quiet; its errors still show and fail the target.
 $(REPORT_STAMP): report/pyproject.toml
 	@rm -f $@
-	@test -x $(REPORT_PY) || $(REPORT_PYTHON) -m venv $(REPORT_VENV)
+	@$(REPORT_PY) -c '' 2>/dev/null || $(REPORT_PYTHON) -m venv --clear $(REPORT_VENV)
 	@echo "  VENV    $(REPORT_VENV) (xcall-report, matplotlib, pytest)"
 	@$(REPORT_PY) -m pip install --quiet --disable-pip-version-check --no-input \
 		-e 'report[test]'
@@ -38,5 +38,6 @@ report-html: $(BENCH_RUN_TARGET) $(REPORT_STAMP)
 	$(REPORT_ENV) $(REPORT_VENV)/bin/xcall-report html results/latest.json \
 		-o results/report.html
 
+APT_PACKAGES  += python3 python3-venv
 CHECK_TARGETS += check-report
 RUN_TARGETS   += report-html
