@@ -76,6 +76,7 @@ include tests/tests.mk
 -include report/report.mk
 -include model/model.mk
 -include kmod/kmod.mk
+-include fuzz/fuzz.mk
 
 deps:
 	@scripts/install-deps.sh $(APT_PACKAGES)
