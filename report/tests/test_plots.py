@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import samples
-from conftest import doc, rec, run_cli
+from conftest import rec, run_cli
 from xcall_report import load, plots
 
 
