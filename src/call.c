@@ -23,7 +23,8 @@ bool xc_calls_pending(struct xc_cpu *c)
 	       xc_llist_nonempty(&c->urgentq, memory_order_seq_cst);
 }
 
-static void call_run(struct xc_cpu *c, struct xc_call *call, bool urgent)
+static void call_run(struct xc_cpu *c, struct xc_call *call, bool urgent,
+		     struct xc_pool_batch *ret)
 {
 	xc_func_t fn = call->fn;
 	void *arg = call->arg;
@@ -34,7 +35,7 @@ static void call_run(struct xc_cpu *c, struct xc_call *call, bool urgent)
 	int from = call->_src_cpu;
 
 	if (kind & XC_CALL_POOL)
-		xc_pool_put(call);	/* the sender may reuse it while fn runs */
+		xc_pool_batch_add(ret, call);	/* read out: back to its pool with its batch */
 	xc_activity_set(c, urgent ? XC_ACT_URGENT : XC_ACT_CALL, (const void *)fn);
 	xc_trace(urgent ? XC_EV_URGENT_ENTRY : XC_EV_CALL_ENTRY, from, flow, (const void *)fn);
 	fn(arg);
@@ -58,6 +59,7 @@ static int run_list(struct xc_cpu *c, struct xc__link *lifo, bool urgent)
 	struct xc__link *l = xc_llist_reverse(lifo);
 	struct xc__link *sync_head = NULL, **sync_tail = &sync_head;
 	struct xc__link *rest_head = NULL, **rest_tail = &rest_head;
+	struct xc_pool_batch ret = { 0 };
 	int n = 0;
 
 	while (l) {
@@ -80,9 +82,10 @@ static int run_list(struct xc_cpu *c, struct xc__link *lifo, bool urgent)
 	for (l = sync_head; l; n++) {
 		struct xc__link *next = l->next;	/* the call may be gone once it ran */
 
-		call_run(c, xc_container_of(l, struct xc_call, _link), urgent);
+		call_run(c, xc_container_of(l, struct xc_call, _link), urgent, &ret);
 		l = next;
 	}
+	xc_pool_batch_flush(&ret);
 	return n;
 }
 

@@ -276,8 +276,13 @@ int xc_drain_work(struct xc_cpu *c);
 /* pool.c */
 int xc_pool_prepare(void);
 struct xc_call *xc_pool_get(void);
-void xc_pool_put(struct xc_call *call);
 void xc_pool_put_local(struct xc_call *call);
+struct xc_pool_batch {
+	void *owner;
+	struct xc__link *first, *last;
+};
+void xc_pool_batch_add(struct xc_pool_batch *b, struct xc_call *call);
+void xc_pool_batch_flush(struct xc_pool_batch *b);
 
 /* worker.c */
 void *xc_worker_main(void *arg);

@@ -26,7 +26,9 @@
 
 enum { XC_PUSH_CLOSED = -1, XC_PUSH_NONEMPTY = 0, XC_PUSH_WAS_EMPTY = 1 };
 
-static inline int xc_llist_push(_Atomic(struct xc__link *) *head, struct xc__link *node)
+/* Push the chain first..last (linked through ->next) with one CAS. */
+static inline int xc_llist_push_chain(_Atomic(struct xc__link *) *head, struct xc__link *first,
+				      struct xc__link *last)
 {
 	/* relaxed: only a first guess for the CAS below */
 	struct xc__link *old = atomic_load_explicit(head, memory_order_relaxed);
@@ -34,15 +36,20 @@ static inline int xc_llist_push(_Atomic(struct xc__link *) *head, struct xc__lin
 	do {
 		if (old == XC_LLIST_CLOSED)
 			return XC_PUSH_CLOSED;
-		node->next = old;
+		last->next = old;
 		/*
 		 * seq_cst on success: release publishes the node to the consumer's
 		 * acquire take, and the total order puts this push before the kick's
 		 * load of the worker's idle state (see kick.c).
 		 */
-	} while (!atomic_compare_exchange_weak_explicit(head, &old, node, memory_order_seq_cst,
+	} while (!atomic_compare_exchange_weak_explicit(head, &old, first, memory_order_seq_cst,
 							memory_order_relaxed));
 	return old == NULL ? XC_PUSH_WAS_EMPTY : XC_PUSH_NONEMPTY;
+}
+
+static inline int xc_llist_push(_Atomic(struct xc__link *) *head, struct xc__link *node)
+{
+	return xc_llist_push_chain(head, node, node);
 }
 
 /* True if the list holds nodes (a closed list holds none). */

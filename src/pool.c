@@ -169,12 +169,30 @@ struct xc_call *xc_pool_get(void)
 	return pool_pop(pool);
 }
 
-void xc_pool_put(struct xc_call *call)
+/* Give back descriptors, batched by owner: one push per run of the same owner. */
+void xc_pool_batch_add(struct xc_pool_batch *b, struct xc_call *call)
 {
-	struct xc_pool *pool = call->_owner;
+	if (b->owner != call->_owner)
+		xc_pool_batch_flush(b);
+	call->_link.next = NULL;
+	if (b->last)
+		b->last->next = &call->_link;
+	else
+		b->first = &call->_link;
+	b->last = &call->_link;
+	b->owner = call->_owner;
+}
 
+void xc_pool_batch_flush(struct xc_pool_batch *b)
+{
+	struct xc_pool *pool = b->owner;
+
+	if (!b->first)
+		return;
 	/* the return list is never closed, so the push always succeeds */
-	xc_llist_push(&pool->returned, &call->_link);
+	xc_llist_push_chain(&pool->returned, b->first, b->last);
+	b->first = b->last = NULL;
+	b->owner = NULL;
 }
 
 void xc_pool_put_local(struct xc_call *call)
