@@ -3,15 +3,15 @@
  * never polls (the work item waits for the urgent call's effect, so without
  * the interruption this test would hang), runs there exactly once, on that
  * CPU, by a signal; an urgent call to an idle polling worker needs no
- * signal; a waiting call from inside an urgent function gets -EDEADLK,
- * while nowait calls from there work.
+ * signal; a waiting call or a hotplug request from inside an urgent
+ * function gets -EDEADLK, while nowait calls from there work.
  */
 #include "test.h"
 #include "internal.h"
 #include <stdatomic.h>
 
 static _Atomic int released, urgent_runs, in_work, ran_on = -1, inner_ret = 1, nowait_ret = 1;
-static _Atomic int nested_runs;
+static _Atomic int nested_runs, hotplug_ret = 1;
 
 static void nested(void *arg)
 {
@@ -41,6 +41,7 @@ static void urgent_fn(void *arg)
 	/* nothing else runs on this CPU until we return: a wait could never end */
 	atomic_store(&inner_ret, xc_call_single(*(int *)arg, nothing, NULL, XC_WAIT));
 	atomic_store(&nowait_ret, xc_call_single(*(int *)arg, nested, NULL, 0));
+	atomic_store(&hotplug_ret, xc_cpu_offline(*(int *)arg));
 	atomic_store(&released, 1);
 }
 
@@ -67,6 +68,7 @@ int main(void)
 		CHECK(atomic_load(&ran_on) == cpus[1]);
 		CHECK(atomic_load(&inner_ret) == -EDEADLK);
 		CHECK(atomic_load(&nowait_ret) == 0);
+		CHECK(atomic_load(&hotplug_ret) == -EDEADLK);
 		WAIT_UNTIL(atomic_load(&nested_runs) == wait + 1);
 		xc_stats_get(cpus[1], &b);
 		CHECK(b.signals_sent - a.signals_sent >= 1);
