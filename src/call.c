@@ -169,6 +169,19 @@ static int check_flags(unsigned flags)
 	return 0;
 }
 
+/* The checks every mask call starts with: arguments, then whether calls are accepted. */
+static int check_mask_call(const cpu_set_t *mask, xc_func_t fn, unsigned flags)
+{
+	int ret;
+
+	if (!mask || !fn || CPU_COUNT(mask) == 0)
+		return -EINVAL;
+	ret = check_flags(flags);
+	if (ret)
+		return ret;
+	return xc_rt_accepting() ? 0 : -ENXIO;
+}
+
 int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 {
 	struct xc_cpu *c;
@@ -263,18 +276,12 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 	struct xc_cpu *self = xc_self;
 	bool run_local = false;
 	int nt = 0, sent = 0, i;
-	cpu_set_t inside;
-
 	bool urgent = flags & XC_URGENT;
-	int ret;
+	cpu_set_t inside;
+	int ret = check_mask_call(mask, fn, flags);
 
-	if (!mask || !fn || CPU_COUNT(mask) == 0)
-		return -EINVAL;
-	ret = check_flags(flags);
 	if (ret)
 		return ret;
-	if (!xc_rt_accepting())
-		return -ENXIO;
 	CPU_AND(&inside, mask, &xc_rt.cfg.cpus);
 	if (!CPU_EQUAL(&inside, mask))
 		return -ENXIO;
@@ -384,15 +391,10 @@ static int cpu_distance(int ref, int cpu)
 int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags)
 {
 	cpu_set_t left;
-	int ref, ret;
+	int ref, ret = check_mask_call(mask, fn, flags);
 
-	if (!mask || !fn || CPU_COUNT(mask) == 0)
-		return -EINVAL;
-	ret = check_flags(flags);
 	if (ret)
 		return ret;
-	if (!xc_rt_accepting())
-		return -ENXIO;
 	ref = xc_self ? xc_self->cpu : sched_getcpu();
 	CPU_AND(&left, mask, &xc_rt.cfg.cpus);
 	/* retry with the next nearest if the chosen CPU goes offline under us */
