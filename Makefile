@@ -30,7 +30,7 @@ EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c)
 all: lib examples
 
 # Debian packages the parts need; each fragment adds its own. `make deps` installs the missing ones.
-APT_PACKAGES :=
+APT_PACKAGES := pkgconf
 
 lib: $(LIB_A) $(LIB_SO) $(PC_FILE)
 
@@ -60,7 +60,7 @@ install: lib
 	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/libxcall.so.0
 	ln -sf libxcall.so.0 $(DESTDIR)$(PREFIX)/lib/libxcall.so
-	install -m 644 $(PC_FILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|0.1|g' xcall.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/xcall.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/xcall.h $(DESTDIR)$(PREFIX)/lib/libxcall.a \
