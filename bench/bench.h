@@ -45,6 +45,7 @@ struct gopts {
 	const char *json;       /* --json FILE */
 	bool csv, quiet;
 	bool suite;             /* running inside the no-subcommand suite */
+	const char *trace;      /* --trace FILE: xc_opts.trace_file of every libxcall runtime */
 };
 extern struct gopts g_out;
 
@@ -170,7 +171,12 @@ long futex_wake(_Atomic uint32_t *addr, int n);
 
 /* ---- libxcall harness (harness.c) ---- */
 
-/* xc_init with these settings on o's CPUs (or on `cpus` when not NULL). */
+/*
+ * xc_init with these settings on o's CPUs (or on `cpus` when not NULL).
+ * xh_up_opts() fills in the report hook and, when xo->trace_file is NULL,
+ * --trace's file; xo->trace_file = xh_no_trace forces tracing off.
+ */
+extern const char xh_no_trace[];
 int xh_up(const struct bopts *o, const char *cpus, long poll_ns, unsigned ablate);
 int xh_up_opts(struct xc_opts *xo);
 void xh_down(void);
@@ -184,6 +190,19 @@ void xh_serve(void);            /* xc_poll() when on a worker */
  */
 long xh_time_calls(int caller, int target, unsigned flags, const struct budget *b,
 		   struct hist *h, struct xc_stats *delta);
+/* The same with an idle gap before each call, and the target's own counters. */
+struct xh_timed {
+	bool gap;               /* wait until the target went to sleep since the last call */
+	uint64_t gap_ns;        /* ... and this much more (untimed) */
+};
+struct xh_timed_out {
+	struct xc_stats delta;  /* summed over every CPU */
+	struct xc_stats target; /* the target's own */
+	long gap_timeouts;      /* gaps that gave up waiting for the target to sleep */
+};
+long xh_time_calls_x(int caller, int target, unsigned flags, const struct budget *b,
+		     struct hist *h, const struct xh_timed *x, struct xh_timed_out *out);
+void rec_xc_target_counters(struct rec *r, const struct xc_stats *d);
 long warmup_iters(long iters);
 void xh_noop(void *arg);
 void xh_stats(int cpu, struct xc_stats *out);
@@ -200,5 +219,6 @@ int cmd_bringup(int argc, char **argv);
 int cmd_pingpong(int argc, char **argv);
 int cmd_heatmap(int argc, char **argv);
 int cmd_kernel(int argc, char **argv);
+int cmd_debug(int argc, char **argv);
 
 #endif

@@ -16,8 +16,9 @@ $(BUILD)/bench/%.o: bench/%.c $(wildcard bench/*.h) include/xcall.h
 	@mkdir -p $(dir $@)
 	$(CC) $(XC_CFLAGS) -Ibench $(CFLAGS) -c $< -o $@
 
-$(BENCH_BIN): $(BENCH_OBJS) $(LIB_A)
-	$(CC) $(CFLAGS) $(BENCH_OBJS) -o $@ $(LIB_A) $(LDLIBS) -lm
+# -rdynamic: stuck reports and --trace name the benchmark's own functions
+$(BENCH_BIN): $(BENCH_OBJS) $(LIB_A) bench/bench.mk
+	$(CC) $(CFLAGS) -rdynamic $(BENCH_OBJS) -o $@ $(LIB_A) $(LDLIBS) -lm
 
 bench-run: $(BENCH_BIN)
 	@mkdir -p results

@@ -17,7 +17,7 @@ struct gopts g_out;
 
 enum {
 	OPT_CPUS = 1000, OPT_ITER, OPT_SECONDS, OPT_REPEAT, OPT_JSON, OPT_CSV, OPT_QUIET,
-	OPT_HELP, OPT_POLL,
+	OPT_HELP, OPT_POLL, OPT_TRACE,
 };
 
 static const struct cmd_opt common_opts[] = {
@@ -27,6 +27,9 @@ static const struct cmd_opt common_opts[] = {
 	{"repeat", required_argument, OPT_REPEAT, "R      repeat every case R times (one record each)"},
 	{"poll", required_argument, OPT_POLL, "P        libxcall idle poll: adaptive|none|forever|NS (window in ns)"},
 	{"json", required_argument, OPT_JSON, "FILE     write the results file"},
+	{"trace", required_argument, OPT_TRACE, "FILE    libxcall cases record events (xc_opts.trace_file); each case's\n"
+	 "                  xc_exit rewrites FILE, so it holds the last libxcall case's events\n"
+	 "                  (Chrome trace JSON: Perfetto, chrome://tracing); baselines are not traced"},
 	{"csv", no_argument, OPT_CSV, "            print CSV instead of tables"},
 	{"quiet", no_argument, OPT_QUIET, "          no progress and no tables"},
 	{"help", no_argument, OPT_HELP, "           this text"},
@@ -215,6 +218,11 @@ int cli_parse(const struct cmd_desc *d, int argc, char **argv, struct bopts *o, 
 			break;
 		case OPT_JSON:
 			g_out.json = optarg;
+			break;
+		case OPT_TRACE:
+			if (!*optarg)
+				cli_fail(d->name, "bad --trace '': expected a file name");
+			g_out.trace = optarg;
 			break;
 		case OPT_CSV:
 			g_out.csv = true;

@@ -15,10 +15,17 @@ static void report_line(const char *line)
 	fprintf(stderr, "libxcall: %s\n", line);
 }
 
+const char xh_no_trace[] = "";
+
 int xh_up_opts(struct xc_opts *xo)
 {
 	if (!xo->report)
 		xo->report = report_line;
+	/* --trace: every runtime writes it at xc_exit, so it ends up with the last one's events */
+	if (!xo->trace_file)
+		xo->trace_file = g_out.trace;
+	else if (xo->trace_file == xh_no_trace)
+		xo->trace_file = NULL;
 	return xc_init(xo);
 }
 
@@ -115,6 +122,10 @@ void xh_stats_delta(struct xc_stats *d, const struct xc_stats *a, const struct x
 	d->wakeups = b->wakeups - a->wakeups;
 	d->work_run = b->work_run - a->work_run;
 	d->poll_ns_now = b->poll_ns_now;
+	d->urgent_calls = b->urgent_calls - a->urgent_calls;
+	d->signals_sent = b->signals_sent - a->signals_sent;
+	d->stuck_reports = b->stuck_reports - a->stuck_reports;
+	d->trace_drops = b->trace_drops - a->trace_drops;
 }
 
 void rec_xc_counters(struct rec *r, const struct xc_stats *d)
@@ -133,35 +144,78 @@ struct timed_calls {
 	unsigned flags;
 	struct budget b;
 	struct hist *h;
-	struct xc_stats delta;
-	long done;
+	const struct xh_timed *x;
+	struct xc_stats delta, tdelta;
+	long done, gap_timeouts;
 	int err;
 };
+
+static uint64_t target_sleeps(int cpu)
+{
+	struct xc_stats s;
+	xh_stats(cpu, &s);
+	return s.sleeps;
+}
+
+/*
+ * --gap: before a call, wait until the target has gone to sleep since the
+ * previous one (its sleeps counter moved past `last`), then gap_ns more, so
+ * that it is inside its futex wait when the call comes. Untimed.
+ */
+static void idle_gap(struct timed_calls *t, uint64_t last)
+{
+	uint64_t give_up = now_ns() + 100000000u;   /* a poll policy that never sleeps */
+	while (target_sleeps(t->target) <= last) {
+		cpu_relax();
+		if (now_ns() > give_up) {
+			t->gap_timeouts++;
+			break;
+		}
+	}
+	if (t->x->gap_ns)
+		spin_ns(t->x->gap_ns);
+}
 
 static void timed_calls_loop(void *arg)
 {
 	struct timed_calls *t = arg;
+	const struct xh_timed *x = t->x;
 	long warm = warmup_iters(t->b.iters);
-	for (long i = 0; i < warm && !t->err; i++)
+	uint64_t last = 0;
+	for (long i = 0; i < warm && !t->err; i++) {
+		if (x->gap) {
+			idle_gap(t, last);
+			last = target_sleeps(t->target);
+		}
 		t->err = xc_call_single(t->target, xh_noop, NULL, t->flags);
-	struct xc_stats s0, s1;
+	}
+	t->gap_timeouts = 0;
+	struct xc_stats s0, s1, p0, p1;
 	xh_stats(-1, &s0);
+	xh_stats(t->target, &p0);
 	budget_start(&t->b);
 	long i;
 	for (i = 0; budget_more(&t->b, i) && !t->err; i++) {
+		if (x->gap) {
+			idle_gap(t, last);
+			last = target_sleeps(t->target);
+		}
 		uint64_t t0 = ticks();
 		t->err = xc_call_single(t->target, xh_noop, NULL, t->flags);
 		hist_add(t->h, ticks_to_ns(ticks() - t0));
 	}
 	xh_stats(-1, &s1);
+	xh_stats(t->target, &p1);
 	xh_stats_delta(&t->delta, &s0, &s1);
+	xh_stats_delta(&t->tdelta, &p0, &p1);
 	t->done = i;
 }
 
-long xh_time_calls(int caller, int target, unsigned flags, const struct budget *b,
-		   struct hist *h, struct xc_stats *delta)
+long xh_time_calls_x(int caller, int target, unsigned flags, const struct budget *b,
+		     struct hist *h, const struct xh_timed *x, struct xh_timed_out *out)
 {
-	struct timed_calls t = {.target = target, .flags = flags, .b = *b, .h = h};
+	static const struct xh_timed none;
+	struct timed_calls t = {.target = target, .flags = flags, .b = *b, .h = h, .x = x ? x : &none};
 	void *args[1] = {&t};
 	int err = xh_run_on(&caller, 1, timed_calls_loop, args);
 	if (!err)
@@ -170,7 +224,30 @@ long xh_time_calls(int caller, int target, unsigned flags, const struct budget *
 		fprintf(stderr, "xcall-bench: call %d -> %d: %s\n", caller, target, strerror(-err));
 		return err;
 	}
-	if (delta)
-		*delta = t.delta;
+	if (out) {
+		out->delta = t.delta;
+		out->target = t.tdelta;
+		out->gap_timeouts = t.gap_timeouts;
+	}
 	return t.done;
+}
+
+long xh_time_calls(int caller, int target, unsigned flags, const struct budget *b,
+		   struct hist *h, struct xc_stats *delta)
+{
+	struct xh_timed_out out;
+	long n = xh_time_calls_x(caller, target, flags, b, h, NULL, &out);
+	if (n >= 0 && delta)
+		*delta = out.delta;
+	return n;
+}
+
+void rec_xc_target_counters(struct rec *r, const struct xc_stats *d)
+{
+	rec_counter(r, "targets_calls", (long long)d->calls);
+	rec_counter(r, "targets_kicks_sent", (long long)d->kicks_sent);
+	rec_counter(r, "targets_kicks_elided", (long long)d->kicks_elided);
+	rec_counter(r, "targets_kicks_coalesced", (long long)d->kicks_coalesced);
+	rec_counter(r, "targets_free_rides", (long long)d->free_rides);
+	rec_counter(r, "targets_sleeps", (long long)d->sleeps);
 }

@@ -22,6 +22,7 @@ static const struct {
 	{"pingpong", cmd_pingpong, "round trips: cache-line limit, futex, eventfd, pipe, condvar, libxcall"},
 	{"heatmap", cmd_heatmap, "CPU x CPU round-trip matrix, libxcall and the cache-line limit"},
 	{"kernel", cmd_kernel, "the host kernel's real IPIs, proven by /proc/interrupts"},
+	{"debug", cmd_debug, "cost of stuck reports and tracing; XC_URGENT delivery to a busy worker"},
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -30,7 +31,8 @@ static void usage(void)
 	printf("usage: xcall-bench [SUBCOMMAND] [options]\n\n"
 	       "With no subcommand: the quick suite of every family (about a minute),\n"
 	       "written to results/latest.json. Suite options: --cpus LIST, --json FILE,\n"
-	       "--csv, --quiet, --help.\n\nsubcommands (each takes --help):\n");
+	       "--csv, --quiet, --trace FILE (the last libxcall case's events), --help.\n\n"
+	       "subcommands (each takes --help):\n");
 	for (size_t i = 0; i < NCMDS; i++)
 		printf("  %-10s %s\n", cmds[i].name, cmds[i].summary);
 }
@@ -58,7 +60,8 @@ static int suite(int argc, char **argv)
 	static const struct option lo[] = {
 		{"cpus", required_argument, NULL, 'c'}, {"json", required_argument, NULL, 'j'},
 		{"csv", no_argument, NULL, 'v'},        {"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},       {0},
+		{"help", no_argument, NULL, 'h'},       {"trace", required_argument, NULL, 't'},
+		{0},
 	};
 	const char *cpus = NULL;
 	g_out.json = "results/latest.json";
@@ -70,6 +73,7 @@ static int suite(int argc, char **argv)
 		case 'j': g_out.json = optarg; break;
 		case 'v': g_out.csv = true; break;
 		case 'q': g_out.quiet = true; break;
+		case 't': g_out.trace = optarg; break;
 		case 'h': usage(); return 0;
 		default:
 			cli_fail(NULL, "unknown option or subcommand '%s' (try --help)", argv[optind - 1]);
@@ -87,7 +91,10 @@ static int suite(int argc, char **argv)
 	static const char *const bringup[] = {"bringup", "--iterations", "5", "--init-busy-ms", "50", NULL};
 	static const char *const heatmap[] = {"heatmap", "--iterations", "5000", NULL};
 	static const char *const kernel[] = {"kernel", "ipi", "compare", "--iterations", "5000", NULL};
-	const char *const *const plan[] = {pingpong, ipi, matrix, storm, idle, bringup, heatmap, kernel};
+	static const char *const debug[] = {"debug", "stuck", "trace", "--iterations", "20000", NULL};
+	static const char *const urgent[] = {"debug", "urgent", "--iterations", "300", NULL};
+	const char *const *const plan[] = {pingpong, ipi, matrix, storm, idle, bringup, heatmap, kernel,
+					   debug, urgent};
 	int rc = 0;
 	uint64_t t0 = now_ns();
 	for (size_t i = 0; i < sizeof(plan) / sizeof(plan[0]); i++) {

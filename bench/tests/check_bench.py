@@ -47,15 +47,16 @@ def online_cpus():
     return len(os.sched_getaffinity(0))
 
 
-def run(args, timeout=180):
-    p = subprocess.run([BIN] + args, capture_output=True, text=True, timeout=timeout)
+def run(args, timeout=180, env=None):
+    e = dict(os.environ, **env) if env else None
+    p = subprocess.run([BIN] + args, capture_output=True, text=True, timeout=timeout, env=e)
     return p.returncode, p.stdout, p.stderr
 
 
-def run_json(tag, args, timeout=180):
+def run_json(tag, args, timeout=180, env=None):
     """Run a subcommand with --json; return (results list, document) or None."""
     path = os.path.join(TMP, tag + ".json")
-    rc, out, err = run(args + ["--quiet", "--json", path], timeout)
+    rc, out, err = run(args + ["--quiet", "--json", path], timeout, env)
     if rc != 0:
         fail(f"{tag}: exit status", f"rc={rc}, stderr: {err.strip()[-300:]}")
         return None, None
@@ -157,7 +158,7 @@ def cnt(r, k):
 def test_cli():
     rc, out, _ = run(["--help"])
     check("cli: --help exits 0", rc == 0 and "usage" in out, f"rc={rc}")
-    for sub in ("ipi", "matrix", "storm", "idle", "bringup", "pingpong", "heatmap", "kernel"):
+    for sub in ("ipi", "matrix", "storm", "idle", "bringup", "pingpong", "heatmap", "kernel", "debug"):
         rc, out, _ = run([sub, "--help"])
         check(f"cli: {sub} --help exits 0", rc == 0 and "usage" in out, f"rc={rc}")
     bad = [
@@ -174,6 +175,11 @@ def test_cli():
         (["ipi", "--poll", "sometimes"], "bad --poll"),
         (["pingpong", "--cpus"], "missing value"),
         (["pingpong", "extra"], "stray argument"),
+        (["pingpong", "--trace", ""], "empty --trace"),
+        (["pingpong", "--gap-us", "-1"], "negative --gap-us"),
+        (["debug", "nosuch"], "unknown debug part"),
+        (["debug", "--busy-us", "0"], "zero --busy-us"),
+        (["debug", "--poll-every", "x"], "bad --poll-every"),
     ]
     for args, what in bad:
         rc, out, err = run(args)
@@ -187,14 +193,37 @@ def test_pingpong(n2):
     res, _ = run_json("pingpong", ["pingpong", "--iterations", "300", "--repeat", "2"])
     if res is None:
         return
-    cases = ["cacheline", "futex", "eventfd", "pipe", "condvar", "libxcall-polling", "libxcall-sleeping"]
+    cases = ["cacheline", "futex", "eventfd", "pipe", "condvar", "libxcall-polling",
+             "libxcall-pollnone", "libxcall-sleeping"]
     expect_cases("pingpong", res, cases, repeats=2, n=300)
     r = find(res, "libxcall-polling")
     check("pingpong: polling target, calls counted", cnt(r, "calls") == 300, f"calls={cnt(r, 'calls')}")
-    r = find(res, "libxcall-sleeping")
-    check("pingpong: sleeping target, every call kicked or rode free",
-          cnt(r, "kicks_sent") + cnt(r, "free_rides") + cnt(r, "kicks_elided") >= 300,
+    check("pingpong: polling target never kicked", cnt(r, "targets_kicks_sent") == 0,
           f"counters={r and r.get('counters')}")
+    bad = []
+    for c in ("libxcall-polling", "libxcall-pollnone", "libxcall-sleeping"):
+        r = find(res, c)
+        acc = sum(cnt(r, "targets_" + k) for k in ("kicks_sent", "kicks_elided", "kicks_coalesced", "free_rides"))
+        if cnt(r, "targets_calls") != 300 or acc != 300:
+            bad.append(f"{c}: target calls {cnt(r, 'targets_calls')}, {acc} kick decisions")
+    check("pingpong: target ran every call, every kick decision counted", not bad, "; ".join(bad))
+    r = find(res, "libxcall-sleeping")
+    # the idle gap waits for the target's sleeps counter: it is asleep when each call comes
+    check("pingpong: sleeping target asleep at (nearly) every call",
+          r is not None and cnt(r, "gap_timeouts") == 0 and cnt(r, "targets_kicks_sent") >= 285
+          and cnt(r, "targets_sleeps") >= 285, f"counters={r and r.get('counters')}")
+    path = os.path.join(TMP, "pingpong-trace.json")
+    rc, _, err = run(["pingpong", "--iterations", "200", "--quiet", "--trace", path])
+    try:
+        with open(path) as f:
+            ev = json.load(f)["traceEvents"]
+        names = {e.get("name") for e in ev}
+        good = rc == 0 and "call" in names and "queue xh_noop" in names and \
+            sum(1 for e in ev if e.get("name") == "call") >= 400
+        why = f"rc={rc}, {len(ev)} events, names {sorted(n for n in names if n)[:8]}"
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        good, why = False, f"rc={rc}: {e}; {err.strip()[-200:]}"
+    check("pingpong --trace: Chrome trace JSON of the last libxcall case, functions named", good, why)
 
 
 def test_ipi(n2):
@@ -316,6 +345,84 @@ def test_heatmap(ncpu):
     check("heatmap --csv: two matrices", rc == 0 and len(lines) == 6, f"rc={rc}, {len(lines)} csv lines")
 
 
+def test_debug():
+    tmpdir = tempfile.mkdtemp(prefix="xcall-bench-debug-", dir=TMP)
+    res, _ = run_json("debug", ["debug", "--iterations", "300", "--busy-us", "200", "--repeat", "2"],
+                      env={"TMPDIR": tmpdir})
+    if res is None:
+        return
+    hist_cases = ["stuck/on", "stuck/off", "trace/roundtrip-on", "trace/roundtrip-off",
+                  "trace/storm-on", "trace/storm-off", "urgent/signal", "urgent/none",
+                  "urgent/poll-every-1000"]
+    ratios = ["stuck/ratio", "trace/roundtrip-ratio", "trace/storm-ratio"]
+    expect_cases("debug", res, hist_cases, repeats=2, n=300)
+    expect_cases("debug ratios", res, ratios, repeats=2, n=1)
+    bad = []
+    for rep in (0, 1):
+        for c in ratios:
+            r = find(res, c, rep)
+            if r and not (r["unit"] == "ratio" and r["p50"] > 0):
+                bad.append(f"{c}#{rep}: {r['unit']} {r['p50']}")
+    check("debug: ratio rows are positive ratios", not bad, "; ".join(bad))
+    bad = []
+    for c in ("stuck/on", "stuck/off", "trace/roundtrip-on", "trace/roundtrip-off"):
+        r = find(res, c)
+        if cnt(r, "calls") != 300 or cnt(r, "stuck_reports") != 0:
+            bad.append(f"{c}: calls {cnt(r, 'calls')}, stuck_reports {cnt(r, 'stuck_reports')}")
+    r0, r1 = find(res, "stuck/on"), find(res, "stuck/off")
+    if r0 and r1 and (r0["params"].get("stuck_ms") != 5000 or r1["params"].get("stuck_ms") != -1):
+        bad.append(f"stuck_ms {r0['params'].get('stuck_ms')} / {r1['params'].get('stuck_ms')}")
+    check("debug stuck: round trips counted, no stuck report, on = 5000 ms, off = XC_STUCK_OFF",
+          not bad, "; ".join(bad))
+    bad = []
+    for c in ("trace/roundtrip-on", "trace/storm-on"):
+        r = find(res, c)
+        if not r or r["params"].get("trace") != 1 or r["params"].get("trace_bytes", 0) <= 0 \
+                or cnt(r, "trace_drops") < 0:
+            bad.append(f"{c}: {r and r.get('params')}, {r and r.get('counters')}")
+    for c in ("trace/roundtrip-off", "trace/storm-off"):
+        r = find(res, c)
+        if not r or r["params"].get("trace") != 0 or "trace_drops" in r.get("counters", {}):
+            bad.append(f"{c}: traced")
+    r = find(res, "trace/storm-on")
+    if cnt(r, "targets_calls") != 300:
+        bad.append(f"storm: target calls {cnt(r, 'targets_calls')}")
+    check("debug trace: on rows wrote a non-empty trace and count drops, off rows did not trace",
+          not bad, "; ".join(bad))
+    left = os.listdir(tmpdir)
+    check("debug trace: temporary trace files deleted", not left, f"left: {left[:4]}")
+    bad = []
+    for rep in (0, 1):
+        r = find(res, "urgent/signal", rep)
+        if not r or cnt(r, "signals_sent") <= 0 or cnt(r, "urgent_calls") != 300 or cnt(r, "calls") != 300:
+            bad.append(f"signal#{rep}: {r and r.get('counters')}")
+        for c in ("urgent/none", "urgent/poll-every-1000"):
+            r = find(res, c, rep)
+            if not r or cnt(r, "urgent_calls") != 0 or cnt(r, "signals_sent") != 0 or cnt(r, "calls") != 300:
+                bad.append(f"{c}#{rep}: {r and r.get('counters')}")
+        for c in ("urgent/signal", "urgent/none", "urgent/poll-every-1000"):
+            r = find(res, c, rep)
+            if r and cnt(r, "work_run") != 300:
+                bad.append(f"{c}#{rep}: work_run {cnt(r, 'work_run')}")
+    check("debug urgent: urgent calls == calls with signals sent; plain calls never signal",
+          not bad, "; ".join(bad))
+    # tiny rings: the storm overflows them, and the drops are counted, not blocking
+    res, _ = run_json("debug-drops", ["debug", "trace", "--iterations", "3000"],
+                      env={"XCALL_TRACE_EVENTS": "256", "TMPDIR": tmpdir})
+    if res is not None:
+        r = find(res, "trace/storm-on")
+        check("debug trace: a storm through 256-event rings counts its drops",
+              cnt(r, "trace_drops") > 0 and cnt(r, "targets_calls") == 3000,
+              f"counters={r and r.get('counters')}")
+    # XCALL_TRACE in the environment must not turn the off rows on
+    stray = os.path.join(TMP, "env-trace.json")
+    res, _ = run_json("debug-env", ["debug", "stuck", "--iterations", "200"],
+                      env={"XCALL_TRACE": stray, "TMPDIR": tmpdir})
+    if res is not None:
+        check("debug: XCALL_TRACE from the environment is ignored", not os.path.exists(stray),
+              f"{stray} was written")
+
+
 def test_csv():
     rc, out, _ = run(["ipi", "--iterations", "100", "--csv"])
     lines = out.strip().splitlines()
@@ -342,6 +449,7 @@ def main():
         test_storm(ncpu)
         test_idle(n2)
         test_heatmap(ncpu)
+        test_debug()
     test_bringup()
     kernel = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_kernel.py")
     if os.path.exists(kernel):
