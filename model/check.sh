@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# model/check.sh - model-check the wakeup protocol with spin (model/wakeup.pml).
+#
+# Usage: model/check.sh [OUTDIR]        (default build/model; run from the repo root)
+# Env:   PAN_CC=cc  the C compiler for the verifiers (default gcc)
+#        JOBS=n   verifications run at once (default: the number of CPUs, at most 2)
+#        QUICK=1  skip the 3-sender runs
+#
+# Each verification gets its own directory under OUTDIR: the model files, pan.c,
+# pan, pan.out (the verifier's report) and, when spin found an error, trail.txt
+# (the counterexample replayed with spin -t). Expectations:
+#   - the real model passes: safety (assertions, invalid end states), the LTL
+#     liveness property, and the absence of any cycle (no livelock);
+#   - each mutant FAILS with the lost wakeup, in the safety run and in the LTL run;
+#   - each coverage witness is reached (its assertion fails), so no property
+#     holds vacuously because a path of the protocol was never taken;
+#   - every "// @src FILE: TEXT" line of the model still quotes its FILE.
+# Prints one line per check and "N passed, N failed"; exits 1 on any unexpected result.
+set -u
+cd "$(dirname "$0")/.."
+OUT=${1:-build/model}
+JOBS=${JOBS:-$(n=$(nproc 2>/dev/null || echo 1); [ "$n" -gt 2 ] && n=2; echo "$n")}
+QUICK=${QUICK:-0}
+
+PAN_CC=${PAN_CC:-gcc}
+for tool in spin "$PAN_CC"; do
+	command -v "$tool" >/dev/null || { echo "model: $tool not found (make deps installs spin)" >&2; exit 2; }
+done
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+pass=0 fail=0
+say() { printf '%-5s %s\n' "$1" "$2"; }
+ok() { say PASS "$1"; pass=$((pass + 1)); }
+bad() { say FAIL "$1"; fail=$((fail + 1)); }
+
+# --- anchors: the model's quotes of the code must still be in the code -----------
+anchors=0 stale=0
+while IFS= read -r line; do
+	file=${line%%: *}
+	text=${line#*: }
+	anchors=$((anchors + 1))
+	if ! grep -qF -- "$text" "$file" 2>/dev/null; then
+		bad "anchor: '$text' is no longer in $file: re-read the code, update model/wakeup.pml"
+		stale=$((stale + 1))
+	fi
+done < <(sed -n 's|^[[:space:]]*// @src \([^:]*\): \(.*\)$|\1: \2|p' model/wakeup.pml)
+if [ "$anchors" = 0 ]; then
+	bad "anchors: no '// @src' lines found in model/wakeup.pml"
+elif [ "$stale" = 0 ]; then
+	ok "anchors: all $anchors '// @src' quotes of src/ found in the code"
+fi
+
+# --- verifications ------------------------------------------------------------------
+# verify NAME MODEL "SPIN -D FLAGS" "CC FLAGS" "PAN OPTIONS" EXPECT
+#   EXPECT is "pass", or an extended regexp pan's report must match (and errors > 0).
+# Writes OUT/NAME/result: "PASS|FAIL<tab>text".
+verify() {
+	local name=$1 model=$2 defs=$3 ccflags=$4 panopts=$5 expect=$6
+	local d="$OUT/$name" st res
+	mkdir -p "$d"
+	cp model/*.pml "$d/"
+	(
+		cd "$d" || exit 1
+		# shellcheck disable=SC2086
+		spin $defs -a "$model" > spin.out 2>&1 || { echo -e "FAIL\tspin -a failed: $(head -3 spin.out)"; exit; }
+		# shellcheck disable=SC2086
+		"$PAN_CC" -w $ccflags -DMEMLIM=2048 -o pan pan.c > cc.out 2>&1 || { echo -e "FAIL\tgcc failed: $(head -3 cc.out)"; exit; }
+		# shellcheck disable=SC2086
+		timeout 600 ./pan $panopts > pan.out 2>&1
+		st=$?
+		local errors states trans secs mem
+		errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' pan.out | tail -1)
+		states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' pan.out | tail -1)
+		trans=$(sed -n 's/^ *\([0-9.e+]*\) transitions.*/\1/p' pan.out | tail -1)
+		secs=$(sed -n 's/^pan: elapsed time \([0-9.e+]*\) seconds.*/\1/p' pan.out | tail -1)
+		mem=$(sed -n 's/^ *\([0-9.]*\)[[:space:]]*total actual memory usage.*/\1/p' pan.out | tail -1)
+		local fig="${states:-?} states, ${trans:-?} transitions, ${mem:-?} MB, ${secs:-?} s"
+		if grep -qE 'out of memory|max search depth too small|error: ' pan.out || [ -z "$errors" ]; then
+			echo -e "FAIL\tverifier did not complete (exit $st): $(grep -m1 -E 'out of memory|depth too small|error' pan.out)"
+			exit
+		fi
+		if [ "$expect" = pass ]; then
+			if [ "$errors" = 0 ] && [ "$st" = 0 ]; then
+				echo -e "PASS\t$fig"
+			else
+				spin $defs -t -p -g -l "$model" > trail.txt 2>&1
+				echo -e "FAIL\t$errors error(s): $(grep -m1 -E '^pan:[0-9]' pan.out); trail: $d/trail.txt"
+			fi
+		else
+			spin $defs -t -p -g -l "$model" > trail.txt 2>&1
+			local steps
+			steps=$(sed -n 's/.*trail ends after \([0-9]*\) steps.*/\1/p' trail.txt | tail -1)
+			if [ "$errors" -gt 0 ] && grep -qE -- "$expect" pan.out; then
+				echo -e "PASS\tfound after ${states:-?} states, trail of ${steps:-?} steps: $(grep -m1 -E '^pan:[0-9]' pan.out | sed 's/^pan:[0-9]*: *//')"
+			elif [ "$errors" -gt 0 ]; then
+				echo -e "FAIL\twrong error: $(grep -m1 -E '^pan:[0-9]' pan.out) (wanted /$expect/)"
+			else
+				echo -e "FAIL\tspin found no error (wanted /$expect/); $fig"
+			fi
+		fi
+	) > "$d/result" 2>&1
+}
+
+NAMES=() LABELS=()
+add() { NAMES+=("$1"); LABELS+=("$2"); shift 2; CMDS+=("$(printf '%q ' "$@")"); }
+CMDS=()
+
+SAFE_BIG="-O2 -DSAFETY"
+LIVE_BIG="-O2"
+SMALL="-O0 -DSAFETY"
+
+# The real model: must pass. Sender 0 queues XC_URGENT calls, the others plain ones.
+M2="-DNSENDERS=2 -DNCALLS=2 -DNURGENT=1"
+M3="-DNSENDERS=3 -DNCALLS=1 -DNURGENT=1"
+add safety-2x2 "model, 2 senders x 2 calls (1 urgent) + offline/online: assertions, end states" \
+	wakeup.pml "$M2" "$SAFE_BIG" "-m10000 -w24" pass
+add ltl-2x2 "model, 2 senders x 2 calls (1 urgent) + offline/online: LTL no_lost_wakeup" \
+	wakeup.pml "$M2 -DLIVENESS" "$LIVE_BIG" "-a -m10000 -w24" pass
+add nocycle-2x1 "model, 2 senders x 1 call (1 urgent) + offline/online: no cycle at all (-DNP)" \
+	wakeup.pml "-DNSENDERS=2 -DNCALLS=1 -DNURGENT=1" "-O2 -DNP" "-l -m10000 -w22" pass
+if [ "$QUICK" != 1 ]; then
+	add safety-3x1 "model, 3 senders x 1 call (1 urgent) + offline/online: assertions, end states" \
+		wakeup.pml "$M3" "$SAFE_BIG -DCOLLAPSE" "-m10000 -w24" pass
+fi
+
+# The mutants: spin must find the lost wakeup, as an assertion and as an LTL violation.
+LOST_CALL='assertion violated +!\(\(waiter&&\(\(callq\.nodes!=0\)\|\|\(urgentq\.nodes!=0\)\)\)\)'
+LOST_CTL='assertion violated +!\(\(waiter&&\(ctl!=0\)\)\)'
+ACCEPT='acceptance cycle'
+add mutant-norecheck "mutant norecheck (no W2): lost call wakeup found" \
+	wakeup-mutant-norecheck.pml "-DNSENDERS=2 -DNCALLS=1 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w18" "$LOST_CALL"
+add mutant-norecheck-ltl "mutant norecheck (no W2): LTL violation found" \
+	wakeup-mutant-norecheck.pml "-DNSENDERS=2 -DNCALLS=1 -DLIVENESS" "-O0" "-a -w18" "$ACCEPT"
+add mutant-loadfirst "mutant loadfirst (S2 before S1): lost call wakeup found" \
+	wakeup-mutant-loadfirst.pml "-DNSENDERS=2 -DNCALLS=1 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w18" "$LOST_CALL"
+add mutant-loadfirst-ltl "mutant loadfirst (S2 before S1): LTL violation found" \
+	wakeup-mutant-loadfirst.pml "-DNSENDERS=2 -DNCALLS=1 -DLIVENESS" "-O0" "-a -w18" "$ACCEPT"
+add mutant-noctlcheck "mutant noctlcheck (W2 skips ctl): lost offline wakeup found" \
+	wakeup-mutant-noctlcheck.pml "-DNSENDERS=1 -DNCALLS=1" "$SMALL -DREACH" "-i -w18" "$LOST_CTL"
+add mutant-noctlcheck-ltl "mutant noctlcheck (W2 skips ctl): LTL violation found" \
+	wakeup-mutant-noctlcheck.pml "-DNSENDERS=1 -DNCALLS=1 -DLIVENESS" "-O0" "-a -w18" "$ACCEPT"
+
+# Coverage witnesses: every interesting step of the protocol is reachable.
+WIT=(
+	""
+	"sender rides free (reads WAKING/WOKENUP)"
+	"sender elides the wake (reads RUNNING/POLLING)"
+	"futex_wake dequeues a worker blocked in futex_wait"
+	"S3 CAS fails and the sender decides again"
+	"spurious futex wakeup"
+	"futex_wait returns at once (word no longer SLEEPING)"
+	"push refused by a closed queue (-ENXIO)"
+	"W2 re-check sees a hotplug request"
+	"W2 re-check sees a queued call"
+	"offline drain runs queued calls"
+	"CAS WAKING->WOKENUP fails (worker moved on)"
+	"push coalesced (queue already non-empty)"
+	"urgent handler takes from a closed queue (worker offline)"
+	"W2 re-check sees a queued urgent call"
+	"urgent sender reads RUNNING and signals"
+)
+for n in $(seq 1 15); do
+	add "witness-$n" "witness $n reached: ${WIT[$n]}" \
+		wakeup.pml "$M2 -DCOVER=$n" "$SMALL" "-w20" "assertion violated \\($n!=$n\\)"
+done
+
+echo "model: ${#NAMES[@]} verifications with spin ($(spin -V | head -1)), $JOBS at a time, in $OUT"
+start=$(date +%s)
+running=0
+for i in "${!NAMES[@]}"; do
+	eval "verify ${NAMES[$i]} ${CMDS[$i]}" &
+	running=$((running + 1))
+	if [ "$running" -ge "$JOBS" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+done
+wait
+
+for i in "${!NAMES[@]}"; do
+	r="$OUT/${NAMES[$i]}/result"
+	if [ -s "$r" ] && [ "$(cut -f1 "$r" | head -1)" = PASS ]; then
+		ok "${LABELS[$i]}: $(cut -f2- "$r" | head -1)"
+	else
+		bad "${LABELS[$i]}: $(cut -f2- "$r" 2>/dev/null | head -1) [$OUT/${NAMES[$i]}]"
+	fi
+done
+echo "model: $(( $(date +%s) - start )) s"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
