@@ -51,12 +51,14 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
 #define XC_FLAGS_ALL  (XC_WAIT | XC_RUN_LOCAL | XC_URGENT)
 
 /*
- * Urgent calls (XC_URGENT) reach a worker that is busy in a long work item or
- * call and is not calling xc_poll(): the kick becomes a signal to that worker
+ * Urgent calls (XC_URGENT) reach a worker that is busy in a long work item
+ * and is not calling xc_poll(): the kick becomes a signal to that worker
  * (xc_opts.urgent_signal), and urgent calls run in its handler, as IPI
  * handlers run in interrupt context. An idle worker runs them in its idle
- * loop, without a signal. The rules for an urgent function are those of a
- * signal handler and of an IPI handler:
+ * loop, without a signal. They never interrupt another call's function,
+ * which runs to completion as an IPI handler runs with interrupts off:
+ * urgent calls that arrive meanwhile run right after it. The rules for an
+ * urgent function are those of a signal handler and of an IPI handler:
  *   - async-signal-safe work only (no malloc, no stdio, no locks that the
  *     interrupted code may hold: it may be interrupted holding any of them);
  *   - no waiting calls (XC_WAIT gives -EDEADLK), no hotplug, no xc_exit;

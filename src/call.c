@@ -38,7 +38,9 @@ static void call_run(struct xc_cpu *c, struct xc_call *call, bool urgent,
 		xc_pool_batch_add(ret, call);	/* read out: back to its pool with its batch */
 	xc_activity_set(c, urgent ? XC_ACT_URGENT : XC_ACT_CALL, (const void *)fn);
 	xc_trace(urgent ? XC_EV_URGENT_ENTRY : XC_EV_CALL_ENTRY, from, flow, (const void *)fn);
+	xc_in_call++;
 	fn(arg);
+	xc_in_call--;
 	xc_trace(urgent ? XC_EV_URGENT_EXIT : XC_EV_CALL_EXIT, from, flow, (const void *)fn);
 	xc_activity_clear(c);
 	/* an urgent call may interrupt the worker in the middle of its own count */
@@ -84,6 +86,9 @@ static int run_list(struct xc_cpu *c, struct xc__link *lifo, bool urgent)
 
 		call_run(c, xc_container_of(l, struct xc_call, _link), urgent, &ret);
 		l = next;
+		/* urgent calls that came while that function ran go next (urgent.c) */
+		if (!urgent && xc_llist_nonempty(&c->urgentq, memory_order_acquire))
+			xc_run_urgent(c);
 	}
 	xc_pool_batch_flush(&ret);
 	return n;
@@ -152,11 +157,16 @@ static int call_push(struct xc_cpu *c, struct xc_call *call, unsigned flags)
 
 static void call_inline(struct xc_cpu *self, xc_func_t fn, void *arg)
 {
+	xc_in_call++;
 	fn(arg);
-	if (xc_in_urgent)
+	xc_in_call--;
+	if (xc_in_urgent) {
 		xc_stat_inc_shared(&self->urgent_calls);
-	else
-		xc_stat_inc_own(&self->calls);
+		return;
+	}
+	xc_stat_inc_own(&self->calls);
+	if (!xc_in_call && xc_llist_nonempty(&self->urgentq, memory_order_acquire))
+		xc_run_urgent(self);	/* held off while fn ran (urgent.c) */
 }
 
 /* Flags that make no sense or could never finish. */

@@ -165,6 +165,7 @@ extern struct xc_runtime xc_rt;
 extern struct xc_cpu xc_cpus[XC_MAX_CPUS];
 extern _Thread_local struct xc_cpu *xc_self;	/* this thread's CPU if it is a worker */
 extern _Thread_local int xc_in_urgent;		/* inside the urgent signal handler */
+extern _Thread_local volatile int xc_in_call;	/* inside a call's function: not interrupted */
 
 /*
  * Whether calls are accepted: while up, and while xc_exit() drains, from

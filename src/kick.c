@@ -15,11 +15,14 @@
  *             and is about to futex-wake it
  *   WOKENUP   that futex wake was issued       sender CAS WAKING -> WOKENUP
  *
- * Only the owner leaves WAKING or WOKENUP (an exchange to POLLING after
- * futex_wait returns), and a sender enters WAKING only from SLEEPING. So a
- * sender that reads WAKING or WOKENUP knows that a wakeup is under way and
- * that the worker will re-check its queues after it: it rides free (seed 001).
- * A sender that reads RUNNING or POLLING knows the worker will re-check its
+ * A sender enters WAKING only from SLEEPING, and moves WAKING on only to
+ * WOKENUP. The owner leaves WAKING or WOKENUP by its exchange to POLLING after
+ * futex_wait returns (W4), or, when its re-check W2 found work after a sender
+ * had already claimed the wakeup, by setting RUNNING or POLLING; either way a
+ * seq_cst W1 and re-check W2 come before it can sleep again. So a sender that
+ * reads WAKING or WOKENUP knows that a wakeup is under way and that the
+ * worker will re-check its queues after it: it rides free (seed 001). A
+ * sender that reads RUNNING or POLLING knows the worker will re-check its
  * queues before it next sleeps: it makes no syscall (TIF_POLLING_NRFLAG).
  *
  * == Why no wakeup is lost ==
@@ -28,8 +31,9 @@
  *   S1 push node       (seq_cst CAS)      W1 idle = SLEEPING   (seq_cst store)
  *   S2 s = load(idle)  (seq_cst)          W2 re-check queues   (seq_cst loads)
  *   S3 if s == SLEEPING:                  W3 futex_wait(idle, SLEEPING)
- *        CAS idle SLEEPING -> WAKING
+ *        CAS idle SLEEPING -> WAKING      W4 exchange idle -> POLLING (seq_cst)
  *        futex_wake(idle)
+ *        CAS idle WAKING -> WOKENUP (relaxed; fails if the worker moved on)
  *
  * All four accesses are seq_cst, so they are totally ordered. If S2 precedes
  * W1, then S1 precedes W2 and the re-check sees the node: the worker does not
@@ -42,8 +46,9 @@
  * worker's next re-check sees the node. Removing W2 is the lost wakeup the
  * model's mutant finds.
  *
- * The worker's RUNNING/POLLING stores are relaxed: they only weaken a sender's
- * duty (no syscall), and the worker's W1 + W2 still follow before any sleep.
+ * The worker's POLLING stores are relaxed: they only weaken a sender's duty
+ * (no syscall), and the worker's W1 + W2 still follow before any sleep. Its
+ * RUNNING store is seq_cst for urgent calls only (xc_idle_state_set, urgent.c).
  *
  * == Completions (struct xc__sync) ==
  *

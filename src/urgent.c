@@ -6,6 +6,8 @@
  * idle state: RUNNING means busy, so it sends the worker a signal, whose
  * handler runs the urgent queue; any other state is an idle worker, which
  * the ordinary kick protocol reaches (its idle loop runs urgent calls too).
+ * Neither interrupts a call's function: urgent calls that arrive while one
+ * runs run right after it.
  *
  * Ordering: the push is seq_cst, the state load is seq_cst, and the worker
  * stores RUNNING with seq_cst when it leaves idle and then re-checks its
@@ -31,6 +33,7 @@
 #include <unistd.h>
 
 _Thread_local int xc_in_urgent;
+_Thread_local volatile int xc_in_call;
 
 static struct sigaction old_action;
 static int installed_signal;
@@ -40,7 +43,13 @@ static void urgent_handler(int sig)
 	struct xc_cpu *c = xc_self;
 	int saved_errno = errno;
 
-	if (c) {
+	/*
+	 * A call's function is never interrupted, as an IPI handler runs with
+	 * interrupts off: the call loop runs the urgent queue right after it
+	 * (call.c). The sender's push happened before its signal, and so
+	 * before that check.
+	 */
+	if (c && !xc_in_call) {
 		/* relaxed: the interrupted code on this thread is the only other writer */
 		int kind = atomic_load_explicit(&c->cur_kind, memory_order_relaxed);
 		const void *fn = atomic_load_explicit(&c->cur_fn, memory_order_relaxed);

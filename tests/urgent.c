@@ -4,7 +4,9 @@
  * the interruption this test would hang), runs there exactly once, on that
  * CPU, by a signal; an urgent call to an idle polling worker needs no
  * signal; a waiting call or a hotplug request from inside an urgent
- * function gets -EDEADLK, while nowait calls from there work.
+ * function gets -EDEADLK, while nowait calls from there work; an urgent
+ * call never interrupts another call's function, and runs right after it,
+ * before plain calls queued behind it.
  */
 #include "test.h"
 #include "internal.h"
@@ -43,6 +45,41 @@ static void urgent_fn(void *arg)
 	atomic_store(&nowait_ret, xc_call_single(*(int *)arg, nested, NULL, 0));
 	atomic_store(&hotplug_ret, xc_cpu_offline(*(int *)arg));
 	atomic_store(&released, 1);
+}
+
+static _Atomic int in_plain, nested_in_plain, order_at = 0, urgent_order, late_order;
+
+static void long_plain(void *arg)
+{
+	atomic_store(&in_plain, 1);
+	t_sleep_ms(100);		/* signals may arrive: this function is not interrupted */
+	atomic_store(&in_plain, 0);
+	atomic_fetch_add(&order_at, 1);
+}
+
+static void urgent_in_order(void *arg)
+{
+	if (atomic_load(&in_plain))
+		atomic_store(&nested_in_plain, 1);
+	atomic_store(&urgent_order, atomic_fetch_add(&order_at, 1));
+}
+
+static void late_plain(void *arg)
+{
+	atomic_store(&late_order, atomic_fetch_add(&order_at, 1));
+}
+
+/* A long plain call, then an urgent one, then a plain one, to the same CPU. */
+static void not_interrupting_calls(int cpu)
+{
+	CHECK_RET(xc_init(NULL), 0);
+	CHECK_RET(xc_call_single(cpu, long_plain, NULL, 0), 0);
+	WAIT_UNTIL(atomic_load(&in_plain));
+	CHECK_RET(xc_call_single(cpu, urgent_in_order, NULL, XC_URGENT), 0);
+	CHECK_RET(xc_call_single(cpu, late_plain, NULL, XC_WAIT), 0);
+	CHECK_RET(xc_exit(), 0);
+	CHECK(atomic_load(&nested_in_plain) == 0);
+	CHECK(atomic_load(&urgent_order) == 1 && atomic_load(&late_order) == 2);
 }
 
 int main(void)
@@ -92,5 +129,7 @@ int main(void)
 	CHECK(b.urgent_calls - a.urgent_calls == 100);
 	CHECK(atomic_load(&urgent_runs) == 100);
 	CHECK_RET(xc_exit(), 0);
+
+	not_interrupting_calls(cpus[1]);
 	return T_PASS;
 }
