@@ -92,7 +92,7 @@ static int suite(int argc, char **argv)
 	static const char *const heatmap[] = {"heatmap", "--iterations", "5000", NULL};
 	static const char *const kernel[] = {"kernel", "ipi", "compare", "--iterations", "5000", NULL};
 	static const char *const debug[] = {"debug", "stuck", "trace", "--iterations", "20000", NULL};
-	static const char *const urgent[] = {"debug", "urgent", "--iterations", "300", NULL};
+	static const char *const urgent[] = {"debug", "urgent", "--iterations", "200", NULL};
 	const char *const *const plan[] = {pingpong, ipi, matrix, storm, idle, bringup, heatmap, kernel,
 					   debug, urgent};
 	int rc = 0;
