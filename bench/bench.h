@@ -205,6 +205,11 @@ long xh_time_calls_x(int caller, int target, unsigned flags, const struct budget
 void rec_xc_target_counters(struct rec *r, const struct xc_stats *d);
 long warmup_iters(long iters);
 void xh_noop(void *arg);
+/*
+ * From a thread that is not a worker: return once every nowait call queued
+ * so far has run and its count is in the stats. Makes two calls per CPU.
+ */
+int xh_drain_all(void);
 void xh_stats(int cpu, struct xc_stats *out);
 void xh_stats_delta(struct xc_stats *d, const struct xc_stats *a, const struct xc_stats *b);
 void rec_xc_counters(struct rec *r, const struct xc_stats *d);

@@ -105,6 +105,29 @@ void xh_noop(void *arg)
 	(void)arg;
 }
 
+static void drain_mark(void *arg)
+{
+	atomic_fetch_add_explicit((_Atomic int *)arg, 1, memory_order_release);
+}
+
+/*
+ * A nowait marker on every CPU, behind whatever nowait calls are queued
+ * there (nowait calls run in FIFO order; a waiting call alone would not do,
+ * since a worker runs the waiting calls of a batch first), then a waiting
+ * call, whose return makes the markers' own counts visible.
+ */
+int xh_drain_all(void)
+{
+	_Atomic int marks = 0;
+	int n;
+	while ((n = xc_call_all(drain_mark, (void *)&marks, 0)) == -ENOMEM)
+		xh_serve();
+	while (n > 0 && atomic_load_explicit(&marks, memory_order_acquire) < n)
+		cpu_relax();
+	int err = xc_call_all(xh_noop, NULL, XC_WAIT);
+	return n < 0 ? n : err < 0 ? err : 0;
+}
+
 void xh_stats(int cpu, struct xc_stats *out)
 {
 	if (xc_stats_get(cpu, out))

@@ -108,28 +108,6 @@ static void storm_loop(void *arg)
 	spin_barrier_wait(&r->bar, xh_serve);
 }
 
-static void storm_mark(void *arg)
-{
-	atomic_fetch_add_explicit((_Atomic int *)arg, 1, memory_order_release);
-}
-
-/*
- * Wait until every nowait call of the storm has run: a nowait marker on each
- * CPU behind them (nowait calls run in FIFO order; a waiting call alone would
- * not do, since a worker runs the waiting calls of a batch first), then a
- * waiting call, whose return makes the markers' own counts visible.
- */
-static void storm_drain(void)
-{
-	_Atomic int marks = 0;
-	int n;
-	while ((n = xc_call_all(storm_mark, (void *)&marks, 0)) == -ENOMEM)
-		sched_yield();
-	while (n > 0 && atomic_load_explicit(&marks, memory_order_acquire) < n)
-		cpu_relax();
-	xc_call_all(xh_noop, NULL, XC_WAIT);
-}
-
 /* One storm with the given ablations; a record named after them. */
 static struct rec *storm_once(const struct bopts *o, const struct storm_cfg *c, const int *senders,
 			      int ns, unsigned ablate, int rep)
@@ -155,7 +133,7 @@ static struct rec *storm_once(const struct bopts *o, const struct storm_cfg *c, 
 		xh_stats(o->cpu[i], &p0[i]);
 	int err = xh_run_on(senders, ns, storm_loop, args);
 	if (!c->wait)
-		storm_drain();          /* every call has run: the counters are final */
+		xh_drain_all();         /* every call has run: the counters are final */
 	xh_stats(-1, &s1);
 	for (int i = 0; i < o->ncpus; i++)
 		xh_stats(o->cpu[i], &p1[i]);
