@@ -58,9 +58,13 @@ class Results:
 def _number(value, what):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"{what} is not a number: {value!r}")
-    if not math.isfinite(value):
+    try:
+        f = float(value)
+    except OverflowError:
+        raise InputError(f"{what} is too large for a number") from None
+    if not math.isfinite(f):
         raise InputError(f"{what} is not finite: {value!r}")
-    return float(value)
+    return f
 
 
 def _record(raw, where):
@@ -151,6 +155,16 @@ def load(path):
                 from None
         raise InputError(f"{name}: not valid JSON: {e.msg} at line {e.lineno} column "
                          f"{e.colno}") from None
+    except RecursionError:
+        raise InputError(f"{name}: not a results file (JSON nested too deep)") from None
+    except ValueError as e:             # e.g. an integer longer than Python converts
+        raise InputError(f"{name}: not a results file ({e})") from None
+    try:
+        # json accepts "\ud800"-style escapes that no UTF-8 output can hold
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{name}: not a results file (a string holds a lone surrogate)") \
+            from None
     return parse(doc, path)
 
 

@@ -66,7 +66,10 @@ def welch_summary(m1, s1, n1, m2, s2, n2):
     if v1 + v2 == 0.0:
         return 1.0 if m1 == m2 else 0.0          # no variance: equal or surely different
     t = (m1 - m2) / math.sqrt(v1 + v2)
-    df = (v1 + v2) ** 2 / ((v1 * v1 / (n1 - 1) if v1 else 0.0) + (v2 * v2 / (n2 - 1) if v2 else 0.0))
+    den = (v1 * v1 / (n1 - 1) if v1 else 0.0) + (v2 * v2 / (n2 - 1) if v2 else 0.0)
+    if den == 0.0:
+        return None                              # variances so small their squares underflow
+    df = (v1 + v2) ** 2 / den
     return t_two_sided_p(t, df)
 
 
