@@ -45,6 +45,7 @@ struct gopts {
 	const char *json;       /* --json FILE */
 	bool csv, quiet;
 	bool suite;             /* running inside the no-subcommand suite */
+	bool header_done;       /* the machine has been described on stdout */
 	const char *trace;      /* --trace FILE: xc_opts.trace_file of every libxcall runtime */
 };
 extern struct gopts g_out;

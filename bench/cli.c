@@ -185,9 +185,20 @@ int cli_parse(const struct cmd_desc *d, int argc, char **argv, struct bopts *o, 
 
 	opterr = 0;
 	optind = 0;     /* 0, not 1: a full reset, since the suite parses several argvs */
-	int c;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		const char *opt = argv[optind - 1];
+	int c, idx = -1;
+	/* leading ':': a missing value is reported as ':' rather than '?' */
+	while ((c = getopt_long(argc, argv, ":h", lo, &idx)) != -1) {
+		char name[64];
+		const char *opt = name;
+
+		/* the option's own name: argv[optind - 1] may be its value by now */
+		if (idx >= 0)
+			snprintf(name, sizeof(name), "--%s", lo[idx].name);
+		else if (c == '?' || c == ':')
+			opt = argv[optind - 1];
+		else
+			snprintf(name, sizeof(name), "-%c", c);
+		idx = -1;
 		switch (c) {
 		case 'h':
 		case OPT_HELP:
@@ -231,8 +242,10 @@ int cli_parse(const struct cmd_desc *d, int argc, char **argv, struct bopts *o, 
 			g_out.quiet = true;
 			break;
 		case '?':
-			if (optopt)
-				cli_fail(d->name, "option '%s' needs a value or takes none", opt);
+			/* a known option given a value it does not take (--csv=1), or an unknown one */
+			for (const struct option *l = lo; optopt && l->name; l++)
+				if (l->val == optopt && l->has_arg == no_argument)
+					cli_fail(d->name, "option '--%s' takes no value", l->name);
 			cli_fail(d->name, "unknown option '%s' (try --help)", opt);
 		case ':':
 			cli_fail(d->name, "option '%s' needs a value", opt);
@@ -254,6 +267,8 @@ int cli_parse(const struct cmd_desc *d, int argc, char **argv, struct bopts *o, 
 
 void progress(const char *fmt, ...)
 {
+	/* the first case is about to run: every check of the command line passed */
+	out_header();
 	if (g_out.quiet)
 		return;
 	va_list ap;

@@ -67,7 +67,8 @@ static int suite(int argc, char **argv)
 	g_out.json = "results/latest.json";
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+	/* '+': stop at the subcommand; ':': a missing value is reported as ':' */
+	while ((c = getopt_long(argc, argv, "+:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c': cpus = optarg; break;
 		case 'j': g_out.json = optarg; break;
@@ -75,12 +76,15 @@ static int suite(int argc, char **argv)
 		case 'q': g_out.quiet = true; break;
 		case 't': g_out.trace = optarg; break;
 		case 'h': usage(); return 0;
+		case ':':
+			cli_fail(NULL, "option '%s' needs a value", argv[optind - 1]);
 		default:
 			cli_fail(NULL, "unknown option or subcommand '%s' (try --help)", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
 		cli_fail(NULL, "unknown subcommand '%s' (try --help)", argv[optind]);
+	out_header();
 	g_out.suite = true;
 
 	static const char *const pingpong[] = {"pingpong", "--iterations", "20000", NULL};
@@ -116,21 +120,13 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	clock_setup();
 	const char *sub = argc > 1 ? argv[1] : NULL;
-	bool want_header = true;
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "--csv") ||
-		    !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			want_header = false;
-	if (!sub || sub[0] == '-') {
-		if (want_header)
-			out_machine(stdout);
+
+	/* the machine is described once the command line parsed (out_header) */
+	if (!sub || sub[0] == '-')
 		return suite(argc, argv);
-	}
 	for (size_t i = 0; i < NCMDS; i++) {
 		if (strcmp(cmds[i].name, sub))
 			continue;
-		if (want_header)
-			out_machine(stdout);
 		int rc = cmds[i].fn(argc - 1, argv + 1);
 		if (g_out.json && out_write_json(g_out.json, argc, argv))
 			rc = 1;

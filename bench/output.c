@@ -3,6 +3,7 @@
  * output.c - the run's records and their three forms: the results file
  * (docs/results-format.md, schema_version 1), CSV, and a human table.
  */
+#include "bench.h"
 #include "output.h"
 
 #include <errno.h>
@@ -327,6 +328,14 @@ void out_table(FILE *f, struct rec *from, const char *title)
 			fmt_val(r, r->s.p50, b[1], 32), fmt_val(r, r->s.p90, b[2], 32),
 			fmt_val(r, r->s.p99, b[3], 32), fmt_val(r, r->s.max, b[4], 32));
 	}
+}
+
+void out_header(void)
+{
+	if (g_out.header_done || g_out.quiet || g_out.csv)
+		return;
+	g_out.header_done = true;
+	out_machine(stdout);
 }
 
 void out_machine(FILE *f)

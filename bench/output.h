@@ -66,6 +66,8 @@ void out_table(FILE *f, struct rec *from, const char *title);
 const char *fmt_ns(double ns, char *buf, size_t size);
 /* The machine description as a few lines, for the top of every table. */
 void out_machine(FILE *f);
+/* Once the command line is known to be good: describe the machine, unless --quiet or --csv. */
+void out_header(void);
 
 /* ---- machine.c ---- */
 struct machine {

@@ -186,6 +186,18 @@ def test_cli():
         lines = [l for l in err.strip().splitlines() if l]
         check(f"cli: {what} exits 2 with one line", rc == 2 and len(lines) == 1,
               f"rc={rc}, stderr={err.strip()[:200]!r}")
+        check(f"cli: {what} prints nothing on stdout", out == "", f"stdout={out[:120]!r}")
+    # the message names the option, not its value
+    named = [
+        (["storm", "--ablate", "bogus"], "for --ablate"),
+        (["storm", "-x"], "unknown option '-x'"),
+        (["pingpong", "--cpus"], "option '--cpus' needs a value"),
+        (["--cpus"], "option '--cpus' needs a value"),
+        (["pingpong", "--csv=1"], "option '--csv' takes no value"),
+    ]
+    for args, text in named:
+        rc, _, err = run(args)
+        check(f"cli: {' '.join(args)} says {text!r}", rc == 2 and text in err, f"stderr={err.strip()!r}")
 
 
 # ---------------------------------------------------------------- families
