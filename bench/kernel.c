@@ -497,7 +497,12 @@ int probe_tlb(struct kctx *k)
 
 /* ---- compare ---- */
 
-static void compare_xcall(struct kctx *k, const char *kase, long poll, int rep)
+/*
+ * A libxcall waiting call from k->a to k->b. With @gap the caller first waits
+ * (untimed) until the target worker has gone to sleep since its last call,
+ * then 20 us more, so that a "sleeping" call really meets a sleeping worker.
+ */
+static void compare_xcall(struct kctx *k, const char *kase, long poll, bool gap, int rep)
 {
 	char pair[32];
 	snprintf(pair, sizeof(pair), "%d,%d", k->a, k->b);
@@ -508,9 +513,10 @@ static void compare_xcall(struct kctx *k, const char *kase, long poll, int rep)
 	struct hist h;
 	hist_init(&h);
 	struct irq_snap *s0 = malloc(sizeof(*s0)), *s1 = malloc(sizeof(*s1));
-	struct xc_stats d;
+	struct xh_timed x = {.gap = gap, .gap_ns = 20000};
+	struct xh_timed_out d;
 	irq_read(s0);
-	long n = xh_time_calls(k->a, k->b, XC_WAIT, &b, &h, &d);
+	long n = xh_time_calls_x(k->a, k->b, XC_WAIT, &b, &h, &x, &d);
 	irq_read(s1);
 	xh_down();
 	if (n >= 0) {
@@ -521,7 +527,10 @@ static void compare_xcall(struct kctx *k, const char *kase, long poll, int rep)
 		long ops = n + warmup_iters(b.iters);
 		irq_record(r, s0, s1, "sender", k->a, ops);
 		irq_record(r, s0, s1, "target", k->b, ops);
-		rec_xc_counters(r, &d);
+		rec_xc_counters(r, &d.delta);
+		rec_param_i(r, "idle_gap", gap);
+		if (gap)
+			rec_counter(r, "gap_timeouts", d.gap_timeouts);
 	}
 	free(s0);
 	free(s1);
@@ -542,8 +551,8 @@ int probe_compare(struct kctx *k)
 		else
 			skip("compare/kernel-ipi", k->membarrier_why);
 		wakeup_case(k, "compare/kernel-wakeup", k->gap_short_us, false, rep);
-		compare_xcall(k, "compare/libxcall-polling", XC_POLL_FOREVER, rep);
-		compare_xcall(k, "compare/libxcall-sleeping", XC_POLL_NONE, rep);
+		compare_xcall(k, "compare/libxcall-polling", XC_POLL_FOREVER, false, rep);
+		compare_xcall(k, "compare/libxcall-sleeping", XC_POLL_NONE, true, rep);
 		for (struct rec *r = rec_first(); r && ki; r = r->next)
 			if (!strncmp(r->kase, "compare/", 8) && r->repeat == rep && ki->s.p50 > 0)
 				rec_param_d(r, "ratio_to_kernel_ipi", r->s.p50 / ki->s.p50);
