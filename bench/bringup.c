@@ -8,6 +8,7 @@
  */
 #include "bench.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,7 +51,7 @@ static int cpu_init(int cpu, void *arg)
 		size_t len = (size_t)c->touch_mib << 20;
 		char *p = malloc(len);
 		if (!p)
-			return -12;     /* -ENOMEM */
+			return -ENOMEM;
 		/* one write per page: the fault is the cost, as a CPU's per-CPU areas are */
 		for (size_t off = 0; off < len; off += 4096)
 			p[off] = 1;
