@@ -278,8 +278,11 @@ bool xc_call_done(const struct xc_call *call)
 static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *arg,
 		     unsigned flags)
 {
-	/* one array for task context, one for the urgent handler that may interrupt it */
-	static _Thread_local struct xc_call *descs[2][XC_MAX_CPUS];
+	/*
+	 * On the stack (about 13 KiB): a many call can nest, from a call
+	 * run while this one waits for descriptors, or from the urgent handler.
+	 */
+	struct xc_call *d[XC_MAX_CPUS];
 	struct xc__sync sync;
 	int targets[XC_MAX_CPUS];
 	signed char pushed[XC_MAX_CPUS];
@@ -312,12 +315,7 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 			targets[nt++] = cpu;
 	}
 
-	/*
-	 * Take every descriptor before queueing any, so -ENOMEM leaves nothing
-	 * half sent. descs[] is free again before anything nested can run.
-	 */
-	struct xc_call **d = descs[xc_in_urgent ? 1 : 0];
-
+	/* every descriptor before queueing any, so -ENOMEM leaves nothing half sent */
 	for (i = 0; i < nt; i++) {
 		d[i] = xc_pool_get();
 		if (!d[i]) {
