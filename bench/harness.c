@@ -151,15 +151,25 @@ void xh_stats_delta(struct xc_stats *d, const struct xc_stats *a, const struct x
 	d->trace_drops = b->trace_drops - a->trace_drops;
 }
 
+/* The kick counters of @d, each named with @prefix in front. */
+static void rec_xc_counters_as(struct rec *r, const char *prefix, const struct xc_stats *d)
+{
+	const struct { const char *name; uint64_t v; } c[] = {
+		{"calls", d->calls},           {"kicks_sent", d->kicks_sent},
+		{"kicks_elided", d->kicks_elided}, {"kicks_coalesced", d->kicks_coalesced},
+		{"free_rides", d->free_rides}, {"sleeps", d->sleeps},
+		{"wakeups", d->wakeups},
+	};
+	char name[64];
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		snprintf(name, sizeof(name), "%s%s", prefix, c[i].name);
+		rec_counter(r, name, (long long)c[i].v);
+	}
+}
+
 void rec_xc_counters(struct rec *r, const struct xc_stats *d)
 {
-	rec_counter(r, "calls", (long long)d->calls);
-	rec_counter(r, "kicks_sent", (long long)d->kicks_sent);
-	rec_counter(r, "kicks_elided", (long long)d->kicks_elided);
-	rec_counter(r, "kicks_coalesced", (long long)d->kicks_coalesced);
-	rec_counter(r, "free_rides", (long long)d->free_rides);
-	rec_counter(r, "sleeps", (long long)d->sleeps);
-	rec_counter(r, "wakeups", (long long)d->wakeups);
+	rec_xc_counters_as(r, "", d);
 }
 
 struct timed_calls {
@@ -267,10 +277,5 @@ long xh_time_calls(int caller, int target, unsigned flags, const struct budget *
 
 void rec_xc_target_counters(struct rec *r, const struct xc_stats *d)
 {
-	rec_counter(r, "targets_calls", (long long)d->calls);
-	rec_counter(r, "targets_kicks_sent", (long long)d->kicks_sent);
-	rec_counter(r, "targets_kicks_elided", (long long)d->kicks_elided);
-	rec_counter(r, "targets_kicks_coalesced", (long long)d->kicks_coalesced);
-	rec_counter(r, "targets_free_rides", (long long)d->free_rides);
-	rec_counter(r, "targets_sleeps", (long long)d->sleeps);
+	rec_xc_counters_as(r, "targets_", d);
 }
