@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * debug.c - `xcall-bench debug [stuck] [trace] [urgent]`: what libxcall's
- * debugging aids cost, and what XC_URGENT buys (issue 6).
+ * debugging aids cost, and what XC_URGENT buys.
  *
  *   stuck   the waiting-call round trip of `pingpong` libxcall-polling with
  *           stuck-call reports on (stuck_ms 5000) and off (XC_STUCK_OFF).
