@@ -53,13 +53,19 @@
  * == Completions (struct xc__sync) ==
  *
  * A waiting caller counts the targets still to run its function in one 32-bit
- * word; bit 31 says a non-worker waiter sleeps on that word. The last
- * completer's fetch_sub both finishes the count and reads the bit, so it never
- * touches the waiter's memory after the waiter could have returned, except for
- * the futex wake on the word's address: a wake at a dead address at worst
- * wakes some other futex waiter spuriously, which every futex user tolerates.
- * A worker that waits sleeps on its own idle word instead (so that calls to it
- * still wake it): its completer kicks that CPU with the protocol above.
+ * word; bit 31 (XC_SYNC_SLEEPING) says the waiter may sleep and must be woken.
+ * The waiter sets it with a CAS before it can sleep; the last completer's
+ * fetch_sub both finishes the count and reads the bit. Both are seq_cst, so
+ * either the CAS sees the count change and the waiter re-checks instead of
+ * sleeping, or the completer sees the bit and wakes it. A waiter still
+ * spinning has not set the bit, and its completer touches nothing else.
+ *
+ * A non-worker waiter sleeps on the word itself: the completer never touches
+ * the waiter's memory after the fetch_sub except for the futex wake on the
+ * word's address, which at a dead address at worst wakes some other futex
+ * waiter spuriously, which every futex user tolerates. A worker that waits
+ * sleeps on its own idle word instead (so that calls to it still wake it):
+ * its completer kicks that CPU with the protocol above.
  */
 #include "internal.h"
 #include "futex.h"
@@ -287,12 +293,30 @@ void xc_sync_complete(struct xc__sync *s)
 	/* seq_cst: release the callee's effects to the waiter, and order before the kick's S2 */
 	uint32_t old = atomic_fetch_sub_explicit(&s->word, 1, memory_order_seq_cst);
 
-	if ((old & XC_SYNC_COUNT) != 1)
-		return;
+	if ((old & XC_SYNC_COUNT) != 1 || !(old & XC_SYNC_SLEEPING))
+		return;		/* not the last, or the waiter is still spinning */
 	if (waiter)
 		xc_kick(waiter);
-	else if (old & XC_SYNC_SLEEPING)
+	else
 		xc_futex_wake(&s->word, INT_MAX);
+}
+
+/* The waiter may sleep from now on: ask the last completer to wake it. False if already done. */
+static bool sync_ask_wake(struct xc__sync *s)
+{
+	/* acquire (here and on CAS failure): a zero count means the callee's effects are visible */
+	uint32_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+
+	for (;;) {
+		if ((w & XC_SYNC_COUNT) == 0)
+			return false;
+		if (w & XC_SYNC_SLEEPING)
+			return true;
+		/* seq_cst: ordered against the completers' fetch_sub (see above) */
+		if (atomic_compare_exchange_weak_explicit(&s->word, &w, w | XC_SYNC_SLEEPING,
+							  memory_order_seq_cst, memory_order_acquire))
+			return true;
+	}
 }
 
 static bool ready_sync(struct xc_cpu *c, void *ctx)
@@ -311,12 +335,9 @@ static int sync_sleep(struct xc__sync *s, uint64_t deadline_ns)
 		if ((w & XC_SYNC_COUNT) == 0)
 			return 0;
 		if (!(w & XC_SYNC_SLEEPING)) {
-			/* relaxed on failure: we re-read at the loop top */
-			if (!atomic_compare_exchange_weak_explicit(&s->word, &w, w | XC_SYNC_SLEEPING,
-								   memory_order_acquire,
-								   memory_order_relaxed))
-				continue;
-			w |= XC_SYNC_SLEEPING;
+			if (!sync_ask_wake(s))
+				return 0;
+			continue;	/* re-read the word to wait on */
 		}
 		if (deadline_ns) {
 			uint64_t now = xc_now_ns();
@@ -378,6 +399,8 @@ static int sync_wait(struct xc__sync *s, uint64_t deadline_ns, struct xc_stuck *
 	if (self) {
 		int ret = 0;
 
+		if (!sync_ask_wake(s))
+			return 0;
 		while (!xc_sync_done(s)) {
 			uint64_t until = st ? xc_stuck_deadline(st) : deadline_ns;
 
