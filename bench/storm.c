@@ -144,8 +144,9 @@ static struct rec *storm_once(const struct bopts *o, const struct storm_cfg *c, 
 			p1[i].calls -= 2;
 	}
 	/*
-	 * The targets' own counters: a waiting worker is also kicked when its call
-	 * completes, so the sum over all CPUs counts those completion kicks too.
+	 * The targets' own counters: a waiting worker that went to sleep is also
+	 * kicked when its call completes, so the sum over all CPUs counts those
+	 * completion kicks too.
 	 */
 	struct xc_stats td = {0};
 	for (int i = 0; i < o->ncpus; i++) {
