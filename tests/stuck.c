@@ -51,13 +51,13 @@ int main(void)
 		xc_exit();
 		t_skip("needs 2 CPUs");
 	}
-	CHECK_RET(xc_call_single(cpus[1], stuck_test_slow_fn, (void *)450L, XC_WAIT), 0);
+	CHECK_RET(xc_call_single(cpus[1], stuck_test_slow_fn, (void *)800L, XC_WAIT), 0);
 	snprintf(want, sizeof(want), "stuck call: thread %ld has waited", (long)gettid());
 	CHECK(strstr(reports, want) != NULL);
-	snprintf(want, sizeof(want), "for stuck_test_slow_fn(0x1c2) on CPU %d; CPU %d is running call stuck_test_slow_fn for",
+	snprintf(want, sizeof(want), "for stuck_test_slow_fn(0x320) on CPU %d; CPU %d is running call stuck_test_slow_fn for",
 		 cpus[1], cpus[1]);
 	CHECK(strstr(reports, want) != NULL);
-	/* 100 ms, then 200 ms later: at least two reports in 450 ms */
+	/* 100 ms, then 200 ms later: two reports by 300 ms, with room to spare under load */
 	CHECK(count("stuck call:") >= 2);
 	snprintf(want, sizeof(want), "unstuck call: thread %ld waited", (long)gettid());
 	CHECK(strstr(reports, want) != NULL);
