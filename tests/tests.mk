@@ -50,7 +50,7 @@ check-install: lib
 	$(CC) examples/hello.c $$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config --cflags --libs xcall) \
 		-o $(STAGE)/hello
 	LD_LIBRARY_PATH=$(STAGE)/lib $(STAGE)/hello > $(STAGE)/hello.out
-	grep -qx "wait from CPU 1" $(STAGE)/hello.out && grep -qx "nowait from CPU 0" $(STAGE)/hello.out \
+	@grep -qx "wait from CPU 1" $(STAGE)/hello.out && grep -qx "nowait from CPU 0" $(STAGE)/hello.out \
 		&& echo "install: 1 passed, 0 failed" || { echo "install: 0 passed, 1 failed"; exit 1; }
 
 CHECK_TARGETS += check-install
