@@ -84,4 +84,4 @@ deps:
 check: deps $(CHECK_TARGETS)
 	@echo "make check: all suites passed"
 
-run: $(RUN_TARGETS)
+run: deps $(RUN_TARGETS)
