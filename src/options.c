@@ -24,8 +24,8 @@ struct xc_option {
 	const char *help;
 	/* parse an environment value into cfg; 0 or -EINVAL */
 	int (*parse_env)(const char *val, struct xc_config *cfg);
-	/* take the xc_opts field if set; true if it was */
-	bool (*take_opt)(const struct xc_opts *o, struct xc_config *cfg);
+	/* take the xc_opts field if set: 1 if it was, 0 if not, -EINVAL (reported) if bad */
+	int (*take_opt)(const struct xc_opts *o, struct xc_config *cfg);
 	/* the value in force, for XCALL_VERBOSE */
 	void (*show)(const struct xc_config *cfg, char *buf, size_t n);
 };
@@ -70,9 +70,15 @@ static int cpus_from_list(const char *list, struct xc_config *cfg)
 		return -EINVAL;
 	return 0;
 }
-static bool cpus_opt(const struct xc_opts *o, struct xc_config *cfg)
+static int cpus_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
-	return o->cpus != NULL;
+	if (!o->cpus)
+		return 0;
+	if (cpus_from_list(o->cpus, cfg)) {
+		xc_report("xc_opts.cpus \"%s\": not a cpulist of CPUs this process may use", o->cpus);
+		return -EINVAL;
+	}
+	return 1;
 }
 static void cpus_show(const struct xc_config *cfg, char *buf, size_t n)
 {
@@ -88,12 +94,12 @@ static int serial_env(const char *val, struct xc_config *cfg)
 	}
 	return -EINVAL;
 }
-static bool serial_opt(const struct xc_opts *o, struct xc_config *cfg)
+static int serial_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
 	if (!o->serial_bringup)
-		return false;
+		return 0;
 	cfg->serial_bringup = true;
-	return true;
+	return 1;
 }
 static void serial_show(const struct xc_config *cfg, char *buf, size_t n)
 {
@@ -117,12 +123,12 @@ static int poll_env(const char *val, struct xc_config *cfg)
 		return -EINVAL;
 	return 0;
 }
-static bool poll_opt(const struct xc_opts *o, struct xc_config *cfg)
+static int poll_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
 	if (o->poll_ns == XC_POLL_ADAPTIVE)
-		return false;
+		return 0;
 	cfg->poll_ns = o->poll_ns;
-	return true;
+	return 1;
 }
 static void poll_show(const struct xc_config *cfg, char *buf, size_t n)
 {
@@ -146,12 +152,12 @@ static int timeout_env(const char *val, struct xc_config *cfg)
 	cfg->bringup_timeout_ms = (unsigned)v;
 	return 0;
 }
-static bool timeout_opt(const struct xc_opts *o, struct xc_config *cfg)
+static int timeout_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
 	if (!o->bringup_timeout_ms)
-		return false;
+		return 0;
 	cfg->bringup_timeout_ms = o->bringup_timeout_ms;
-	return true;
+	return 1;
 }
 static void timeout_show(const struct xc_config *cfg, char *buf, size_t n)
 {
@@ -187,12 +193,12 @@ static int ablate_env(const char *val, struct xc_config *cfg)
 	}
 	return cfg->ablate ? 0 : -EINVAL;
 }
-static bool ablate_opt(const struct xc_opts *o, struct xc_config *cfg)
+static int ablate_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
 	if (!o->ablate)
-		return false;
+		return 0;
 	cfg->ablate = o->ablate;
-	return true;
+	return 1;
 }
 static void ablate_show(const struct xc_config *cfg, char *buf, size_t n)
 {
@@ -218,12 +224,12 @@ static int stuck_env(const char *val, struct xc_config *cfg)
 	cfg->stuck_ms = (int)v;		/* 0 = off */
 	return 0;
 }
-static bool stuck_opt(const struct xc_opts *o, struct xc_config *cfg)
+static int stuck_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
 	if (!o->stuck_ms)
-		return false;
+		return 0;
 	cfg->stuck_ms = o->stuck_ms == XC_STUCK_OFF ? 0 : o->stuck_ms;
-	return true;
+	return 1;
 }
 static void stuck_show(const struct xc_config *cfg, char *buf, size_t n)
 {
@@ -242,14 +248,14 @@ static int trace_env(const char *val, struct xc_config *cfg)
 	cfg->trace_file = cfg->trace_file_buf;
 	return 0;
 }
-static bool trace_opt(const struct xc_opts *o, struct xc_config *cfg)
+static int trace_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
 	if (!o->trace_file)
-		return false;
+		return 0;
 	/* a copy: the caller's string need not live until xc_exit */
 	snprintf(cfg->trace_file_buf, sizeof(cfg->trace_file_buf), "%s", o->trace_file);
 	cfg->trace_file = cfg->trace_file_buf;
-	return true;
+	return 1;
 }
 static void trace_show(const struct xc_config *cfg, char *buf, size_t n)
 {
@@ -265,12 +271,12 @@ static int trace_events_env(const char *val, struct xc_config *cfg)
 	cfg->trace_events = (unsigned)v;
 	return 0;
 }
-static bool trace_events_opt(const struct xc_opts *o, struct xc_config *cfg)
+static int trace_events_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
 	if (!o->trace_events)
-		return false;
+		return 0;
 	cfg->trace_events = o->trace_events;
-	return true;
+	return 1;
 }
 static void trace_events_show(const struct xc_config *cfg, char *buf, size_t n)
 {
@@ -287,12 +293,12 @@ static int signal_env(const char *val, struct xc_config *cfg)
 	cfg->urgent_signal = (int)v;
 	return 0;
 }
-static bool signal_opt(const struct xc_opts *o, struct xc_config *cfg)
+static int signal_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
 	if (!o->urgent_signal)
-		return false;
+		return 0;
 	cfg->urgent_signal = o->urgent_signal;
-	return true;
+	return 1;
 }
 static void signal_show(const struct xc_config *cfg, char *buf, size_t n)
 {
@@ -307,9 +313,9 @@ static int verbose_env(const char *val, struct xc_config *cfg)
 	cfg->verbose = val[0] == '1';
 	return 0;
 }
-static bool no_opt(const struct xc_opts *o, struct xc_config *cfg)
+static int no_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
-	return false;
+	return 0;
 }
 static void verbose_show(const struct xc_config *cfg, char *buf, size_t n)
 {
@@ -371,14 +377,13 @@ int xc_config_resolve(const struct xc_opts *opts, struct xc_config *cfg)
 		const struct xc_option *opt = &options[i];
 		const char *env = getenv(opt->env);
 
+		int taken = opt->take_opt(o, cfg);
+
 		sources[i] = SRC_DEFAULT;
-		if (opt->take_opt(o, cfg)) {
+		if (taken < 0)
+			return taken;
+		if (taken) {
 			sources[i] = SRC_OPTS;
-			if (opt->parse_env == cpus_from_list && cpus_from_list(o->cpus, cfg)) {
-				xc_report("xc_opts.cpus \"%s\": not a cpulist of CPUs this process may use",
-					  o->cpus);
-				return -EINVAL;
-			}
 			continue;
 		}
 		if (!env)

@@ -60,16 +60,24 @@ static bool worker_asleep(int cpu)
 	return found;
 }
 
+/* Bring the runtime up with @o and return a target whose worker is asleep. */
+static int start_with_target_asleep(const struct xc_opts *o)
+{
+	int t;
+
+	CHECK_RET(xc_init(o), 0);
+	t = pick_target();
+	WAIT_UNTIL(worker_asleep(t));
+	atomic_store(&runs, 0);
+	return t;
+}
+
 static void sleeping_target_burst(void)
 {
 	struct xc_opts o = { .poll_ns = XC_POLL_NONE };
 	struct xc_stats a, b;
-	int t;
+	int t = start_with_target_asleep(&o);
 
-	CHECK_RET(xc_init(&o), 0);
-	t = pick_target();
-	WAIT_UNTIL(worker_asleep(t));
-	atomic_store(&runs, 0);
 	xc_stats_get(t, &a);
 	CHECK_RET(xc_call_single(t, hold, NULL, 0), 0);
 	for (int i = 0; i < 99; i++)
@@ -112,12 +120,8 @@ static void free_ride(unsigned ablate)
 	struct xc_opts o = { .poll_ns = XC_POLL_NONE, .ablate = ablate };
 	struct xc_stats a, b;
 	uint32_t s = XC_IDLE_SLEEPING;
-	int t;
+	int t = start_with_target_asleep(&o);
 
-	CHECK_RET(xc_init(&o), 0);
-	t = pick_target();
-	WAIT_UNTIL(worker_asleep(t));
-	atomic_store(&runs, 0);
 	xc_stats_get(t, &a);
 	/* play a first sender that has claimed the wakeup but not yet woken the worker */
 	CHECK(atomic_compare_exchange_strong(&xc_cpus[t].idle, &s, XC_IDLE_WOKENUP));
