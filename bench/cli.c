@@ -98,6 +98,7 @@ const char *poll_name(long p, char *buf, size_t size)
 static const struct { const char *name; unsigned bit; } ablations[] = {
 	{"elide", XC_ABLATE_ELIDE}, {"coalesce", XC_ABLATE_COALESCE},
 	{"freeride", XC_ABLATE_FREERIDE}, {"notify", XC_ABLATE_NOTIFY},
+	{"slot", XC_ABLATE_SLOT},
 };
 
 /* "elide,notify", "all" or "none". */

@@ -37,6 +37,7 @@ struct pp_case {
 	int kind;               /* enum pp_kind, or -1 libxcall */
 	long poll_ns;
 	bool gap;               /* wait until the target sleeps before each call */
+	unsigned ablate;        /* XC_ABLATE_SLOT: the same call through the queue */
 };
 
 /*
@@ -45,14 +46,15 @@ struct pp_case {
  * is the one that matters, so nothing slow runs between them.
  */
 static const struct pp_case cases[] = {
-	{"cacheline", PP_CACHELINE, 0, false},
-	{"libxcall-polling", -1, XC_POLL_FOREVER, false},
-	{"futex", PP_FUTEX, 0, false},
-	{"eventfd", PP_EVENTFD, 0, false},
-	{"pipe", PP_PIPE, 0, false},
-	{"condvar", PP_CONDVAR, 0, false},
-	{"libxcall-pollnone", -1, XC_POLL_NONE, false},
-	{"libxcall-sleeping", -1, XC_POLL_NONE, true},
+	{"cacheline", PP_CACHELINE, 0, false, 0},
+	{"libxcall-polling", -1, XC_POLL_FOREVER, false, 0},
+	{"libxcall-polling-queue", -1, XC_POLL_FOREVER, false, XC_ABLATE_SLOT},
+	{"futex", PP_FUTEX, 0, false, 0},
+	{"eventfd", PP_EVENTFD, 0, false, 0},
+	{"pipe", PP_PIPE, 0, false, 0},
+	{"condvar", PP_CONDVAR, 0, false, 0},
+	{"libxcall-pollnone", -1, XC_POLL_NONE, false, 0},
+	{"libxcall-sleeping", -1, XC_POLL_NONE, true, 0},
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -84,7 +86,7 @@ int cmd_pingpong(int argc, char **argv)
 			if (cases[c].kind >= 0) {
 				n = pp_run(cases[c].kind, a, b, &bud, &h);
 			} else {
-				if (xh_up(&o, pair, cases[c].poll_ns, 0))
+				if (xh_up(&o, pair, cases[c].poll_ns, cases[c].ablate))
 					return 1;
 				n = xh_time_calls_x(a, b, XC_WAIT, &bud, &h, &x, &d);
 				xh_down();

@@ -65,7 +65,7 @@ verify() {
 		# shellcheck disable=SC2086
 		spin $defs -a "$model" > spin.out 2>&1 || { echo -e "FAIL\tspin -a failed: $(head -3 spin.out)"; exit; }
 		# shellcheck disable=SC2086
-		"$PAN_CC" -w $ccflags -DMEMLIM=2048 -o pan pan.c > cc.out 2>&1 || { echo -e "FAIL\tgcc failed: $(head -3 cc.out)"; exit; }
+		"$PAN_CC" -w $ccflags -DMEMLIM=4096 -o pan pan.c > cc.out 2>&1 || { echo -e "FAIL\tgcc failed: $(head -3 cc.out)"; exit; }
 		# shellcheck disable=SC2086
 		timeout 600 ./pan $panopts > pan.out 2>&1
 		st=$?
@@ -107,7 +107,7 @@ add() { NAMES+=("$1"); LABELS+=("$2"); shift 2; CMDS+=("$(printf '%q ' "$@")"); 
 CMDS=()
 
 SAFE_BIG="-O2 -DSAFETY"
-LIVE_BIG="-O2"
+LIVE_BIG="-O2 -DCOLLAPSE"
 SMALL="-O0 -DSAFETY"
 
 # The real model: must pass. Sender 0 queues XC_URGENT calls, the others plain ones.
@@ -125,7 +125,7 @@ if [ "$QUICK" != 1 ]; then
 fi
 
 # The mutants: spin must find the lost wakeup, as an assertion and as an LTL violation.
-LOST_CALL='assertion violated +!\(\(waiter&&\(\(callq\.nodes!=0\)\|\|\(urgentq\.nodes!=0\)\)\)\)'
+LOST_CALL='assertion violated +!\(\(waiter&&\(\(\(callq\.nodes!=0\)\|\|\(urgentq\.nodes!=0\)\)\|\|slot_pub\)\)\)'
 LOST_CTL='assertion violated +!\(\(waiter&&\(ctl!=0\)\)\)'
 ACCEPT='acceptance cycle'
 add mutant-norecheck "mutant norecheck (no W2): lost call wakeup found" \
@@ -159,8 +159,12 @@ WIT=(
 	"urgent handler takes from a closed queue (worker offline)"
 	"W2 re-check sees a queued urgent call"
 	"urgent sender reads RUNNING and signals"
+	"the worker runs a slot call"
+	"slot publication refused by a closed slot (the call goes to the queue)"
+	"W2 re-check sees a slot call"
+	"offline drain runs a published slot call"
 )
-for n in $(seq 1 15); do
+for n in $(seq 1 19); do
 	add "witness-$n" "witness $n reached: ${WIT[$n]}" \
 		wakeup.pml "$M2 -DCOVER=$n" "$SMALL" "-w20" "assertion violated \\($n!=$n\\)"
 done

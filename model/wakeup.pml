@@ -5,8 +5,10 @@
  *   src/llist.h    xc_llist_push (reports empty -> non-empty), xc_llist_take,
  *                  xc_llist_close, xc_llist_open
  *   src/call.c     call_push / call_kick (kick only on empty -> non-empty),
- *                  xc_calls_pending (W2 for both call queues), xc_run_calls,
- *                  xc_run_urgent, xc_drain_calls
+ *                  xc_calls_pending (W2 for both call queues and the slot),
+ *                  xc_run_calls, xc_run_urgent, xc_drain_calls
+ *   src/slot.c     xc_slot_call (claim, publish = S1, kick, wait), xc_slot_run,
+ *                  xc_slot_close, xc_slot_open; xc_slot_pending (internal.h)
  *   src/kick.c     xc_kick (S2, S3, free ride, elision), xc_idle_wait (W1..W4),
  *                  xc_idle_state_set
  *   src/urgent.c   xc_kick_urgent (RUNNING: signal; else xc_kick), the handler
@@ -18,7 +20,8 @@
  *
  * Processes: one worker; NSENDERS senders, each queueing NCALLS calls on the
  * worker's CPU (the first NURGENT of them with XC_URGENT, on the urgent
- * queue); with NURGENT > 0 the worker's urgent signal handler; with HOTPLUG a
+ * queue; the others either through the mailbox slot, when they can claim it,
+ * or through the call queue, as spin chooses); with NURGENT > 0 the worker's urgent signal handler; with HOTPLUG a
  * requester that takes the CPU offline and, with ONLINE, back online; and a
  * quiescence checker. Each call has its own bit (sender i's call j is bit
  * i*NCALLS+j), so the model knows which calls are queued, accepted, refused
@@ -131,6 +134,12 @@ byte ctl = CTL_NONE;		/* c->ctl */
 byte park = PARK_RUN;		/* c->park: the worker was released to run */
 bool offline_done = false;	/* c->offline_done reached zero */
 
+/* c->slot.done.word (src/slot.c): owner (sender id + 1; 0 free), PUBLISHED, CLOSED */
+byte slot_owner = 0;
+bool slot_pub = false;
+bool slot_closed = false;	/* the CPU starts online: xc_cpu_open opened it */
+int slot_call = 0;		/* the published call's bit */
+
 bool waiter = false;		/* the worker is queued in futex_wait(&c->idle) */
 byte spurious = SPURIOUS;	/* spurious wakeups left */
 bool sig_pending = false;	/* an urgent signal sent to the worker, not yet handled */
@@ -144,6 +153,7 @@ bool in_call = false;		/* the worker is inside a call's fn */
 #endif
 
 #define PENDING(q)	(q.nodes != 0)	/* xc_llist_nonempty: not NULL, not CLOSED */
+#define SLOT_PENDING	(slot_pub)	/* xc_slot_pending */
 
 /*
  * xc_kick(c), src/kick.c, after its S2 load (the caller did s = idle).
@@ -207,12 +217,30 @@ inline take(q, taken)
 	}
 }
 
-/* xc_run_calls (src/call.c): xc_run_urgent (urgent queue), then the call queue */
+/*
+ * slot_run_published (src/slot.c): run the slot's call, then free the slot
+ * with one exchange (0, or CLOSED while draining, which keeps slot_closed).
+ */
+inline slot_run(taken)
+{
+	taken = slot_call;
+	run_list(taken);
+	// @src src/slot.c: old = atomic_exchange_explicit(&s->done.word, after, memory_order_seq_cst);
+	atomic { slot_pub = false; slot_owner = 0; slot_call = 0 }
+}
+
+/* xc_run_calls (src/call.c): xc_run_urgent (urgent queue), the slot, then the call queue */
 inline run_calls(taken)
 {
 	// @src src/call.c: int n = xc_run_urgent(c);
 	take(urgentq, taken);
 	run_list(taken);
+	/* xc_slot_run: load the word (acquire); run the call if published */
+	// @src src/call.c: n += xc_slot_run(c);
+	if
+	:: SLOT_PENDING -> WITNESS(16); slot_run(taken)
+	:: else -> skip
+	fi;
 	// @src src/call.c: struct xc__link *l = xc_llist_take(&c->callq);
 	take(callq, taken);
 #ifdef CHECK_URGENT_PROMPT
@@ -233,8 +261,13 @@ inline run_calls(taken)
  */
 inline ready_idle()
 {
-	/* xc_calls_pending: callq, then urgentq, non-empty */
-	// @src src/call.c: return xc_llist_nonempty(&c->callq, memory_order_seq_cst) ||
+	/* xc_calls_pending: the slot, callq, then urgentq */
+	// @src src/call.c: return xc_slot_pending(c) ||
+	if
+	:: SLOT_PENDING -> goto idle_out
+	:: else -> skip
+	fi;
+	// @src src/call.c: xc_llist_nonempty(&c->callq, memory_order_seq_cst) ||
 	if
 	:: PENDING(callq) -> goto idle_out
 	:: else -> skip
@@ -285,6 +318,7 @@ idle_loop:
 	 * window (none, adaptive, forever); or the worker gives up at once.
 	 */
 	do
+	:: SLOT_PENDING -> goto idle_out
 	:: PENDING(callq) -> goto idle_out
 	:: PENDING(urgentq) -> goto idle_out
 	:: CTL_READY -> goto idle_out
@@ -295,8 +329,12 @@ sleep_loop:
 	// @src src/kick.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
 	idle = SLEEPING;
 #ifndef MUTANT_NORECHECK
-	/* W2: if (ready(c, ctx)) break; - three seq_cst loads */
+	/* W2: if (ready(c, ctx)) break; - four seq_cst loads */
 	// @src src/kick.c: if (ready(c, ctx))	/* W2 */
+	if
+	:: SLOT_PENDING -> WITNESS(18); goto idle_out	/* the re-check saw a slot call */
+	:: else -> skip
+	fi;
 	if
 	:: PENDING(callq) -> WITNESS(9); goto idle_out	/* the re-check saw a call */
 	:: else -> skip
@@ -338,6 +376,9 @@ idle_out:
 	// @src src/kick.c: xc_idle_state_set(c, prev);
 	idle = prev;
 	prev = 0;
+	/* cpu_idle: xc_run_calls(c), still POLLING */
+	// @src src/worker.c: xc_run_calls(c);	/* calls go before task work in any case */
+	run_calls(taken);
 	/* cpu_idle: if (task_work_pending(c)) break; (ctl_pending) */
 	if
 	:: CTL_READY ->
@@ -347,8 +388,7 @@ idle_out:
 		goto loop_top
 	:: else -> skip
 	fi;
-	/* cpu_idle: xc_run_calls(c), still POLLING, then wait again */
-	run_calls(taken);
+	/* ... else wait again */
 	goto idle_loop;
 
 offline:
@@ -356,10 +396,17 @@ offline:
 	// @src src/call.c: int n = run_list(c, xc_llist_close(&c->urgentq), true);
 	atomic { taken = urgentq.nodes; urgentq.nodes = 0; urgentq.closed = true }
 	run_list(taken);
-	// @src src/call.c: return n + run_list(c, xc_llist_close(&c->callq), false);
+	// @src src/call.c: n += run_list(c, xc_llist_close(&c->callq), false);
 	atomic { taken = callq.nodes; callq.nodes = 0; callq.closed = true }
 	if :: taken != 0 -> WITNESS(10) :: else -> skip fi;
 	run_list(taken);
+	/* xc_slot_close: fetch_or CLOSED; run the call published before */
+	// @src src/call.c: return n + xc_slot_close(c);
+	atomic { slot_closed = true; if :: slot_pub -> WITNESS(19) :: else -> skip fi }
+	if
+	:: SLOT_PENDING -> slot_run(taken)
+	:: else -> skip
+	fi;
 	/* cpu_offline: park = WAIT; ctl = NONE; xc_sync_complete(&c->offline_done) */
 	park = PARK_WAIT;
 	ctl = CTL_NONE;
@@ -384,7 +431,35 @@ proctype sender(byte id)
 	bool ok;
 
 	do
+	:: j < NCALLS && !URGENT && slot_owner == 0 && !slot_closed ->
+		/*
+		 * xc_slot_call: claim (CAS 0 -> TID; the worker may close the
+		 * slot before the publication), then publish (S1, CAS TID ->
+		 * TID|PUBLISHED, fails if CLOSED), kick, and wait for the word
+		 * to drop the publication. A failed claim is the queue path below.
+		 */
+		// @src src/slot.c: if (!atomic_compare_exchange_strong_explicit(&s->done.word, &w, tag,
+		atomic { slot_owner == 0 && !slot_closed -> slot_owner = id + 1 }
+		// @src src/slot.c: if (!atomic_compare_exchange_strong_explicit(&s->done.word, &w, tag | XC_SLOT_PUBLISHED,
+		atomic {
+			if
+			:: !slot_closed -> slot_pub = true; slot_call = ME; accepted = accepted | ME; ok = true
+			:: else -> slot_owner = 0; ok = false; WITNESS(17)	/* closed: give back, use the queue */
+			fi
+		}
+		if
+		:: ok ->
+#ifndef MUTANT_LOADFIRST
+			s = idle;	/* S2 */
+#endif
+			xc_kick(s, ok);
+			/* xc_sync_wait: until the word no longer carries our publication */
+			!(slot_pub && slot_owner == id + 1);
+			atomic { j++; r = 0; s = 0; ok = false }
+		:: else -> ok = false; goto queue
+		fi
 	:: j < NCALLS ->
+queue:
 #ifdef MUTANT_LOADFIRST
 		/* MUTANT: S2 before S1 - the state is read before the push */
 		s = idle;
@@ -492,6 +567,8 @@ active proctype hotplug()
 	ctl = CTL_NONE;
 	callq.closed = false;
 	urgentq.closed = false;
+	// @src src/hotplug.c: xc_slot_open(c);
+	slot_closed = false;
 	park = PARK_RUN
 #endif
 }
@@ -508,9 +585,9 @@ active proctype quiescence()
 {
 end_check:
 	timeout;
-	assert(!(waiter && (PENDING(callq) || PENDING(urgentq))));	/* lost wakeup: asleep, calls queued */
+	assert(!(waiter && (PENDING(callq) || PENDING(urgentq) || SLOT_PENDING)));	/* lost wakeup: asleep, calls queued */
 	assert(!(waiter && ctl != CTL_NONE));	/* lost wakeup: asleep, request pending */
-	assert(!PENDING(callq) && !PENDING(urgentq));
+	assert(!PENDING(callq) && !PENDING(urgentq) && !SLOT_PENDING);
 	assert(ran == accepted);
 	assert((accepted | refused) == ALLCALLS && (accepted & refused) == 0);
 	assert(ctl == CTL_NONE);
@@ -534,6 +611,7 @@ init
 /* every queued call is eventually taken; every offline request eventually served */
 ltl no_lost_wakeup {
 	[] ((PENDING(callq) -> <> !PENDING(callq)) &&
+	    (SLOT_PENDING -> <> !SLOT_PENDING) &&
 	    (PENDING(urgentq) -> <> !PENDING(urgentq)) &&
 	    (ctl != CTL_NONE -> <> (ctl == CTL_NONE)))
 }

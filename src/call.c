@@ -3,8 +3,9 @@
  * call.c - the call family: queue a function on other CPUs' call queues, kick
  * them, optionally wait; and, on the worker side, run what was queued.
  *
- * Descriptors: a waiting single call lives on the caller's stack and carries
- * its own completion; a nowait call or one target of a many call comes from
+ * Descriptors: a waiting single call goes in the target's mailbox slot when
+ * it is free (slot.c), else it lives on the caller's stack and carries its
+ * own completion; a nowait call or one target of a many call comes from
  * the caller's pool (pool.c) and goes back to it before its function runs;
  * an async call uses the caller's descriptor and clears its in-flight bit
  * after the function returns. XC_URGENT calls go on the CPU's urgent queue
@@ -19,8 +20,27 @@
 bool xc_calls_pending(struct xc_cpu *c)
 {
 	/* seq_cst: this is the W2 re-check of the wakeup protocol (kick.c) */
-	return xc_llist_nonempty(&c->callq, memory_order_seq_cst) ||
+	return xc_slot_pending(c) ||
+	       xc_llist_nonempty(&c->callq, memory_order_seq_cst) ||
 	       xc_llist_nonempty(&c->urgentq, memory_order_seq_cst);
+}
+
+/* Run one call's function on @c's worker, @from the CPU of its sender (-1: not a worker). */
+void xc_call_invoke(struct xc_cpu *c, xc_func_t fn, void *arg, int from, uint32_t flow,
+		    bool urgent)
+{
+	xc_activity_set(c, urgent ? XC_ACT_URGENT : XC_ACT_CALL, (const void *)fn);
+	xc_trace(urgent ? XC_EV_URGENT_ENTRY : XC_EV_CALL_ENTRY, from, flow, (const void *)fn);
+	xc_in_call++;
+	fn(arg);
+	xc_in_call--;
+	xc_trace(urgent ? XC_EV_URGENT_EXIT : XC_EV_CALL_EXIT, from, flow, (const void *)fn);
+	xc_activity_clear(c);
+	/* an urgent call may interrupt the worker in the middle of its own count */
+	if (urgent)
+		xc_stat_inc_shared(&c->urgent_calls);
+	else
+		xc_stat_inc_own(&c->calls);
 }
 
 static void call_run(struct xc_cpu *c, struct xc_call *call, bool urgent,
@@ -36,18 +56,7 @@ static void call_run(struct xc_cpu *c, struct xc_call *call, bool urgent,
 
 	if (kind & XC_CALL_POOL)
 		xc_pool_batch_add(ret, call);	/* read out: back to its pool with its batch */
-	xc_activity_set(c, urgent ? XC_ACT_URGENT : XC_ACT_CALL, (const void *)fn);
-	xc_trace(urgent ? XC_EV_URGENT_ENTRY : XC_EV_CALL_ENTRY, from, flow, (const void *)fn);
-	xc_in_call++;
-	fn(arg);
-	xc_in_call--;
-	xc_trace(urgent ? XC_EV_URGENT_EXIT : XC_EV_CALL_EXIT, from, flow, (const void *)fn);
-	xc_activity_clear(c);
-	/* an urgent call may interrupt the worker in the middle of its own count */
-	if (urgent)
-		xc_stat_inc_shared(&c->urgent_calls);
-	else
-		xc_stat_inc_own(&c->calls);
+	xc_call_invoke(c, fn, arg, from, flow, urgent);
 	if (kind & XC_CALL_SYNC)
 		xc_sync_complete(sync);	/* last touch of a waiting caller's memory */
 	else if (kind & XC_CALL_ASYNC)
@@ -102,20 +111,24 @@ int xc_run_urgent(struct xc_cpu *c)
 	return l ? run_list(c, l, true) : 0;
 }
 
+/* Urgent calls first, then the slot's waiting call, then the queue. */
 int xc_run_calls(struct xc_cpu *c)
 {
 	int n = xc_run_urgent(c);
+
+	n += xc_slot_run(c);
 	struct xc__link *l = xc_llist_take(&c->callq);
 
 	return l ? n + run_list(c, l, false) : n;
 }
 
-/* Offline or exit: refuse new calls, run every queued one. */
+/* Offline or exit: refuse new calls, run every queued one (the slot after the queue: slot.c). */
 int xc_drain_calls(struct xc_cpu *c)
 {
 	int n = run_list(c, xc_llist_close(&c->urgentq), true);
 
-	return n + run_list(c, xc_llist_close(&c->callq), false);
+	n += run_list(c, xc_llist_close(&c->callq), false);
+	return n + xc_slot_close(c);
 }
 
 /* After a push: kick if the queue went from empty to non-empty. */
@@ -211,8 +224,12 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 		return 0;
 	}
 	if (flags & XC_WAIT) {
-		struct xc_call on_stack = { .fn = fn, .arg = arg };
 		struct xc_waitinfo wi = { fn, arg, &cpu, 1 };
+
+		if (!(flags & XC_URGENT) && !xc_ablated(XC_ABLATE_SLOT) &&
+		    xc_slot_call(c, fn, arg, &wi) == 0)
+			return 0;
+		struct xc_call on_stack = { .fn = fn, .arg = arg };
 
 		/* relaxed: published by the push's release */
 		atomic_store_explicit(&on_stack._flags, XC_CALL_SYNC, memory_order_relaxed);
@@ -220,7 +237,7 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 		on_stack._sync = &on_stack._done;
 		ret = call_push(c, &on_stack, flags);
 		if (!ret)
-			xc_sync_wait(&on_stack._done, &wi);
+			xc_sync_wait(&on_stack._done, 0, &wi);
 		return ret;
 	}
 	call = xc_pool_get();
@@ -358,7 +375,7 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 	if (flags & XC_WAIT) {
 		struct xc_waitinfo wi = { fn, arg, targets, nt };
 
-		xc_sync_wait(&sync, &wi);
+		xc_sync_wait(&sync, 0, &wi);
 	}
 	return sent;
 }
@@ -439,5 +456,7 @@ int xc_poll(void)
 {
 	if (!xc_self)
 		return -ENXIO;
+	if (xc_in_urgent)
+		return 0;	/* the handler may have interrupted this worker inside its own run */
 	return xc_run_calls(xc_self);
 }

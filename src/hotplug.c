@@ -50,6 +50,7 @@ void xc_cpu_open(struct xc_cpu *c)
 	xc_llist_open(&c->callq);
 	xc_llist_open(&c->workq);
 	xc_llist_open(&c->urgentq);
+	xc_slot_open(c);
 	/* release: queues are open before anyone reads the CPU as online */
 	atomic_store_explicit(&c->online, true, memory_order_release);
 }

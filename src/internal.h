@@ -7,6 +7,7 @@
  *   futex.h     futex(2) wrappers
  *   kick.c      THE wakeup protocol: worker idle states, kicks, completions
  *   call.c      call single / many / cond / all / any / async, running a queue
+ *   slot.c      the mailbox slot: a waiting single call in the line the worker polls
  *   work.c      deferred per-CPU work items
  *   pool.c      per-thread descriptor pools for nowait and many calls
  *   worker.c    the worker thread: main loop, idle loop, offline drain, park
@@ -77,10 +78,24 @@ enum { XC_BOOT_NONE = 0, XC_BOOT_STARTING, XC_BOOT_ALIVE, XC_BOOT_FAILED };
 #define XC_WORK_PENDING  (1u << 0)
 
 /*
- * One CPU. The first cache line is the mailbox: every sender writes it (push,
- * kick counters) and the idle worker polls it, so a call costs one line
- * transfer to the sender and one back. Worker-private state follows on its
- * own lines so that senders never invalidate it.
+ * The fast slot (slot.c): room in the mailbox line for one waiting single
+ * call, so that the call and its completion travel in the line the worker
+ * polls anyway. done.word holds the owner's thread id and the XC_SLOT_* bits;
+ * fn, arg, done.waiter (and xc_cpu.slot_flow) are written by the owner before
+ * it publishes the call, and read by the worker after.
+ */
+struct xc_slot {
+	struct xc__sync done;
+	xc_func_t fn;
+	void *arg;
+};
+
+/*
+ * One CPU. The first cache line is the mailbox: senders write it (push, the
+ * slot) and the idle worker polls it, so a call to an idle worker costs one
+ * line transfer there and one back. What follows is kept off that line:
+ * counters that senders bump, state of the worker alone, and cold state that
+ * the worker polls (ctl) but others write only to take the CPU offline.
  */
 struct xc_cpu {
 	/* mailbox: written by senders, polled by the worker */
@@ -88,11 +103,16 @@ struct xc_cpu {
 	_Atomic(struct xc__link *) workq;
 	_Atomic(struct xc__link *) urgentq;	/* XC_URGENT calls */
 	_Atomic uint32_t idle;		/* enum xc_idle_state; futex word */
-	_Atomic uint32_t ctl;		/* XC_CTL_*: written by hotplug/exit, read by the worker */
-	_Atomic uint64_t kicks_sent;
+	uint32_t slot_flow;		/* the slot call's trace flow id */
+	struct xc_slot slot;
+
+	/* counters bumped by senders and waiters */
+	_Atomic uint64_t kicks_sent __xc_aligned;
 	_Atomic uint64_t kicks_elided;
 	_Atomic uint64_t kicks_coalesced;
 	_Atomic uint64_t free_rides;
+	_Atomic uint64_t signals_sent;
+	_Atomic uint64_t stuck_reports;
 
 	/* worker-private: written only by this CPU's worker thread */
 	_Atomic uint64_t calls __xc_aligned;
@@ -103,17 +123,15 @@ struct xc_cpu {
 	_Atomic uint64_t urgent_calls;	/* written only by the worker's signal handler */
 	struct xc__link *work_head;	/* taken work items, FIFO, not yet run */
 	struct xc__link *work_tail;
+	bool slot_running;		/* the slot's call is running: not pending again */
 	/* what the worker runs now, for stuck reports: written by it, read by waiters */
 	_Atomic int cur_kind;		/* XC_ACT_* */
 	_Atomic(const void *) cur_fn;
 	_Atomic uint64_t cur_since_ns;	/* CLOCK_MONOTONIC_COARSE */
 
-	/* counters bumped rarely, by other threads */
-	_Atomic uint64_t signals_sent __xc_aligned;
-	_Atomic uint64_t stuck_reports;
-
 	/* lifecycle: cold */
-	int cpu __xc_aligned;
+	_Atomic uint32_t ctl __xc_aligned;	/* XC_CTL_*: written by hotplug/exit, read by the worker */
+	int cpu;
 	bool present;			/* in the runtime's set */
 	_Atomic bool online;
 	_Atomic uint32_t park;		/* XC_PARK_*: futex word of a parked worker */
@@ -126,6 +144,9 @@ struct xc_cpu {
 	struct xc__sync offline_done;	/* completed by the worker once drained */
 	int llc_id, node_id;		/* topology: first CPU of the shared LLC; NUMA node */
 };
+
+_Static_assert(offsetof(struct xc_cpu, slot) + sizeof(struct xc_slot) <= XC_CACHELINE,
+	       "the slot must fit in the mailbox line");
 
 /* Resolved options (options.c). */
 struct xc_config {
@@ -216,6 +237,18 @@ struct xc_waitinfo {
 	int ncpus;
 };
 
+/*
+ * A completion word (struct xc__sync.word): the count of targets still to
+ * run the function, and bit 31 once the waiter may sleep (kick.c). The slot's
+ * word (slot.c) holds its owner's thread id and two more bits instead.
+ */
+#define XC_SYNC_COUNT     0x00ffffffu
+#define XC_SLOT_TID       0x003fffffu	/* pid_max is at most 2^22 */
+#define XC_SLOT_PUBLISHED (1u << 29)
+#define XC_SLOT_MINE      (XC_SLOT_PUBLISHED | XC_SLOT_TID)
+#define XC_SLOT_CLOSED    (1u << 30)
+#define XC_SYNC_SLEEPING  (1u << 31)
+
 /* kick.c: the wakeup protocol */
 void xc_kick(struct xc_cpu *c);
 typedef bool (*xc_ready_fn)(struct xc_cpu *c, void *ctx);
@@ -225,15 +258,32 @@ long xc_poll_window(struct xc_cpu *c);
 void xc_idle_state_set(struct xc_cpu *c, uint32_t state);
 void xc_sync_init(struct xc__sync *s, uint32_t count);
 void xc_sync_complete(struct xc__sync *s);
-void xc_sync_wait(struct xc__sync *s, const struct xc_waitinfo *wi);
+void xc_sync_wait(struct xc__sync *s, uint32_t mine, const struct xc_waitinfo *wi);
+void xc_sync_wake(struct xc__sync *s, struct xc_cpu *waiter);
 int xc_sync_wait_until(struct xc__sync *s, uint64_t deadline_ns);
 bool xc_sync_done(const struct xc__sync *s);
 
+/* Owner only: whether @c's slot holds a call to run (slot.c). Part of the W2 re-check. */
+static inline bool xc_slot_pending(struct xc_cpu *c)
+{
+	/* seq_cst: a W2 re-check load of the wakeup protocol (kick.c) */
+	return !c->slot_running &&
+	       (atomic_load_explicit(&c->slot.done.word, memory_order_seq_cst) & XC_SLOT_PUBLISHED);
+}
+
 /* call.c */
 bool xc_calls_pending(struct xc_cpu *c);
+void xc_call_invoke(struct xc_cpu *c, xc_func_t fn, void *arg, int from, uint32_t flow,
+		    bool urgent);
 int xc_run_calls(struct xc_cpu *c);
 int xc_run_urgent(struct xc_cpu *c);
 int xc_drain_calls(struct xc_cpu *c);
+
+/* slot.c: the fast slot for waiting single calls */
+int xc_slot_call(struct xc_cpu *c, xc_func_t fn, void *arg, const struct xc_waitinfo *wi);
+int xc_slot_run(struct xc_cpu *c);
+int xc_slot_close(struct xc_cpu *c);
+void xc_slot_open(struct xc_cpu *c);
 
 /* stuck.c: a waiting caller's watch; costs nothing until the wait gets long */
 struct xc_stuck {

@@ -60,6 +60,10 @@
  * sleeping, or the completer sees the bit and wakes it. A waiter still
  * spinning has not set the bit, and its completer touches nothing else.
  *
+ * The slot (slot.c) uses the same word and the same bit differently: its
+ * owner's call is done once the word no longer carries the owner's tag, and
+ * the worker completes it with an exchange that reads the bit the same way.
+ *
  * A non-worker waiter sleeps on the word itself: the completer never touches
  * the waiter's memory after the fetch_sub except for the futex wake on the
  * word's address, which at a dead address at worst wakes some other futex
@@ -74,9 +78,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <time.h>
-
-#define XC_SYNC_SLEEPING (1u << 31)
-#define XC_SYNC_COUNT    (~XC_SYNC_SLEEPING)
 
 /* Adaptive poll window bounds, after the kernel's cpuidle-haltpoll governor. */
 #define XC_POLL_MAX_NS        200000L
@@ -219,8 +220,13 @@ bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns
 	uint64_t start = 0;
 	bool ok = true;
 
-	/* relaxed: POLLING and RUNNING impose the same duty on kicks */
-	atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
+	/*
+	 * relaxed: POLLING and RUNNING impose the same duty on kicks. Stored
+	 * only if it changes: the word shares the mailbox line the worker polls,
+	 * and a store would take that line from the senders (slot.c).
+	 */
+	if (prev != XC_IDLE_POLLING)
+		atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
 	if (window_ns && poll_until(c, ready, ctx, window_ns, deadline_ns, &start))
 		goto out;
 	if (!start)
@@ -256,7 +262,9 @@ bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns
 	}
 	poll_window_adapt(c, xc_now_ns() - start);
 out:
-	xc_idle_state_set(c, prev);
+	/* relaxed: only this thread writes RUNNING or POLLING, and senders only move SLEEPING on */
+	if (atomic_load_explicit(&c->idle, memory_order_relaxed) != prev)
+		xc_idle_state_set(c, prev);
 	return ok;
 }
 
@@ -279,11 +287,40 @@ void xc_sync_init(struct xc__sync *s, uint32_t count)
 	s->waiter = xc_self;
 }
 
-bool xc_sync_done(const struct xc__sync *s)
+/*
+ * What a waiter waits on: a completion word and, for a slot call, the tag
+ * its owner published (0: a counting completion, done at count zero).
+ */
+struct sync_ref {
+	struct xc__sync *s;
+	uint32_t mine;
+};
+
+static bool sync_word_done(const struct sync_ref *r, uint32_t w)
+{
+	return r->mine ? (w & XC_SLOT_MINE) != r->mine : (w & XC_SYNC_COUNT) == 0;
+}
+
+static bool sync_ref_done(const struct sync_ref *r)
 {
 	/* seq_cst: this is a W2 re-check when the waiter is a worker; acquire for the callee's effects */
-	return (atomic_load_explicit((_Atomic uint32_t *)&s->word, memory_order_seq_cst) &
-		XC_SYNC_COUNT) == 0;
+	return sync_word_done(r, atomic_load_explicit(&r->s->word, memory_order_seq_cst));
+}
+
+bool xc_sync_done(const struct xc__sync *s)
+{
+	struct sync_ref r = { (struct xc__sync *)s, 0 };
+
+	return sync_ref_done(&r);
+}
+
+/* Wake the waiter of a completion that read XC_SYNC_SLEEPING in its last update. */
+void xc_sync_wake(struct xc__sync *s, struct xc_cpu *waiter)
+{
+	if (waiter)
+		xc_kick(waiter);
+	else
+		xc_futex_wake(&s->word, INT_MAX);
 }
 
 void xc_sync_complete(struct xc__sync *s)
@@ -295,25 +332,22 @@ void xc_sync_complete(struct xc__sync *s)
 
 	if ((old & XC_SYNC_COUNT) != 1 || !(old & XC_SYNC_SLEEPING))
 		return;		/* not the last, or the waiter is still spinning */
-	if (waiter)
-		xc_kick(waiter);
-	else
-		xc_futex_wake(&s->word, INT_MAX);
+	xc_sync_wake(s, waiter);
 }
 
-/* The waiter may sleep from now on: ask the last completer to wake it. False if already done. */
-static bool sync_ask_wake(struct xc__sync *s)
+/* The waiter may sleep from now on: ask the completer to wake it. False if already done. */
+static bool sync_ask_wake(const struct sync_ref *r)
 {
-	/* acquire (here and on CAS failure): a zero count means the callee's effects are visible */
-	uint32_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+	/* acquire (here and on CAS failure): once done, the callee's effects are visible */
+	uint32_t w = atomic_load_explicit(&r->s->word, memory_order_acquire);
 
 	for (;;) {
-		if ((w & XC_SYNC_COUNT) == 0)
+		if (sync_word_done(r, w))
 			return false;
 		if (w & XC_SYNC_SLEEPING)
 			return true;
-		/* seq_cst: ordered against the completers' fetch_sub (see above) */
-		if (atomic_compare_exchange_weak_explicit(&s->word, &w, w | XC_SYNC_SLEEPING,
+		/* seq_cst: ordered against the completer's update (see above) */
+		if (atomic_compare_exchange_weak_explicit(&r->s->word, &w, w | XC_SYNC_SLEEPING,
 							  memory_order_seq_cst, memory_order_acquire))
 			return true;
 	}
@@ -321,21 +355,21 @@ static bool sync_ask_wake(struct xc__sync *s)
 
 static bool ready_sync(struct xc_cpu *c, void *ctx)
 {
-	return xc_sync_done(ctx) || xc_calls_pending(c);
+	return sync_ref_done(ctx) || xc_calls_pending(c);
 }
 
 /* Sleep on the completion word until done or the deadline (0: none); 0 or -ETIMEDOUT. */
-static int sync_sleep(struct xc__sync *s, uint64_t deadline_ns)
+static int sync_sleep(const struct sync_ref *r, uint64_t deadline_ns)
 {
 	for (;;) {
-		/* acquire: the callee's effects are visible once the count reads zero */
-		uint32_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+		/* acquire: the callee's effects are visible once done */
+		uint32_t w = atomic_load_explicit(&r->s->word, memory_order_acquire);
 		struct timespec rel, *timeout = NULL;
 
-		if ((w & XC_SYNC_COUNT) == 0)
+		if (sync_word_done(r, w))
 			return 0;
 		if (!(w & XC_SYNC_SLEEPING)) {
-			if (!sync_ask_wake(s))
+			if (!sync_ask_wake(r))
 				return 0;
 			continue;	/* re-read the word to wait on */
 		}
@@ -348,7 +382,7 @@ static int sync_sleep(struct xc__sync *s, uint64_t deadline_ns)
 			rel.tv_nsec = (long)((deadline_ns - now) % 1000000000u);
 			timeout = &rel;
 		}
-		xc_futex_wait(&s->word, w, timeout);
+		xc_futex_wait(&r->s->word, w, timeout);
 	}
 }
 
@@ -357,11 +391,11 @@ static int sync_sleep(struct xc__sync *s, uint64_t deadline_ns)
  * (false); budget < 0: none, deadline 0: none. The clock is read every 64
  * spins only.
  */
-static bool sync_spin(struct xc__sync *s, long budget_ns, uint64_t deadline_ns)
+static bool sync_spin(const struct sync_ref *r, long budget_ns, uint64_t deadline_ns)
 {
 	uint64_t start = 0;
 
-	for (unsigned spins = 1; !xc_sync_done(s); spins++) {
+	for (unsigned spins = 1; !sync_ref_done(r); spins++) {
 		uint64_t now;
 
 		xc_cpu_relax();
@@ -384,13 +418,13 @@ static bool sync_spin(struct xc__sync *s, long budget_ns, uint64_t deadline_ns)
  * NULL, reports the wait when it gets stuck. Before anything else it spins
  * a little without reading the clock: most calls complete right there.
  */
-static int sync_wait(struct xc__sync *s, uint64_t deadline_ns, struct xc_stuck *st)
+static int sync_wait(const struct sync_ref *r, uint64_t deadline_ns, struct xc_stuck *st)
 {
 	struct xc_cpu *self = xc_self;
 	long poll = xc_rt.cfg.poll_ns;
 
 	for (int i = 0; i < XC_WAITER_FAST_SPINS; i++) {
-		if (xc_sync_done(s))
+		if (sync_ref_done(r))
 			return 0;
 		if (self && xc_calls_pending(self))
 			break;
@@ -399,14 +433,14 @@ static int sync_wait(struct xc__sync *s, uint64_t deadline_ns, struct xc_stuck *
 	if (self) {
 		int ret = 0;
 
-		if (!sync_ask_wake(s))
+		if (!sync_ask_wake(r))
 			return 0;
-		while (!xc_sync_done(s)) {
+		while (!sync_ref_done(r)) {
 			uint64_t until = st ? xc_stuck_deadline(st) : deadline_ns;
 
 			if (xc_run_calls(self))
 				continue;
-			if (!xc_idle_wait(self, ready_sync, s, xc_poll_window(self), until)) {
+			if (!xc_idle_wait(self, ready_sync, (void *)r, xc_poll_window(self), until)) {
 				if (!st) {
 					ret = -ETIMEDOUT;
 					break;
@@ -418,12 +452,12 @@ static int sync_wait(struct xc__sync *s, uint64_t deadline_ns, struct xc_stuck *
 		return ret;
 	}
 	if (poll != XC_POLL_NONE && poll != XC_POLL_FOREVER &&
-	    sync_spin(s, XC_WAITER_SPIN_NS, deadline_ns))
+	    sync_spin(r, XC_WAITER_SPIN_NS, deadline_ns))
 		return 0;
 	for (;;) {
 		uint64_t until = st ? xc_stuck_deadline(st) : deadline_ns;
 
-		if (poll == XC_POLL_FOREVER ? sync_spin(s, -1, until) : !sync_sleep(s, until))
+		if (poll == XC_POLL_FOREVER ? sync_spin(r, -1, until) : !sync_sleep(r, until))
 			return 0;
 		if (!st)
 			return -ETIMEDOUT;
@@ -434,14 +468,20 @@ static int sync_wait(struct xc__sync *s, uint64_t deadline_ns, struct xc_stuck *
 /* Wait for a completion with a deadline (bringup, hotplug); 0 or -ETIMEDOUT. */
 int xc_sync_wait_until(struct xc__sync *s, uint64_t deadline_ns)
 {
-	return sync_wait(s, deadline_ns, NULL);
+	struct sync_ref r = { s, 0 };
+
+	return sync_wait(&r, deadline_ns, NULL);
 }
 
-/* Wait for a call to complete, reporting it if it gets stuck. */
-void xc_sync_wait(struct xc__sync *s, const struct xc_waitinfo *wi)
+/*
+ * Wait for a call to complete, reporting it if it gets stuck: until the
+ * count is zero (@mine 0), or until the word no longer carries @mine (slot.c).
+ */
+void xc_sync_wait(struct xc__sync *s, uint32_t mine, const struct xc_waitinfo *wi)
 {
+	struct sync_ref r = { s, mine };
 	struct xc_stuck st = { .wi = wi };
 
-	sync_wait(s, 0, xc_rt.cfg.stuck_ms > 0 ? &st : NULL);
+	sync_wait(&r, 0, xc_rt.cfg.stuck_ms > 0 ? &st : NULL);
 	xc_stuck_end(&st);
 }

@@ -63,8 +63,13 @@ static inline bool xc_llist_nonempty(_Atomic(struct xc__link *) *head, memory_or
 /* Owner only: take every node, leaving the list empty (or closed, if it was). */
 static inline struct xc__link *xc_llist_take(_Atomic(struct xc__link *) *head)
 {
-	/* relaxed: producers never turn a list into CLOSED, only the owner does */
-	if (atomic_load_explicit(head, memory_order_relaxed) == XC_LLIST_CLOSED)
+	/*
+	 * relaxed: producers never turn a list into CLOSED, only the owner does;
+	 * and an empty list is left unwritten, so the owner's polling line stays shared.
+	 */
+	struct xc__link *h = atomic_load_explicit(head, memory_order_relaxed);
+
+	if (h == NULL || h == XC_LLIST_CLOSED)
 		return NULL;
 	/* acquire: pairs with the pushes' release, so node contents are visible */
 	return atomic_exchange_explicit(head, NULL, memory_order_acquire);

@@ -170,6 +170,7 @@ static const struct { const char *name; unsigned bit; } ablations[] = {
 	{ "coalesce", XC_ABLATE_COALESCE },
 	{ "freeride", XC_ABLATE_FREERIDE },
 	{ "notify", XC_ABLATE_NOTIFY },
+	{ "slot", XC_ABLATE_SLOT },
 };
 static int ablate_env(const char *val, struct xc_config *cfg)
 {
@@ -336,7 +337,7 @@ static const struct xc_option options[] = {
 	  "how long a worker may take to report alive",
 	  timeout_env, timeout_opt, timeout_show },
 	{ "XCALL_ABLATE", "ablate", "none",
-	  "benchmarks only: elide,coalesce,freeride,notify turn optimisations off",
+	  "benchmarks only: elide,coalesce,freeride,notify,slot turn optimisations off",
 	  ablate_env, ablate_opt, ablate_show },
 	{ "XCALL_STUCK_MS", "stuck_ms", "5000",
 	  "report a waiting call not done after this many ms; 0 = never",

@@ -44,18 +44,19 @@ static bool ready_idle(struct xc_cpu *c, void *ctx)
 /*
  * The idle loop. Calls that arrive are run here, still POLLING (seed 000):
  * senders need no syscall meanwhile and the loop re-checks before it sleeps.
- * It returns RUNNING when there is task work (or, ablated, after any wakeup);
- * the task loop then runs pending calls, urgent ones first, before any work.
+ * It runs what arrived first, then returns RUNNING if there is task work (or,
+ * ablated, after any wakeup, before running anything); the task loop then
+ * runs pending calls, urgent ones first, before any work.
  */
 static void cpu_idle(struct xc_cpu *c)
 {
 	xc_idle_state_set(c, XC_IDLE_POLLING);
 	for (;;) {
 		xc_idle_wait(c, ready_idle, NULL, xc_poll_window(c), 0);
-		if (task_work_pending(c))
-			break;
-		xc_run_calls(c);
 		if (xc_ablated(XC_ABLATE_NOTIFY))
+			break;	/* every wakeup goes through the scheduler */
+		xc_run_calls(c);	/* calls go before task work in any case */
+		if (task_work_pending(c))
 			break;
 	}
 	xc_idle_state_set(c, XC_IDLE_RUNNING);

@@ -281,7 +281,7 @@ def test_storm(ncpu):
     res, _ = run_json("storm-compare", ["storm", "--single", "--compare", "--numipi", "200"])
     if res is None:
         return
-    cases = ["ablate-elide+notify", "ablate-elide+coalesce+freeride+notify", "ablate-notify",
+    cases = ["ablate-elide+notify", "ablate-elide+coalesce+freeride+notify+slot", "ablate-notify",
              "ablate-elide", "ablate-coalesce", "ablate-freeride", "ablate-none"]
     expect_cases("storm --compare", res, cases)
     bad = []

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * slot.c - the fast slot: one waiting single call carried in the target's
+ * mailbox line.
+ *
+ * Through the queue, a waiting call moves three lines between the two CPUs:
+ * the mailbox (push, then take), the caller's descriptor (read by the
+ * worker) and the completion word in it (written by the worker, read back
+ * by the caller). Through the slot, the call, its completion and the words
+ * the idle worker polls share one line: the sender writes the call into it,
+ * the polling worker reads it, runs the call and frees the slot in one
+ * exchange, and the sender reads that back. That is a cache-line ping-pong:
+ * one transfer each way and one write on each side.
+ *
+ * == The slot word (slot.done.word) ==
+ *
+ *   0                     free
+ *   TID                   claimed by the thread TID (CAS 0 -> TID), which
+ *                         writes fn, arg and the waiter
+ *   TID|PUBLISHED         published (CAS TID -> TID|PUBLISHED): S1 of the
+ *                         wakeup protocol (kick.c); the worker runs it
+ *   ...|SLEEPING          the owner may sleep: the completer wakes it (kick.c)
+ *   ...|CLOSED            the CPU is offline: set by its worker as it drains,
+ *                         cleared by xc_cpu_open. Nothing can be claimed or
+ *                         published in a closed slot.
+ *
+ * The worker completes a call by exchanging the word to 0 (CLOSED while it
+ * drains): the slot is free again at once, and the owner knows its call is
+ * done as soon as the word no longer reads TID|PUBLISHED. No other thread
+ * can make the word read that again while the owner waits, because a thread
+ * id is unique among live threads and only its owner publishes it: there is
+ * no ABA. Thread ids fit in 22 bits (pid_max is at most 2^22).
+ *
+ * Who races, and how it ends:
+ *   - senders on the claim: one CAS wins, the others use the queue;
+ *   - the owner's publication against the worker's close: both are RMWs of
+ *     the word, so one comes first. Published first: the drain sees it and
+ *     runs the call. Closed first: the publication fails and the call goes
+ *     to the queue, which the drain closed before the slot, so it gets
+ *     -ENXIO as any call to an offline CPU;
+ *   - the owner's SLEEPING CAS against the completing exchange: both seq_cst,
+ *     so either the CAS fails (done: no sleep) or the exchange reads the bit
+ *     and wakes the owner (kick.c, completions).
+ * fn, arg, done.waiter and slot_flow are plain fields: only the owner writes
+ * them, between its claim and its publication; only the worker reads them,
+ * after it saw the publication and before its exchange. That exchange's
+ * release and the next claim's acquire order one use before the next.
+ *
+ * The worker's xc_slot_pending() (internal.h) is part of its W2 re-check (kick.c).
+ */
+#include "internal.h"
+#include "trace.h"
+
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* This thread's tag in a slot word: its thread id. */
+static uint32_t slot_tag(void)
+{
+	static _Thread_local uint32_t tid;
+
+	if (xc_unlikely(!tid))
+		tid = (uint32_t)syscall(SYS_gettid) & XC_SLOT_TID;
+	return tid;
+}
+
+/*
+ * xc_slot_call() - run fn(arg) on @c's worker through its slot and wait for
+ * it. Returns 0 once it ran, or -EAGAIN if the slot is taken or closed: the
+ * caller then queues the call instead.
+ */
+int xc_slot_call(struct xc_cpu *c, xc_func_t fn, void *arg, const struct xc_waitinfo *wi)
+{
+	struct xc_slot *s = &c->slot;
+	uint32_t tag = slot_tag();
+	uint32_t w;
+
+	/* relaxed: a look before the CAS, so that senders that would lose do not take the line */
+	if (atomic_load_explicit(&s->done.word, memory_order_relaxed) != 0)
+		return -EAGAIN;
+	w = 0;
+	/* acquire: the previous call's completion, hence the worker's reads of the fields, happen before our writes */
+	if (!atomic_compare_exchange_strong_explicit(&s->done.word, &w, tag,
+						     memory_order_acquire, memory_order_relaxed))
+		return -EAGAIN;
+	s->fn = fn;
+	s->arg = arg;
+	s->done.waiter = xc_self;
+	c->slot_flow = xc_trace_flow();
+	xc_trace(XC_EV_QUEUE, c->cpu, c->slot_flow, (const void *)fn);
+	w = tag;
+	/*
+	 * S1, seq_cst: release publishes the fields to the worker's acquire, and
+	 * the total order puts the publication before the kick's S2 (kick.c).
+	 * Fails only if the worker closed the slot meanwhile.
+	 */
+	if (!atomic_compare_exchange_strong_explicit(&s->done.word, &w, tag | XC_SLOT_PUBLISHED,
+						     memory_order_seq_cst, memory_order_relaxed)) {
+		/* relaxed: nothing was published; give the claim back, CLOSED stays */
+		atomic_fetch_and_explicit(&s->done.word, XC_SLOT_CLOSED, memory_order_relaxed);
+		return -EAGAIN;
+	}
+	xc_kick(c);
+	xc_sync_wait(&s->done, tag | XC_SLOT_PUBLISHED, wi);
+	return 0;
+}
+
+/* Run the slot's published call, then free the slot (@after: 0, or CLOSED while draining). */
+static void slot_run_published(struct xc_cpu *c, uint32_t after)
+{
+	struct xc_slot *s = &c->slot;
+	struct xc_cpu *waiter = s->done.waiter;
+	uint32_t old;
+
+	/* a call run from inside this one (xc_poll, a wait) must not run it again */
+	c->slot_running = true;
+	xc_call_invoke(c, s->fn, s->arg, waiter ? waiter->cpu : -1, c->slot_flow, false);
+	c->slot_running = false;
+	/*
+	 * seq_cst: releases fn's effects and the slot to the owner and the next
+	 * claimer, is ordered against the owner's SLEEPING CAS, and comes before
+	 * the wake's kick (S2). Only the owner's CAS may change the word while
+	 * the call runs, and only to add SLEEPING.
+	 */
+	old = atomic_exchange_explicit(&s->done.word, after, memory_order_seq_cst);
+	if (old & XC_SYNC_SLEEPING)
+		xc_sync_wake(&s->done, waiter);
+}
+
+/* Owner only: run the slot's call if one is published; returns how many ran (0 or 1). */
+int xc_slot_run(struct xc_cpu *c)
+{
+	if (c->slot_running)
+		return 0;
+	/* acquire: pairs with the publication, so fn, arg and waiter are visible */
+	if (!(atomic_load_explicit(&c->slot.done.word, memory_order_acquire) & XC_SLOT_PUBLISHED))
+		return 0;
+	slot_run_published(c, 0);
+	return 1;
+}
+
+/* Owner only, offline or exit: close the slot and run the call published before. */
+int xc_slot_close(struct xc_cpu *c)
+{
+	/* acq_rel: acquire a published call's fields; one RMW against the publication's CAS */
+	uint32_t w = atomic_fetch_or_explicit(&c->slot.done.word, XC_SLOT_CLOSED,
+					      memory_order_acq_rel);
+
+	if (!(w & XC_SLOT_PUBLISHED))
+		return 0;
+	slot_run_published(c, XC_SLOT_CLOSED);
+	return 1;
+}
+
+/* Worker parked or not started: accept slot calls again. */
+void xc_slot_open(struct xc_cpu *c)
+{
+	/* release: like the queues' reopening, the owner's state comes before any claim */
+	atomic_fetch_and_explicit(&c->slot.done.word, ~XC_SLOT_CLOSED, memory_order_release);
+}
