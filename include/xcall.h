@@ -304,7 +304,9 @@ bool xc_work_pending(const struct xc_work *work);
 
 /**
  * xc_poll() - run the calls queued to the calling worker's CPU now.
- * Context: worker (typically inside a long work item).
+ * Context: worker (typically inside a long work item). Inside an XC_URGENT
+ * function it runs nothing and returns 0: the signal may have interrupted
+ * the worker while it was running its queue.
  * Return: how many ran (>= 0); -ENXIO not called from a worker.
  */
 int xc_poll(void);
