@@ -131,10 +131,8 @@ static void slot_run_published(struct xc_cpu *c, uint32_t after)
 /* Owner only: run the slot's call if one is published; returns how many ran (0 or 1). */
 int xc_slot_run(struct xc_cpu *c)
 {
-	if (c->slot_running)
-		return 0;
-	/* acquire: pairs with the publication, so fn, arg and waiter are visible */
-	if (!(atomic_load_explicit(&c->slot.done.word, memory_order_acquire) & XC_SLOT_PUBLISHED))
+	/* its seq_cst load pairs with the publication, so fn, arg and waiter are visible */
+	if (!xc_slot_pending(c))
 		return 0;
 	slot_run_published(c, 0);
 	return 1;
