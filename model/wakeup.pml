@@ -7,7 +7,7 @@
  *   src/call.c     call_push / call_kick (kick only on empty -> non-empty),
  *                  xc_calls_pending (W2 for both call queues and the slot),
  *                  xc_run_calls, xc_run_urgent, xc_drain_calls
- *   src/slot.c     xc_slot_call (claim, publish = S1, kick, wait), xc_slot_run,
+ *   src/slot.c     xc_slot_call (claim, publish = S1, kick, wait, release), xc_slot_run,
  *                  xc_slot_close, xc_slot_open; xc_slot_pending (internal.h)
  *   src/kick.c     xc_kick (S2, S3, free ride, elision), xc_idle_wait (W1..W4),
  *                  xc_idle_state_set
@@ -134,8 +134,9 @@ byte ctl = CTL_NONE;		/* c->ctl */
 byte park = PARK_RUN;		/* c->park: the worker was released to run */
 bool offline_done = false;	/* c->offline_done reached zero */
 
-/* c->slot.done.word (src/slot.c): owner (sender id + 1; 0 free), PUBLISHED, CLOSED */
+/* c->slot_claim (src/slot.c): the holder (sender id + 1; 0 free) */
 byte slot_owner = 0;
+/* c->slot.done.word (src/slot.c): PUBLISHED, CLOSED */
 bool slot_pub = false;
 bool slot_closed = false;	/* the CPU starts online: xc_cpu_open opened it */
 int slot_call = 0;		/* the published call's bit */
@@ -226,7 +227,7 @@ inline slot_run(taken)
 	taken = slot_call;
 	run_list(taken);
 	// @src src/slot.c: old = atomic_exchange_explicit(&s->done.word, after, memory_order_seq_cst);
-	atomic { slot_pub = false; slot_owner = 0; slot_call = 0 }
+	atomic { slot_pub = false; slot_call = 0 }
 }
 
 /* xc_run_calls (src/call.c): xc_run_urgent (urgent queue), the slot, then the call queue */
@@ -431,20 +432,22 @@ proctype sender(byte id)
 	bool ok;
 
 	do
-	:: j < NCALLS && !URGENT && slot_owner == 0 && !slot_closed ->
+	:: j < NCALLS && !URGENT && !slot_pub && !slot_closed && slot_owner == 0 ->
 		/*
-		 * xc_slot_call: claim (CAS 0 -> TID; the worker may close the
-		 * slot before the publication), then publish (S1, CAS TID ->
-		 * TID|PUBLISHED, fails if CLOSED), kick, and wait for the word
-		 * to drop the publication. A failed claim is the queue path below.
+		 * xc_slot_call: after its looks at the word and the claim, claim
+		 * (CAS slot_claim 0 -> 1; the worker may close the slot before the
+		 * publication), then publish (S1, CAS word 0 -> PUBLISHED, fails
+		 * if CLOSED), kick, wait for the word to drop the publication, and
+		 * give the claim back. A failed claim is the queue path below.
 		 */
-		// @src src/slot.c: if (!atomic_compare_exchange_strong_explicit(&s->done.word, &w, tag,
-		atomic { slot_owner == 0 && !slot_closed -> slot_owner = id + 1 }
-		// @src src/slot.c: if (!atomic_compare_exchange_strong_explicit(&s->done.word, &w, tag | XC_SLOT_PUBLISHED,
+		// @src src/slot.c: if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1,
+		atomic { slot_owner == 0 -> slot_owner = id + 1 }
+		// @src src/slot.c: if (atomic_compare_exchange_strong_explicit(&s->done.word, &w, XC_SLOT_PUBLISHED,
 		atomic {
+			assert(!slot_pub);	/* only the holder of the claim publishes */
 			if
 			:: !slot_closed -> slot_pub = true; slot_call = ME; accepted = accepted | ME; ok = true
-			:: else -> slot_owner = 0; ok = false; WITNESS(17)	/* closed: give back, use the queue */
+			:: else -> ok = false; WITNESS(17)	/* closed: use the queue */
 			fi
 		}
 		if
@@ -453,10 +456,14 @@ proctype sender(byte id)
 			s = idle;	/* S2 */
 #endif
 			xc_kick(s, ok);
-			/* xc_sync_wait: until the word no longer carries our publication */
-			!(slot_pub && slot_owner == id + 1);
-			atomic { j++; r = 0; s = 0; ok = false }
-		:: else -> ok = false; goto queue
+			/* xc_sync_wait: until the word no longer reads PUBLISHED */
+			!slot_pub;
+			// @src src/slot.c: atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
+			atomic { slot_owner = 0; j++; r = 0; s = 0; ok = false }
+		:: else ->
+			// @src src/slot.c: atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
+			atomic { slot_owner = 0; ok = false };
+			goto queue
 		fi
 	:: j < NCALLS ->
 queue:

@@ -36,6 +36,7 @@ static void cpu_reset(struct xc_cpu *c, int cpu)
 	atomic_store_explicit(&c->workq, XC_LLIST_CLOSED, memory_order_relaxed);
 	atomic_store_explicit(&c->urgentq, XC_LLIST_CLOSED, memory_order_relaxed);
 	atomic_store_explicit(&c->slot.done.word, XC_SLOT_CLOSED, memory_order_relaxed);
+	atomic_store_explicit(&c->slot_claim, 0, memory_order_relaxed);
 	c->slot_running = false;
 	atomic_store_explicit(&c->urgent_calls, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->signals_sent, 0, memory_order_relaxed);

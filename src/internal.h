@@ -80,9 +80,9 @@ enum { XC_BOOT_NONE = 0, XC_BOOT_STARTING, XC_BOOT_ALIVE, XC_BOOT_FAILED };
 /*
  * The fast slot (slot.c): room in the mailbox line for one waiting single
  * call, so that the call and its completion travel in the line the worker
- * polls anyway. done.word holds the owner's thread id and the XC_SLOT_* bits;
- * fn, arg, done.waiter (and xc_cpu.slot_flow) are written by the owner before
- * it publishes the call, and read by the worker after.
+ * polls anyway. done.word holds the XC_SLOT_* bits; fn, arg, done.waiter (and
+ * xc_cpu.slot_flow) are written by the holder of xc_cpu.slot_claim before it
+ * publishes the call, and read by the worker after.
  */
 struct xc_slot {
 	struct xc__sync done;
@@ -113,6 +113,7 @@ struct xc_cpu {
 	_Atomic uint64_t free_rides;
 	_Atomic uint64_t signals_sent;
 	_Atomic uint64_t stuck_reports;
+	_Atomic uint32_t slot_claim;	/* 1: a sender holds the slot (slot.c) */
 
 	/* worker-private: written only by this CPU's worker thread */
 	_Atomic uint64_t calls __xc_aligned;
@@ -240,12 +241,10 @@ struct xc_waitinfo {
 /*
  * A completion word (struct xc__sync.word): the count of targets still to
  * run the function, and bit 31 once the waiter may sleep (kick.c). The slot's
- * word (slot.c) holds its owner's thread id and two more bits instead.
+ * word (slot.c) holds two more bits instead of a count.
  */
 #define XC_SYNC_COUNT     0x00ffffffu
-#define XC_SLOT_TID       0x003fffffu	/* pid_max is at most 2^22 */
 #define XC_SLOT_PUBLISHED (1u << 29)
-#define XC_SLOT_MINE      (XC_SLOT_PUBLISHED | XC_SLOT_TID)
 #define XC_SLOT_CLOSED    (1u << 30)
 #define XC_SYNC_SLEEPING  (1u << 31)
 
@@ -258,7 +257,7 @@ long xc_poll_window(struct xc_cpu *c);
 void xc_idle_state_set(struct xc_cpu *c, uint32_t state);
 void xc_sync_init(struct xc__sync *s, uint32_t count);
 void xc_sync_complete(struct xc__sync *s);
-void xc_sync_wait(struct xc__sync *s, uint32_t mine, const struct xc_waitinfo *wi);
+void xc_sync_wait(struct xc__sync *s, uint32_t busy, const struct xc_waitinfo *wi);
 void xc_sync_wake(struct xc__sync *s, struct xc_cpu *waiter);
 int xc_sync_wait_until(struct xc__sync *s, uint64_t deadline_ns);
 bool xc_sync_done(const struct xc__sync *s);

@@ -61,8 +61,8 @@
  * spinning has not set the bit, and its completer touches nothing else.
  *
  * The slot (slot.c) uses the same word and the same bit differently: its
- * owner's call is done once the word no longer carries the owner's tag, and
- * the worker completes it with an exchange that reads the bit the same way.
+ * owner's call is done once the word no longer reads PUBLISHED, and the
+ * worker completes it with an exchange that reads the bit the same way.
  *
  * A non-worker waiter sleeps on the word itself: the completer never touches
  * the waiter's memory after the fetch_sub except for the futex wake on the
@@ -288,17 +288,18 @@ void xc_sync_init(struct xc__sync *s, uint32_t count)
 }
 
 /*
- * What a waiter waits on: a completion word and, for a slot call, the tag
- * its owner published (0: a counting completion, done at count zero).
+ * What a waiter waits on: a completion word and the bit that says it is not
+ * done yet (0: a counting completion, done at count zero; XC_SLOT_PUBLISHED
+ * for a slot call).
  */
 struct sync_ref {
 	struct xc__sync *s;
-	uint32_t mine;
+	uint32_t busy;
 };
 
 static bool sync_word_done(const struct sync_ref *r, uint32_t w)
 {
-	return r->mine ? (w & XC_SLOT_MINE) != r->mine : (w & XC_SYNC_COUNT) == 0;
+	return !(w & (r->busy ? r->busy : XC_SYNC_COUNT));
 }
 
 static bool sync_ref_done(const struct sync_ref *r)
@@ -475,11 +476,11 @@ int xc_sync_wait_until(struct xc__sync *s, uint64_t deadline_ns)
 
 /*
  * Wait for a call to complete, reporting it if it gets stuck: until the
- * count is zero (@mine 0), or until the word no longer carries @mine (slot.c).
+ * count is zero (@busy 0), or until the word no longer has the @busy bit (slot.c).
  */
-void xc_sync_wait(struct xc__sync *s, uint32_t mine, const struct xc_waitinfo *wi)
+void xc_sync_wait(struct xc__sync *s, uint32_t busy, const struct xc_waitinfo *wi)
 {
-	struct sync_ref r = { s, mine };
+	struct sync_ref r = { s, busy };
 	struct xc_stuck st = { .wi = wi };
 
 	sync_wait(&r, 0, xc_rt.cfg.stuck_ms > 0 ? &st : NULL);

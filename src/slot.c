@@ -7,29 +7,41 @@
  * the mailbox (push, then take), the caller's descriptor (read by the
  * worker) and the completion word in it (written by the worker, read back
  * by the caller). Through the slot, the call, its completion and the words
- * the idle worker polls share one line: the sender writes the call into it,
- * the polling worker reads it, runs the call and frees the slot in one
- * exchange, and the sender reads that back. That is a cache-line ping-pong:
- * one transfer each way and one write on each side.
+ * the idle worker polls share one line: the sender writes the call into it
+ * and publishes it, the polling worker reads it, runs the call and frees
+ * the slot in one exchange, and the sender reads that back. That is a
+ * cache-line ping-pong: one transfer each way, one write burst on each side.
+ *
+ * The sender's writes to the mailbox line must come in one burst. The
+ * worker reads that line in a tight loop, so if the sender claimed the slot
+ * there with one RMW and published with another, the worker's next read
+ * would take the line back in between, and the publication would pay a
+ * second transfer (about a third more per round trip, measured). So the
+ * slot is claimed on another line, c->slot_claim, beside the counters that
+ * senders write anyway and the worker never reads: a thread that calls the
+ * same CPU again finds that line still in its own cache.
+ *
+ * == The claim (c->slot_claim) ==
+ *
+ *   0  free;  1  held by one sender, from its CAS 0 -> 1 until it has seen
+ *   its call complete (or its publication refused) and stored 0 again.
+ *
+ * Only the holder writes fn, arg, done.waiter and slot_flow, and publishes.
  *
  * == The slot word (slot.done.word) ==
  *
  *   0                     free
- *   TID                   claimed by the thread TID (CAS 0 -> TID), which
- *                         writes fn, arg and the waiter
- *   TID|PUBLISHED         published (CAS TID -> TID|PUBLISHED): S1 of the
- *                         wakeup protocol (kick.c); the worker runs it
+ *   PUBLISHED             a call is published (CAS 0 -> PUBLISHED): S1 of
+ *                         the wakeup protocol (kick.c); the worker runs it
  *   ...|SLEEPING          the owner may sleep: the completer wakes it (kick.c)
  *   ...|CLOSED            the CPU is offline: set by its worker as it drains,
- *                         cleared by xc_cpu_open. Nothing can be claimed or
- *                         published in a closed slot.
+ *                         cleared by xc_cpu_open. Nothing can be published
+ *                         in a closed slot.
  *
  * The worker completes a call by exchanging the word to 0 (CLOSED while it
- * drains): the slot is free again at once, and the owner knows its call is
- * done as soon as the word no longer reads TID|PUBLISHED. No other thread
- * can make the word read that again while the owner waits, because a thread
- * id is unique among live threads and only its owner publishes it: there is
- * no ABA. Thread ids fit in 22 bits (pid_max is at most 2^22).
+ * drains); the owner knows its call is done as soon as the word no longer
+ * reads PUBLISHED. Nobody else can publish before the owner has seen that,
+ * because it still holds the claim: there is no ABA.
  *
  * Who races, and how it ends:
  *   - senders on the claim: one CAS wins, the others use the queue;
@@ -41,10 +53,12 @@
  *   - the owner's SLEEPING CAS against the completing exchange: both seq_cst,
  *     so either the CAS fails (done: no sleep) or the exchange reads the bit
  *     and wakes the owner (kick.c, completions).
- * fn, arg, done.waiter and slot_flow are plain fields: only the owner writes
- * them, between its claim and its publication; only the worker reads them,
- * after it saw the publication and before its exchange. That exchange's
- * release and the next claim's acquire order one use before the next.
+ * fn, arg, done.waiter and slot_flow are plain fields: only the holder of
+ * the claim writes them, before its publication; only the worker reads
+ * them, after it saw the publication and before its exchange. That exchange
+ * releases to the owner's acquire load that sees it done, the owner's
+ * release of the claim to the next claimer's acquire CAS: so one use of the
+ * fields happens before the next.
  *
  * The worker's xc_slot_pending() (internal.h) is part of its W2 re-check (kick.c).
  */
@@ -52,18 +66,6 @@
 #include "trace.h"
 
 #include <errno.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-/* This thread's tag in a slot word: its thread id. */
-static uint32_t slot_tag(void)
-{
-	static _Thread_local uint32_t tid;
-
-	if (xc_unlikely(!tid))
-		tid = (uint32_t)syscall(SYS_gettid) & XC_SLOT_TID;
-	return tid;
-}
 
 /*
  * xc_slot_call() - run fn(arg) on @c's worker through its slot and wait for
@@ -73,37 +75,40 @@ static uint32_t slot_tag(void)
 int xc_slot_call(struct xc_cpu *c, xc_func_t fn, void *arg, const struct xc_waitinfo *wi)
 {
 	struct xc_slot *s = &c->slot;
-	uint32_t tag = slot_tag();
-	uint32_t w;
+	uint32_t w = 0;
 
-	/* relaxed: a look before the CAS, so that senders that would lose do not take the line */
-	if (atomic_load_explicit(&s->done.word, memory_order_relaxed) != 0)
+	/*
+	 * relaxed, both: looks before the CAS, so that senders that would lose
+	 * do not take the lines. The word is non-zero while a call is in the
+	 * slot or the CPU is offline.
+	 */
+	if (atomic_load_explicit(&s->done.word, memory_order_relaxed) != 0 ||
+	    atomic_load_explicit(&c->slot_claim, memory_order_relaxed) != 0)
 		return -EAGAIN;
-	w = 0;
-	/* acquire: the previous call's completion, hence the worker's reads of the fields, happen before our writes */
-	if (!atomic_compare_exchange_strong_explicit(&s->done.word, &w, tag,
+	/* acquire: the previous use of the fields happens before our writes (above) */
+	if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1,
 						     memory_order_acquire, memory_order_relaxed))
 		return -EAGAIN;
+	c->slot_flow = xc_trace_flow();
+	xc_trace(XC_EV_QUEUE, c->cpu, c->slot_flow, (const void *)fn);
 	s->fn = fn;
 	s->arg = arg;
 	s->done.waiter = xc_self;
-	c->slot_flow = xc_trace_flow();
-	xc_trace(XC_EV_QUEUE, c->cpu, c->slot_flow, (const void *)fn);
-	w = tag;
+	w = 0;
 	/*
 	 * S1, seq_cst: release publishes the fields to the worker's acquire, and
 	 * the total order puts the publication before the kick's S2 (kick.c).
 	 * Fails only if the worker closed the slot meanwhile.
 	 */
-	if (!atomic_compare_exchange_strong_explicit(&s->done.word, &w, tag | XC_SLOT_PUBLISHED,
-						     memory_order_seq_cst, memory_order_relaxed)) {
-		/* relaxed: nothing was published; give the claim back, CLOSED stays */
-		atomic_fetch_and_explicit(&s->done.word, XC_SLOT_CLOSED, memory_order_relaxed);
-		return -EAGAIN;
+	if (atomic_compare_exchange_strong_explicit(&s->done.word, &w, XC_SLOT_PUBLISHED,
+						    memory_order_seq_cst, memory_order_relaxed)) {
+		xc_kick(c);
+		xc_sync_wait(&s->done, XC_SLOT_PUBLISHED, wi);
+		w = 0;
 	}
-	xc_kick(c);
-	xc_sync_wait(&s->done, tag | XC_SLOT_PUBLISHED, wi);
-	return 0;
+	/* release: our use of the fields happens before the next claimer's */
+	atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
+	return w ? -EAGAIN : 0;
 }
 
 /* Run the slot's published call, then free the slot (@after: 0, or CLOSED while draining). */
