@@ -191,7 +191,7 @@ long pp_run(enum pp_kind k, int cpu_a, int cpu_b, const struct budget *b, struct
 		for (done = 0; budget_more(&bb, done); done++) {
 			uint64_t t0 = ticks();
 			round_trip(p, &seq);
-			hist_add(h, ticks_to_ns(ticks() - t0));
+			hist_add(h, ticks_span_ns(t0, ticks()));
 		}
 		if (k == PP_CACHELINE) {
 			atomic_store(&p->seq, STOP);

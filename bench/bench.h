@@ -122,6 +122,24 @@ static inline uint64_t ticks_to_ns(uint64_t dt)
 	return g_tsc_ok ? (uint64_t)((double)dt * g_tsc_ns_per_tick + 0.5) : dt;
 }
 
+/*
+ * One operation timed between two ticks(), in ns, less the timer's floor:
+ * the shortest interval two back-to-back readings report, which every sample
+ * would otherwise carry. Without it a ~60 ns round trip would read ~100 ns
+ * and every ratio to it would look smaller than it is.
+ */
+extern uint64_t g_timer_floor_ticks;
+
+static inline uint64_t ticks_span_ns(uint64_t t0, uint64_t t1)
+{
+	uint64_t dt = t1 > t0 ? t1 - t0 : 0;
+
+	return ticks_to_ns(dt > g_timer_floor_ticks ? dt - g_timer_floor_ticks : 0);
+}
+
+/* The floor subtracted by ticks_span_ns(), in ns. */
+double timer_floor_ns(void);
+
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)

@@ -12,8 +12,29 @@
 
 bool g_tsc_ok;
 double g_tsc_ns_per_tick = 1.0;
+uint64_t g_timer_floor_ticks;
 
-void clock_setup(void)
+/* The smallest of many back-to-back intervals: what ticks_span_ns() subtracts. */
+static void timer_floor_measure(void)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 20000; i++) {
+		uint64_t t0 = ticks();
+		uint64_t t1 = ticks();
+
+		if (t1 > t0 && t1 - t0 < best)
+			best = t1 - t0;
+	}
+	g_timer_floor_ticks = best == UINT64_MAX ? 0 : best;
+}
+
+double timer_floor_ns(void)
+{
+	return g_tsc_ok ? (double)g_timer_floor_ticks * g_tsc_ns_per_tick : (double)g_timer_floor_ticks;
+}
+
+static void tsc_setup(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	const struct machine *m = machine_get();
@@ -37,6 +58,12 @@ void clock_setup(void)
 		g_tsc_ok = true;
 	}
 #endif
+}
+
+void clock_setup(void)
+{
+	tsc_setup();
+	timer_floor_measure();
 }
 
 void spin_ns(uint64_t ns)

@@ -243,7 +243,7 @@ static void storm_loop_fn(void *arg)
 	for (i = 0; budget_more(&s->b, i) && !s->err; i++) {
 		uint64_t c0 = ticks();
 		s->err = send_nowait(s->target);
-		hist_add(s->h, ticks_to_ns(ticks() - c0));
+		hist_add(s->h, ticks_span_ns(c0, ticks()));
 	}
 	if (!s->err)
 		s->err = drain(s->target);

@@ -235,7 +235,7 @@ static void timed_calls_loop(void *arg)
 		}
 		uint64_t t0 = ticks();
 		t->err = xc_call_single(t->target, xh_noop, NULL, t->flags);
-		hist_add(t->h, ticks_to_ns(ticks() - t0));
+		hist_add(t->h, ticks_span_ns(t0, ticks()));
 	}
 	xh_stats(-1, &s1);
 	xh_stats(t->target, &p1);

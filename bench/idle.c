@@ -201,7 +201,7 @@ static int part2(const struct bopts *o, const struct idle_cfg *c, int rep)
 		while (now_ns() < end) {
 			uint64_t t0 = ticks();
 			int n = xc_call_all(xh_noop, NULL, XC_WAIT);
-			hist_add(&h, ticks_to_ns(ticks() - t0));
+			hist_add(&h, ticks_span_ns(t0, ticks()));
 			if (n < 0)
 				break;
 			calls++;

@@ -254,7 +254,7 @@ static struct rec *ipi_measure(struct kctx *k, enum ipi_mode m, const char *kase
 	for (i = 0; budget_more(&b, i) && !err; i++) {
 		uint64_t t0 = ticks();
 		err = ipi_op(k, m);
-		hist_add(&h, ticks_to_ns(ticks() - t0));
+		hist_add(&h, ticks_span_ns(t0, ticks()));
 	}
 	irq_read(s1);
 	unpin_self();
@@ -452,7 +452,7 @@ static struct rec *tlb_case(struct kctx *k, bool mprot, int nothers, const char 
 		if (sp)
 			atomic_store(&sp->page, NULL);
 		if (i >= 0)
-			hist_add(&h, ticks_to_ns(t1 - t0));
+			hist_add(&h, ticks_span_ns(t0, t1));
 	}
 	irq_read(s1);
 	if (keep)

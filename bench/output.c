@@ -192,7 +192,8 @@ static void json_host(FILE *f)
 	json_str(f, m->idle_governor);
 	fputs(", \"clocksource\": ", f);
 	json_str(f, m->clocksource);
-	fprintf(f, ", \"tsc_invariant\": %s},\n", m->tsc_invariant ? "true" : "false");
+	fprintf(f, ", \"tsc_invariant\": %s, \"timer\": \"%s\", \"timer_floor_ns\": %.1f},\n",
+		m->tsc_invariant ? "true" : "false", g_tsc_ok ? "tsc" : "monotonic", timer_floor_ns());
 }
 
 static void json_rec(FILE *f, const struct rec *r)
@@ -348,4 +349,6 @@ void out_machine(FILE *f)
 		m->virtualised ? m->hypervisor : "", m->virtualised ? ")" : "", m->idle_driver,
 		m->idle_governor[0] ? m->idle_governor : "-", m->clocksource,
 		m->tsc_invariant ? "invariant" : "not invariant");
+	fprintf(f, "         timer %s, floor %.0f ns subtracted from each timed operation\n",
+		g_tsc_ok ? "TSC (lfence; rdtsc)" : "CLOCK_MONOTONIC", timer_floor_ns());
 }
