@@ -80,9 +80,12 @@ def check_doc(tag, doc):
         why.append("schema_version != 1")
     host = doc.get("host", {})
     for k in ("hostname", "cpu_model", "cpus_online", "kernel", "virtualised",
-              "hypervisor", "idle_driver", "tsc_invariant"):
+              "hypervisor", "idle_driver", "tsc_invariant", "timer", "timer_floor_ns"):
         if k not in host:
             why.append(f"host.{k} missing")
+    floor = host.get("timer_floor_ns")
+    if not isinstance(floor, (int, float)) or isinstance(floor, bool) or not 0 <= floor < 10000:
+        why.append(f"host.timer_floor_ns {floor!r}: not a number of ns in [0, 10000)")
     seen = set()
     for r in doc.get("results", []):
         why += check_record(r)

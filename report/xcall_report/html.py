@@ -27,7 +27,8 @@ code { background: #f3f3f3; padding: 0 .3em; }
 HOST_FIELDS = [("hostname", "host name"), ("cpu_model", "CPU"), ("cpus_online", "CPUs online"),
                ("kernel", "kernel"), ("virtualised", "virtualised"),
                ("hypervisor", "hypervisor"), ("idle_driver", "idle driver"),
-               ("tsc_invariant", "invariant TSC")]
+               ("tsc_invariant", "invariant TSC"), ("timer", "timer"),
+               ("timer_floor_ns", "timer floor subtracted (ns)")]
 
 
 def esc(x):
