@@ -15,7 +15,7 @@
  * The sender's writes to the mailbox line must come in one burst. The
  * worker reads that line in a tight loop, so if the sender claimed the slot
  * there with one RMW and published with another, the worker's next read
- * would take the line back in between, and the publication would pay a
+ * could take the line back in between, and the publication then paid a
  * second transfer (about a third more per round trip, measured). So the
  * slot is claimed on another line, c->slot_claim, beside the counters that
  * senders write anyway and the worker never reads: a thread that calls the
