@@ -106,7 +106,7 @@ struct xc_cpu {
 	uint32_t slot_flow;		/* the slot call's trace flow id */
 	struct xc_slot slot;
 
-	/* counters bumped by senders and waiters, and the slot claim: never read by the worker */
+	/* counters bumped by senders and waiters, and the slot claim; the worker's loops never read them */
 	_Atomic uint64_t kicks_sent __xc_aligned;
 	_Atomic uint64_t kicks_elided;
 	_Atomic uint64_t kicks_coalesced;
