@@ -214,17 +214,20 @@ def shape_errors(doc, kmod=True):
 
 # ------------------------------------------------------------------ checks
 
-def cal_bounds(expected, wait):
+def cal_bounds(expected, wait, idle_polls):
     """The CAL rise accepted for `expected` IPIs sent. Fewer can arrive: the kernel sends no
     IPI to a target whose idle loop is polling (TIF_POLLING_NRFLAG, seed 000's subject), and
-    with wait=0 calls queue behind one another and share one IPI. More can arrive from the
-    rest of the system (timers, RCU, the insmod itself), a little."""
+    with wait=0 calls queue behind one another and share one IPI. A guest whose CPU offers
+    MONITOR/MWAIT (`idle_polls`, as TCG's -cpu max does) may idle in mwait with that flag
+    set; in such a guest as few as 34% of the waiting calls' IPIs arrived in one run, so
+    there only some must arrive (the module's own count is still checked against the rise). More can arrive from the rest of the system (timers,
+    RCU, the insmod itself), a little."""
     hi = int(expected * 1.10) + 300
-    lo = 1 if not wait else int(expected * 0.5)
+    lo = 1 if not wait or idle_polls else int(expected * 0.5)
     return lo, hi
 
 
-def check_ok_case(ck, name, params, blk, docs):
+def check_ok_case(ck, name, params, blk, docs, idle_polls):
     secs = blk["sections"]
     rc = blk.get("rc")
     if not ck.check(rc == "0", f"{name}: insmod succeeded",
@@ -321,7 +324,7 @@ def check_ok_case(ck, name, params, blk, docs):
                     f"{name}: /proc/interrupts has a CAL row"):
         return
     delta = after - before
-    lo, hi = cal_bounds(expected, wait)
+    lo, hi = cal_bounds(expected, wait, idle_polls)
     ck.check(lo <= delta <= hi,
              f"{name}: CAL rose by {delta} for {expected} IPIs sent "
              f"({100.0 * delta / expected if expected else 0:.0f}%; accepted {lo}..{hi})",
@@ -471,13 +474,14 @@ def main():
         if line.strip() and not line.startswith("XCALL-GUEST"):
             print(f"  guest: {line}")
 
+    idle_polls = any(line.startswith("idle-mwait:") for line in header)
     docs = {}
     for name, expect, params in parse_cases(a.cases):
         blk = blocks.get(name)
         if not ck.check(blk is not None, f"{name}: the guest reported it"):
             continue
         if expect == "ok":
-            check_ok_case(ck, name, params_of(blk.get("params", params)), blk, docs)
+            check_ok_case(ck, name, params_of(blk.get("params", params)), blk, docs, idle_polls)
         else:
             check_einval_case(ck, name, blk)
 
