@@ -125,8 +125,9 @@ static inline uint64_t ticks_to_ns(uint64_t dt)
 /*
  * One operation timed between two ticks(), in ns, less the timer's floor:
  * the shortest interval two back-to-back readings report, which every sample
- * would otherwise carry. Without it a ~60 ns round trip would read ~100 ns
- * and every ratio to it would look smaller than it is.
+ * would otherwise carry, and which would make every ratio to a short
+ * operation look smaller than it is. Inside a timed region the timer can
+ * cost more than its floor, so what is left is still a slight overestimate.
  */
 extern uint64_t g_timer_floor_ticks;
 

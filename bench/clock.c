@@ -31,7 +31,7 @@ static void timer_floor_measure(void)
 
 double timer_floor_ns(void)
 {
-	return g_tsc_ok ? (double)g_timer_floor_ticks * g_tsc_ns_per_tick : (double)g_timer_floor_ticks;
+	return (double)ticks_to_ns(g_timer_floor_ticks);
 }
 
 static void tsc_setup(void)

@@ -220,8 +220,8 @@ def cal_bounds(expected, wait, idle_polls):
     with wait=0 calls queue behind one another and share one IPI. A guest whose CPU offers
     MONITOR/MWAIT (`idle_polls`, as TCG's -cpu max does) may idle in mwait with that flag
     set; in such a guest as few as 34% of the waiting calls' IPIs arrived in one run, so
-    there only some must arrive (the module's own count is still checked against the rise). More can arrive from the rest of the system (timers,
-    RCU, the insmod itself), a little."""
+    there only some must arrive (the module's own count is still checked against the rise).
+    More can arrive from the rest of the system (timers, RCU, the insmod itself), a little."""
     hi = int(expected * 1.10) + 300
     lo = 1 if not wait or idle_polls else int(expected * 0.5)
     return lo, hi

@@ -442,7 +442,7 @@ proctype sender(byte id)
 		 */
 		// @src src/slot.c: if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1,
 		atomic { slot_owner == 0 -> slot_owner = id + 1 }
-		// @src src/slot.c: if (atomic_compare_exchange_strong_explicit(&s->done.word, &w, XC_SLOT_PUBLISHED,
+		// @src src/slot.c: bool published = atomic_compare_exchange_strong_explicit(&s->done.word, &w, XC_SLOT_PUBLISHED,
 		atomic {
 			assert(!slot_pub);	/* only the holder of the claim publishes */
 			if

@@ -100,15 +100,15 @@ int xc_slot_call(struct xc_cpu *c, xc_func_t fn, void *arg, const struct xc_wait
 	 * the total order puts the publication before the kick's S2 (kick.c).
 	 * Fails only if the worker closed the slot meanwhile.
 	 */
-	if (atomic_compare_exchange_strong_explicit(&s->done.word, &w, XC_SLOT_PUBLISHED,
-						    memory_order_seq_cst, memory_order_relaxed)) {
+	bool published = atomic_compare_exchange_strong_explicit(&s->done.word, &w, XC_SLOT_PUBLISHED,
+								 memory_order_seq_cst, memory_order_relaxed);
+	if (published) {
 		xc_kick(c);
 		xc_sync_wait(&s->done, XC_SLOT_PUBLISHED, wi);
-		w = 0;
 	}
 	/* release: our use of the fields happens before the next claimer's */
 	atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
-	return w ? -EAGAIN : 0;
+	return published ? 0 : -EAGAIN;
 }
 
 /* Run the slot's published call, then free the slot (@after: 0, or CLOSED while draining). */
