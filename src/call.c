@@ -29,13 +29,15 @@ bool xc_calls_pending(struct xc_cpu *c)
 void xc_call_invoke(struct xc_cpu *c, xc_func_t fn, void *arg, int from, uint32_t flow,
 		    bool urgent)
 {
-	xc_activity_set(c, urgent ? XC_ACT_URGENT : XC_ACT_CALL, (const void *)fn);
+	struct xc_activity outer;
+
+	xc_activity_begin(c, urgent ? XC_ACT_URGENT : XC_ACT_CALL, (const void *)fn, 0, &outer);
 	xc_trace(urgent ? XC_EV_URGENT_ENTRY : XC_EV_CALL_ENTRY, from, flow, (const void *)fn);
 	xc_in_call++;
 	fn(arg);
 	xc_in_call--;
 	xc_trace(urgent ? XC_EV_URGENT_EXIT : XC_EV_CALL_EXIT, from, flow, (const void *)fn);
-	xc_activity_clear(c);
+	xc_activity_end(c, &outer);
 	/* an urgent call may interrupt the worker in the middle of its own count */
 	if (urgent)
 		xc_stat_inc_shared(&c->urgent_calls);

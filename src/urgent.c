@@ -50,18 +50,10 @@ static void urgent_handler(int sig)
 	 * before that check.
 	 */
 	if (c && !xc_in_call) {
-		/* relaxed: the interrupted code on this thread is the only other writer */
-		int kind = atomic_load_explicit(&c->cur_kind, memory_order_relaxed);
-		const void *fn = atomic_load_explicit(&c->cur_fn, memory_order_relaxed);
-		uint64_t since = atomic_load_explicit(&c->cur_since_ns, memory_order_relaxed);
-
+		/* each urgent call puts back what it interrupted, for stuck reports (xc_activity_end) */
 		xc_in_urgent++;
 		xc_run_urgent(c);
 		xc_in_urgent--;
-		/* put back what the interrupted code was doing, for stuck reports */
-		atomic_store_explicit(&c->cur_fn, fn, memory_order_relaxed);
-		atomic_store_explicit(&c->cur_since_ns, since, memory_order_relaxed);
-		atomic_store_explicit(&c->cur_kind, kind, memory_order_relaxed);
 	}
 	errno = saved_errno;
 }

@@ -78,6 +78,7 @@ bool xc_run_one_work(struct xc_cpu *c)
 {
 	struct xc__link *l;
 	struct xc_work *work;
+	struct xc_activity outer;
 	xc_func_t fn;
 	void *arg;
 	uint32_t flow;
@@ -98,11 +99,12 @@ bool xc_run_one_work(struct xc_cpu *c)
 	from = work->_src_cpu;
 	/* release: fn and arg are read; the owner may requeue or free the item */
 	atomic_store_explicit(&work->_flags, 0, memory_order_release);
-	xc_activity_set(c, XC_ACT_WORK, (const void *)fn);
+	xc_activity_begin(c, XC_ACT_WORK, (const void *)fn,
+			  xc_rt.cfg.stuck_ms > 0 ? xc_coarse_ns() : 0, &outer);
 	xc_trace(XC_EV_WORK_ENTRY, from, flow, (const void *)fn);
 	fn(arg);
 	xc_trace(XC_EV_WORK_EXIT, from, flow, (const void *)fn);
-	xc_activity_clear(c);
+	xc_activity_end(c, &outer);
 	xc_stat_inc_own(&c->work_run);
 	return true;
 }

@@ -1,12 +1,15 @@
 /*
  * stuck: a waiting call whose function takes longer than stuck_ms is
  * reported through the report hook, naming the waiter, the target CPU, the
- * function and what that CPU is running; the reports repeat while it stays
- * stuck and an "unstuck" line follows when it completes; the stats count
- * them. With reports off, the same wait says nothing.
+ * function and what that CPU is running (a call: for at least how long, as
+ * far as the waiter could tell; a work item: for how long, also after a call
+ * nested in it through xc_poll() has returned); the reports repeat while it
+ * stays stuck and an "unstuck" line follows when it completes; the stats
+ * count them. With reports off, the same wait says nothing.
  */
 #include "test.h"
 #include <pthread.h>
+#include <stdatomic.h>
 
 static char reports[16384];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -23,6 +26,27 @@ static void capture(const char *line)
 void stuck_test_slow_fn(void *arg)
 {
 	t_sleep_ms((long)arg);
+}
+
+static atomic_int go, nested_ran;
+
+static void nested_call(void *arg)
+{
+	atomic_store(&nested_ran, 1);
+}
+
+/* not static: named in the report. Runs a nested call at xc_poll(), then stays busy. */
+void stuck_test_slow_work(void *arg)
+{
+	while (!atomic_load(&go))
+		;
+	while (!atomic_load(&nested_ran))
+		xc_poll();
+	t_sleep_ms(600);
+}
+
+static void quick(void *arg)
+{
 }
 
 void stuck_test_from_worker(void *arg)
@@ -64,6 +88,23 @@ int main(void)
 	CHECK(count("unstuck call:") == 1);
 	CHECK_RET(xc_stats_get(cpus[1], &st), 0);
 	CHECK(st.stuck_reports >= 2);
+
+	snprintf(want, sizeof(want), "CPU %d is running call stuck_test_slow_fn for at least ", cpus[1]);
+	CHECK(strstr(reports, want) != NULL);
+
+	/* a work item is named with its age, also once a call nested in it has returned */
+	struct xc_work w = { .fn = stuck_test_slow_work };
+
+	reports[0] = 0;
+	CHECK_RET(xc_queue_work(cpus[1], &w), 0);
+	CHECK_RET(xc_call_single(cpus[1], nested_call, NULL, 0), 0);
+	atomic_store(&go, 1);
+	while (!atomic_load(&nested_ran))
+		t_sleep_ms(1);
+	CHECK_RET(xc_call_single(cpus[1], quick, NULL, XC_WAIT), 0);
+	snprintf(want, sizeof(want), "CPU %d is running work item stuck_test_slow_work for ", cpus[1]);
+	CHECK(strstr(reports, want) != NULL);
+	CHECK(strstr(reports, "for at least") == NULL);
 
 	/* a worker that waits is reported as its CPU */
 	reports[0] = 0;
