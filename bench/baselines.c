@@ -33,7 +33,6 @@ long warmup_iters(long iters)
 	return w < 100 ? 100 : w > 10000 ? 10000 : w;
 }
 
-#define STOP UINT64_MAX
 
 struct pp {
 	enum pp_kind kind;
@@ -120,15 +119,8 @@ static void *responder(void *arg)
 {
 	struct pp *p = arg;
 	if (p->kind == PP_CACHELINE) {
-		/* odd = ping from a, even = pong from b */
-		for (uint64_t want = 1;; want += 2) {
-			uint64_t v;
-			while ((v = atomic_load_explicit(&p->seq, memory_order_acquire)) != want && v != STOP)
-				cpu_relax();
-			if (v == STOP)
-				return NULL;
-			atomic_store_explicit(&p->seq, want + 1, memory_order_release);
-		}
+		pp_line_respond(&p->seq);
+		return NULL;
 	}
 	for (;;) {
 		pp_recv(p, true);
@@ -142,10 +134,7 @@ static void *responder(void *arg)
 static inline void round_trip(struct pp *p, uint64_t *seq)
 {
 	if (p->kind == PP_CACHELINE) {
-		atomic_store_explicit(&p->seq, *seq + 1, memory_order_release);
-		while (atomic_load_explicit(&p->seq, memory_order_acquire) != *seq + 2)
-			cpu_relax();
-		*seq += 2;
+		pp_line_round_trip(&p->seq, seq);
 		return;
 	}
 	pp_send(p, true);
@@ -194,7 +183,7 @@ long pp_run(enum pp_kind k, int cpu_a, int cpu_b, const struct budget *b, struct
 			hist_add(h, ticks_span_ns(t0, ticks()));
 		}
 		if (k == PP_CACHELINE) {
-			atomic_store(&p->seq, STOP);
+			atomic_store(&p->seq, PP_LINE_STOP);
 		} else {
 			__atomic_store_n(&p->stop, true, __ATOMIC_RELEASE);
 			pp_send(p, true);

@@ -23,6 +23,35 @@ long warmup_iters(long iters);
  */
 long pp_run(enum pp_kind k, int cpu_a, int cpu_b, const struct budget *b, struct hist *h);
 
+/*
+ * The cache-line limit on a line the caller owns, from threads it runs
+ * (pingpong's paired measurement runs it on libxcall's workers): one side
+ * responds until the line reads PP_LINE_STOP, the other makes round trips,
+ * counting in *seq from 0.
+ */
+#define PP_LINE_STOP UINT64_MAX
+
+/* odd = ping, even = pong; inline, as the timed loops call it */
+static inline void pp_line_round_trip(_Atomic uint64_t *line, uint64_t *seq)
+{
+	atomic_store_explicit(line, *seq + 1, memory_order_release);
+	while (atomic_load_explicit(line, memory_order_acquire) != *seq + 2)
+		cpu_relax();
+	*seq += 2;
+}
+
+static inline void pp_line_respond(_Atomic uint64_t *line)
+{
+	for (uint64_t want = 1;; want += 2) {
+		uint64_t v;
+		while ((v = atomic_load_explicit(line, memory_order_acquire)) != want && v != PP_LINE_STOP)
+			cpu_relax();
+		if (v == PP_LINE_STOP)
+			return;
+		atomic_store_explicit(line, want + 1, memory_order_release);
+	}
+}
+
 /* ---- the pre-2008 design (model2008.c) ---- */
 
 /*

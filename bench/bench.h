@@ -189,6 +189,33 @@ void spin_barrier_wait(struct spin_barrier *b, void (*serve)(void));
 long futex_wait(_Atomic uint32_t *addr, uint32_t val);
 long futex_wake(_Atomic uint32_t *addr, int n);
 
+/* ---- the limit and the polling call, paired (paired.c) ---- */
+
+#define PAIR_BLOCK 1000         /* round trips per block */
+#define PAIR_LINES 8            /* lines the limit rotates over, a page each */
+#define PAIR_WARM  32           /* untimed round trips at the start of each block */
+
+struct paired_in {
+	int a, b;                       /* caller and target CPUs, both in the runtime */
+	bool want_limit, want_call;
+	struct budget bud;              /* per side */
+	struct hist *h_limit, *h_call;  /* every timed round trip, ns */
+};
+
+struct paired_out {
+	long n;                         /* timed round trips per side */
+	int blocks;
+	double ratio_p10, ratio_p50, ratio_p90; /* call block median / limit block median */
+	double line_p50_min, line_p50_max;      /* the cheapest and dearest line's median, ns */
+	struct xc_stats call_delta, call_target; /* over the timed calls: all CPUs, the target */
+};
+
+/*
+ * Alternate blocks of the cache-line limit and of waiting calls from a to b
+ * in the runtime that is up (poll forever). Returns n, or -errno.
+ */
+long xh_paired(const struct paired_in *in, struct paired_out *out);
+
 /* ---- libxcall harness (harness.c) ---- */
 
 /*

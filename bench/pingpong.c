@@ -11,18 +11,17 @@
 
 #include <string.h>
 
-enum { O_GAP = 1 };
+enum { O_GAP = 1, O_CASES };
 
 static const struct cmd_opt pp_opts[] = {
 	{"gap-us", required_argument, O_GAP, "US    libxcall-sleeping: idle gap after the target went to sleep (default 20)"},
+	{"cases", required_argument, O_CASES, "LIST   only these cases, comma-separated (default: all): cacheline,\n"
+	 "                  libxcall-polling, libxcall-polling-queue, futex, eventfd, pipe,\n"
+	 "                  condvar, libxcall-pollnone, libxcall-sleeping"},
 	{0},
 };
 
-static int on_opt(int id, const char *arg, void *ctx)
-{
-	long *gap_us = ctx;
-	return id == O_GAP ? parse_long(arg, 0, 1000000, gap_us) : -1;
-}
+static int on_opt(int id, const char *arg, void *ctx);
 
 static const struct cmd_desc desc = {
 	.name = "pingpong",
@@ -41,10 +40,12 @@ struct pp_case {
 };
 
 /*
- * The polling call runs right after the limit: on a VM the host may move the
- * two vCPUs between caches within seconds, and the ratio of those two rows
- * is the one that matters, so nothing slow runs between them.
+ * The first two rows are measured paired (paired.c): in alternating blocks
+ * within one runtime, the limit rotating over several lines, because their
+ * ratio is the one that matters and a VM's host changes what a line costs
+ * from one moment, and one line, to the next. The queue row runs right after.
  */
+#define PAIRED_ROWS 2
 static const struct pp_case cases[] = {
 	{"cacheline", PP_CACHELINE, 0, false, 0},
 	{"libxcall-polling", -1, XC_POLL_FOREVER, false, 0},
@@ -58,25 +59,132 @@ static const struct pp_case cases[] = {
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
+struct pp_args {
+	long gap_us;
+	bool want[NCASES];      /* --cases; all false: every case */
+};
+
+/* "cacheline,libxcall-polling": each name must be a case's. */
+static int parse_cases(const char *list, bool *want)
+{
+	char buf[512];
+	bool any = false;
+
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return -1;
+	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t c;
+
+		for (c = 0; c < NCASES && strcmp(tok, cases[c].name); c++)
+			;
+		if (c == NCASES)
+			return -1;
+		want[c] = any = true;
+	}
+	return any ? 0 : -1;
+}
+
+static int on_opt(int id, const char *arg, void *ctx)
+{
+	struct pp_args *pa = ctx;
+
+	if (id == O_GAP)
+		return parse_long(arg, 0, 1000000, &pa->gap_us);
+	if (id == O_CASES && parse_cases(arg, pa->want)) {
+		char names[256] = "";
+
+		for (size_t c = 0; c < NCASES; c++) {
+			size_t len = strlen(names);
+			snprintf(names + len, sizeof(names) - len, "%s%s", c ? "," : "", cases[c].name);
+		}
+		cli_fail(desc.name, "bad --cases '%s': expected names from %s", arg, names);
+	}
+	return id == O_CASES ? 0 : -1;
+}
+
+/* A numeric parameter of a record, 0 if absent. */
+static double param_d(const struct rec *r, const char *key)
+{
+	for (int i = 0; i < r->nparams; i++)
+		if (!strcmp(r->params[i].key, key))
+			return r->params[i].type == 'd' ? r->params[i].d : (double)r->params[i].i;
+	return 0;
+}
+
 int cmd_pingpong(int argc, char **argv)
 {
 	struct bopts o;
-	long gap_us = 20;
-	cli_parse(&desc, argc, argv, &o, &gap_us);
+	struct pp_args pa = {.gap_us = 20};
+	bool all = true;
+	cli_parse(&desc, argc, argv, &o, &pa);
+	for (size_t c = 0; c < NCASES; c++)
+		all &= !pa.want[c];
+	long gap_us = pa.gap_us;
 	if (o.ncpus < 2)
 		cli_fail(desc.name, "needs 2 CPUs in --cpus, got %d", o.ncpus);
 	int a = o.cpu[0], b = o.cpu[1];
 	char pair[32];
 	snprintf(pair, sizeof(pair), "%d,%d", a, b);
 	struct rec *first = NULL;
-	struct hist h;
-	if (hist_init(&h))
+	struct hist h, h2;
+	if (hist_init(&h) || hist_init(&h2))
 		return 1;
+	bool want[NCASES];
+	for (size_t c = 0; c < NCASES; c++)
+		want[c] = all || pa.want[c];
+	int cl[2] = {a, b};
 
 	for (int rep = 0; rep < o.repeat; rep++) {
 		struct rec *limit = NULL;
-		for (size_t c = 0; c < NCASES; c++) {
-			struct budget bud;
+		struct rec *row[NCASES] = {0};
+		struct budget bud;
+		budget_init(&bud, &o, desc.default_iters);
+
+		if (want[0] || want[1]) {
+			struct paired_in in = {.a = a, .b = b, .want_limit = want[0], .want_call = want[1],
+					       .bud = bud, .h_limit = &h, .h_call = &h2};
+			struct paired_out po;
+			hist_reset(&h);
+			hist_reset(&h2);
+			progress("pingpong: %s%s%s paired, cpus %s, repeat %d", want[0] ? cases[0].name : "",
+				 want[0] && want[1] ? " and " : "", want[1] ? cases[1].name : "", pair, rep);
+			if (xh_up(&o, pair, cases[1].poll_ns, cases[1].ablate))
+				return 1;
+			long n = xh_paired(&in, &po);
+			xh_down();
+			if (n < 0)
+				return 1;
+			for (int c = 0; c < PAIRED_ROWS; c++) {
+				if (!want[c])
+					continue;
+				struct rec *r = row[c] = rec_new("pingpong", cases[c].name, "ns", "lower", rep);
+				rec_hist(r, c == 0 ? &h : &h2);
+				rec_cpu_list(r, cl, 2);
+				rec_param_i(r, "iterations", n);
+				rec_param_i(r, "warmup", warmup_iters(bud.iters));
+				rec_param_i(r, "paired_blocks", po.blocks);
+				rec_param_i(r, "block", PAIR_BLOCK);
+				if (c == 0) {
+					rec_param_i(r, "lines", PAIR_LINES);
+					rec_param_d(r, "line_p50_min", po.line_p50_min);
+					rec_param_d(r, "line_p50_max", po.line_p50_max);
+				} else {
+					char pb[32];
+					rec_param_s(r, "poll", poll_name(cases[c].poll_ns, pb, sizeof(pb)));
+					rec_param_i(r, "idle_gap", 0);
+					if (want[0]) {
+						rec_param_d(r, "paired_ratio_p10", po.ratio_p10);
+						rec_param_d(r, "paired_ratio_p50", po.ratio_p50);
+						rec_param_d(r, "paired_ratio_p90", po.ratio_p90);
+					}
+					rec_xc_counters(r, &po.call_delta);
+					rec_xc_target_counters(r, &po.call_target);
+				}
+			}
+		}
+		for (size_t c = PAIRED_ROWS; c < NCASES; c++) {
+			if (!want[c])
+				continue;
 			budget_init(&bud, &o, desc.default_iters);
 			hist_reset(&h);
 			progress("pingpong: %s, cpus %s, repeat %d", cases[c].name, pair, rep);
@@ -93,9 +201,8 @@ int cmd_pingpong(int argc, char **argv)
 			}
 			if (n < 0)
 				return 1;
-			struct rec *r = rec_new("pingpong", cases[c].name, "ns", "lower", rep);
+			struct rec *r = row[c] = rec_new("pingpong", cases[c].name, "ns", "lower", rep);
 			rec_hist(r, &h);
-			int cl[2] = {a, b};
 			rec_cpu_list(r, cl, 2);
 			rec_param_i(r, "iterations", n);
 			rec_param_i(r, "warmup", warmup_iters(bud.iters));
@@ -110,6 +217,11 @@ int cmd_pingpong(int argc, char **argv)
 				rec_xc_counters(r, &d.delta);
 				rec_xc_target_counters(r, &d.target);
 			}
+		}
+		for (size_t c = 0; c < NCASES; c++) {
+			struct rec *r = row[c];
+			if (!r)
+				continue;
 			if (!limit)
 				limit = r;
 			if (limit->s.p50 > 0)
@@ -119,6 +231,7 @@ int cmd_pingpong(int argc, char **argv)
 		}
 	}
 	hist_free(&h);
+	hist_free(&h2);
 
 	if (g_out.quiet)
 		return 0;
@@ -129,23 +242,35 @@ int cmd_pingpong(int argc, char **argv)
 	printf("\npingpong: round trip between CPU %d and CPU %d (ratio = p50 / cache-line p50;\n"
 	       "kicks/call = futex wakes the target got per call; sleeping = an idle gap of %ld us after\n"
 	       "the target went to sleep before each call, untimed)\n", a, b, gap_us);
-	printf("%-20s %4s %9s %10s %10s %10s %10s %10s %8s %10s\n", "case", "rep", "n", "mean", "p50",
+	printf("%-22s %4s %9s %10s %10s %10s %10s %10s %8s %10s\n", "case", "rep", "n", "mean", "p50",
 	       "p90", "p99", "max", "ratio", "kicks/call");
 	for (struct rec *r = first; r; r = r->next) {
 		char x[6][32];
-		double ratio = 0;
-		for (int i = 0; i < r->nparams; i++)
-			if (!strcmp(r->params[i].key, "ratio_to_limit"))
-				ratio = r->params[i].d;
+		double ratio = param_d(r, "ratio_to_limit");
 		long long tc = rec_counter_get(r, "targets_calls", 0);
 		if (tc > 0)
 			snprintf(x[5], 32, "%.2f", (double)rec_counter_get(r, "targets_kicks_sent", 0) / (double)tc);
 		else
 			snprintf(x[5], 32, "-");
-		printf("%-20s %4d %9llu %10s %10s %10s %10s %10s %7.1fx %10s\n", r->kase, r->repeat,
+		printf("%-22s %4d %9llu %10s %10s %10s %10s %10s %7.2fx %10s\n", r->kase, r->repeat,
 		       (unsigned long long)r->s.n, fmt_ns(r->s.mean, x[0], 32), fmt_ns(r->s.p50, x[1], 32),
 		       fmt_ns(r->s.p90, x[2], 32), fmt_ns(r->s.p99, x[3], 32), fmt_ns(r->s.max, x[4], 32),
 		       ratio, x[5]);
+	}
+	bool said = false;
+	for (struct rec *r = first; r; r = r->next) {
+		if (strcmp(r->kase, cases[0].name) || !r->next || strcmp(r->next->kase, cases[1].name) ||
+		    !param_d(r->next, "paired_ratio_p50"))
+			continue;
+		if (!said)
+			printf("\npaired (%s and %s in alternating blocks of %d; the limit over %d lines,\n"
+			       "a page each): call block median / limit block median, and the lines' medians\n",
+			       cases[0].name, cases[1].name, PAIR_BLOCK, PAIR_LINES);
+		said = true;
+		printf("rep %d: ratio p10 %.2fx  p50 %.2fx  p90 %.2fx over %d blocks;  lines %.0f-%.0f ns\n",
+		       r->repeat, param_d(r->next, "paired_ratio_p10"), param_d(r->next, "paired_ratio_p50"),
+		       param_d(r->next, "paired_ratio_p90"), (int)param_d(r->next, "paired_blocks"),
+		       param_d(r, "line_p50_min"), param_d(r, "line_p50_max"));
 	}
 	return 0;
 }
