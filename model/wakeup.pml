@@ -263,17 +263,17 @@ inline run_calls(taken)
 inline ready_idle()
 {
 	/* xc_calls_pending: the slot, callq, then urgentq */
-	// @src src/call.c: return xc_slot_pending(c) ||
+	// @src src/internal.h: return xc_slot_pending(c) ||
 	if
 	:: SLOT_PENDING -> goto idle_out
 	:: else -> skip
 	fi;
-	// @src src/call.c: xc_llist_nonempty(&c->callq, memory_order_seq_cst) ||
+	// @src src/internal.h: xc_llist_nonempty(&c->callq, memory_order_seq_cst) ||
 	if
 	:: PENDING(callq) -> goto idle_out
 	:: else -> skip
 	fi;
-	// @src src/call.c: xc_llist_nonempty(&c->urgentq, memory_order_seq_cst);
+	// @src src/internal.h: xc_llist_nonempty(&c->urgentq, memory_order_seq_cst);
 	if
 	:: PENDING(urgentq) -> goto idle_out
 	:: else -> skip

@@ -17,14 +17,6 @@
 #include <errno.h>
 #include <string.h>
 
-bool xc_calls_pending(struct xc_cpu *c)
-{
-	/* seq_cst: this is the W2 re-check of the wakeup protocol (kick.c) */
-	return xc_slot_pending(c) ||
-	       xc_llist_nonempty(&c->callq, memory_order_seq_cst) ||
-	       xc_llist_nonempty(&c->urgentq, memory_order_seq_cst);
-}
-
 /* Run one call's function on @c's worker, @from the CPU of its sender (-1: not a worker). */
 void xc_call_invoke(struct xc_cpu *c, xc_func_t fn, void *arg, int from, uint32_t flow,
 		    bool urgent)

@@ -34,6 +34,13 @@
 #define XC_MAX_CPUS   CPU_SETSIZE
 #define XC_CACHELINE  64
 #define __xc_aligned  __attribute__((aligned(XC_CACHELINE)))
+/*
+ * Thread-local state: initial-exec, so that libxcall.so reaches it with one
+ * %fs-relative load, as the static library does, rather than a call to
+ * __tls_get_addr on every call path. It is a few words, well inside the
+ * static TLS that glibc keeps spare for libraries loaded with dlopen().
+ */
+#define __xc_tls      _Thread_local __attribute__((tls_model("initial-exec")))
 #define xc_likely(x)   __builtin_expect(!!(x), 1)
 #define xc_unlikely(x) __builtin_expect(!!(x), 0)
 
@@ -186,9 +193,9 @@ struct xc_runtime {
 
 extern struct xc_runtime xc_rt;
 extern struct xc_cpu xc_cpus[XC_MAX_CPUS];
-extern _Thread_local struct xc_cpu *xc_self;	/* this thread's CPU if it is a worker */
-extern _Thread_local int xc_in_urgent;		/* inside the urgent signal handler */
-extern _Thread_local volatile int xc_in_call;	/* inside a call's function: not interrupted */
+extern __xc_tls struct xc_cpu *xc_self;	/* this thread's CPU if it is a worker */
+extern __xc_tls int xc_in_urgent;		/* inside the urgent signal handler */
+extern __xc_tls volatile int xc_in_call;	/* inside a call's function: not interrupted */
 
 /*
  * Whether calls are accepted: while up, and while xc_exit() drains, from
@@ -258,7 +265,7 @@ long xc_poll_window(struct xc_cpu *c);
 void xc_idle_state_set(struct xc_cpu *c, uint32_t state);
 void xc_sync_init(struct xc__sync *s, uint32_t count);
 void xc_sync_complete(struct xc__sync *s);
-void xc_sync_wait(struct xc__sync *s, uint32_t busy, const struct xc_waitinfo *wi);
+void xc_sync_wait_rest(struct xc__sync *s, uint32_t busy, const struct xc_waitinfo *wi);
 void xc_sync_wake(struct xc__sync *s, struct xc_cpu *waiter);
 int xc_sync_wait_until(struct xc__sync *s, uint64_t deadline_ns);
 bool xc_sync_done(const struct xc__sync *s);
@@ -271,8 +278,58 @@ static inline bool xc_slot_pending(struct xc_cpu *c)
 	       (atomic_load_explicit(&c->slot.done.word, memory_order_seq_cst) & XC_SLOT_PUBLISHED);
 }
 
+/* Owner only: whether calls wait to run on @c. */
+static inline bool xc_calls_pending(struct xc_cpu *c)
+{
+	/* seq_cst: this is the W2 re-check of the wakeup protocol (kick.c) */
+	return xc_slot_pending(c) ||
+	       xc_llist_nonempty(&c->callq, memory_order_seq_cst) ||
+	       xc_llist_nonempty(&c->urgentq, memory_order_seq_cst);
+}
+
+/* Whether completion word @w is done: no count left (@busy 0), or the @busy bit clear. */
+static inline bool xc_sync_word_done(uint32_t w, uint32_t busy)
+{
+	return !(w & (busy ? busy : XC_SYNC_COUNT));
+}
+
+/* Every waiter first spins this often without reading the clock. */
+#define XC_WAITER_FAST_SPINS 256
+
+/*
+ * The first phase of every wait: a short spin without the clock, inline
+ * because most calls complete in it, and on the path from seeing a
+ * completion back to the caller every call and every setup lengthens the
+ * round trip. A worker that finds its own calls pending stops, to run them.
+ * True if done.
+ */
+static inline bool xc_sync_spin(struct xc__sync *s, uint32_t busy)
+{
+	struct xc_cpu *self = xc_self;
+
+	for (int i = 0; i < XC_WAITER_FAST_SPINS; i++) {
+		/* seq_cst: acquires the callee's effects; a W2 load when the waiter is a worker */
+		if (xc_sync_word_done(atomic_load_explicit(&s->word, memory_order_seq_cst), busy))
+			return true;
+		if (self && xc_calls_pending(self))
+			break;
+		xc_cpu_relax();
+	}
+	return false;
+}
+
+/*
+ * Wait for a call to complete, reporting it if it gets stuck: until the
+ * count is zero (@busy 0), or until the word no longer has the @busy bit
+ * (slot.c). After the spin, the rest of the wait is kick.c's.
+ */
+static inline void xc_sync_wait(struct xc__sync *s, uint32_t busy, const struct xc_waitinfo *wi)
+{
+	if (!xc_sync_spin(s, busy))
+		xc_sync_wait_rest(s, busy, wi);
+}
+
 /* call.c */
-bool xc_calls_pending(struct xc_cpu *c);
 void xc_call_invoke(struct xc_cpu *c, xc_func_t fn, void *arg, int from, uint32_t flow,
 		    bool urgent);
 int xc_run_calls(struct xc_cpu *c);

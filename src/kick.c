@@ -85,8 +85,6 @@
 
 /* A waiting non-worker spins this long before it sleeps. */
 #define XC_WAITER_SPIN_NS      20000L
-/* Every waiter first spins this often without reading the clock. */
-#define XC_WAITER_FAST_SPINS   256
 
 uint64_t xc_now_ns(void)
 {
@@ -183,15 +181,31 @@ static void poll_window_adapt(struct xc_cpu *c, uint64_t idle_ns)
  * Spin until ready(), the window ends (window < 0: never) or the deadline
  * passes (0: none). The clock is read only every 32 spins, so a call that
  * arrives quickly costs no clock read at all; *start is the first reading.
+ *
+ * A call published in the slot (slot.c) is run right here, without leaving
+ * the loop, unless urgent calls wait (they go first, from the caller's
+ * xc_run_calls): its caller spins on the round trip, and the way out to the
+ * call loop and back is part of it. An idle worker runs calls while polling
+ * anyway (seed 000), and a waiting one runs its own incoming calls; the
+ * window then counts again from the call's end.
  */
 static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
 		       uint64_t deadline_ns, uint64_t *start)
 {
 	unsigned spins = 0;
 
-	while (!ready(c, ctx)) {
+	for (;;) {
 		uint64_t now;
 
+		/* relaxed: urgent calls only jump the order; the queue's acquire comes in xc_run_urgent */
+		if (xc_slot_pending(c) && !xc_llist_nonempty(&c->urgentq, memory_order_relaxed)) {
+			xc_slot_run(c);
+			spins = 0;
+			*start = 0;
+			continue;
+		}
+		if (ready(c, ctx))
+			break;
 		xc_cpu_relax();
 		if ((++spins & 31) || (window_ns < 0 && !deadline_ns))
 			continue;
@@ -299,7 +313,7 @@ struct sync_ref {
 
 static bool sync_word_done(const struct sync_ref *r, uint32_t w)
 {
-	return !(w & (r->busy ? r->busy : XC_SYNC_COUNT));
+	return xc_sync_word_done(w, r->busy);
 }
 
 static bool sync_ref_done(const struct sync_ref *r)
@@ -413,24 +427,17 @@ static bool sync_spin(const struct sync_ref *r, long budget_ns, uint64_t deadlin
 }
 
 /*
- * The one waiting loop of the library. A worker keeps running the calls
- * queued to its own CPU meanwhile, so two workers that wait on each other
- * do not deadlock. @deadline_ns (0: none) bounds the wait; @st, if not
- * NULL, reports the wait when it gets stuck. Before anything else it spins
- * a little without reading the clock: most calls complete right there.
+ * The one waiting loop of the library, after its first phase: a short spin
+ * without the clock (xc_sync_spin in internal.h). A
+ * worker keeps running the calls queued to its own CPU meanwhile, so two
+ * workers that wait on each other do not deadlock. @deadline_ns (0: none)
+ * bounds the wait; @st, if not NULL, reports the wait when it gets stuck.
  */
-static int sync_wait(const struct sync_ref *r, uint64_t deadline_ns, struct xc_stuck *st)
+static int sync_wait_after_spin(const struct sync_ref *r, uint64_t deadline_ns, struct xc_stuck *st)
 {
 	struct xc_cpu *self = xc_self;
 	long poll = xc_rt.cfg.poll_ns;
 
-	for (int i = 0; i < XC_WAITER_FAST_SPINS; i++) {
-		if (sync_ref_done(r))
-			return 0;
-		if (self && xc_calls_pending(self))
-			break;
-		xc_cpu_relax();
-	}
 	if (self) {
 		int ret = 0;
 
@@ -471,18 +478,15 @@ int xc_sync_wait_until(struct xc__sync *s, uint64_t deadline_ns)
 {
 	struct sync_ref r = { s, 0 };
 
-	return sync_wait(&r, deadline_ns, NULL);
+	return xc_sync_spin(s, 0) ? 0 : sync_wait_after_spin(&r, deadline_ns, NULL);
 }
 
-/*
- * Wait for a call to complete, reporting it if it gets stuck: until the
- * count is zero (@busy 0), or until the word no longer has the @busy bit (slot.c).
- */
-void xc_sync_wait(struct xc__sync *s, uint32_t busy, const struct xc_waitinfo *wi)
+/* xc_sync_wait() (internal.h) once its first spin is over. */
+void xc_sync_wait_rest(struct xc__sync *s, uint32_t busy, const struct xc_waitinfo *wi)
 {
 	struct sync_ref r = { s, busy };
 	struct xc_stuck st = { .wi = wi };
 
-	sync_wait(&r, 0, xc_rt.cfg.stuck_ms > 0 ? &st : NULL);
+	sync_wait_after_spin(&r, 0, xc_rt.cfg.stuck_ms > 0 ? &st : NULL);
 	xc_stuck_end(&st);
 }

@@ -43,7 +43,7 @@ static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct xc_pool *spare_pools;
 static pthread_key_t pool_key;
 static pthread_once_t pool_key_once = PTHREAD_ONCE_INIT;
-static _Thread_local struct xc_pool *my_pool;
+static __xc_tls struct xc_pool *my_pool;
 
 static struct xc_pool *pool_new(void)
 {

@@ -58,7 +58,7 @@ static uint32_t thread_ring_ids;		/* under rings_lock */
 static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t ring_key;
 static pthread_once_t ring_key_once = PTHREAD_ONCE_INIT;
-static _Thread_local struct xc_ring *my_ring;
+static __xc_tls struct xc_ring *my_ring;
 
 static uint64_t ring_events(void)
 {

@@ -32,8 +32,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-_Thread_local int xc_in_urgent;
-_Thread_local volatile int xc_in_call;
+__xc_tls int xc_in_urgent;
+__xc_tls volatile int xc_in_call;
 
 static struct sigaction old_action;
 static int installed_signal;

@@ -23,7 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-_Thread_local struct xc_cpu *xc_self;
+__xc_tls struct xc_cpu *xc_self;
 
 static bool ctl_pending(struct xc_cpu *c)
 {
