@@ -180,6 +180,8 @@ def test_cli():
         (["pingpong", "extra"], "stray argument"),
         (["pingpong", "--trace", ""], "empty --trace"),
         (["pingpong", "--gap-us", "-1"], "negative --gap-us"),
+        (["pingpong", "--cases", "nosuch"], "unknown --cases name"),
+        (["pingpong", "--cases", ","], "empty --cases"),
         (["debug", "nosuch"], "unknown debug part"),
         (["debug", "--busy-us", "0"], "zero --busy-us"),
         (["debug", "--poll-every", "x"], "bad --poll-every"),
@@ -215,6 +217,16 @@ def test_pingpong(n2):
     check("pingpong: polling target, calls counted", cnt(r, "calls") == 300, f"calls={cnt(r, 'calls')}")
     check("pingpong: polling target never kicked", cnt(r, "targets_kicks_sent") == 0,
           f"counters={r and r.get('counters')}")
+    # the limit and the polling call are measured paired, the limit over several lines
+    lim, p = find(res, "cacheline"), (r or {}).get("params", {})
+    lp = (lim or {}).get("params", {})
+    check("pingpong: limit and polling call paired, block ratios ordered",
+          p.get("paired_blocks", 0) >= 1 and
+          0 < p.get("paired_ratio_p10", 0) <= p.get("paired_ratio_p50", 0) <= p.get("paired_ratio_p90", 0),
+          f"params={p}")
+    check("pingpong: the limit rotated over its lines, their medians ordered",
+          lp.get("lines", 0) >= 2 and 0 < lp.get("line_p50_min", 0) <= lp.get("line_p50_max", 0),
+          f"params={lp}")
     bad = []
     for c in ("libxcall-polling", "libxcall-pollnone", "libxcall-sleeping"):
         r = find(res, c)
@@ -227,6 +239,15 @@ def test_pingpong(n2):
     check("pingpong: sleeping target asleep at (nearly) every call",
           r is not None and cnt(r, "gap_timeouts") == 0 and cnt(r, "targets_kicks_sent") >= 285
           and cnt(r, "targets_sleeps") >= 285, f"counters={r and r.get('counters')}")
+    sub, _ = run_json("pingpong-cases", ["pingpong", "--iterations", "300", "--cases",
+                                          "libxcall-polling,futex"])
+    if sub is not None:
+        got = sorted({x["case"] for x in sub})
+        check("pingpong --cases: only the cases named", got == ["futex", "libxcall-polling"], f"cases={got}")
+        r = find(sub, "libxcall-polling")
+        check("pingpong --cases: the polling call alone, unpaired, calls counted",
+              r is not None and cnt(r, "calls") == 300 and "paired_ratio_p50" not in r.get("params", {}),
+              f"record={r}")
     path = os.path.join(TMP, "pingpong-trace.json")
     rc, _, err = run(["pingpong", "--iterations", "200", "--quiet", "--trace", path])
     try:
