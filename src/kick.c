@@ -311,15 +311,10 @@ struct sync_ref {
 	uint32_t busy;
 };
 
-static bool sync_word_done(const struct sync_ref *r, uint32_t w)
-{
-	return xc_sync_word_done(w, r->busy);
-}
-
 static bool sync_ref_done(const struct sync_ref *r)
 {
 	/* seq_cst: this is a W2 re-check when the waiter is a worker; acquire for the callee's effects */
-	return sync_word_done(r, atomic_load_explicit(&r->s->word, memory_order_seq_cst));
+	return xc_sync_word_done(atomic_load_explicit(&r->s->word, memory_order_seq_cst), r->busy);
 }
 
 bool xc_sync_done(const struct xc__sync *s)
@@ -357,7 +352,7 @@ static bool sync_ask_wake(const struct sync_ref *r)
 	uint32_t w = atomic_load_explicit(&r->s->word, memory_order_acquire);
 
 	for (;;) {
-		if (sync_word_done(r, w))
+		if (xc_sync_word_done(w, r->busy))
 			return false;
 		if (w & XC_SYNC_SLEEPING)
 			return true;
@@ -381,7 +376,7 @@ static int sync_sleep(const struct sync_ref *r, uint64_t deadline_ns)
 		uint32_t w = atomic_load_explicit(&r->s->word, memory_order_acquire);
 		struct timespec rel, *timeout = NULL;
 
-		if (sync_word_done(r, w))
+		if (xc_sync_word_done(w, r->busy))
 			return 0;
 		if (!(w & XC_SYNC_SLEEPING)) {
 			if (!sync_ask_wake(r))
@@ -427,11 +422,11 @@ static bool sync_spin(const struct sync_ref *r, long budget_ns, uint64_t deadlin
 }
 
 /*
- * The one waiting loop of the library, after its first phase: a short spin
- * without the clock (xc_sync_spin in internal.h). A
- * worker keeps running the calls queued to its own CPU meanwhile, so two
- * workers that wait on each other do not deadlock. @deadline_ns (0: none)
- * bounds the wait; @st, if not NULL, reports the wait when it gets stuck.
+ * The one waiting loop of the library, after its first phase, a short spin
+ * without the clock (xc_sync_spin in internal.h). A worker keeps running
+ * the calls queued to its own CPU meanwhile, so two workers that wait on
+ * each other do not deadlock. @deadline_ns (0: none) bounds the wait; @st,
+ * if not NULL, reports the wait when it gets stuck.
  */
 static int sync_wait_after_spin(const struct sync_ref *r, uint64_t deadline_ns, struct xc_stuck *st)
 {
