@@ -291,14 +291,6 @@ static struct rec *storm(struct dctx *k, const char *kase, bool trace, int rep)
 	return r;
 }
 
-static double param_get(const struct rec *r, const char *key)
-{
-	for (int i = 0; i < r->nparams; i++)
-		if (!strcmp(r->params[i].key, key))
-			return r->params[i].type == 'd' ? r->params[i].d : (double)r->params[i].i;
-	return -1;
-}
-
 static int part_trace(struct dctx *k)
 {
 	for (int rep = 0; rep < k->o.repeat; rep++) {
@@ -323,8 +315,8 @@ static int part_trace(struct dctx *k)
 				return 1;
 			*(do_on ? &on : &off) = r;
 		}
-		x = ratio_rec("trace/storm-ratio", rep, param_get(on, "ns_per_call"),
-			      param_get(off, "ns_per_call"), on);
+		x = ratio_rec("trace/storm-ratio", rep, rec_param_get(on, "ns_per_call", -1),
+			      rec_param_get(off, "ns_per_call", -1), on);
 		rec_param_s(x, "of", "ns_per_call trace/storm-on / trace/storm-off");
 		if (off->s.p50 > 0)
 			rec_param_d(x, "p50_ratio", on->s.p50 / off->s.p50);
@@ -520,7 +512,7 @@ static void print_table(struct dctx *k, struct rec *from)
 			continue;
 		char b[4][32], notes[160] = "";
 		if (!strcmp(r->unit, "ratio")) {
-			double p = param_get(r, "p99_ratio"), q = param_get(r, "p50_ratio");
+			double p = rec_param_get(r, "p99_ratio", -1), q = rec_param_get(r, "p50_ratio", -1);
 			if (p >= 0)
 				snprintf(notes, sizeof(notes), "p99 ratio %.2fx", p);
 			if (q >= 0)
@@ -534,18 +526,18 @@ static void print_table(struct dctx *k, struct rec *from)
 				 rec_counter_get(r, "stuck_reports", 0));
 		if (!strncmp(r->kase, "trace/storm", 11))
 			snprintf(notes, sizeof(notes), "%.0f ns/call until all ran",
-				 param_get(r, "ns_per_call"));
-		if (param_get(r, "trace") == 1 && param_get(r, "trace_bytes") >= 0) {
+				 rec_param_get(r, "ns_per_call", -1));
+		if (rec_param_get(r, "trace", -1) == 1 && rec_param_get(r, "trace_bytes", -1) >= 0) {
 			size_t l = strlen(notes);
 			snprintf(notes + l, sizeof(notes) - l, "%strace_drops %lld, %.0f KiB written",
 				 l ? "; " : "", rec_counter_get(r, "trace_drops", 0),
-				 param_get(r, "trace_bytes") / 1024);
+				 rec_param_get(r, "trace_bytes", -1) / 1024);
 		}
 		if (!strncmp(r->kase, "urgent/", 7))
 			snprintf(notes, sizeof(notes), "calls %lld urgent %lld signals %lld bound %lld; %.1f ns/iter",
 				 rec_counter_get(r, "calls", 0), rec_counter_get(r, "urgent_calls", 0),
 				 rec_counter_get(r, "signals_sent", 0),
-				 rec_counter_get(r, "items_ended_by_bound", 0), param_get(r, "iter_ns"));
+				 rec_counter_get(r, "items_ended_by_bound", 0), rec_param_get(r, "iter_ns", -1));
 		printf("%-26s %4d %8llu %10s %10s %10s %10s  %s\n", r->kase, r->repeat,
 		       (unsigned long long)r->s.n, fmt_ns(r->s.p50, b[0], 32), fmt_ns(r->s.p90, b[1], 32),
 		       fmt_ns(r->s.p99, b[2], 32), fmt_ns(r->s.max, b[3], 32), notes);

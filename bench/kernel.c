@@ -573,14 +573,6 @@ static const struct {
 };
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))
 
-static double param_d(const struct rec *r, const char *key)
-{
-	for (int i = 0; i < r->nparams; i++)
-		if (!strcmp(r->params[i].key, key))
-			return r->params[i].type == 'd' ? r->params[i].d : (double)r->params[i].i;
-	return -1;
-}
-
 static void print_table(const struct kctx *k, struct rec *from)
 {
 	printf("\nkernel: sender CPU %d, target CPU %d; interrupts per operation from /proc/interrupts\n",
@@ -600,7 +592,7 @@ static void print_table(const struct kctx *k, struct rec *from)
 		const char *keys[] = {"CAL_per_op_sender", "CAL_per_op_target", "RES_per_op_sender",
 				      "RES_per_op_target", "TLB_per_op_target", "ratio_to_kernel_ipi"};
 		for (int i = 0; i < 6; i++) {
-			double v = param_d(r, keys[i]);
+			double v = rec_param_get(r, keys[i], -1);
 			if (v < 0)
 				snprintf(c[i], sizeof(c[i]), "-");
 			else

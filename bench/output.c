@@ -115,6 +115,14 @@ long long rec_counter_get(const struct rec *r, const char *key, long long dflt)
 	return dflt;
 }
 
+double rec_param_get(const struct rec *r, const char *key, double dflt)
+{
+	for (int i = 0; i < r->nparams; i++)
+		if (!strcmp(r->params[i].key, key))
+			return r->params[i].type == 'd' ? r->params[i].d : (double)r->params[i].i;
+	return dflt;
+}
+
 struct rec *rec_first(void) { return head; }
 struct rec *rec_last(void) { return tail; }
 

@@ -51,6 +51,8 @@ void rec_param_d(struct rec *r, const char *key, double v);
 void rec_param_s(struct rec *r, const char *key, const char *v);
 void rec_counter(struct rec *r, const char *key, long long v);
 long long rec_counter_get(const struct rec *r, const char *key, long long dflt);
+/* A numeric parameter (integer or double) as a double, or dflt if absent. */
+double rec_param_get(const struct rec *r, const char *key, double dflt);
 
 struct rec *rec_first(void);
 struct rec *rec_find(const char *bench, const char *kase, int repeat);

@@ -102,15 +102,6 @@ static int on_opt(int id, const char *arg, void *ctx)
 	return id == O_CASES ? 0 : -1;
 }
 
-/* A numeric parameter of a record, 0 if absent. */
-static double param_d(const struct rec *r, const char *key)
-{
-	for (int i = 0; i < r->nparams; i++)
-		if (!strcmp(r->params[i].key, key))
-			return r->params[i].type == 'd' ? r->params[i].d : (double)r->params[i].i;
-	return 0;
-}
-
 int cmd_pingpong(int argc, char **argv)
 {
 	struct bopts o;
@@ -246,7 +237,7 @@ int cmd_pingpong(int argc, char **argv)
 	       "p90", "p99", "max", "ratio", "kicks/call");
 	for (struct rec *r = first; r; r = r->next) {
 		char x[6][32];
-		double ratio = param_d(r, "ratio_to_limit");
+		double ratio = rec_param_get(r, "ratio_to_limit", 0);
 		long long tc = rec_counter_get(r, "targets_calls", 0);
 		if (tc > 0)
 			snprintf(x[5], 32, "%.2f", (double)rec_counter_get(r, "targets_kicks_sent", 0) / (double)tc);
@@ -260,17 +251,19 @@ int cmd_pingpong(int argc, char **argv)
 	bool said = false;
 	for (struct rec *r = first; r; r = r->next) {
 		if (strcmp(r->kase, cases[0].name) || !r->next || strcmp(r->next->kase, cases[1].name) ||
-		    !param_d(r->next, "paired_ratio_p50"))
+		    !rec_param_get(r->next, "paired_ratio_p50", 0))
 			continue;
 		if (!said)
 			printf("\npaired (%s and %s in alternating blocks of %d; the limit over %d lines,\n"
 			       "a page each): call block median / limit block median, and the lines' medians\n",
 			       cases[0].name, cases[1].name, PAIR_BLOCK, PAIR_LINES);
 		said = true;
+		const struct rec *call = r->next;
 		printf("rep %d: ratio p10 %.2fx  p50 %.2fx  p90 %.2fx over %d blocks;  lines %.0f-%.0f ns\n",
-		       r->repeat, param_d(r->next, "paired_ratio_p10"), param_d(r->next, "paired_ratio_p50"),
-		       param_d(r->next, "paired_ratio_p90"), (int)param_d(r->next, "paired_blocks"),
-		       param_d(r, "line_p50_min"), param_d(r, "line_p50_max"));
+		       r->repeat, rec_param_get(call, "paired_ratio_p10", 0),
+		       rec_param_get(call, "paired_ratio_p50", 0), rec_param_get(call, "paired_ratio_p90", 0),
+		       (int)rec_param_get(call, "paired_blocks", 0), rec_param_get(r, "line_p50_min", 0),
+		       rec_param_get(r, "line_p50_max", 0));
 	}
 	return 0;
 }

@@ -262,10 +262,7 @@ int cmd_storm(int argc, char **argv)
 	       "ns/call", "kicks_sent", "elided", "coalesced", "free_rides", c.compare ? "time [pct imp]" : "");
 	for (struct rec *x = first; x; x = x->next) {
 		struct rec *ref = rec_find("storm", "ablate-elide+notify", x->repeat);
-		long long calls = 0;
-		for (int i = 0; i < x->nparams; i++)
-			if (!strcmp(x->params[i].key, "calls"))
-				calls = x->params[i].i;
+		long long calls = (long long)rec_param_get(x, "calls", 0);
 		char t[32], rel[48] = "";
 		if (c.compare && ref && ref->s.mean > 0) {
 			double v = x->s.mean / ref->s.mean;
