@@ -126,7 +126,6 @@ int cmd_pingpong(int argc, char **argv)
 	int cl[2] = {a, b};
 
 	for (int rep = 0; rep < o.repeat; rep++) {
-		struct rec *limit = NULL;
 		struct rec *row[NCASES] = {0};
 		struct budget bud;
 		budget_init(&bud, &o, desc.default_iters);
@@ -209,13 +208,13 @@ int cmd_pingpong(int argc, char **argv)
 				rec_xc_target_counters(r, &d.target);
 			}
 		}
+		/* ratios only against the limit itself, when it ran */
+		struct rec *limit = row[0];
 		for (size_t c = 0; c < NCASES; c++) {
 			struct rec *r = row[c];
 			if (!r)
 				continue;
-			if (!limit)
-				limit = r;
-			if (limit->s.p50 > 0)
+			if (limit && limit->s.p50 > 0)
 				rec_param_d(r, "ratio_to_limit", r->s.p50 / limit->s.p50);
 			if (!first)
 				first = r;
@@ -238,15 +237,18 @@ int cmd_pingpong(int argc, char **argv)
 	for (struct rec *r = first; r; r = r->next) {
 		char x[6][32];
 		double ratio = rec_param_get(r, "ratio_to_limit", 0);
+		char rb[16] = "-";
+		if (ratio > 0)
+			snprintf(rb, sizeof(rb), "%.2fx", ratio);
 		long long tc = rec_counter_get(r, "targets_calls", 0);
 		if (tc > 0)
 			snprintf(x[5], 32, "%.2f", (double)rec_counter_get(r, "targets_kicks_sent", 0) / (double)tc);
 		else
 			snprintf(x[5], 32, "-");
-		printf("%-22s %4d %9llu %10s %10s %10s %10s %10s %7.2fx %10s\n", r->kase, r->repeat,
+		printf("%-22s %4d %9llu %10s %10s %10s %10s %10s %8s %10s\n", r->kase, r->repeat,
 		       (unsigned long long)r->s.n, fmt_ns(r->s.mean, x[0], 32), fmt_ns(r->s.p50, x[1], 32),
 		       fmt_ns(r->s.p90, x[2], 32), fmt_ns(r->s.p99, x[3], 32), fmt_ns(r->s.max, x[4], 32),
-		       ratio, x[5]);
+		       rb, x[5]);
 	}
 	bool said = false;
 	for (struct rec *r = first; r; r = r->next) {

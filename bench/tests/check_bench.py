@@ -248,6 +248,8 @@ def test_pingpong(n2):
         check("pingpong --cases: the polling call alone, unpaired, calls counted",
               r is not None and cnt(r, "calls") == 300 and "paired_ratio_p50" not in r.get("params", {}),
               f"record={r}")
+        check("pingpong --cases: no ratio to a limit that did not run",
+              all("ratio_to_limit" not in x.get("params", {}) for x in sub), f"records={sub}")
     path = os.path.join(TMP, "pingpong-trace.json")
     rc, _, err = run(["pingpong", "--iterations", "200", "--quiet", "--trace", path])
     try:
