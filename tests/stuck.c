@@ -3,9 +3,10 @@
  * reported through the report hook, naming the waiter, the target CPU, the
  * function and what that CPU is running (a call: for at least how long, as
  * far as the waiter could tell; a work item: for how long, also after a call
- * nested in it through xc_poll() has returned); the reports repeat while it
- * stays stuck and an "unstuck" line follows when it completes; the stats
- * count them. With reports off, the same wait says nothing.
+ * nested in it through xc_poll() has returned; for a call to several CPUs,
+ * each of the first ones); the reports repeat while it stays stuck and an
+ * "unstuck" line follows when it completes; the stats count them. With
+ * reports off, the same wait says nothing.
  */
 #include "test.h"
 #include <pthread.h>
@@ -112,6 +113,21 @@ int main(void)
 	snprintf(want, sizeof(want), "stuck call: CPU %d has waited", cpus[0]);
 	CHECK(strstr(reports, want) != NULL);
 	snprintf(want, sizeof(want), "unstuck call: CPU %d waited", cpus[0]);
+	CHECK(strstr(reports, want) != NULL);
+
+	/* a call to several CPUs names each target and bounds each one's call */
+	cpu_set_t two;
+
+	CPU_ZERO(&two);
+	CPU_SET(cpus[0], &two);
+	CPU_SET(cpus[1], &two);
+	reports[0] = 0;
+	/* 800 ms: a second report comes even if the first came before both calls started */
+	CHECK_RET(xc_call_many(&two, stuck_test_slow_fn, (void *)800L, XC_WAIT), 2);
+	snprintf(want, sizeof(want), "on 2 CPUs; CPU %d is running call stuck_test_slow_fn for at least ",
+		 cpus[0]);
+	CHECK(strstr(reports, want) != NULL);
+	snprintf(want, sizeof(want), "; CPU %d is running call stuck_test_slow_fn for at least ", cpus[1]);
 	CHECK(strstr(reports, want) != NULL);
 	CHECK_RET(xc_exit(), 0);
 
