@@ -84,6 +84,13 @@ static double quantile(double *v, int n, double q)
 	return v[i];
 }
 
+/* Sample @i of a block: into its side's histogram and the block's array. */
+static void block_sample(struct paired *p, struct hist *h, int i, uint64_t ns)
+{
+	hist_add(h, ns);
+	p->blk[i] = (uint32_t)(ns > UINT32_MAX ? UINT32_MAX : ns);
+}
+
 /* One block of round trips on line @k; returns its median, or -1 after an error. */
 static double limit_block(struct paired *p, int k, int n, int warm)
 {
@@ -100,9 +107,7 @@ static double limit_block(struct paired *p, int k, int n, int warm)
 	for (int i = 0; i < n; i++) {
 		uint64_t t0 = ticks();
 		pp_line_round_trip(r.line, &seq);
-		uint64_t ns = ticks_span_ns(t0, ticks());
-		hist_add(p->in->h_limit, ns);
-		p->blk[i] = (uint32_t)(ns > UINT32_MAX ? UINT32_MAX : ns);
+		block_sample(p, p->in->h_limit, i, ticks_span_ns(t0, ticks()));
 	}
 	atomic_store_explicit(r.line, PP_LINE_STOP, memory_order_release);
 	/* acquire: r is on this stack; it goes once the responder is done with it */
@@ -136,9 +141,7 @@ static double call_block(struct paired *p, int n, int warm)
 	for (int i = 0; i < n && !p->err; i++) {
 		uint64_t t0 = ticks();
 		p->err = xc_call_single(b, xh_noop, NULL, XC_WAIT);
-		uint64_t ns = ticks_span_ns(t0, ticks());
-		hist_add(p->in->h_call, ns);
-		p->blk[i] = (uint32_t)(ns > UINT32_MAX ? UINT32_MAX : ns);
+		block_sample(p, p->in->h_call, i, ticks_span_ns(t0, ticks()));
 	}
 	xh_stats(-1, &s1);
 	xh_stats(b, &t1s);

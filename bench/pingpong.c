@@ -102,6 +102,25 @@ static int on_opt(int id, const char *arg, void *ctx)
 	return id == O_CASES ? 0 : -1;
 }
 
+/* A row's record: what every case carries, and for libxcall cases their poll, gap and counters. */
+static struct rec *row_new(size_t c, int rep, const struct hist *h, const int *cl, long n, long iters,
+			   const struct xc_stats *delta, const struct xc_stats *target)
+{
+	struct rec *r = rec_new("pingpong", cases[c].name, "ns", "lower", rep);
+	rec_hist(r, h);
+	rec_cpu_list(r, cl, 2);
+	rec_param_i(r, "iterations", n);
+	rec_param_i(r, "warmup", warmup_iters(iters));
+	if (cases[c].kind < 0) {
+		char pb[32];
+		rec_param_s(r, "poll", poll_name(cases[c].poll_ns, pb, sizeof(pb)));
+		rec_param_i(r, "idle_gap", cases[c].gap);
+		rec_xc_counters(r, delta);
+		rec_xc_target_counters(r, target);
+	}
+	return r;
+}
+
 int cmd_pingpong(int argc, char **argv)
 {
 	struct bopts o;
@@ -147,28 +166,18 @@ int cmd_pingpong(int argc, char **argv)
 			for (int c = 0; c < PAIRED_ROWS; c++) {
 				if (!want[c])
 					continue;
-				struct rec *r = row[c] = rec_new("pingpong", cases[c].name, "ns", "lower", rep);
-				rec_hist(r, c == 0 ? &h : &h2);
-				rec_cpu_list(r, cl, 2);
-				rec_param_i(r, "iterations", n);
-				rec_param_i(r, "warmup", warmup_iters(bud.iters));
+				struct rec *r = row[c] = row_new(c, rep, c == 0 ? &h : &h2, cl, n, bud.iters,
+								 &po.call_delta, &po.call_target);
 				rec_param_i(r, "paired_blocks", po.blocks);
 				rec_param_i(r, "block", PAIR_BLOCK);
 				if (c == 0) {
 					rec_param_i(r, "lines", PAIR_LINES);
 					rec_param_d(r, "line_p50_min", po.line_p50_min);
 					rec_param_d(r, "line_p50_max", po.line_p50_max);
-				} else {
-					char pb[32];
-					rec_param_s(r, "poll", poll_name(cases[c].poll_ns, pb, sizeof(pb)));
-					rec_param_i(r, "idle_gap", 0);
-					if (want[0]) {
-						rec_param_d(r, "paired_ratio_p10", po.ratio_p10);
-						rec_param_d(r, "paired_ratio_p50", po.ratio_p50);
-						rec_param_d(r, "paired_ratio_p90", po.ratio_p90);
-					}
-					rec_xc_counters(r, &po.call_delta);
-					rec_xc_target_counters(r, &po.call_target);
+				} else if (want[0]) {
+					rec_param_d(r, "paired_ratio_p10", po.ratio_p10);
+					rec_param_d(r, "paired_ratio_p50", po.ratio_p50);
+					rec_param_d(r, "paired_ratio_p90", po.ratio_p90);
 				}
 			}
 		}
@@ -191,21 +200,10 @@ int cmd_pingpong(int argc, char **argv)
 			}
 			if (n < 0)
 				return 1;
-			struct rec *r = row[c] = rec_new("pingpong", cases[c].name, "ns", "lower", rep);
-			rec_hist(r, &h);
-			rec_cpu_list(r, cl, 2);
-			rec_param_i(r, "iterations", n);
-			rec_param_i(r, "warmup", warmup_iters(bud.iters));
-			if (cases[c].kind < 0) {
-				char pb[32];
-				rec_param_s(r, "poll", poll_name(cases[c].poll_ns, pb, sizeof(pb)));
-				rec_param_i(r, "idle_gap", cases[c].gap);
-				if (cases[c].gap) {
-					rec_param_i(r, "gap_us", gap_us);
-					rec_counter(r, "gap_timeouts", d.gap_timeouts);
-				}
-				rec_xc_counters(r, &d.delta);
-				rec_xc_target_counters(r, &d.target);
+			struct rec *r = row[c] = row_new(c, rep, &h, cl, n, bud.iters, &d.delta, &d.target);
+			if (cases[c].gap) {
+				rec_param_i(r, "gap_us", gap_us);
+				rec_counter(r, "gap_timeouts", d.gap_timeouts);
 			}
 		}
 		/* ratios only against the limit itself, when it ran */
