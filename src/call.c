@@ -89,20 +89,50 @@ static int run_list(struct xc_cpu *c, struct xc__link *lifo, bool urgent)
 
 		call_run(c, xc_container_of(l, struct xc_call, _link), urgent, &ret);
 		l = next;
-		/* urgent calls that came while that function ran go next (urgent.c) */
-		if (!urgent && xc_llist_nonempty(&c->urgentq, memory_order_acquire))
-			xc_run_urgent(c);
+		/* an urgent list runs on in order; xc_run_urgent takes what came meanwhile */
+		if (!urgent)
+			xc_call_returned(c);
 	}
 	xc_pool_batch_flush(&ret);
 	return n;
 }
 
-/* Run the urgent queue: from the signal handler, the idle loop or the task loop. */
+/*
+ * Run the urgent queue until it stays empty: from the signal handler, the
+ * idle loop or the task loop. Urgent calls that arrive while one of these
+ * runs find the handler deferring (xc_in_call), and their senders found the
+ * queue non-empty and sent no signal: this loop is what runs them.
+ */
 int xc_run_urgent(struct xc_cpu *c)
 {
-	struct xc__link *l = xc_llist_take(&c->urgentq);
+	int n = 0;
 
-	return l ? run_list(c, l, true) : 0;
+	/*
+	 * seq_cst: the re-check after the worker's seq_cst RUNNING store
+	 * (xc_idle_state_set); with the sender's seq_cst push and idle load it
+	 * is store-buffering, which only seq_cst on all four accesses forbids.
+	 */
+	while (xc_llist_nonempty(&c->urgentq, memory_order_seq_cst)) {
+		struct xc__link *l = xc_llist_take(&c->urgentq);
+
+		if (!l)
+			break;
+		n += run_list(c, l, true);
+	}
+	return n;
+}
+
+/*
+ * A call's function has returned on @c's worker. The urgent handler never
+ * interrupts a call's function (urgent.c): urgent calls that arrived while
+ * it ran run now, right after it, before anything else. Every path that
+ * runs a call (the queue, the slot, an inline call) comes through here.
+ */
+void xc_call_returned(struct xc_cpu *c)
+{
+	/* acquire: a cheap look; xc_run_urgent's own loads order the take */
+	if (!xc_in_urgent && xc_llist_nonempty(&c->urgentq, memory_order_acquire))
+		xc_run_urgent(c);
 }
 
 /* Urgent calls first, then the slot's waiting call, then the queue. */
@@ -172,8 +202,7 @@ static void call_inline(struct xc_cpu *self, xc_func_t fn, void *arg)
 		return;
 	}
 	xc_stat_inc_own(&self->calls);
-	if (!xc_in_call && xc_llist_nonempty(&self->urgentq, memory_order_acquire))
-		xc_run_urgent(self);	/* held off while fn ran (urgent.c) */
+	xc_call_returned(self);
 }
 
 /* Flags that make no sense or could never finish. */

@@ -334,6 +334,7 @@ void xc_call_invoke(struct xc_cpu *c, xc_func_t fn, void *arg, int from, uint32_
 		    bool urgent);
 int xc_run_calls(struct xc_cpu *c);
 int xc_run_urgent(struct xc_cpu *c);
+void xc_call_returned(struct xc_cpu *c);
 int xc_drain_calls(struct xc_cpu *c);
 
 /* slot.c: the fast slot for waiting single calls */

@@ -131,6 +131,7 @@ static void slot_run_published(struct xc_cpu *c, uint32_t after)
 	old = atomic_exchange_explicit(&s->done.word, after, memory_order_seq_cst);
 	if (old & XC_SYNC_SLEEPING)
 		xc_sync_wake(&s->done, waiter);
+	xc_call_returned(c);
 }
 
 /* Owner only: run the slot's call if one is published; returns how many ran (0 or 1). */
