@@ -59,10 +59,18 @@ static struct xc_pool *pool_new(void)
 	return pool;
 }
 
+/*
+ * The thread exits (its key's destructor): the pool goes to the spare list,
+ * and the thread forgets it, so that a key destructor that runs after this
+ * one and makes calls does not use a pool another thread may adopt: it
+ * adopts one of its own, and the key hands that back in the destructors'
+ * next round.
+ */
 static void pool_release(void *p)
 {
 	struct xc_pool *pool = p;
 
+	my_pool = NULL;
 	pthread_mutex_lock(&spare_lock);
 	pool->next_spare = spare_pools;
 	spare_pools = pool;

@@ -27,6 +27,9 @@
 
 #define XC_TRACE_EVENTS_DEFAULT 65536u
 #define XC_FLOW_SEQ_BITS 20
+/* Ring ids fill the flow id's other bits: CPU rings, urgent rings, then thread rings. */
+#define XC_RING_ID_MAX   ((1u << (32 - XC_FLOW_SEQ_BITS)) - 1)
+#define XC_THREAD_RING_ID0 (2 * XC_MAX_CPUS)
 
 struct xc_ev {
 	uint64_t ts_ns;
@@ -55,10 +58,14 @@ static struct xc_ring *cpu_rings[XC_MAX_CPUS];
 static struct xc_ring *urgent_rings[XC_MAX_CPUS];
 static struct xc_ring *thread_rings;		/* under rings_lock */
 static uint32_t thread_ring_ids;		/* under rings_lock */
+static uint64_t untraced_threads;		/* under rings_lock: no ring id left for them */
+/* Held by a dump and by xc_trace_stop: a dump never reads CPU rings being freed. */
+static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t ring_key;
 static pthread_once_t ring_key_once = PTHREAD_ONCE_INIT;
 static __xc_tls struct xc_ring *my_ring;
+static __xc_tls bool my_ring_refused;	/* no ring id was left: untraced for life */
 
 static uint64_t ring_events(void)
 {
@@ -79,8 +86,10 @@ static struct xc_ring *ring_new(uint64_t events)
 	return r;
 }
 
+/* The thread exits: its ring is free for the next thread, and this one forgets it (as pool.c's). */
 static void ring_release(void *p)
 {
+	my_ring = NULL;
 	pthread_mutex_lock(&rings_lock);
 	((struct xc_ring *)p)->in_use = false;
 	pthread_mutex_unlock(&rings_lock);
@@ -99,16 +108,22 @@ static struct xc_ring *thread_ring(void)
 
 	if (xc_likely(r && r->generation == xc_rt.generation))
 		return r;
+	if (my_ring_refused)
+		return NULL;
 	pthread_once(&ring_key_once, ring_key_create);
 	pthread_mutex_lock(&rings_lock);
 	if (!r) {
 		for (r = thread_rings; r; r = r->next)
 			if (!r->in_use && r->mask + 1 == events)
 				break;
-		if (!r) {
+		if (!r && XC_THREAD_RING_ID0 + thread_ring_ids >= XC_RING_ID_MAX) {
+			/* every flow id is taken by a live thread's ring: this thread goes untraced */
+			untraced_threads++;
+			my_ring_refused = true;
+		} else if (!r) {
 			r = ring_new(events);
 			if (r) {
-				r->id = 2048 + ++thread_ring_ids;
+				r->id = XC_THREAD_RING_ID0 + ++thread_ring_ids;
 				r->next = thread_rings;
 				thread_rings = r;
 			}
@@ -196,12 +211,14 @@ int xc_trace_start(void)
 /* After every worker is joined: nobody writes CPU rings any more. */
 void xc_trace_stop(void)
 {
+	pthread_mutex_lock(&dump_lock);
 	xc_tracing = false;
 	for (int i = 0; i < XC_MAX_CPUS; i++) {
 		free(cpu_rings[i]);
 		free(urgent_rings[i]);
 		cpu_rings[i] = urgent_rings[i] = NULL;
 	}
+	pthread_mutex_unlock(&dump_lock);
 }
 
 static uint64_t ring_drops(const struct xc_ring *r)
@@ -327,19 +344,21 @@ static size_t ring_snapshot(const struct xc_ring *r, struct xc_ev **out, uint64_
 
 int xc_trace_dump(const char *path)
 {
-	enum { MAX_RINGS = 2 * XC_MAX_CPUS + 256 };
+	enum { MAX_RINGS = XC_RING_ID_MAX + 1 };	/* every ring id */
 	static struct xc_ring *rings[MAX_RINGS];
 	static struct xc_ev *evs[MAX_RINGS];
 	static size_t counts[MAX_RINGS];
-	static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 	struct dump d = { .first = true, .t0 = UINT64_MAX };
 	int nr = 0, ret = 0;
+	uint64_t untraced;
 
 	if (!path)
 		return -EINVAL;
-	if (!xc_tracing)
+	pthread_mutex_lock(&dump_lock);	/* the arrays above are shared; the rings stay */
+	if (!xc_tracing) {
+		pthread_mutex_unlock(&dump_lock);
 		return -ENXIO;
-	pthread_mutex_lock(&dump_lock);	/* the arrays above are shared */
+	}
 	for (int i = 0; i < XC_MAX_CPUS; i++) {
 		if (cpu_rings[i])
 			rings[nr++] = cpu_rings[i];
@@ -350,6 +369,7 @@ int xc_trace_dump(const char *path)
 	for (struct xc_ring *r = thread_rings; r && nr < MAX_RINGS; r = r->next)
 		if (r->generation == xc_rt.generation)
 			rings[nr++] = r;
+	untraced = untraced_threads;
 	pthread_mutex_unlock(&rings_lock);
 
 	for (int i = 0; i < nr; i++) {
@@ -364,7 +384,8 @@ int xc_trace_dump(const char *path)
 		goto out;
 	}
 	fprintf(d.f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"libxcall\","
-		"\"dropped_events\":%llu},\"traceEvents\":[", (unsigned long long)d.drops);
+		"\"dropped_events\":%llu,\"untraced_threads\":%llu},\"traceEvents\":[",
+		(unsigned long long)d.drops, (unsigned long long)untraced);
 	emit(&d, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"xcall\"}}");
 	for (int i = 0; i < nr; i++) {
 		const struct xc_ring *r = rings[i];

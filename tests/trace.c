@@ -4,9 +4,11 @@
  * Chrome trace JSON that parses, with one track per CPU and per calling
  * thread, the events on the expected tracks in order, and a flow from each
  * queued call to its entry; the rings drop the oldest events rather than
- * block, and count the drops.
+ * block, and count the drops; a dump that races xc_exit() gets 0 or
+ * -ENXIO and never reads a freed ring (AddressSanitizer checks that).
  */
 #include "test.h"
+#include <pthread.h>
 #include <stdatomic.h>
 
 static _Atomic int work_done;
@@ -18,6 +20,43 @@ void trace_test_call(void *arg)
 void trace_test_work(void *arg)
 {
 	atomic_store(&work_done, 1);
+}
+
+static _Atomic int dumping_stop;
+static char race_path[] = "/tmp/xcall-trace-race-XXXXXX";
+
+/* Dumps the trace in a loop until told to stop; every answer is 0 or -ENXIO. */
+static void *dump_loop(void *arg)
+{
+	while (!atomic_load(&dumping_stop)) {
+		int r = xc_trace_dump(race_path);
+
+		CHECK(r == 0 || r == -ENXIO);
+	}
+	return NULL;
+}
+
+static void dump_races_exit(void)
+{
+	struct xc_opts o = { .trace_file = race_path, .trace_events = 64 };
+	int cpus[CPU_SETSIZE];
+	pthread_t t;
+	int fd = mkstemp(race_path);
+
+	CHECK(fd >= 0);
+	close(fd);
+	for (int round = 0; round < 20; round++) {
+		CHECK_RET(xc_init(&o), 0);
+		t_cpus(cpus);
+		atomic_store(&dumping_stop, 0);
+		CHECK(pthread_create(&t, NULL, dump_loop, NULL) == 0);
+		for (int i = 0; i < 50; i++)
+			CHECK_RET(xc_call_single(cpus[0], trace_test_call, NULL, 0), 0);
+		CHECK_RET(xc_exit(), 0);
+		atomic_store(&dumping_stop, 1);
+		pthread_join(t, NULL);
+	}
+	unlink(race_path);
 }
 
 static char *slurp(const char *path)
@@ -131,5 +170,6 @@ int main(void)
 	free(json);
 	check_json(path);
 	unlink(path);
+	dump_races_exit();
 	return T_PASS;
 }
