@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -31,7 +32,6 @@ static void cpu_reset(struct xc_cpu *c, int cpu)
 {
 	c->cpu = cpu;
 	c->present = true;
-	c->generation = xc_rt.generation;
 	atomic_store_explicit(&c->callq, XC_LLIST_CLOSED, memory_order_relaxed);
 	atomic_store_explicit(&c->workq, XC_LLIST_CLOSED, memory_order_relaxed);
 	atomic_store_explicit(&c->urgentq, XC_LLIST_CLOSED, memory_order_relaxed);
@@ -45,7 +45,7 @@ static void cpu_reset(struct xc_cpu *c, int cpu)
 	atomic_store_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_relaxed);
 	atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
 	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
-	atomic_store_explicit(&c->boot, XC_BOOT_NONE, memory_order_relaxed);
+	c->boot = NULL;
 	atomic_store_explicit(&c->online, false, memory_order_relaxed);
 	atomic_store_explicit(&c->poll_ns, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->kicks_sent, 0, memory_order_relaxed);
@@ -57,22 +57,54 @@ static void cpu_reset(struct xc_cpu *c, int cpu)
 	atomic_store_explicit(&c->wakeups, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->work_run, 0, memory_order_relaxed);
 	c->work_head = c->work_tail = NULL;
-	c->boot_err = 0;
 	c->thread_live = false;
 	xc_topology_read(c);
 }
 
+void xc_boot_put(struct xc_boot *b)
+{
+	/* acq_rel: the last put sees every use of the handshake by the other side */
+	if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
+		free(b);
+}
+
+/* The starter is done with a CPU's handshake. */
+static void boot_forget(struct xc_cpu *c)
+{
+	if (c->boot)
+		xc_boot_put(c->boot);
+	c->boot = NULL;
+}
+
+static int boot_state(const struct xc_cpu *c)
+{
+	/* acquire: pairs with the thread's release report, so err and tid are visible */
+	return c->boot ? atomic_load_explicit(&c->boot->state, memory_order_acquire) : XC_BOOT_NONE;
+}
+
 static int cpu_start(struct xc_cpu *c)
 {
+	struct xc_boot *b = malloc(sizeof(*b));
 	int err;
 
-	atomic_store_explicit(&c->boot, XC_BOOT_STARTING, memory_order_relaxed);
-	err = pthread_create(&c->thread, NULL, xc_worker_main, c);
+	if (!b) {
+		xc_report("CPU %d: cannot start its worker: %s", c->cpu, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	b->c = c;
+	b->cpu_init = xc_rt.cfg.cpu_init;
+	b->cpu_init_arg = xc_rt.cfg.cpu_init_arg;
+	b->err = b->tid = 0;
+	/* relaxed: published to the thread by pthread_create */
+	atomic_init(&b->state, XC_BOOT_STARTING);
+	atomic_init(&b->refs, 2);
+	err = pthread_create(&c->thread, NULL, xc_worker_main, b);
 	if (err) {
-		atomic_store_explicit(&c->boot, XC_BOOT_NONE, memory_order_relaxed);
+		free(b);
 		xc_report("CPU %d: cannot start its worker: %s", c->cpu, strerror(err));
 		return -err;
 	}
+	c->boot = b;
 	c->thread_live = true;
 	return 0;
 }
@@ -84,18 +116,19 @@ static int boot_verdict(int first, int n)
 
 	for (int i = first; i < first + n; i++) {
 		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
-		/* acquire: pairs with the worker's release of its report */
-		int b = atomic_load_explicit(&c->boot, memory_order_acquire);
+		int b = boot_state(c);
 		int err = 0;
 
-		if (b == XC_BOOT_FAILED) {
-			err = c->boot_err;
+		if (b == XC_BOOT_ALIVE) {
+			c->tid = c->boot->tid;
+		} else if (b == XC_BOOT_FAILED) {
+			err = c->boot->err;
 			xc_report("CPU %d: bringup failed: %s", c->cpu, strerror(-err));
 		} else if (b == XC_BOOT_STARTING) {
 			err = -ETIMEDOUT;
 			xc_report("CPU %d: did not report alive within %u ms", c->cpu,
 				  xc_rt.cfg.bringup_timeout_ms);
-		} else if (b == XC_BOOT_NONE) {
+		} else {
 			err = -EAGAIN;
 		}
 		if (err && !ret)
@@ -121,6 +154,9 @@ static int start_workers(int first, int n)
 	xc_sync_wait_until(&xc_rt.boot_done,
 			   xc_now_ns() + (uint64_t)xc_rt.cfg.bringup_timeout_ms * 1000000u);
 	ret = boot_verdict(first, n);
+	if (!ret)
+		for (int i = first; i < first + n; i++)
+			boot_forget(&xc_cpus[xc_rt.cpu_list[i]]);
 	return ret;
 }
 
@@ -161,16 +197,35 @@ static int join_within(pthread_t t, int ms)
 	return pthread_timedjoin_np(t, NULL, &ts);
 }
 
-/* Undo a failed bringup: stop every started worker, whatever state it reached. */
+/* Give up on a thread still in its hook; false if it reported meanwhile. */
+static bool boot_abandon(struct xc_cpu *c)
+{
+	int expect = XC_BOOT_STARTING;
+
+	/* relaxed: one CAS against the thread's report decides who owns its exit; nothing else is published */
+	return atomic_compare_exchange_strong_explicit(&c->boot->state, &expect, XC_BOOT_ABANDONED,
+						       memory_order_relaxed, memory_order_relaxed);
+}
+
+/*
+ * Undo a failed bringup: stop every started worker, whatever state it
+ * reached, and join it. A thread still in its init hook is cancelled; if it
+ * has not ended within the grace period (a hook that is not at a
+ * cancellation point), it is abandoned: it finds that out when its hook
+ * returns and leaves without touching anything of the runtime. Every other
+ * thread is in libxcall's own code, parked or about to be, and is joined.
+ */
 static void bringup_undo(void)
 {
 	for (int i = 0; i < xc_rt.nr_cpus; i++) {
 		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
+		bool in_hook, gone = false;
 
 		if (!c->thread_live)
 			continue;
-		if (atomic_load_explicit(&c->boot, memory_order_acquire) == XC_BOOT_STARTING)
-			pthread_cancel(c->thread);	/* stuck in its init hook */
+		in_hook = boot_state(c) == XC_BOOT_STARTING;
+		if (in_hook)
+			pthread_cancel(c->thread);
 		if (atomic_load_explicit(&c->online, memory_order_acquire)) {
 			/* seq_cst: S1 of the protocol, then the kick */
 			atomic_store_explicit(&c->ctl, XC_CTL_EXIT, memory_order_seq_cst);
@@ -178,11 +233,18 @@ static void bringup_undo(void)
 		} else {
 			xc_park_release(c, XC_PARK_EXIT);
 		}
-		if (join_within(c->thread, XC_CANCEL_GRACE_MS)) {
-			xc_report("CPU %d: init hook did not return after cancellation; its thread is left running",
-				  c->cpu);
+		if (in_hook && join_within(c->thread, XC_CANCEL_GRACE_MS) == 0)
+			gone = true;
+		else if (in_hook && boot_abandon(c)) {
+			xc_report("CPU %d: init hook still running %d ms after cancellation; "
+				  "its thread is left to exit when the hook returns",
+				  c->cpu, XC_CANCEL_GRACE_MS);
 			pthread_detach(c->thread);
+			gone = true;
 		}
+		if (!gone)
+			pthread_join(c->thread, NULL);	/* in libxcall's code: parked or leaving */
+		boot_forget(c);
 		c->thread_live = false;
 	}
 }

@@ -72,8 +72,31 @@ enum { XC_CTL_NONE = 0, XC_CTL_OFFLINE = 1, XC_CTL_EXIT = 2 };
 /* A parked or booting worker waits on xc_cpu.park for one of these. */
 enum { XC_PARK_WAIT = 0, XC_PARK_RUN = 1, XC_PARK_EXIT = 2 };
 
-/* Bringup report of a worker (xc_cpu.boot). */
-enum { XC_BOOT_NONE = 0, XC_BOOT_STARTING, XC_BOOT_ALIVE, XC_BOOT_FAILED };
+/* Bringup report of a worker (struct xc_boot.state). */
+enum { XC_BOOT_NONE = 0, XC_BOOT_STARTING, XC_BOOT_ALIVE, XC_BOOT_FAILED, XC_BOOT_ABANDONED };
+
+/*
+ * The bringup handshake of one worker thread (bringup.c, worker.c). It lives
+ * on the heap, apart from the CPU, so that a thread whose bringup gave up on
+ * it (its init hook outlived the timeout and cancellation) can still report
+ * there, find itself abandoned and leave, without touching the CPU that a
+ * later xc_init() has reset for a new worker.
+ *
+ *   state   STARTING, set by the starter; then one CAS decides: the thread's
+ *           to ALIVE or FAILED (its report), or the starter's to ABANDONED.
+ *   err, tid  written by the thread before its report, read after it.
+ *   refs    the starter's and the thread's; the last put frees it.
+ */
+struct xc_boot {
+	struct xc_cpu *c;
+	int (*cpu_init)(int cpu, void *arg);	/* copied: a later xc_init rewrites the config */
+	void *cpu_init_arg;
+	_Atomic int state;
+	int err;
+	int tid;
+	_Atomic int refs;
+};
+void xc_boot_put(struct xc_boot *b);
 
 /* Call descriptor kinds (xc_call._flags). */
 #define XC_CALL_SYNC     (1u << 0)  /* someone waits: complete _sync after fn */
@@ -144,9 +167,7 @@ struct xc_cpu {
 	bool present;			/* in the runtime's set */
 	_Atomic bool online;
 	_Atomic uint32_t park;		/* XC_PARK_*: futex word of a parked worker */
-	_Atomic int boot;		/* XC_BOOT_* */
-	int boot_err;
-	unsigned generation;		/* which xc_init started this worker */
+	struct xc_boot *boot;		/* the starter's handle on the handshake, until bringup ends */
 	pthread_t thread;
 	int tid;			/* Linux thread id: target of urgent signals */
 	bool thread_live;		/* thread created and not yet joined */

@@ -141,41 +141,75 @@ static void unblock_urgent_signal(void)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
+static void boot_put_cancelled(void *b)
+{
+	xc_boot_put(b);
+}
+
+/* Run the cpu_init hook, the one place a worker may be cancelled (a bringup that timed out). */
+static int run_init_hook(struct xc_boot *b)
+{
+	int r;
+
+	pthread_cleanup_push(boot_put_cancelled, b);
+	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+	r = b->cpu_init(b->c->cpu, b->cpu_init_arg);
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	pthread_cleanup_pop(0);
+	return r ? (r < 0 ? r : -EIO) : 0;
+}
+
+/*
+ * Report to the starter: one CAS from STARTING, against the starter's to
+ * ABANDONED. False if the bringup gave up on this thread: it must leave
+ * without touching its CPU, which a later xc_init may have reset already.
+ */
+static bool boot_report(struct xc_boot *b, int err)
+{
+	int expect = XC_BOOT_STARTING;
+	bool mine;
+
+	b->err = err;
+	b->tid = (int)syscall(SYS_gettid);
+	/* release: err and tid are visible to the starter that reads the state with acquire */
+	mine = atomic_compare_exchange_strong_explicit(&b->state, &expect,
+						       err ? XC_BOOT_FAILED : XC_BOOT_ALIVE,
+						       memory_order_release, memory_order_relaxed);
+	xc_boot_put(b);
+	return mine;
+}
+
 void *xc_worker_main(void *arg)
 {
-	struct xc_cpu *c = arg;
+	struct xc_boot *b = arg;
+	struct xc_cpu *c = b->c;
+	const char *failed = NULL;
 	int err;
 
-	/* only the cpu_init hook may be cancelled (a bringup that timed out) */
+	/* only the cpu_init hook may be cancelled */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-	c->tid = (int)syscall(SYS_gettid);
-	unblock_urgent_signal();
 	xc_self = c;
 	err = pin_self(c->cpu);
 	if (err)
-		xc_report("CPU %d: cannot pin the worker: %s", c->cpu, strerror(-err));
+		failed = "cannot pin the worker";
 	if (!err) {
 		err = xc_pool_prepare();
 		if (err)
-			xc_report("CPU %d: no memory for call descriptors", c->cpu);
+			failed = "no memory for call descriptors";
 	}
-	if (!err && xc_rt.cfg.cpu_init) {
-		int r;
-
-		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-		r = xc_rt.cfg.cpu_init(c->cpu, xc_rt.cfg.cpu_init_arg);
-		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-		if (r)
-			err = r < 0 ? r : -EIO;
+	if (!err && b->cpu_init)
+		err = run_init_hook(b);
+	if (!boot_report(b, err)) {
+		xc_self = NULL;
+		return NULL;	/* abandoned: the bringup failed without us long ago */
 	}
-	if (c->generation != xc_rt.generation)
-		return NULL;	/* a bringup that gave up on us long ago */
-	c->boot_err = err;
-	/* release: boot_err is visible to the starter that reads boot */
-	atomic_store_explicit(&c->boot, err ? XC_BOOT_FAILED : XC_BOOT_ALIVE, memory_order_release);
+	/* from here this thread is the CPU's: the starter joins it */
+	if (failed)
+		xc_report("CPU %d: %s: %s", c->cpu, failed, strerror(-err));
 	xc_sync_complete(&xc_rt.boot_done);
 	if (err)
 		return NULL;
+	unblock_urgent_signal();
 	if (cpu_park(c) == XC_PARK_RUN)
 		worker_loop(c);
 	return NULL;

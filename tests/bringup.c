@@ -2,7 +2,11 @@
  * bringup: parallel and serial bringup both start one worker per CPU, each
  * running the cpu_init hook once, pinned to its CPU, before it is online; a
  * failing hook and a hanging hook both fail xc_init (with the hook's errno,
- * and -ETIMEDOUT) and leave no thread behind; xc_init works again after.
+ * and -ETIMEDOUT) and leave no thread behind; xc_init works again after. A
+ * hook that outlives the timeout and ignores cancellation (it spins) is
+ * reported and abandoned: a new runtime starts at once beside it, and when
+ * that hook returns its thread leaves without joining the new runtime, which
+ * then runs calls and exits normally.
  */
 #include "test.h"
 #include <pthread.h>
@@ -47,6 +51,22 @@ static int init_hang_one(int cpu, void *arg)
 {
 	if (cpu == fail_cpu)
 		t_sleep_ms(60000);	/* a cancellation point: cancelled at the timeout */
+	return 0;
+}
+
+static long spin_ms;
+
+/* Not a cancellation point anywhere: only its return ends it. */
+static int init_spin_one(int cpu, void *arg)
+{
+	struct timespec a, b;
+
+	if (cpu != fail_cpu)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000L + (b.tv_nsec - a.tv_nsec) / 1000000L < spin_ms);
 	return 0;
 }
 
@@ -109,12 +129,34 @@ int main(void)
 		fail_cpu = last;
 		reports[0] = 0;
 		CHECK_RET(xc_init(&o), -ETIMEDOUT);
-		CHECK(t_thread_count() == threads0);
+		/* cancelled at once; abandoned (and reported) only if it unwinds slower than the grace */
+		WAIT_UNTIL(t_thread_count() == threads0);
 		char want[64];
 		snprintf(want, sizeof(want), "CPU %d: did not report alive within 200 ms", last);
 		CHECK(strstr(reports, want) != NULL);
 	}
 #endif
+
+	/* a hook that ignores cancellation outlives the failed bringup and the next xc_init */
+	for (int serial = 0; serial < 2; serial++) {
+		struct xc_opts o = { .serial_bringup = serial, .cpu_init = init_spin_one,
+				     .bringup_timeout_ms = 200, .report = capture };
+		char want[96];
+
+		fail_cpu = last;
+		spin_ms = 1800;
+		reports[0] = 0;
+		CHECK_RET(xc_init(&o), -ETIMEDOUT);
+		snprintf(want, sizeof(want), "CPU %d: init hook still running", last);
+		CHECK(strstr(reports, want) != NULL);
+		CHECK(t_thread_count() == threads0 + 1);	/* the abandoned thread, still spinning */
+		CHECK_RET(xc_init(NULL), 0);
+		CHECK(online_cpus() == ncpu);
+		WAIT_UNTIL(t_thread_count() == threads0 + ncpu);	/* it left when its hook returned */
+		CHECK_RET(xc_call_all(nothing, NULL, XC_WAIT), ncpu);
+		CHECK_RET(xc_exit(), 0);
+		CHECK(t_thread_count() == threads0);
+	}
 
 	/* and a clean start after all that */
 	CHECK_RET(xc_init(NULL), 0);
