@@ -207,7 +207,18 @@ struct xc_stats {
  * value, or a CPU the process may not run on; -ENOMEM; -ETIMEDOUT a worker did
  * not report alive in time; the negative errno a cpu_init hook returned
  * (-EIO if it returned a positive value). On failure nothing is left behind
- * and the reason, with its CPU, went to the report hook.
+ * and the reason, with its CPU, went to the report hook; but a cpu_init hook
+ * that outlives the timeout and its cancellation keeps its thread until it
+ * returns (reported so), and that thread then leaves without taking part in
+ * any runtime.
+ *
+ * fork(): a child forked after xc_init() has no runtime, since it has none
+ * of the workers: every call, xc_exit() included, gets -ENXIO, and the child
+ * may call xc_init() afresh. Calls that the parent had queued run in the
+ * parent only. The urgent signal gets back, in the child, the disposition it
+ * had before xc_init(). A child forked inside a call or work item goes on in
+ * that function as the worker did: as after any fork of a threaded process,
+ * it should only exec or _exit.
  */
 int xc_init(const struct xc_opts *opts);
 

@@ -262,6 +262,7 @@ int xc_init(const struct xc_opts *opts)
 
 	if (xc_self)
 		return -EBUSY;
+	xc_fork_handlers_register();
 	/* acq_rel: one initialiser; it sees the previous xc_exit's writes */
 	if (!atomic_compare_exchange_strong_explicit(&xc_rt.state, &expected, XC_RT_STARTING,
 						     memory_order_acq_rel, memory_order_relaxed))

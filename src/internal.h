@@ -20,6 +20,7 @@
  *   urgent.c    XC_URGENT: the signal that interrupts a busy worker
  *   trace.c     per-CPU event rings, Chrome trace export (trace.h)
  *   report.c    the one diagnostic choke point; symbol names
+ *   fork.c      a child forked after xc_init: no runtime, xc_init afresh
  */
 #ifndef XC_INTERNAL_H
 #define XC_INTERNAL_H
@@ -445,6 +446,13 @@ void xc_urgent_leave(void);
 bool xc_work_queued(struct xc_cpu *c);
 bool xc_run_one_work(struct xc_cpu *c);
 int xc_drain_work(struct xc_cpu *c);
+
+/* fork.c, and each file's part in it */
+void xc_fork_handlers_register(void);
+void xc_pool_fork_prepare(void);
+void xc_pool_fork_parent(void);
+void xc_pool_fork_child(void);
+void xc_urgent_fork_child(void);
 
 /* pool.c */
 int xc_pool_prepare(void);

@@ -210,3 +210,43 @@ void xc_pool_put_local(struct xc_call *call)
 	call->_link.next = pool->free;
 	pool->free = &call->_link;
 }
+
+/* fork.c: the spare list is consistent in the child. */
+void xc_pool_fork_prepare(void)
+{
+	pthread_mutex_lock(&spare_lock);
+}
+
+void xc_pool_fork_parent(void)
+{
+	pthread_mutex_unlock(&spare_lock);
+}
+
+/* In the child: what is not free or returned was in flight in the parent and never comes back. */
+static void pool_recount(struct xc_pool *pool)
+{
+	/* relaxed: the child has one thread */
+	struct xc__link *l = atomic_exchange_explicit(&pool->returned, NULL, memory_order_relaxed);
+
+	while (l) {
+		struct xc__link *next = l->next;
+
+		l->next = pool->free;
+		pool->free = l;
+		l = next;
+	}
+	pool->total = 0;
+	for (l = pool->free; l; l = l->next)
+		pool->total++;
+	if (pool->urgent)
+		pool_recount(pool->urgent);
+}
+
+void xc_pool_fork_child(void)
+{
+	if (my_pool)
+		pool_recount(my_pool);
+	for (struct xc_pool *p = spare_pools; p; p = p->next_spare)
+		pool_recount(p);
+	pthread_mutex_unlock(&spare_lock);
+}

@@ -411,3 +411,27 @@ out:
 	pthread_mutex_unlock(&dump_lock);
 	return ret;
 }
+
+/* fork.c: the ring registry (and a dump's arrays) are consistent in the child. */
+void xc_trace_fork_prepare(void)
+{
+	pthread_mutex_lock(&dump_lock);
+	pthread_mutex_lock(&rings_lock);
+}
+
+void xc_trace_fork_parent(void)
+{
+	pthread_mutex_unlock(&rings_lock);
+	pthread_mutex_unlock(&dump_lock);
+}
+
+/* In the child: only the forking thread is left to own a ring; tracing stops with the runtime. */
+void xc_trace_fork_child(void)
+{
+	for (struct xc_ring *r = thread_rings; r; r = r->next)
+		if (r != my_ring)
+			r->in_use = false;
+	pthread_mutex_unlock(&rings_lock);
+	pthread_mutex_unlock(&dump_lock);
+	xc_trace_stop();
+}

@@ -42,6 +42,9 @@ uint32_t xc_trace_flow_new(void);
 int xc_trace_start(void);
 void xc_trace_stop(void);
 uint64_t xc_trace_drops(int cpu);
+void xc_trace_fork_prepare(void);
+void xc_trace_fork_parent(void);
+void xc_trace_fork_child(void);
 
 static inline void xc_trace(unsigned type, int other, uint32_t flow, const void *fn)
 {

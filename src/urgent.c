@@ -88,6 +88,15 @@ void xc_urgent_restore(void)
 	installed_signal = 0;
 }
 
+/* In a forked child (fork.c): the signal's disposition from before xc_init, and no sender left to wait for. */
+void xc_urgent_fork_child(void)
+{
+	if (!installed_signal)
+		return;
+	sigaction(installed_signal, &old_action, NULL);
+	installed_signal = 0;
+}
+
 void xc_kick_urgent(struct xc_cpu *c)
 {
 	/* seq_cst: after the push (S1), as in xc_kick's S2 */

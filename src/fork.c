@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fork.c - what a child forked after xc_init() finds: no runtime.
+ *
+ * fork() copies only the calling thread, so the child has none of the
+ * workers its copy of the runtime names. Its contract (xcall.h): every call
+ * gets -ENXIO, xc_exit() too, and xc_init() starts a runtime of its own.
+ *
+ * The handlers (pthread_atfork, registered at the first xc_init):
+ *   prepare  holds the locks whose data the child goes on using: the trace
+ *            dump's, the thread-ring registry's, the spare pools'. Each is a
+ *            leaf, held only for a short update, so prepare never waits long
+ *            and never on a worker. The hotplug lock is not taken: its holder
+ *            may be waiting for the very worker that forks (a call's function
+ *            may fork), and what it guards is the runtime the child drops; the
+ *            child initialises it afresh instead.
+ *   parent   releases them.
+ *   child    marks the runtime down, forgets the workers, gives the urgent
+ *            signal back its disposition from before xc_init (so that a new
+ *            xc_init saves that one, not ours), drops the descriptors that were
+ *            in flight in the parent from its pools' counts (they never come
+ *            back), stops tracing; then releases the locks.
+ *
+ * A child forked from inside a call or work item goes on running the
+ * worker's code it was forked in; as after any fork of a threaded process it
+ * should only exec or _exit, and calls it makes get -ENXIO.
+ */
+#include "internal.h"
+#include "trace.h"
+
+#include <pthread.h>
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void)
+{
+	xc_trace_fork_prepare();
+	xc_pool_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+	xc_pool_fork_parent();
+	xc_trace_fork_parent();
+}
+
+static void fork_child(void)
+{
+	pthread_mutex_init(&xc_rt.hotplug_lock, NULL);
+	for (int i = 0; i < xc_rt.nr_cpus; i++) {
+		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
+
+		c->present = false;
+		c->thread_live = false;
+		c->boot = NULL;		/* the parent's to free */
+		/* relaxed: the child has one thread */
+		atomic_store_explicit(&c->online, false, memory_order_relaxed);
+	}
+	xc_rt.nr_cpus = 0;
+	atomic_store_explicit(&xc_rt.urgent_senders, 0, memory_order_relaxed);
+	xc_self = NULL;
+	xc_urgent_fork_child();
+	xc_pool_fork_child();
+	xc_trace_fork_child();
+	/* relaxed: one thread; a later xc_init's CAS starts from here */
+	atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_relaxed);
+}
+
+static void fork_register(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+void xc_fork_handlers_register(void)
+{
+	pthread_once(&fork_once, fork_register);
+}

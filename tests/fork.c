@@ -1,0 +1,152 @@
+/*
+ * fork: a child forked after xc_init() has no runtime. Every call gets
+ * -ENXIO (single wait / nowait / urgent, async, many, all, any, work,
+ * hotplug, stats, online mask, trace dump) and so does xc_exit(); the urgent
+ * signal has its disposition from before xc_init again. The child may
+ * xc_init() afresh, and its runtime works: calls run on the right CPU,
+ * more nowait calls than a pool holds go through although the parent had a
+ * full pool's worth in flight at the fork, hotplug works although a parent
+ * thread held the hotplug lock at the fork, and its xc_exit() leaves the
+ * signal as it found it. The parent loses nothing: every call it queued
+ * before the fork runs once.
+ */
+#include "test.h"
+#include "internal.h"
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+
+#define IN_FLIGHT 4096		/* a whole pool (pool.c's XC_POOL_MAX) */
+
+static int target;
+static _Atomic int released, blocker_running, offline_ret = 1;
+static _Atomic long ran;
+static _Atomic int ran_on = -1;
+
+static void blocker(void *arg)
+{
+	atomic_store(&blocker_running, 1);
+	while (!atomic_load(&released))
+		;
+}
+
+static void count(void *arg)
+{
+	atomic_fetch_add(&ran, 1);
+}
+
+static void where(void *arg)
+{
+	atomic_store(&ran_on, sched_getcpu());
+}
+
+static void *offline_target(void *arg)
+{
+	atomic_store(&offline_ret, xc_cpu_offline(target));
+	return NULL;
+}
+
+static void *signal_handler_now(void)
+{
+	struct sigaction sa;
+
+	CHECK(sigaction(SIGRTMIN + 2, NULL, &sa) == 0);
+	return (void *)sa.sa_handler;
+}
+
+static void child(void *dfl)
+{
+	struct xc_call async = { .fn = count };
+	struct xc_work work = { .fn = count };
+	struct xc_stats st;
+	cpu_set_t one, online;
+
+	CPU_ZERO(&one);
+	CPU_SET(target, &one);
+	CHECK(signal_handler_now() == dfl);
+	CHECK_RET(xc_call_single(target, count, NULL, XC_WAIT), -ENXIO);
+	CHECK_RET(xc_call_single(target, count, NULL, 0), -ENXIO);
+	CHECK_RET(xc_call_single(target, count, NULL, XC_URGENT), -ENXIO);
+	CHECK_RET(xc_call_async(target, &async), -ENXIO);
+	CHECK_RET(xc_call_many(&one, count, NULL, XC_WAIT), -ENXIO);
+	CHECK_RET(xc_call_all(count, NULL, 0), -ENXIO);
+	CHECK_RET(xc_call_any(&one, count, NULL, XC_WAIT), -ENXIO);
+	CHECK_RET(xc_queue_work(target, &work), -ENXIO);
+	CHECK_RET(xc_cpu_offline(target), -ENXIO);
+	CHECK_RET(xc_cpu_online(target), -ENXIO);
+	CHECK_RET(xc_stats_get(-1, &st), -ENXIO);
+	CHECK_RET(xc_online_mask(&online), -ENXIO);
+	CHECK_RET(xc_trace_dump("/dev/null"), -ENXIO);
+	CHECK_RET(xc_exit(), -ENXIO);
+	CHECK(atomic_load(&ran) == 0);
+
+	/* a runtime of its own */
+	CHECK_RET(xc_init(NULL), 0);
+	CHECK(signal_handler_now() != dfl);
+	CHECK_RET(xc_call_single(target, where, NULL, XC_WAIT), 0);
+	CHECK(atomic_load(&ran_on) == target);
+	for (int i = 0; i < 2 * IN_FLIGHT; i++)
+		CHECK_RET(xc_call_single(target, count, NULL, 0), 0);
+	CHECK_RET(xc_call_single(target, count, NULL, XC_WAIT), 0);
+	WAIT_UNTIL(atomic_load(&ran) == 2 * IN_FLIGHT + 1);
+	CHECK_RET(xc_cpu_offline(target), 0);
+	CHECK_RET(xc_cpu_online(target), 0);
+	CHECK_RET(xc_exit(), 0);
+	CHECK(signal_handler_now() == dfl);
+	exit(T_PASS);
+}
+
+int main(void)
+{
+	char trace[] = "/tmp/xcall-fork-XXXXXX";
+	struct xc_opts o = { .trace_file = trace };
+	int cpus[CPU_SETSIZE], n, fd, status = -1;
+	void *dfl = signal_handler_now();
+	pthread_t t;
+	pid_t pid;
+
+	fd = mkstemp(trace);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_RET(xc_init(&o), 0);
+	n = t_cpus(cpus);
+	if (n < 2) {
+		xc_exit();
+		unlink(trace);
+		t_skip("needs 2 CPUs");
+	}
+	target = cpus[n - 1];
+
+	/* a whole pool in flight, and a thread holding the hotplug lock, at the fork */
+	CHECK_RET(xc_call_single(target, blocker, NULL, 0), 0);
+	WAIT_UNTIL(atomic_load(&blocker_running));
+	for (int i = 0; i < IN_FLIGHT - 1; i++)
+		CHECK_RET(xc_call_single(target, count, NULL, 0), 0);
+	CHECK(pthread_create(&t, NULL, offline_target, NULL) == 0);
+	WAIT_UNTIL(atomic_load(&xc_cpus[target].ctl) == XC_CTL_OFFLINE);
+
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		child(dfl);
+
+	atomic_store(&released, 1);
+	pthread_join(t, NULL);
+	CHECK_RET(atomic_load(&offline_ret), 0);
+	CHECK(atomic_load(&ran) == IN_FLIGHT - 1);	/* the offline drain ran them all */
+	CHECK_RET(xc_cpu_online(target), 0);
+	for (int i = 0; i < 20000 && waitpid(pid, &status, WNOHANG) == 0; i++)
+		t_sleep_ms(1);
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		fprintf(stderr, "the child hung\n");
+		return T_FAIL;
+	}
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == T_PASS);
+	CHECK_RET(xc_exit(), 0);
+	unlink(trace);
+	CHECK(signal_handler_now() == dfl);
+	return T_PASS;
+}
