@@ -31,12 +31,24 @@
 #define XC_RING_ID_MAX   ((1u << (32 - XC_FLOW_SEQ_BITS)) - 1)
 #define XC_THREAD_RING_ID0 (2 * XC_MAX_CPUS)
 
+/* An event as a dump copies it out. */
 struct xc_ev {
 	uint64_t ts_ns;
 	const void *fn;
 	uint32_t flow;
 	uint16_t type;
 	int16_t other;
+};
+
+/*
+ * An event in its ring: words that a dump may read while the writer
+ * rewrites them, so atomic (relaxed: the fences in xc_trace_record and
+ * ring_snapshot order them); info packs flow, type and other.
+ */
+struct xc_ev_slot {
+	_Atomic uint64_t ts_ns;
+	_Atomic(const void *) fn;
+	_Atomic uint64_t info;
 };
 
 struct xc_ring {
@@ -49,7 +61,7 @@ struct xc_ring {
 	unsigned generation;		/* the xc_init it belongs to */
 	bool in_use;			/* thread rings: owned by a live thread */
 	struct xc_ring *next;		/* thread rings: the registry */
-	struct xc_ev ev[];
+	struct xc_ev_slot ev[];
 };
 
 bool xc_tracing;
@@ -79,7 +91,7 @@ static uint64_t ring_events(void)
 
 static struct xc_ring *ring_new(uint64_t events)
 {
-	struct xc_ring *r = calloc(1, sizeof(*r) + events * sizeof(struct xc_ev));
+	struct xc_ring *r = calloc(1, sizeof(*r) + events * sizeof(struct xc_ev_slot));
 
 	if (r)
 		r->mask = events - 1;
@@ -155,18 +167,25 @@ void xc_trace_record(unsigned type, int other, uint32_t flow, const void *fn)
 {
 	struct xc_ring *r = ring_self();
 	uint64_t h;
-	struct xc_ev *e;
+	struct xc_ev_slot *e;
 
 	if (!r)
 		return;
 	/* relaxed: this thread is the only writer */
 	h = atomic_load_explicit(&r->head, memory_order_relaxed);
 	e = &r->ev[h & r->mask];
-	e->ts_ns = xc_now_ns();
-	e->fn = fn;
-	e->flow = flow;
-	e->type = (uint16_t)type;
-	e->other = (int16_t)other;
+	/*
+	 * release fence: the store of head == h (the previous event's
+	 * publication) comes before any store below, so a dump that reads one
+	 * of them, rewriting event h - size's slot, then reads head >= h
+	 * (ring_snapshot) and drops that event.
+	 */
+	atomic_thread_fence(memory_order_release);
+	/* relaxed, all three: ordered by the fence above and the release store below */
+	atomic_store_explicit(&e->ts_ns, xc_now_ns(), memory_order_relaxed);
+	atomic_store_explicit(&e->fn, fn, memory_order_relaxed);
+	atomic_store_explicit(&e->info, (uint64_t)flow << 32 | (uint64_t)(uint16_t)type << 16 |
+			      (uint16_t)other, memory_order_relaxed);
 	/* release: the event's fields before a dump can count it */
 	atomic_store_explicit(&r->head, h + 1, memory_order_release);
 }
@@ -330,9 +349,20 @@ static size_t ring_snapshot(const struct xc_ring *r, struct xc_ev **out, uint64_
 	*out = copy;
 	if (!copy)
 		return 0;
-	for (uint64_t i = lo; i < h1; i++)
-		copy[i - lo] = r->ev[i & r->mask];
-	/* acquire fence: the copies above happen before the re-read of head */
+	for (uint64_t i = lo; i < h1; i++) {
+		const struct xc_ev_slot *e = &r->ev[i & r->mask];
+		/* relaxed, all three: a torn event is dropped below */
+		uint64_t info = atomic_load_explicit((_Atomic uint64_t *)&e->info, memory_order_relaxed);
+
+		copy[i - lo] = (struct xc_ev){
+			.ts_ns = atomic_load_explicit((_Atomic uint64_t *)&e->ts_ns, memory_order_relaxed),
+			.fn = atomic_load_explicit((_Atomic(const void *) *)&e->fn, memory_order_relaxed),
+			.flow = (uint32_t)(info >> 32),
+			.type = (uint16_t)(info >> 16),
+			.other = (int16_t)(uint16_t)info,
+		};
+	}
+	/* acquire fence: pairs with the writer's release fence; the copies come before the re-read of head */
 	atomic_thread_fence(memory_order_acquire);
 	h2 = atomic_load_explicit((_Atomic uint64_t *)&r->head, memory_order_relaxed);
 	for (uint64_t i = lo; i < h1; i++)
