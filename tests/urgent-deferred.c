@@ -169,6 +169,7 @@ static _Atomic int poll_ret = -1;
 /* A work item that serves a slot call through xc_poll(), then checks the urgent call ran. */
 static void polling_work(void *arg)
 {
+	atomic_store(&in_hold, 1);
 	while (!slot_published())
 		;
 	atomic_store(&poll_ret, xc_poll());
@@ -183,6 +184,7 @@ static void case_poll(void)
 
 	reset();
 	CHECK_RET(xc_queue_work(cpu, &w), 0);
+	WAIT_UNTIL(atomic_load(&in_hold));	/* the slot call can only run in its xc_poll() */
 	CHECK(pthread_create(&t, NULL, slot_caller, NULL) == 0);
 	urgent_during_first();
 	check_case("poll", s0);
