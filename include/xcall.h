@@ -70,6 +70,8 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
 
 /* xc_opts.stuck_ms: no stuck-call reports. */
 #define XC_STUCK_OFF (-1)
+/* xc_opts.follow_os: workers never look whether the OS took their CPU. */
+#define XC_FOLLOW_OS_OFF (-1)
 
 /* Poll window policies for xc_opts.poll_ns; a positive value is a fixed window in ns. */
 #define XC_POLL_ADAPTIVE 0L    /* default: grows after short sleeps, shrinks after long ones */
@@ -106,6 +108,9 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  * @trace_events:       ring size in events, per CPU and per calling thread; 0 = 65536.
  * @urgent_signal:      the signal that interrupts a busy worker for XC_URGENT
  *                      calls; 0 = SIGRTMIN + 2.
+ * @follow_os:          0 = on: each worker watches whether the OS took its CPU
+ *                      away (hotplug, affinity, cpuset) and takes it offline
+ *                      until it comes back; XC_FOLLOW_OS_OFF = never look.
  *
  * A field left zero takes its XCALL_* environment variable, if set, else the
  * default (see the options table in the README, or run with XCALL_VERBOSE=1).
@@ -123,6 +128,7 @@ struct xc_opts {
 	const char *trace_file;
 	unsigned trace_events;
 	int urgent_signal;
+	int follow_os;
 };
 
 struct xc__link {
@@ -190,12 +196,15 @@ struct xc_work {
  * @signals_sent:    signals sent to interrupt this CPU's busy worker.
  * @stuck_reports:   stuck-call reports about calls waiting on this CPU.
  * @trace_drops:     trace events overwritten before they were written out.
+ * @displaced:       calls and work items that ended with the worker on another
+ *                   CPU: the OS had taken this one away (see xc_cpu_offline()).
  */
 struct xc_stats {
 	uint64_t calls, kicks_sent, kicks_elided, kicks_coalesced, free_rides,
 		 sleeps, wakeups, work_run;
 	uint64_t poll_ns_now;
 	uint64_t urgent_calls, signals_sent, stuck_reports, trace_drops;
+	uint64_t displaced;
 };
 
 /**
@@ -325,15 +334,28 @@ int xc_poll(void);
 /**
  * xc_cpu_offline() - stop new calls and work to @cpu (they get -ENXIO), run
  * everything already queued there, then park its worker.
+ *
+ * The OS takes CPUs offline too, in libxcall's eyes: a worker that finds its
+ * CPU gone (OS hotplug), or its affinity or cpuset no longer holding it, runs
+ * what was queued wherever it now is (counted in xc_stats.displaced, reported
+ * in one line) and its CPU goes offline as by this call; when the OS gives
+ * the CPU back, the worker pins itself there again and the CPU comes back
+ * online by itself, within about 50 ms (xc_opts.follow_os). A CPU taken
+ * offline with this call stays offline until xc_cpu_online(), whatever the OS
+ * does meanwhile; this call on a CPU the OS has taken marks it so.
+ *
  * Context: any thread but @cpu's own worker. Blocks until done.
- * Return: 0; -EINVAL @cpu is already offline; -ENXIO @cpu outside the set or
- * runtime not up; -EDEADLK called from @cpu's own worker.
+ * Return: 0; -EINVAL @cpu is already offline by this call; -ENXIO @cpu outside
+ * the set or runtime not up; -EDEADLK called from @cpu's own worker.
  */
 int xc_cpu_offline(int cpu);
 
 /**
- * xc_cpu_online() - bring a parked CPU back: calls to it are accepted again.
- * Return: 0; -EINVAL already online; -ENXIO outside the set or runtime not up.
+ * xc_cpu_online() - bring back a CPU taken offline by xc_cpu_offline(): calls
+ * to it are accepted again.
+ * Return: 0; -EINVAL already online, or offline only because the OS took it
+ * (it comes back by itself); -ENXIO the OS has taken it, outside the set, or
+ * runtime not up.
  */
 int xc_cpu_online(int cpu);
 

@@ -39,6 +39,11 @@ static void cpu_reset(struct xc_cpu *c, int cpu)
 	atomic_store_explicit(&c->slot_claim, 0, memory_order_relaxed);
 	c->slot_running = false;
 	atomic_store_explicit(&c->urgent_calls, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->displaced, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->os_recheck, false, memory_order_relaxed);
+	atomic_store_explicit(&c->taken, XC_TAKEN_NONE, memory_order_relaxed);
+	c->user_offline = false;
+	c->offline_by_os = false;
 	atomic_store_explicit(&c->signals_sent, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->stuck_reports, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->cur_kind, XC_ACT_NONE, memory_order_relaxed);

@@ -30,6 +30,7 @@ void xc_call_invoke(struct xc_cpu *c, xc_func_t fn, void *arg, int from, uint32_
 	xc_in_call--;
 	xc_trace(urgent ? XC_EV_URGENT_EXIT : XC_EV_CALL_EXIT, from, flow, (const void *)fn);
 	xc_activity_end(c, &outer);
+	xc_os_after_run(c);
 	/* an urgent call may interrupt the worker in the middle of its own count */
 	if (urgent)
 		xc_stat_inc_shared(&c->urgent_calls);
@@ -197,6 +198,7 @@ static void call_inline(struct xc_cpu *self, xc_func_t fn, void *arg)
 	xc_in_call++;
 	fn(arg);
 	xc_in_call--;
+	xc_os_after_run(self);
 	if (xc_in_urgent) {
 		xc_stat_inc_shared(&self->urgent_calls);
 		return;

@@ -7,7 +7,9 @@
  * queued, marks itself offline, completes the request and parks. Nothing
  * queued is lost, nothing runs twice: the close is one atomic exchange.
  * Online: the requester reopens the queues and unparks the worker.
- * One hotplug operation runs at a time (xc_rt.hotplug_lock).
+ * One hotplug operation runs at a time (xc_rt.hotplug_lock), which also
+ * guards user_offline. A worker whose CPU the OS takes goes offline by
+ * itself, and back online by itself under that lock (worker.c, follow.c).
  */
 #include "internal.h"
 #include "futex.h"
@@ -79,14 +81,19 @@ int xc_cpu_offline(int cpu)
 		return ret;
 	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP) {
 		ret = -ENXIO;
-	} else if (!atomic_load_explicit(&c->online, memory_order_acquire)) {
+	} else if (c->user_offline) {
 		ret = -EINVAL;
+	} else if (!atomic_load_explicit(&c->online, memory_order_acquire)) {
+		c->user_offline = true;	/* the OS took it: it stays offline when it comes back */
 	} else {
 		xc_sync_init(&c->offline_done, 1);
 		/* seq_cst: S1 of the wakeup protocol; the worker's re-check reads ctl */
 		atomic_store_explicit(&c->ctl, XC_CTL_OFFLINE, memory_order_seq_cst);
 		xc_kick(c);
+		/* a worker parked meanwhile because the OS took its CPU looks at ctl too */
+		xc_futex_wake(&c->park, 1);
 		xc_sync_wait_until(&c->offline_done, 0);
+		c->user_offline = true;
 	}
 	xc_hotplug_unlock();
 	return ret;
@@ -106,9 +113,12 @@ int xc_cpu_online(int cpu)
 		return ret;
 	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP) {
 		ret = -ENXIO;
-	} else if (atomic_load_explicit(&c->online, memory_order_acquire)) {
+	} else if (atomic_load_explicit(&c->taken, memory_order_relaxed) != XC_TAKEN_NONE) {
+		ret = -ENXIO;	/* relaxed: a snapshot of what the worker last found (follow.c) */
+	} else if (atomic_load_explicit(&c->online, memory_order_acquire) || !c->user_offline) {
 		ret = -EINVAL;
 	} else {
+		c->user_offline = false;
 		xc_cpu_open(c);
 		xc_park_release(c, XC_PARK_RUN);
 	}

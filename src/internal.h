@@ -21,6 +21,7 @@
  *   trace.c     per-CPU event rings, Chrome trace export (trace.h)
  *   report.c    the one diagnostic choke point; symbol names
  *   fork.c      a child forked after xc_init: no runtime, xc_init afresh
+ *   follow.c    the OS takes a worker's CPU away (hotplug, affinity, cpuset) and back
  */
 #ifndef XC_INTERNAL_H
 #define XC_INTERNAL_H
@@ -29,8 +30,15 @@
 #include "llist.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#if defined(__has_include)
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+#define XC_HAVE_RSEQ 1
+#endif
+#endif
 
 #define XC_MAX_CPUS   CPU_SETSIZE
 #define XC_CACHELINE  64
@@ -99,6 +107,9 @@ struct xc_boot {
 };
 void xc_boot_put(struct xc_boot *b);
 
+/* Why the OS took a CPU from its worker (xc_cpu.taken; follow.c). */
+enum { XC_TAKEN_NONE = 0, XC_TAKEN_OFFLINE, XC_TAKEN_AFFINITY, XC_TAKEN_CPUSET };
+
 /* Call descriptor kinds (xc_call._flags). */
 #define XC_CALL_SYNC     (1u << 0)  /* someone waits: complete _sync after fn */
 #define XC_CALL_POOL     (1u << 1)  /* from a pool: return it before fn runs */
@@ -153,6 +164,8 @@ struct xc_cpu {
 	_Atomic uint64_t work_run;
 	_Atomic long poll_ns;		/* adaptive window; read by xc_stats_get */
 	_Atomic uint64_t urgent_calls;	/* written only by the worker's signal handler */
+	_Atomic uint64_t displaced;	/* runs that ended on another CPU; the handler bumps it too */
+	_Atomic bool os_recheck;	/* a run ended elsewhere: the task loop runs the full check */
 	struct xc__link *work_head;	/* taken work items, FIFO, not yet run */
 	struct xc__link *work_tail;
 	bool slot_running;		/* the slot's call is running: not pending again */
@@ -167,6 +180,9 @@ struct xc_cpu {
 	int cpu;
 	bool present;			/* in the runtime's set */
 	_Atomic bool online;
+	_Atomic int taken;		/* XC_TAKEN_*: written by the worker (follow.c) */
+	bool user_offline;		/* xc_cpu_offline'd: under xc_rt.hotplug_lock */
+	bool offline_by_os;		/* worker only: offline because taken, back by itself */
 	_Atomic uint32_t park;		/* XC_PARK_*: futex word of a parked worker */
 	struct xc_boot *boot;		/* the starter's handle on the handshake, until bringup ends */
 	pthread_t thread;
@@ -194,6 +210,7 @@ struct xc_config {
 	const char *trace_file;		/* NULL: no tracing */
 	unsigned trace_events;
 	int urgent_signal;
+	bool follow_os;			/* watch for the OS taking CPUs away (follow.c) */
 	char trace_file_buf[256];	/* XCALL_TRACE's value, owned here */
 };
 
@@ -282,7 +299,7 @@ struct xc_waitinfo {
 void xc_kick(struct xc_cpu *c);
 typedef bool (*xc_ready_fn)(struct xc_cpu *c, void *ctx);
 bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
-		  uint64_t deadline_ns);
+		  uint64_t deadline_ns, long sleep_limit_ns);
 long xc_poll_window(struct xc_cpu *c);
 void xc_idle_state_set(struct xc_cpu *c, uint32_t state);
 void xc_sync_init(struct xc__sync *s, uint32_t count);
@@ -435,6 +452,47 @@ static inline void xc_activity_end(struct xc_cpu *c, const struct xc_activity *o
 	atomic_store_explicit(&c->cur_kind, outer->kind, memory_order_relaxed);
 }
 
+/* The CPU the calling thread runs on now: the rseq area's cpu_id, else sched_getcpu(). */
+static inline int xc_running_cpu(void)
+{
+#ifdef XC_HAVE_RSEQ
+	if (xc_likely(__rseq_size > 0)) {
+		const struct rseq *rs = (const struct rseq *)((const char *)__builtin_thread_pointer() +
+							      __rseq_offset);
+		/* volatile: the kernel rewrites it whenever it moves the thread */
+		int cpu = (int)*(const volatile uint32_t *)&rs->cpu_id;
+
+		if (xc_likely(cpu >= 0))
+			return cpu;
+	}
+#endif
+	return sched_getcpu();
+}
+
+/* follow.c: the cheap check, whether @c's worker runs on another CPU now. */
+static inline bool xc_os_elsewhere(const struct xc_cpu *c)
+{
+	return xc_rt.cfg.follow_os && xc_unlikely(xc_running_cpu() != c->cpu);
+}
+
+/* After a call's function or a work item returned on @c's worker: count a run that ended elsewhere. */
+static inline void xc_os_after_run(struct xc_cpu *c)
+{
+	if (xc_os_elsewhere(c)) {
+		xc_stat_inc_shared(&c->displaced);
+		/* relaxed: read by this same thread's task loop */
+		atomic_store_explicit(&c->os_recheck, true, memory_order_relaxed);
+	}
+}
+
+/* follow.c */
+#define XC_OS_WATCH_NS      100000000L	/* a sleeping worker looks at its CPU this often */
+#define XC_OS_PARK_WATCH_NS  50000000L	/* a parked one, for its CPU's return */
+int xc_pin_self(int cpu);
+bool xc_os_check(struct xc_cpu *c);
+bool xc_os_come_back(struct xc_cpu *c);
+const char *xc_taken_name(int taken);
+
 /* urgent.c */
 int xc_urgent_install(void);
 void xc_urgent_restore(void);
@@ -480,6 +538,7 @@ void xc_config_print(const struct xc_config *cfg);
 
 /* topology.c */
 void xc_topology_read(struct xc_cpu *c);
+int xc_sysfs_cpulist(const char *path, cpu_set_t *out);
 
 /* report.c */
 void xc_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -197,8 +197,13 @@ static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long wind
 	for (;;) {
 		uint64_t now;
 
-		/* relaxed: urgent calls only jump the order; the queue's acquire comes in xc_run_urgent */
-		if (xc_slot_pending(c) && !xc_llist_nonempty(&c->urgentq, memory_order_relaxed)) {
+		/*
+		 * relaxed: urgent calls only jump the order; the queue's acquire
+		 * comes in xc_run_urgent. A worker that finds itself on another
+		 * CPU leaves the call to its task loop, which checks first (follow.c).
+		 */
+		if (xc_slot_pending(c) && !xc_llist_nonempty(&c->urgentq, memory_order_relaxed) &&
+		    !xc_os_elsewhere(c)) {
 			xc_slot_run(c);
 			spins = 0;
 			*start = 0;
@@ -221,13 +226,16 @@ static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long wind
 
 /*
  * xc_idle_wait() - the worker @c waits, polling then sleeping, until ready()
- * or the deadline (0: none); returns whether ready. Called only by @c's own
- * worker, RUNNING (a wait inside a call or work item) or POLLING (its idle
- * loop); it leaves the state as it found it. ready() must read with seq_cst
- * (W2) what senders publish before they kick.
+ * or the deadline (0: none); returns whether ready. @sleep_limit_ns (0:
+ * none) bounds one sleep without a deadline: a sleep that runs out returns
+ * false, so that the worker can look at its CPU (follow.c), and the window
+ * is not adapted to it. Called only by @c's own worker, RUNNING (a wait inside
+ * a call or work item) or POLLING (its idle loop); it leaves the state as it
+ * found it. ready() must read with seq_cst (W2) what senders publish before
+ * they kick.
  */
 bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
-		  uint64_t deadline_ns)
+		  uint64_t deadline_ns, long sleep_limit_ns)
 {
 	/* relaxed: only this thread writes RUNNING or POLLING */
 	uint32_t prev = atomic_load_explicit(&c->idle, memory_order_relaxed);
@@ -263,16 +271,24 @@ bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns
 			rel.tv_sec = (time_t)((deadline_ns - now) / 1000000000u);
 			rel.tv_nsec = (long)((deadline_ns - now) % 1000000000u);
 			timeout = &rel;
+		} else if (sleep_limit_ns) {
+			rel.tv_sec = sleep_limit_ns / 1000000000L;
+			rel.tv_nsec = sleep_limit_ns % 1000000000L;
+			timeout = &rel;
 		}
 		xc_stat_inc_own(&c->sleeps);
 		xc_trace(XC_EV_SLEEP, -1, 0, NULL);
-		xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout);	/* W3 */
+		bool timed_out = xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout) == -ETIMEDOUT; /* W3 */
 		/* W4, seq_cst: leave SLEEPING/WAKING/WOKENUP; senders from now on skip the syscall */
 		atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
 		xc_stat_inc_own(&c->wakeups);
 		xc_trace(XC_EV_WAKE, -1, 0, NULL);
 		if (ready(c, ctx))
 			break;
+		if (timed_out && !deadline_ns) {
+			ok = false;	/* the sleep limit: the caller looks around and comes back */
+			goto out;
+		}
 	}
 	poll_window_adapt(c, xc_now_ns() - start);
 out:
@@ -443,7 +459,7 @@ static int sync_wait_after_spin(const struct sync_ref *r, uint64_t deadline_ns, 
 
 			if (xc_run_calls(self))
 				continue;
-			if (!xc_idle_wait(self, ready_sync, (void *)r, xc_poll_window(self), until)) {
+			if (!xc_idle_wait(self, ready_sync, (void *)r, xc_poll_window(self), until, 0)) {
 				if (!st) {
 					ret = -ETIMEDOUT;
 					break;

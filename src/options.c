@@ -59,16 +59,33 @@ __attribute__((constructor)) static void read_startup_affinity(void)
 		CPU_ZERO(&startup_affinity);
 }
 
+/* The CPUs a worker may be pinned to now: those the process started with that are still online. */
+static void cpus_usable(cpu_set_t *out)
+{
+	cpu_set_t online;
+
+	*out = startup_affinity;
+	if (!xc_sysfs_cpulist("/sys/devices/system/cpu/online", &online))
+		CPU_AND(out, out, &online);
+}
+
 static int cpus_from_list(const char *list, struct xc_config *cfg)
 {
-	cpu_set_t inside;
+	cpu_set_t usable, inside;
 
 	if (xc_cpulist_parse(list, &cfg->cpus))
 		return -EINVAL;
-	CPU_AND(&inside, &cfg->cpus, &startup_affinity);
-	if (!CPU_EQUAL(&inside, &cfg->cpus))
-		return -EINVAL;
-	return 0;
+	cpus_usable(&usable);
+	CPU_AND(&inside, &cfg->cpus, &usable);
+	if (CPU_EQUAL(&inside, &cfg->cpus))
+		return 0;
+	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++)
+		if (CPU_ISSET(cpu, &cfg->cpus) && !CPU_ISSET(cpu, &usable)) {
+			xc_report("CPU %d: %s", cpu, CPU_ISSET(cpu, &startup_affinity) ?
+				  "offline (the OS took it)" : "not in the CPUs this process may use");
+			break;
+		}
+	return -EINVAL;
 }
 static int cpus_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
@@ -306,6 +323,30 @@ static void signal_show(const struct xc_config *cfg, char *buf, size_t n)
 	snprintf(buf, n, "%d (SIGRTMIN+%d)", cfg->urgent_signal, cfg->urgent_signal - SIGRTMIN);
 }
 
+/* --- follow_os --- */
+static int follow_env(const char *val, struct xc_config *cfg)
+{
+	if (strcmp(val, "0") && strcmp(val, "1"))
+		return -EINVAL;
+	cfg->follow_os = val[0] == '1';
+	return 0;
+}
+static int follow_opt(const struct xc_opts *o, struct xc_config *cfg)
+{
+	if (!o->follow_os)
+		return 0;
+	if (o->follow_os != XC_FOLLOW_OS_OFF) {
+		xc_report("xc_opts.follow_os %d: invalid (0 or XC_FOLLOW_OS_OFF)", o->follow_os);
+		return -EINVAL;
+	}
+	cfg->follow_os = false;
+	return 1;
+}
+static void follow_show(const struct xc_config *cfg, char *buf, size_t n)
+{
+	snprintf(buf, n, "%d", cfg->follow_os);
+}
+
 /* --- verbose --- */
 static int verbose_env(const char *val, struct xc_config *cfg)
 {
@@ -351,6 +392,9 @@ static const struct xc_option options[] = {
 	{ "XCALL_URGENT_SIGNAL", "urgent_signal", "SIGRTMIN+2",
 	  "the signal that interrupts a busy worker for XC_URGENT calls",
 	  signal_env, signal_opt, signal_show },
+	{ "XCALL_FOLLOW_OS", "follow_os", "1",
+	  "1: a worker whose CPU the OS takes away (hotplug, affinity, cpuset) takes it offline until it comes back; 0: never look",
+	  follow_env, follow_opt, follow_show },
 	{ "XCALL_VERBOSE", "-", "0",
 	  "1: print this table at xc_init",
 	  verbose_env, no_opt, verbose_show },
@@ -370,7 +414,8 @@ int xc_config_resolve(const struct xc_opts *opts, struct xc_config *cfg)
 	cfg->cpu_init_arg = o->cpu_init_arg;
 	cfg->stuck_ms = XC_STUCK_MS_DEFAULT;
 	cfg->urgent_signal = SIGRTMIN + 2;
-	cfg->cpus = startup_affinity;
+	cfg->follow_os = true;
+	cpus_usable(&cfg->cpus);
 	if (CPU_COUNT(&cfg->cpus) == 0 && sched_getaffinity(0, sizeof(cfg->cpus), &cfg->cpus))
 		return -errno;
 

@@ -23,6 +23,7 @@ static void stats_add(struct xc_stats *out, struct xc_cpu *c)
 	out->signals_sent += RD(signals_sent);
 	out->stuck_reports += RD(stuck_reports);
 	out->trace_drops += xc_trace_drops(c->cpu);
+	out->displaced += RD(displaced);
 #undef RD
 }
 

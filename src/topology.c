@@ -110,6 +110,22 @@ static int read_line(const char *path, char *buf, size_t n)
 	return ret;
 }
 
+/* A sysfs or cgroup file that holds one cpulist; 0 or -errno. */
+int xc_sysfs_cpulist(const char *path, cpu_set_t *out)
+{
+	char buf[4096];
+	int ret = read_line(path, buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	buf[strcspn(buf, "\n")] = 0;
+	if (!buf[0]) {
+		CPU_ZERO(out);
+		return 0;
+	}
+	return xc_cpulist_parse(buf, out);
+}
+
 /* The first CPU sharing @cpu's highest-level cache, or @cpu itself. */
 static int llc_id(int cpu)
 {

@@ -103,6 +103,7 @@ bool xc_run_one_work(struct xc_cpu *c)
 			  xc_rt.cfg.stuck_ms > 0 ? xc_coarse_ns() : 0, &outer);
 	xc_trace(XC_EV_WORK_ENTRY, from, flow, (const void *)fn);
 	fn(arg);
+	xc_os_after_run(c);
 	xc_trace(XC_EV_WORK_EXIT, from, flow, (const void *)fn);
 	xc_activity_end(c, &outer);
 	xc_stat_inc_own(&c->work_run);

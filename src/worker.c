@@ -36,9 +36,16 @@ static bool task_work_pending(struct xc_cpu *c)
 	return xc_work_queued(c) || ctl_pending(c);
 }
 
+/* A run ended on another CPU, or the worker runs on one now: the task loop looks (follow.c). */
+static bool os_suspect(struct xc_cpu *c)
+{
+	/* relaxed: set by this thread (xc_os_after_run) */
+	return atomic_load_explicit(&c->os_recheck, memory_order_relaxed) || xc_os_elsewhere(c);
+}
+
 static bool ready_idle(struct xc_cpu *c, void *ctx)
 {
-	return xc_calls_pending(c) || task_work_pending(c);
+	return xc_calls_pending(c) || task_work_pending(c) || os_suspect(c);
 }
 
 /*
@@ -46,15 +53,25 @@ static bool ready_idle(struct xc_cpu *c, void *ctx)
  * senders need no syscall meanwhile and the loop re-checks before it sleeps.
  * It runs what arrived first, then returns RUNNING if there is task work (or,
  * ablated, after any wakeup, before running anything); the task loop then
- * runs pending calls, urgent ones first, before any work.
+ * runs pending calls, urgent ones first, before any work. A worker that
+ * finds itself on another CPU, or sleeps a whole watch period, leaves for
+ * the task loop's full check before it runs anything (follow.c).
  */
 static void cpu_idle(struct xc_cpu *c)
 {
+	long window = xc_poll_window(c);
+	long watch = xc_rt.cfg.follow_os ? XC_OS_WATCH_NS : 0;
+
 	xc_idle_state_set(c, XC_IDLE_POLLING);
 	for (;;) {
-		xc_idle_wait(c, ready_idle, NULL, xc_poll_window(c), 0);
-		if (xc_ablated(XC_ABLATE_NOTIFY))
-			break;	/* every wakeup goes through the scheduler */
+		if (!xc_idle_wait(c, ready_idle, NULL, window, 0, watch)) {
+			/* relaxed: this thread reads it */
+			atomic_store_explicit(&c->os_recheck, true, memory_order_relaxed);
+			break;
+		}
+		window = xc_poll_window(c);
+		if (xc_ablated(XC_ABLATE_NOTIFY) || os_suspect(c))
+			break;	/* ablated: every wakeup goes through the scheduler */
 		xc_run_calls(c);	/* calls go before task work in any case */
 		if (task_work_pending(c))
 			break;
@@ -62,15 +79,75 @@ static void cpu_idle(struct xc_cpu *c)
 	xc_idle_state_set(c, XC_IDLE_RUNNING);
 }
 
-/* Wait while parked; returns the request that ended the wait. */
+/*
+ * A CPU taken by the OS (c->offline_by_os) comes back: open it again, unless
+ * the user took it offline meanwhile or the runtime is going down. Under the
+ * hotplug lock, tried and never waited for: its holder may be waiting for a
+ * worker that this one's calls hold up; the next park watch tries again.
+ */
+static bool taken_cpu_reopen(struct xc_cpu *c)
+{
+	bool run = false;
+
+	if (pthread_mutex_trylock(&xc_rt.hotplug_lock))
+		return false;
+	if (c->user_offline) {
+		c->offline_by_os = false;	/* the user's offline now: xc_cpu_online brings it back */
+	} else if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) == XC_RT_UP &&
+		   atomic_load_explicit(&c->park, memory_order_acquire) == XC_PARK_WAIT) {
+		xc_cpu_open(c);
+		c->offline_by_os = false;
+		run = true;
+	}
+	pthread_mutex_unlock(&xc_rt.hotplug_lock);
+	return run;
+}
+
+/* Parked: follow the OS; true if the CPU came back and this worker opened it again. */
+static bool park_watch(struct xc_cpu *c)
+{
+	/* relaxed: only this thread writes it */
+	if (atomic_load_explicit(&c->taken, memory_order_relaxed) != XC_TAKEN_NONE) {
+		if (!xc_os_come_back(c))
+			return false;
+	} else if (xc_os_check(c)) {
+		xc_report("CPU %d: taken away while offline: %s",
+			  c->cpu, xc_taken_name(atomic_load_explicit(&c->taken, memory_order_relaxed)));
+		return false;
+	}
+	return c->offline_by_os && taken_cpu_reopen(c);
+}
+
+/*
+ * Wait while parked (offline, or not yet online); returns XC_PARK_RUN or
+ * XC_PARK_EXIT. A request may reach a parked worker: an exit, or an offline
+ * that raced the OS taking the CPU (already offline: it completes at once).
+ * Following the OS, it looks at its CPU every park watch period.
+ */
 static uint32_t cpu_park(struct xc_cpu *c)
 {
-	uint32_t p;
+	struct timespec watch = { 0, XC_OS_PARK_WATCH_NS };
 
-	/* acquire: pairs with xc_cpu_online's release, so the reopened queues are seen */
-	while ((p = atomic_load_explicit(&c->park, memory_order_acquire)) == XC_PARK_WAIT)
-		xc_futex_wait(&c->park, XC_PARK_WAIT, NULL);
-	return p;
+	for (;;) {
+		/* acquire: pairs with xc_cpu_online's release, so the reopened queues are seen */
+		uint32_t p = atomic_load_explicit(&c->park, memory_order_acquire);
+		/* acquire: the request's setup (offline_done) is visible */
+		uint32_t ctl = atomic_load_explicit(&c->ctl, memory_order_acquire);
+
+		if (p != XC_PARK_WAIT)
+			return p;
+		if (ctl == XC_CTL_EXIT)
+			return XC_PARK_EXIT;
+		if (ctl == XC_CTL_OFFLINE) {
+			/* relaxed: read again only after the next request's setup */
+			atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
+			xc_sync_complete(&c->offline_done);
+			continue;
+		}
+		if (xc_rt.cfg.follow_os && park_watch(c))
+			return XC_PARK_RUN;
+		xc_futex_wait(&c->park, XC_PARK_WAIT, xc_rt.cfg.follow_os ? &watch : NULL);
+	}
 }
 
 /* Refuse new calls and work, run everything queued, mark the CPU offline. */
@@ -82,21 +159,55 @@ static void cpu_drain(struct xc_cpu *c)
 	atomic_store_explicit(&c->online, false, memory_order_release);
 }
 
+/* Parked until online again; returns false when the worker must exit. */
+static bool cpu_park_offline(struct xc_cpu *c)
+{
+	bool run = cpu_park(c) == XC_PARK_RUN;
+
+	if (run)
+		xc_trace(XC_EV_ONLINE, c->cpu, 0, NULL);
+	return run;
+}
+
 /* Returns false when the worker must exit. */
 static bool cpu_offline(struct xc_cpu *c)
 {
-	bool run;
-
 	cpu_drain(c);
 	xc_trace(XC_EV_OFFLINE, c->cpu, 0, NULL);
 	/* relaxed: both are read only after offline_done's completion orders them */
 	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
 	atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
 	xc_sync_complete(&c->offline_done);
-	run = cpu_park(c) == XC_PARK_RUN;
-	if (run)
-		xc_trace(XC_EV_ONLINE, c->cpu, 0, NULL);
-	return run;
+	return cpu_park_offline(c);
+}
+
+/*
+ * The OS took this worker's CPU (follow.c): offline in libxcall, as by
+ * hotplug. What was queued runs here, wherever the worker now is, counted
+ * as displaced; then it parks until the CPU comes back. Returns false when
+ * the worker must exit.
+ */
+static bool cpu_taken(struct xc_cpu *c)
+{
+	/* relaxed: counters and this thread's own word */
+	uint64_t before = atomic_load_explicit(&c->displaced, memory_order_relaxed);
+	int taken = atomic_load_explicit(&c->taken, memory_order_relaxed);
+	int where = xc_running_cpu();
+
+	/*
+	 * relaxed: before the drain's release of online == false, which an
+	 * exiting xc_exit reads before it stores PARK_EXIT: that store wins.
+	 */
+	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
+	c->offline_by_os = true;
+	cpu_drain(c);
+	xc_trace(XC_EV_OFFLINE, c->cpu, 0, NULL);
+	xc_report("CPU %d: offline: %s; %llu calls and work items ran displaced (the worker is on CPU %d); "
+		  "online again when the OS gives it back",
+		  c->cpu, xc_taken_name(taken),
+		  (unsigned long long)(atomic_load_explicit(&c->displaced, memory_order_relaxed) - before),
+		  where);
+	return cpu_park_offline(c);
 }
 
 static void worker_loop(struct xc_cpu *c)
@@ -114,21 +225,21 @@ static void worker_loop(struct xc_cpu *c)
 				return;
 			continue;
 		}
+		if (xc_unlikely(os_suspect(c))) {
+			/* relaxed: this thread's own flag */
+			atomic_store_explicit(&c->os_recheck, false, memory_order_relaxed);
+			if (xc_rt.cfg.follow_os && xc_os_check(c)) {
+				if (!cpu_taken(c))
+					return;
+				continue;
+			}
+		}
 		xc_run_calls(c);
 		if (xc_run_one_work(c))
 			continue;
 		cpu_idle(c);
 		sched_yield();
 	}
-}
-
-static int pin_self(int cpu)
-{
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	return -pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
 }
 
 /* The creator's signal mask is inherited: let urgent calls in. */
@@ -189,7 +300,7 @@ void *xc_worker_main(void *arg)
 	/* only the cpu_init hook may be cancelled */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	xc_self = c;
-	err = pin_self(c->cpu);
+	err = xc_pin_self(c->cpu);
 	if (err)
 		failed = "cannot pin the worker";
 	if (!err) {

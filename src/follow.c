@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+/*
+ * follow.c - the worker follows the OS when it takes the worker's CPU away.
+ *
+ * A worker runs its CPU's calls on that CPU and nowhere else. The OS can take
+ * the CPU from under it three ways, and tells the process of none:
+ *   - hotplug (echo 0 > /sys/devices/system/cpu/cpuN/online): the kernel
+ *     moves the thread to another CPU and widens its affinity;
+ *   - an affinity change from outside (taskset -a -p, sched_setaffinity on
+ *     the worker's thread id);
+ *   - a cpuset that shrinks: the kernel rewrites the thread's affinity.
+ *
+ * Detection comes at two costs.
+ *   The cheap check, xc_os_elsewhere() (internal.h): the CPU the thread runs
+ *   on, one load from the rseq area that the kernel rewrites whenever it
+ *   moves the thread. Before each batch of calls and each work item (task
+ *   loop), in the idle poll (ready_idle, and before a slot call), after each
+ *   wake, and after each call's function and work item, so that a run that
+ *   happened elsewhere is counted (xc_stats.displaced).
+ *   The full check, xc_os_check(): the thread's affinity mask, one syscall.
+ *   When the cheap check fails, and once per watch period while the worker
+ *   sleeps (XC_OS_WATCH_NS) or is parked (XC_OS_PARK_WATCH_NS): a sleeping
+ *   worker is not woken when its CPU goes, and a lost pin (its affinity
+ *   widened back to the process's mask by `taskset -a -p`) moves nothing.
+ *   A periodic check in the worker itself costs a sleeping worker one timed
+ *   wake and one syscall per period and nothing else, needs no thread of its
+ *   own, and bounds both detection and return; no notification exists for
+ *   affinity or cpuset changes, and uevents would cover hotplug only.
+ *
+ * The full check's verdict:
+ *   mask == {cpu}                    pinned: nothing to do;
+ *   mask holds cpu and other CPUs    a lost pin: pin again; if the OS refuses
+ *                                    (cpu offline, or outside the cpuset), taken;
+ *   mask without cpu                 taken: someone with the right to do so
+ *                                    wants the thread elsewhere, and the worker
+ *                                    never pins itself against such a mask.
+ *
+ * Response (worker.c, cpu_taken): a taken CPU goes offline in libxcall as
+ * hotplug does. Its worker closes its queues and runs, wherever it now is,
+ * what was queued before (counted displaced), reports it in one line, and
+ * parks. Coming back: the parked worker runs the full check each park
+ * watch period; once its mask holds its CPU again and the OS lets it pin
+ * there, the CPU is back, and online again unless the user took it offline
+ * (xc_os_come_back).
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int xc_pin_self(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return -pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+}
+
+/* The cgroup cpuset's CPUs, from /proc/self/cgroup (v1 "N:cpuset:/p" or v2 "0::/p"); 0 or -errno. */
+static int cpuset_cpus(cpu_set_t *out)
+{
+	static const char *const v1[] = { "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus",
+					  "/sys/fs/cgroup/cpuset%s/cpuset.cpus" };
+	static const char *const v2[] = { "/sys/fs/cgroup%s/cpuset.cpus.effective",
+					  "/sys/fs/cgroup/unified%s/cpuset.cpus.effective" };
+	char line[512], path[700];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	int ret = -ENOENT;
+
+	if (!f)
+		return ret;
+	while (ret && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, ':'), *q = p ? strchr(p + 1, ':') : NULL;
+		const char *const *paths;
+		bool is_v1;
+
+		if (!q)
+			continue;
+		*strchrnul(q, '\n') = 0;
+		is_v1 = !strncmp(p + 1, "cpuset:", 7) || strstr(p + 1, ",cpuset:");
+		if (!is_v1 && strcmp(line, "0") != 0)
+			continue;
+		paths = is_v1 ? v1 : v2;
+		for (int i = 0; i < 2 && ret; i++) {
+			snprintf(path, sizeof(path), paths[i], strcmp(q + 1, "/") ? q + 1 : "");
+			ret = xc_sysfs_cpulist(path, out);
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Why @cpu is not the worker's any more, for the report and xc_stats. */
+static int taken_reason(int cpu)
+{
+	cpu_set_t set;
+
+	if (!xc_sysfs_cpulist("/sys/devices/system/cpu/online", &set) && !CPU_ISSET(cpu, &set))
+		return XC_TAKEN_OFFLINE;
+	if (!cpuset_cpus(&set) && !CPU_ISSET(cpu, &set))
+		return XC_TAKEN_CPUSET;
+	return XC_TAKEN_AFFINITY;
+}
+
+const char *xc_taken_name(int taken)
+{
+	switch (taken) {
+	case XC_TAKEN_OFFLINE:	return "the OS took it offline";
+	case XC_TAKEN_CPUSET:	return "its cpuset no longer holds it";
+	case XC_TAKEN_AFFINITY:	return "the worker's affinity was changed from outside";
+	default:		return "not taken";
+	}
+}
+
+/*
+ * Pinned again, or still pinned: false. Taken: true. @widened says whether
+ * the mask held the CPU among others (a lost pin).
+ */
+static bool check_mask(struct xc_cpu *c, bool *widened)
+{
+	cpu_set_t mask;
+
+	*widened = false;
+	if (sched_getaffinity(0, sizeof(mask), &mask))
+		return false;		/* cannot tell: keep going */
+	if (!CPU_ISSET(c->cpu, &mask))
+		return true;
+	if (CPU_COUNT(&mask) == 1)
+		return false;
+	*widened = true;
+	return xc_pin_self(c->cpu) != 0;
+}
+
+/*
+ * xc_os_check() - the full check, by @c's worker in task context (it may
+ * report). Pins the worker again after a lost pin. Returns whether the CPU
+ * is taken; then c->taken holds why, until the worker is back on it.
+ */
+bool xc_os_check(struct xc_cpu *c)
+{
+	bool widened;
+
+	if (!check_mask(c, &widened)) {
+		if (widened)
+			xc_report("CPU %d: its worker's affinity had been widened; pinned to CPU %d again",
+				  c->cpu, c->cpu);
+		return false;
+	}
+	/* relaxed: a hint for xc_cpu_online (-ENXIO); the worker alone writes it */
+	atomic_store_explicit(&c->taken, taken_reason(c->cpu), memory_order_relaxed);
+	return true;
+}
+
+/*
+ * xc_os_come_back() - a parked worker whose CPU was taken: true once it is
+ * pinned there again (c->taken cleared). Reports it.
+ */
+bool xc_os_come_back(struct xc_cpu *c)
+{
+	bool widened;
+	int was = atomic_load_explicit(&c->taken, memory_order_relaxed);
+
+	if (check_mask(c, &widened))
+		return false;
+	atomic_store_explicit(&c->taken, XC_TAKEN_NONE, memory_order_relaxed);
+	xc_report("CPU %d: back (%s before); its worker is pinned there again", c->cpu,
+		  xc_taken_name(was));
+	return true;
+}
