@@ -1,0 +1,234 @@
+/*
+ * follow-cpuset: the process runs in a cgroup cpuset of its own (v1, or v2
+ * where the cpuset controller is enabled for children), which shrinks to
+ * leave out a CPU and later grows back. The CPU goes offline in libxcall with
+ * a report naming the cpuset, calls to it get -ENXIO, and when the cpuset
+ * holds it again it comes back online by itself, every worker pinned to
+ * exactly its CPU. The test creates the cgroup beside its own, and moves the
+ * process back and removes the cgroup on every exit (atexit, and the usual
+ * signals); one left behind by a killed run is removed by the next. Skips
+ * (77) where no cpuset hierarchy is writable.
+ */
+#include "test.h"
+#include "internal.h"
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+
+static char home[512];		/* the cgroup directory the process came from */
+static char mine[600];		/* the one it made */
+static int target;
+static char reports[8192];
+static pthread_mutex_t rep_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void capture(const char *line)
+{
+	pthread_mutex_lock(&rep_lock);
+	if (strlen(reports) + strlen(line) + 2 < sizeof(reports)) {
+		strcat(reports, line);
+		strcat(reports, "\n");
+	}
+	pthread_mutex_unlock(&rep_lock);
+}
+
+static bool reported(const char *what)
+{
+	bool found;
+
+	pthread_mutex_lock(&rep_lock);
+	found = strstr(reports, what) != NULL;
+	pthread_mutex_unlock(&rep_lock);
+	return found;
+}
+
+static int write_file(const char *dir, const char *name, const char *val)
+{
+	char path[700];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ok = fputs(val, f) >= 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+static int read_file(const char *dir, const char *name, char *buf, size_t n)
+{
+	char path[700];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, (int)n, f))
+		buf[0] = 0;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+/* Move the whole process back home and remove the cgroup: every exit path. */
+static void restore(void)
+{
+	char pid[32];
+
+	if (!mine[0])
+		return;
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	write_file(home, "cgroup.procs", pid);
+	if (rmdir(mine) == 0)
+		printf("follow-cpuset: removed %s\n", mine);
+	else
+		fprintf(stderr, "follow-cpuset: could not remove %s: %s\n", mine, strerror(errno));
+	mine[0] = 0;
+}
+
+static void on_signal(int sig)
+{
+	restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* The cpuset hierarchy this process is in: v1 "N:cpuset:/path", or v2 "0::/path". */
+static bool find_home(bool *v1)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, ':'), *q = p ? strchr(p + 1, ':') : NULL;
+		struct stat st;
+
+		if (!q)
+			continue;
+		q[strcspn(q, "\n")] = 0;
+		if (!strncmp(p + 1, "cpuset:", 7) || strstr(p + 1, ",cpuset:")) {
+			snprintf(home, sizeof(home), "/sys/fs/cgroup/cpuset%s", strcmp(q + 1, "/") ? q + 1 : "");
+			*v1 = true;
+		} else if (!strcmp(line, "0")) {
+			char ctl[256];
+
+			snprintf(home, sizeof(home), "/sys/fs/cgroup%s", strcmp(q + 1, "/") ? q + 1 : "");
+			*v1 = false;
+			/* v2: only where children of home may use cpuset already; this test enables nothing */
+			if (read_file(home, "cgroup.subtree_control", ctl, sizeof(ctl)) || !strstr(ctl, "cpuset"))
+				continue;
+		} else {
+			continue;
+		}
+		found = stat(home, &st) == 0 && access(home, W_OK) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Cgroups left by a run that was killed: empty, so rmdir removes them. */
+static void remove_stale(void)
+{
+	DIR *d = opendir(home);
+	struct dirent *e;
+	char path[1024];
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "xcall-test-", 11)) {
+			snprintf(path, sizeof(path), "%s/%s", home, e->d_name);
+			if (rmdir(path) == 0)
+				printf("follow-cpuset: removed %s, left by an earlier run\n", path);
+		}
+	closedir(d);
+}
+
+static bool cpu_online(int cpu)
+{
+	cpu_set_t s;
+
+	return xc_online_mask(&s) >= 0 && CPU_ISSET(cpu, &s);
+}
+
+static bool all_pinned(int *cpus, int n)
+{
+	for (int i = 0; i < n; i++) {
+		cpu_set_t m;
+
+		CHECK(sched_getaffinity(xc_cpus[cpus[i]].tid, sizeof(m), &m) == 0);
+		if (CPU_COUNT(&m) != 1 || !CPU_ISSET(cpus[i], &m))
+			return false;
+	}
+	return true;
+}
+
+static void nothing(void *arg)
+{
+}
+
+int main(void)
+{
+	struct xc_opts o = { .report = capture };
+	char all[256], shrunk[256], mems[256], pid[32], want[160];
+	int cpus[CPU_SETSIZE], n;
+	cpu_set_t set;
+	bool v1;
+
+	if (geteuid() != 0)
+		t_skip("needs root to make a cgroup cpuset");
+	if (!find_home(&v1))
+		t_skip("no writable cgroup cpuset hierarchy (v1 cpuset, or v2 with cpuset in subtree_control)");
+	remove_stale();
+	snprintf(mine, sizeof(mine), "%s/xcall-test-%d", home, (int)getpid());
+	if (mkdir(mine, 0755)) {
+		mine[0] = 0;
+		t_skip("cannot make a cgroup beside this process's own");
+	}
+	atexit(restore);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	printf("follow-cpuset: made %s (cgroup %s)\n", mine, v1 ? "v1" : "v2");
+
+	CHECK_RET(xc_init(&o), 0);
+	n = t_cpus(cpus);
+	if (n < 2)
+		t_skip("needs 2 CPUs");
+	target = cpus[n - 1];
+	CPU_ZERO(&set);
+	for (int i = 0; i < n; i++)
+		CPU_SET(cpus[i], &set);
+	xc_cpulist_format(&set, all, sizeof(all));
+	CPU_CLR(target, &set);
+	xc_cpulist_format(&set, shrunk, sizeof(shrunk));
+	if (v1) {
+		CHECK(read_file(home, "cpuset.mems", mems, sizeof(mems)) == 0);
+		CHECK(write_file(mine, "cpuset.mems", mems) == 0);
+	}
+	CHECK(write_file(mine, "cpuset.cpus", all) == 0);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	CHECK(write_file(mine, "cgroup.procs", pid) == 0);	/* every thread moves */
+	CHECK_RET(xc_call_single(target, nothing, NULL, XC_WAIT), 0);
+
+	CHECK(write_file(mine, "cpuset.cpus", shrunk) == 0);
+	WAIT_UNTIL(!cpu_online(target));
+	snprintf(want, sizeof(want), "CPU %d: offline: its cpuset no longer holds it", target);
+	WAIT_UNTIL(reported(want));
+	CHECK_RET(xc_call_single(target, nothing, NULL, XC_WAIT), -ENXIO);
+	CHECK_RET(xc_cpu_online(target), -ENXIO);
+
+	CHECK(write_file(mine, "cpuset.cpus", all) == 0);
+	WAIT_UNTIL(cpu_online(target));
+	WAIT_UNTIL(all_pinned(cpus, n));
+	CHECK_RET(xc_call_single(target, nothing, NULL, XC_WAIT), 0);
+	CHECK_RET(xc_exit(), 0);
+	restore();
+	return T_PASS;
+}
