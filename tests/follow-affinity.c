@@ -44,6 +44,13 @@ static bool reported(const char *what)
 	return found;
 }
 
+static void clear_reports(void)
+{
+	pthread_mutex_lock(&rep_lock);
+	reports[0] = 0;
+	pthread_mutex_unlock(&rep_lock);
+}
+
 static void where(void *arg)
 {
 	atomic_fetch_add(&ran, 1);
@@ -185,7 +192,7 @@ int main(void)
 	CHECK_RET(xc_cpu_online(target), -ENXIO);
 	set_all_threads(getpid(), &startup);
 	snprintf(want, sizeof(want), "CPU %d: back", target);
-	reports[0] = 0;
+	clear_reports();
 	WAIT_UNTIL(reported(want));
 	CHECK(!cpu_online(target));
 	CHECK_RET(xc_call_single(target, where, NULL, XC_WAIT), -ENXIO);
@@ -197,7 +204,7 @@ int main(void)
 	WAIT_UNTIL(!cpu_online(target));
 	CHECK_RET(xc_cpu_offline(target), 0);
 	CHECK_RET(xc_cpu_offline(target), -EINVAL);
-	reports[0] = 0;
+	clear_reports();
 	set_all_threads(getpid(), &startup);
 	snprintf(want, sizeof(want), "CPU %d: back", target);
 	WAIT_UNTIL(reported(want));

@@ -7,7 +7,7 @@
 
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
-TSAN_TESTS := stress deadlock hotplug call-many call-async work protocol urgent urgent-deferred stuck trace slot thread-exit
+TSAN_TESTS := stress deadlock hotplug call-many call-async work protocol urgent urgent-deferred stuck trace slot thread-exit follow-affinity follow-cpuset
 SAN_STRESS_OPS ?= 100000
 
 $(BUILD)/tests/%: tests/%.c tests/test.h $(LIB_A)
