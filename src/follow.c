@@ -27,8 +27,10 @@
  *   own, and bounds both detection and return; no notification exists for
  *   affinity or cpuset changes, and uevents would cover hotplug only.
  *
- * The full check's verdict:
- *   mask == {cpu}                    pinned: nothing to do;
+ * The full check's verdict, on the thread's own mask (/proc: the syscall
+ * hides CPUs that are going down):
+ *   mask == {cpu}, cpu active        pinned: nothing to do (the one-syscall case);
+ *   mask == {cpu}, cpu not active    taken: the CPU is on its way offline;
  *   mask holds cpu and other CPUs    a lost pin: pin again; if the OS refuses
  *                                    (cpu offline, or outside the cpuset), taken;
  *   mask without cpu                 taken: someone with the right to do so
@@ -92,8 +94,33 @@ static int cpuset_cpus(cpu_set_t *out)
 	return ret;
 }
 
-/* Why @cpu is not the worker's any more, for the report and xc_stats. */
-static int taken_reason(int cpu)
+/*
+ * The calling thread's own affinity as the kernel keeps it. sched_getaffinity()
+ * leaves out CPUs that are not active, so while a CPU goes offline it cannot
+ * tell that from an affinity that lost the CPU; /proc shows the mask itself.
+ */
+static int raw_affinity(cpu_set_t *out)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/thread-self/status", "re");
+	int ret = -ENOENT;
+
+	if (!f)
+		return ret;
+	while (ret && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Cpus_allowed_list:", 18)) {
+			char *l = line + 18;
+
+			l += strspn(l, " \t");
+			l[strcspn(l, "\n")] = 0;
+			ret = xc_cpulist_parse(l, out);
+		}
+	fclose(f);
+	return ret;
+}
+
+/* Why @cpu is not the worker's any more; @refused: the OS refused to pin the worker there. */
+static int taken_reason(int cpu, bool refused)
 {
 	cpu_set_t set;
 
@@ -101,7 +128,8 @@ static int taken_reason(int cpu)
 		return XC_TAKEN_OFFLINE;
 	if (!cpuset_cpus(&set) && !CPU_ISSET(cpu, &set))
 		return XC_TAKEN_CPUSET;
-	return XC_TAKEN_AFFINITY;
+	/* refused though online and in the cpuset: on its way down (online is cleared last) */
+	return refused ? XC_TAKEN_OFFLINE : XC_TAKEN_AFFINITY;
 }
 
 const char *xc_taken_name(int taken)
@@ -115,22 +143,29 @@ const char *xc_taken_name(int taken)
 }
 
 /*
- * Pinned again, or still pinned: false. Taken: true. @widened says whether
- * the mask held the CPU among others (a lost pin).
+ * Pinned (again): XC_TAKEN_NONE; else why the CPU is taken. @widened says
+ * whether the mask held the CPU among others (a lost pin, pinned again).
  */
-static bool check_mask(struct xc_cpu *c, bool *widened)
+static int check_mask(struct xc_cpu *c, bool *widened)
 {
 	cpu_set_t mask;
+	bool refused;
 
 	*widened = false;
 	if (sched_getaffinity(0, sizeof(mask), &mask))
-		return false;		/* cannot tell: keep going */
+		return XC_TAKEN_NONE;	/* cannot tell: keep going */
+	if (CPU_ISSET(c->cpu, &mask) && CPU_COUNT(&mask) == 1)
+		return XC_TAKEN_NONE;	/* the common answer: one syscall */
+	raw_affinity(&mask);		/* else the mask above is the best there is */
 	if (!CPU_ISSET(c->cpu, &mask))
-		return true;
-	if (CPU_COUNT(&mask) == 1)
-		return false;
-	*widened = true;
-	return xc_pin_self(c->cpu) != 0;
+		return taken_reason(c->cpu, false);
+	if (CPU_COUNT(&mask) == 1) {
+		refused = true;		/* pinned there, yet the CPU is not active: going down */
+	} else {
+		*widened = true;
+		refused = xc_pin_self(c->cpu) != 0;
+	}
+	return refused ? taken_reason(c->cpu, true) : XC_TAKEN_NONE;
 }
 
 /*
@@ -141,15 +176,16 @@ static bool check_mask(struct xc_cpu *c, bool *widened)
 bool xc_os_check(struct xc_cpu *c)
 {
 	bool widened;
+	int taken = check_mask(c, &widened);
 
-	if (!check_mask(c, &widened)) {
+	if (taken == XC_TAKEN_NONE) {
 		if (widened)
 			xc_report("CPU %d: its worker's affinity had been widened; pinned to CPU %d again",
 				  c->cpu, c->cpu);
 		return false;
 	}
 	/* relaxed: a hint for xc_cpu_online (-ENXIO); the worker alone writes it */
-	atomic_store_explicit(&c->taken, taken_reason(c->cpu), memory_order_relaxed);
+	atomic_store_explicit(&c->taken, taken, memory_order_relaxed);
 	return true;
 }
 
@@ -162,7 +198,7 @@ bool xc_os_come_back(struct xc_cpu *c)
 	bool widened;
 	int was = atomic_load_explicit(&c->taken, memory_order_relaxed);
 
-	if (check_mask(c, &widened))
+	if (check_mask(c, &widened) != XC_TAKEN_NONE)
 		return false;
 	atomic_store_explicit(&c->taken, XC_TAKEN_NONE, memory_order_relaxed);
 	xc_report("CPU %d: back (%s before); its worker is pinned there again", c->cpu,

@@ -11,6 +11,14 @@
  * XCALL_STRESS_THREADS plain sender threads (default 3), XCALL_STRESS_CHURN
  * (default 1) offline/online churn.
  *
+ * XCALL_STRESS_OS_HOTPLUG=1, in a guest only (XCALL_GUEST=1, root): a second
+ * churn thread takes CPUs offline and online through sysfs, as the OS does.
+ * Then a run may end on another CPU than its worker's (the OS moved it
+ * before the worker noticed): every such run must be counted in
+ * xc_stats.displaced, each CPU is online in libxcall again by itself after
+ * the churn, and the rest holds as above. Every CPU taken offline is put back
+ * on every exit path.
+ *
  * Soak (XCALL_SOAK_SECONDS=S, `make soak`): rounds of the same for S seconds,
  * each an xc_init .. xc_exit cycle with a random poll policy and bringup
  * mode, with one call in 20000 taking 60 ms (past a 40 ms stuck_ms), and a
@@ -19,6 +27,7 @@
  */
 #include "test.h"
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 
 #define MAX_T_CPUS 64
@@ -36,6 +45,10 @@ static long ops_per_thread, nr_ids;
 static int cpus[CPU_SETSIZE], ncpu, cpu_idx[CPU_SETSIZE];
 static _Atomic int stop_churn;
 
+static bool os_hotplug;		/* XCALL_STRESS_OS_HOTPLUG: the OS takes CPUs too */
+static _Atomic long ran_elsewhere;	/* runs that ended on another CPU than their worker's */
+static _Atomic int os_down = -1;	/* the CPU the OS churn has offline, or -1 */
+
 static long slow_every;	/* soak: one call in this many takes a while (0: none) */
 static _Atomic uint64_t max_wait_ns;
 
@@ -49,6 +62,8 @@ static void hit(void *arg)
 
 	if (atomic_fetch_or(&recs[id].seen, bit) & bit)
 		atomic_fetch_add(&dups, 1);
+	if (os_hotplug && sched_getcpu() != xc_this_cpu())
+		atomic_fetch_add(&ran_elsewhere, 1);
 }
 
 static long new_id(void)
@@ -233,10 +248,64 @@ static void *churn(void *arg)
 		int c = cpus[rnd(&seed) % (unsigned)ncpu];
 
 		if (xc_cpu_offline(c) == 0) {
+			int r;
+
 			t_sleep_ms(rnd(&seed) % 3);
-			CHECK_RET(xc_cpu_online(c), 0);
+			/* -ENXIO while the OS has it: it stays offline for us until we bring it back */
+			while ((r = xc_cpu_online(c)) == -ENXIO && os_hotplug)
+				t_sleep_ms(1);
+			CHECK_RET(r, 0);
 		}
 		t_sleep_ms(rnd(&seed) % 3);
+	}
+	return NULL;
+}
+
+static int sysfs_online(int cpu, int on)
+{
+	char path[96];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%d\n", on) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* Every exit path: the CPU the OS churn took is put back. */
+static void os_put_back(void)
+{
+	int cpu = atomic_exchange(&os_down, -1);
+
+	if (cpu >= 0 && sysfs_online(cpu, 1) == 0)
+		printf("stress: CPU %d put back online\n", cpu);
+}
+
+static void os_put_back_signal(int sig)
+{
+	os_put_back();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* As the OS does: a CPU (never the first) offline for a few ms, then back. */
+static void *os_churn(void *arg)
+{
+	unsigned seed = 4242;
+
+	while (!atomic_load(&stop_churn)) {
+		int c = cpus[1 + rnd(&seed) % (unsigned)(ncpu - 1)];
+
+		atomic_store(&os_down, c);
+		if (sysfs_online(c, 0) == 0) {
+			t_sleep_ms(5 + rnd(&seed) % 40);
+			CHECK(sysfs_online(c, 1) == 0);
+		}
+		atomic_store(&os_down, -1);
+		t_sleep_ms(rnd(&seed) % 20);
 	}
 	return NULL;
 }
@@ -258,7 +327,7 @@ static void count_stuck(const char *line)
 /* One xc_init .. xc_exit round: send, churn, drain, verify. */
 static void round_run(const struct xc_opts *o, long nthreads, bool do_churn, struct totals *t)
 {
-	pthread_t th[64], ch;
+	pthread_t th[64], ch, osch;
 	void *works[64];
 	long lost = 0, wrong = 0, issued = 0, runs = 0;
 
@@ -277,6 +346,8 @@ static void round_run(const struct xc_opts *o, long nthreads, bool do_churn, str
 
 	if (do_churn)
 		pthread_create(&ch, NULL, churn, NULL);
+	if (os_hotplug && ncpu > 1)
+		pthread_create(&osch, NULL, os_churn, NULL);
 	for (long i = 0; i < nthreads; i++)
 		pthread_create(&th[i], NULL, sender, (void *)(i + 64 * t->rounds));
 	for (long i = 0; i < nthreads; i++)
@@ -284,6 +355,18 @@ static void round_run(const struct xc_opts *o, long nthreads, bool do_churn, str
 	atomic_store(&stop_churn, 1);
 	if (do_churn)
 		pthread_join(ch, NULL);
+	if (os_hotplug && ncpu > 1) {
+		cpu_set_t on;
+		struct xc_stats st;
+
+		pthread_join(osch, NULL);
+		/* every CPU the OS gave back is online in libxcall again, by itself */
+		WAIT_UNTIL(xc_online_mask(&on) == ncpu);
+		CHECK_RET(xc_stats_get(-1, &st), 0);
+		printf("stress: %ld runs ended on another CPU, %llu counted displaced\n",
+		       atomic_load(&ran_elsewhere), (unsigned long long)st.displaced);
+		CHECK((uint64_t)atomic_load(&ran_elsewhere) <= st.displaced);
+	}
 	CHECK_RET(xc_exit(), 0);	/* runs everything still queued */
 
 	for (long id = 0; id < atomic_load(&next_id); id++) {
@@ -337,6 +420,15 @@ int main(void)
 	struct totals t = { 0 };
 
 	ops_per_thread = t_env_long("XCALL_STRESS_OPS", soak_s ? 20000 : 1000000);
+	if (t_env_long("XCALL_STRESS_OS_HOTPLUG", 0)) {
+		if (t_env_long("XCALL_GUEST", 0) != 1 || geteuid() != 0)
+			t_skip("XCALL_STRESS_OS_HOTPLUG takes CPUs offline: only as root in a guest (XCALL_GUEST=1)");
+		os_hotplug = true;
+		atexit(os_put_back);
+		signal(SIGINT, os_put_back_signal);
+		signal(SIGTERM, os_put_back_signal);
+		signal(SIGHUP, os_put_back_signal);
+	}
 	CHECK(nthreads > 0 && nthreads <= 64 && ops_per_thread > 0);
 	/* each work item issues 8 more; at most one item per 8 ops */
 	nr_ids = nthreads * ops_per_thread * 3 + 1024;

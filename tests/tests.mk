@@ -54,3 +54,9 @@ check-install: lib
 		&& echo "install: 1 passed, 0 failed" || { echo "install: 0 passed, 1 failed"; exit 1; }
 
 CHECK_TARGETS += check-install
+
+# check-guest: the tests that take CPUs offline through the OS, in a QEMU guest (never on
+# the host); run by .ci/run after kmod-test, which installs the same kernel and QEMU.
+.PHONY: check-guest
+check-guest:
+	BUILD=$(BUILD) MAKE=$(MAKE) bash tests/guest/run.sh
