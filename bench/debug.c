@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * debug.c - `xcall-bench debug [stuck] [trace] [urgent]`: what libxcall's
+ * debug.c - `xcall-bench debug [stuck] [trace] [urgent] [follow]`: what libxcall's
  * debugging aids cost, and what XC_URGENT buys.
  *
  *   stuck   the waiting-call round trip of `pingpong` libxcall-polling with
@@ -8,6 +8,8 @@
  *   trace   the same round trip, and a storm of nowait calls, with tracing
  *           off and on (trace_file = a temporary file, deleted after; its
  *           size and the rings' drops are reported).
+ *   follow  the same round trip with the workers' watch for the OS taking
+ *           their CPU (xc_opts.follow_os) on and off.
  *   urgent  delivery latency (call made until its function starts, both
  *           stamped with the same clock) to a worker busy in a work item
  *           that spins until the call ran or --busy-us passed: with
@@ -52,9 +54,10 @@ static int on_opt(int id, const char *arg, void *ctx)
 static const struct cmd_desc desc = {
 	.name = "debug",
 	.summary = "cost of stuck-call reports and tracing, and XC_URGENT delivery to a busy worker\n"
-		   "parts: stuck trace urgent (default: all three)\n"
+		   "parts: stuck trace urgent follow (default: all four)\n"
 		   "  stuck   waiting-call round trip (libxcall-polling), stuck reports on (5000 ms) vs off\n"
 		   "  trace   the round trip and a nowait storm, tracing off vs on (a temp file, deleted)\n"
+		   "  follow  the round trip, the workers' watch for the OS taking their CPU on vs off\n"
 		   "  urgent  call-to-start latency to a worker in a busy work item that never polls:\n"
 		   "          XC_URGENT (signal), plain (waits for the item's end, --busy-us), and plain\n"
 		   "          with the item calling xc_poll() every --poll-every iterations\n"
@@ -79,10 +82,10 @@ struct dctx {
 };
 
 /* Up on the pair with these debugging options; trace_file NULL = --trace. */
-static int up(struct dctx *k, int stuck_ms, const char *trace_file)
+static int up(struct dctx *k, int stuck_ms, const char *trace_file, bool follow_os)
 {
 	struct xc_opts xo = {.cpus = k->pair, .poll_ns = k->poll, .stuck_ms = stuck_ms,
-			     .trace_file = trace_file};
+			     .trace_file = trace_file, .follow_os = follow_os ? 0 : XC_FOLLOW_OS_OFF};
 	int err = xh_up_opts(&xo);
 	if (err)
 		fprintf(stderr, "xcall-bench debug: xc_init(cpus=%s): %s\n", k->pair, strerror(-err));
@@ -129,15 +132,21 @@ static struct rec *ratio_rec(const char *kase, int rep, double on, double off, s
 	return r;
 }
 
-/* ---- the waiting-call round trip (stuck, trace) ---- */
+/* ---- the waiting-call round trip (stuck, trace, follow) ---- */
 
-/* trace: 0 off, 1 on (a temporary file), -1 as --trace says */
-static struct rec *roundtrip(struct dctx *k, const char *kase, int stuck_ms, int trace, int rep)
+/* What a round-trip case turns on: trace 0 off, 1 on (a temporary file), -1 as --trace says. */
+struct rt_cfg {
+	const char *kase;
+	int stuck_ms, trace;
+	bool follow_os;
+};
+
+static struct rec *roundtrip(struct dctx *k, const struct rt_cfg *c, int rep)
 {
 	char tf[256];
-	if (trace > 0)
+	if (c->trace > 0)
 		trace_tmp(tf, sizeof(tf));
-	if (up(k, stuck_ms, trace > 0 ? tf : trace == 0 ? xh_no_trace : NULL))
+	if (up(k, c->stuck_ms, c->trace > 0 ? tf : c->trace == 0 ? xh_no_trace : NULL, c->follow_os))
 		return NULL;
 	struct budget bud;
 	budget_init(&bud, &k->o, RT_ITERS);
@@ -147,41 +156,68 @@ static struct rec *roundtrip(struct dctx *k, const char *kase, int stuck_ms, int
 	struct xc_stats end;
 	xh_stats(-1, &end);     /* trace drops: the rings' state at the end */
 	xh_down();
-	long long bytes = trace > 0 ? trace_take(tf) : 0;
+	long long bytes = c->trace > 0 ? trace_take(tf) : 0;
 	if (n < 0)
 		return NULL;
-	struct rec *r = rec_new("debug", kase, "ns", "lower", rep);
+	struct rec *r = rec_new("debug", c->kase, "ns", "lower", rep);
 	rec_hist(r, &k->h);
 	common_params(k, r, n, bud.iters);
-	rec_param_i(r, "stuck_ms", stuck_ms);
-	rec_param_i(r, "trace", trace > 0 || (trace < 0 && g_out.trace));
+	rec_param_i(r, "stuck_ms", c->stuck_ms);
+	rec_param_i(r, "trace", c->trace > 0 || (c->trace < 0 && g_out.trace));
+	rec_param_i(r, "follow_os", c->follow_os);
 	rec_xc_counters(r, &d.delta);
 	rec_counter(r, "stuck_reports", (long long)d.delta.stuck_reports);
-	if (trace > 0) {
+	if (c->trace > 0) {
 		rec_counter(r, "trace_drops", (long long)end.trace_drops);
 		rec_param_i(r, "trace_bytes", bytes);
 	}
 	return r;
 }
 
+/*
+ * The round trip with an aid on and off, one runtime each, the order
+ * flipped every repeat; a ratio row of the p50s (and p99s).
+ */
+static int roundtrip_pair(struct dctx *k, const char *part, int rep, const struct rt_cfg *on_cfg,
+			  const struct rt_cfg *off_cfg, const char *ratio_kase)
+{
+	struct rec *on = NULL, *off = NULL;
+	for (int i = 0; i < 2; i++) {
+		bool do_on = (i == 0) == (rep % 2 == 0);
+		progress("debug %s: round trip, %s, cpus %s, repeat %d", part, do_on ? "on" : "off",
+			 k->pair, rep);
+		struct rec *r = roundtrip(k, do_on ? on_cfg : off_cfg, rep);
+		if (!r)
+			return 1;
+		*(do_on ? &on : &off) = r;
+	}
+	struct rec *x = ratio_rec(ratio_kase, rep, on->s.p50, off->s.p50, on);
+	char of[96];
+	snprintf(of, sizeof(of), "p50 %s / p50 %s", on_cfg->kase, off_cfg->kase);
+	rec_param_s(x, "of", of);
+	if (off->s.p99 > 0)
+		rec_param_d(x, "p99_ratio", on->s.p99 / off->s.p99);
+	return 0;
+}
+
 static int part_stuck(struct dctx *k)
 {
-	for (int rep = 0; rep < k->o.repeat; rep++) {
-		struct rec *on = NULL, *off = NULL;
-		for (int i = 0; i < 2; i++) {
-			bool do_on = (i == 0) == (rep % 2 == 0);
-			progress("debug stuck: %s, cpus %s, repeat %d", do_on ? "on" : "off", k->pair, rep);
-			struct rec *r = roundtrip(k, do_on ? "stuck/on" : "stuck/off",
-						  do_on ? 5000 : XC_STUCK_OFF, -1, rep);
-			if (!r)
-				return 1;
-			*(do_on ? &on : &off) = r;
-		}
-		struct rec *x = ratio_rec("stuck/ratio", rep, on->s.p50, off->s.p50, on);
-		rec_param_s(x, "of", "p50 stuck/on / p50 stuck/off");
-		if (off->s.p99 > 0)
-			rec_param_d(x, "p99_ratio", on->s.p99 / off->s.p99);
-	}
+	static const struct rt_cfg on = {"stuck/on", 5000, -1, true};
+	static const struct rt_cfg off = {"stuck/off", XC_STUCK_OFF, -1, true};
+	for (int rep = 0; rep < k->o.repeat; rep++)
+		if (roundtrip_pair(k, "stuck", rep, &on, &off, "stuck/ratio"))
+			return 1;
+	return 0;
+}
+
+/* The worker's watch for the OS taking its CPU away (follow.c): on by default. */
+static int part_follow(struct dctx *k)
+{
+	static const struct rt_cfg on = {"follow/on", XC_STUCK_OFF, -1, true};
+	static const struct rt_cfg off = {"follow/off", XC_STUCK_OFF, -1, false};
+	for (int rep = 0; rep < k->o.repeat; rep++)
+		if (roundtrip_pair(k, "follow", rep, &on, &off, "follow/ratio"))
+			return 1;
 	return 0;
 }
 
@@ -260,7 +296,7 @@ static struct rec *storm(struct dctx *k, const char *kase, bool trace, int rep)
 	char tf[256];
 	if (trace)
 		trace_tmp(tf, sizeof(tf));
-	if (up(k, 0, trace ? tf : xh_no_trace))
+	if (up(k, 0, trace ? tf : xh_no_trace, true))
 		return NULL;
 	struct storm_loop s = {.target = k->b, .h = &k->h};
 	budget_init(&s.b, &k->o, STORM_ITERS);
@@ -293,20 +329,12 @@ static struct rec *storm(struct dctx *k, const char *kase, bool trace, int rep)
 
 static int part_trace(struct dctx *k)
 {
+	static const struct rt_cfg rt_on = {"trace/roundtrip-on", XC_STUCK_OFF, 1, true};
+	static const struct rt_cfg rt_off = {"trace/roundtrip-off", XC_STUCK_OFF, 0, true};
 	for (int rep = 0; rep < k->o.repeat; rep++) {
 		struct rec *on = NULL, *off = NULL;
-		for (int i = 0; i < 2; i++) {
-			bool do_on = (i == 0) == (rep % 2 == 0);
-			progress("debug trace: round trip, tracing %s, repeat %d", do_on ? "on" : "off", rep);
-			struct rec *r = roundtrip(k, do_on ? "trace/roundtrip-on" : "trace/roundtrip-off",
-						  XC_STUCK_OFF, do_on ? 1 : 0, rep);
-			if (!r)
-				return 1;
-			*(do_on ? &on : &off) = r;
-		}
-		struct rec *x = ratio_rec("trace/roundtrip-ratio", rep, on->s.p50, off->s.p50, on);
-		rec_param_s(x, "of", "p50 trace/roundtrip-on / p50 trace/roundtrip-off");
-		on = off = NULL;
+		if (roundtrip_pair(k, "trace", rep, &rt_on, &rt_off, "trace/roundtrip-ratio"))
+			return 1;
 		for (int i = 0; i < 2; i++) {
 			bool do_on = (i == 0) == (rep % 2 == 0);
 			progress("debug trace: nowait storm, tracing %s, repeat %d", do_on ? "on" : "off", rep);
@@ -315,7 +343,7 @@ static int part_trace(struct dctx *k)
 				return 1;
 			*(do_on ? &on : &off) = r;
 		}
-		x = ratio_rec("trace/storm-ratio", rep, rec_param_get(on, "ns_per_call", -1),
+		struct rec *x = ratio_rec("trace/storm-ratio", rep, rec_param_get(on, "ns_per_call", -1),
 			      rec_param_get(off, "ns_per_call", -1), on);
 		rec_param_s(x, "of", "ns_per_call trace/storm-on / trace/storm-off");
 		if (off->s.p50 > 0)
@@ -440,7 +468,7 @@ static void urg_loop(void *arg)
 static struct rec *urgent_case(struct dctx *k, const char *kase, unsigned flags, long poll_every,
 			       int rep)
 {
-	if (up(k, 0, NULL))
+	if (up(k, 0, NULL, true))
 		return NULL;
 	struct urg *u = aligned_alloc(CACHELINE, sizeof(*u));
 	memset(u, 0, sizeof(*u));
@@ -521,7 +549,8 @@ static void print_table(struct dctx *k, struct rec *from)
 			       "", "", "", notes);
 			continue;
 		}
-		if (!strncmp(r->kase, "stuck/", 6) || !strncmp(r->kase, "trace/roundtrip", 15))
+		if (!strncmp(r->kase, "stuck/", 6) || !strncmp(r->kase, "trace/roundtrip", 15) ||
+		    !strncmp(r->kase, "follow/", 7))
 			snprintf(notes, sizeof(notes), "stuck_reports %lld",
 				 rec_counter_get(r, "stuck_reports", 0));
 		if (!strncmp(r->kase, "trace/storm", 11))
@@ -542,7 +571,7 @@ static void print_table(struct dctx *k, struct rec *from)
 		       (unsigned long long)r->s.n, fmt_ns(r->s.p50, b[0], 32), fmt_ns(r->s.p90, b[1], 32),
 		       fmt_ns(r->s.p99, b[2], 32), fmt_ns(r->s.max, b[3], 32), notes);
 	}
-	printf("stuck, trace/roundtrip: waiting-call round trip; trace/storm: sender cost of a nowait call\n"
+	printf("stuck, trace/roundtrip, follow: waiting-call round trip; trace/storm: sender cost of a nowait call\n"
 	       "urgent: call made (as the busy item starts) until its function starts; the item ends when\n"
 	       "the call ran or after %ld us (bound = items that reached it first), so urgent/none measures\n"
 	       "the whole item, what a plain call waits for, and poll-every-N one poll interval\n",
@@ -551,22 +580,22 @@ static void print_table(struct dctx *k, struct rec *from)
 
 int cmd_debug(int argc, char **argv)
 {
-	static const char *const parts[] = {"stuck", "trace", "urgent"};
+	static const char *const parts[] = {"stuck", "trace", "urgent", "follow"};
 	struct dctx *k = calloc(1, sizeof(*k));
 	k->c = (struct dbg_cfg){.busy_us = 1000, .poll_every = 1000};
 	int first = cli_parse(&desc, argc, argv, &k->o, &k->c);
-	bool want[3] = {0}, any = false;
+	bool want[4] = {0}, any = false;
 	for (int i = first; i < argc; i++) {
 		int p;
-		for (p = 0; p < 3; p++)
+		for (p = 0; p < 4; p++)
 			if (!strcmp(argv[i], parts[p]))
 				break;
-		if (p == 3)
-			cli_fail(desc.name, "unknown part '%s' (stuck, trace, urgent)", argv[i]);
+		if (p == 4)
+			cli_fail(desc.name, "unknown part '%s' (stuck, trace, urgent, follow)", argv[i]);
 		want[p] = any = true;
 	}
 	if (!any)
-		want[0] = want[1] = want[2] = true;
+		want[0] = want[1] = want[2] = want[3] = true;
 	if (k->o.ncpus < 2)
 		cli_fail(desc.name, "needs 2 CPUs in --cpus, got %d", k->o.ncpus);
 	k->a = k->o.cpu[0];
@@ -588,6 +617,8 @@ int cmd_debug(int argc, char **argv)
 		rc = part_trace(k);
 	if (want[2] && !rc)
 		rc = part_urgent(k);
+	if (want[3] && !rc)
+		rc = part_follow(k);
 	hist_free(&k->h);
 	struct rec *from = mark ? mark->next : rec_first();
 	if (!g_out.quiet && !g_out.csv)

@@ -391,8 +391,8 @@ def test_debug():
         return
     hist_cases = ["stuck/on", "stuck/off", "trace/roundtrip-on", "trace/roundtrip-off",
                   "trace/storm-on", "trace/storm-off", "urgent/signal", "urgent/none",
-                  "urgent/poll-every-1000"]
-    ratios = ["stuck/ratio", "trace/roundtrip-ratio", "trace/storm-ratio"]
+                  "urgent/poll-every-1000", "follow/on", "follow/off"]
+    ratios = ["stuck/ratio", "trace/roundtrip-ratio", "trace/storm-ratio", "follow/ratio"]
     expect_cases("debug", res, hist_cases, repeats=2, n=300)
     expect_cases("debug ratios", res, ratios, repeats=2, n=1)
     bad = []
@@ -412,6 +412,12 @@ def test_debug():
         bad.append(f"stuck_ms {r0['params'].get('stuck_ms')} / {r1['params'].get('stuck_ms')}")
     check("debug stuck: round trips counted, no stuck report, on = 5000 ms, off = XC_STUCK_OFF",
           not bad, "; ".join(bad))
+    bad = []
+    for c, want in (("follow/on", 1), ("follow/off", 0)):
+        r = find(res, c)
+        if not r or r["params"].get("follow_os") != want or cnt(r, "calls") != 300:
+            bad.append(f"{c}: follow_os {r and r['params'].get('follow_os')}, calls {cnt(r, 'calls')}")
+    check("debug follow: round trips counted, the watch on in the on rows only", not bad, "; ".join(bad))
     bad = []
     for c in ("trace/roundtrip-on", "trace/storm-on"):
         r = find(res, c)
