@@ -159,7 +159,7 @@ guest_run() {
 		guest_wait "$name" kvm "${GUEST_KVM_TIMEOUT:-20}"
 		case $? in
 		0) GUEST_ACCEL=kvm; return 0 ;;
-		2) guest_say "KVM did not boot the guest (last qemu message: $(grep -v -e warning "$OUT/qemu-$name-kvm.err" | tail -n 1)); falling back to TCG" ;;
+		2) guest_say "KVM did not boot the guest (last qemu message: $(grep -v -e warning -e "scripts/guest.sh" "$OUT/qemu-$name-kvm.err" | tail -n 1)); falling back to TCG" ;;
 		*) [ "$want" = kvm ] && return 1 ;;
 		esac
 	elif [ "$want" = kvm ]; then
