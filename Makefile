@@ -36,7 +36,7 @@ lib: $(LIB_A) $(LIB_SO) $(PC_FILE)
 
 $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/xcall.h
 	@mkdir -p $(dir $@)
-	$(CC) $(XC_CFLAGS) $(CFLAGS) -c $< -o $@
+	$(CC) $(XC_CFLAGS) -fvisibility=hidden $(CFLAGS) -c $< -o $@
 
 $(LIB_A): $(LIB_OBJS)
 	@rm -f $@

@@ -6,7 +6,7 @@ static void hello(void *arg) { printf("%s from CPU %d\n", (char *)arg, xc_this_c
 int main(void)
 {
 	xc_init(NULL);
-	xc_call_single(1, hello, "wait", XC_WAIT);
-	xc_call_all(hello, "nowait", 0);
+	xc_call_single(1, hello, (void *)"wait", XC_WAIT);
+	xc_call_all(hello, (void *)"nowait", 0);
 	return xc_exit();
 }

@@ -15,7 +15,9 @@
  *   field 11     xc_opts.trace_file (missing or 0xff: NULL)
  *   the rest     raw bytes, little-endian, zero-padded: serial_bringup (1),
  *                poll_ns (8), bringup_timeout_ms (4), ablate (4), stuck_ms (4),
- *                trace_events (4), urgent_signal (4).
+ *                trace_events (4), urgent_signal (4), follow_os (4).
+ * XCALL_FOLLOW_OS is not fuzzed (it takes "0" or "1", as XCALL_VERBOSE does);
+ * it stays out of the fields so that earlier inputs keep their meaning.
  *
  * Properties: the return is 0 or -EINVAL; -EINVAL says why through the report
  * hook (at least one line), 0 says nothing; every line fits the library's
@@ -23,7 +25,7 @@
  * within the process's affinity, poll_ns >= XC_POLL_FOREVER, stuck_ms >= 0, a
  * real-time signal, trace_events 0 or 16..2^24, known ablate bits, a
  * NUL-terminated trace file name), and xc_config_print() (XCALL_VERBOSE's
- * table) prints it in 11 lines.
+ * table) prints it in 12 lines.
  */
 #include "internal.h"
 
@@ -113,6 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.stuck_ms = (int)(uint32_t)take(&p, end, 4);
 	o.trace_events = (unsigned)take(&p, end, 4);
 	o.urgent_signal = (int)(uint32_t)take(&p, end, 4);
+	o.follow_os = (int)(uint32_t)take(&p, end, 4);
 	o.report = report_hook;
 
 	lines = 0;
@@ -144,7 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      "trace file name not owned or not terminated");
 	lines = 0;
 	xc_config_print(cfg);
-	CHECK(lines == 1 + (int)NVARS, "config table of %d lines", lines);
+	CHECK(lines == 1 + (int)NVARS + 1, "config table of %d lines", lines);	/* + XCALL_FOLLOW_OS */
 out:
 	memset(cfg, 0, sizeof(*cfg));
 	for (size_t i = 0; i < nenv; i++)

@@ -25,18 +25,33 @@
 #ifndef XCALL_H
 #define XCALL_H
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
+/*
+ * C11 and C++11 and later. cpu_set_t comes from <sched.h> as it is; the
+ * CPU_SET() family of macros, like sched_setaffinity(), is a GNU extension of
+ * glibc: a C program that uses them defines _GNU_SOURCE before its first
+ * include (or with -D_GNU_SOURCE), as for any glibc program. g++ and clang++
+ * define it by themselves.
+ */
 #include <sched.h>
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
+/*
+ * The private fields that C updates atomically are plain in C++, of the same
+ * size and alignment: C++ code never touches them (a test compares the
+ * layouts in both languages).
+ */
+#define XC__ATOMIC(type) type
 extern "C" {
+#else
+#include <stdatomic.h>
+#include <stdbool.h>
+#define XC__ATOMIC(type) _Atomic type
 #endif
+
+/* What libxcall.so exports: exactly the functions declared with it, below. */
+#define XC_API __attribute__((visibility("default")))
 
 #define XCALL_VERSION_MAJOR 0
 #define XCALL_VERSION_MINOR 1
@@ -137,7 +152,7 @@ struct xc__link {
 
 /* private: a completion (count of calls to finish, and a sleeping-waiter bit). */
 struct xc__sync {
-	_Atomic uint32_t word;
+	XC__ATOMIC(uint32_t) word;
 	void *waiter;
 };
 
@@ -155,7 +170,7 @@ struct xc_call {
 	void *arg;
 	/* private: */
 	struct xc__link _link;
-	_Atomic uint16_t _flags;
+	XC__ATOMIC(uint16_t) _flags;
 	int16_t _src_cpu;
 	uint32_t _trace_id;
 	struct xc__sync *_sync;
@@ -176,7 +191,7 @@ struct xc_work {
 	void *arg;
 	/* private: */
 	struct xc__link _link;
-	_Atomic unsigned _flags;
+	XC__ATOMIC(unsigned) _flags;
 	int _src_cpu;
 	uint32_t _trace_id;
 };
@@ -229,7 +244,7 @@ struct xc_stats {
  * that function as the worker did: as after any fork of a threaded process,
  * it should only exec or _exit.
  */
-int xc_init(const struct xc_opts *opts);
+XC_API int xc_init(const struct xc_opts *opts);
 
 /**
  * xc_exit() - run everything still queued, then stop and join every worker.
@@ -239,7 +254,7 @@ int xc_init(const struct xc_opts *opts);
  * Return: 0; -ENXIO not initialised; -EDEADLK called from a worker; the
  * negative errno of writing xc_opts.trace_file (the runtime is down all the same).
  */
-int xc_exit(void);
+XC_API int xc_exit(void);
 
 /**
  * xc_call_single() - run fn(arg) on one CPU.
@@ -254,7 +269,7 @@ int xc_exit(void);
  * or the runtime is not up; -ENOMEM no descriptor for a nowait call;
  * -EDEADLK XC_WAIT from inside an urgent function.
  */
-int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags);
+XC_API int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags);
 
 /**
  * xc_call_many() - run fn(arg) on every online CPU of a mask.
@@ -268,21 +283,21 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags);
  * empty mask, NULL fn, unknown flags; -ENXIO a CPU of the mask is outside the
  * runtime's set, or the runtime is not up; -ENOMEM.
  */
-int xc_call_many(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags);
+XC_API int xc_call_many(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags);
 
 /**
  * xc_call_cond() - xc_call_many() on the CPUs of @mask for which cond(cpu, arg) is true.
  * @cond: evaluated on the calling thread, once per CPU, before anything is queued.
  * Return: as xc_call_many(); -EINVAL also for a NULL @cond.
  */
-int xc_call_cond(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *arg, unsigned flags);
+XC_API int xc_call_cond(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *arg, unsigned flags);
 
 /**
  * xc_call_all() - run fn(arg) on every online CPU but the calling worker's own
  * (that one too with XC_RUN_LOCAL).
  * Return: as xc_call_many().
  */
-int xc_call_all(xc_func_t fn, void *arg, unsigned flags);
+XC_API int xc_call_all(xc_func_t fn, void *arg, unsigned flags);
 
 /**
  * xc_call_any() - run fn(arg) on one online CPU of @mask, the nearest:
@@ -291,7 +306,7 @@ int xc_call_all(xc_func_t fn, void *arg, unsigned flags);
  * Return: the CPU chosen (>= 0); -EINVAL as xc_call_single() or NULL/empty
  * mask; -ENXIO no CPU of @mask is online.
  */
-int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags);
+XC_API int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags);
 
 /**
  * xc_call_async() - run call->fn(call->arg) on @cpu without waiting, using the
@@ -300,13 +315,13 @@ int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags);
  * flight; -ENXIO as xc_call_single(). On the calling worker's own CPU it runs
  * at once.
  */
-int xc_call_async(int cpu, struct xc_call *call);
+XC_API int xc_call_async(int cpu, struct xc_call *call);
 
 /**
  * xc_call_done() - true once an async call's function has returned (or the
  * descriptor was never queued). Its effects are visible to the caller then.
  */
-bool xc_call_done(const struct xc_call *call);
+XC_API bool xc_call_done(const struct xc_call *call);
 
 /**
  * xc_queue_work() - run work->fn(work->arg) later in @cpu's task context.
@@ -315,12 +330,12 @@ bool xc_call_done(const struct xc_call *call);
  * Return: 0; -EINVAL NULL work or fn; -EBUSY queued and not yet started;
  * -ENXIO @cpu absent or offline, or the runtime is not up.
  */
-int xc_queue_work(int cpu, struct xc_work *work);
+XC_API int xc_queue_work(int cpu, struct xc_work *work);
 
 /**
  * xc_work_pending() - true while @work is queued and has not started.
  */
-bool xc_work_pending(const struct xc_work *work);
+XC_API bool xc_work_pending(const struct xc_work *work);
 
 /**
  * xc_poll() - run the calls queued to the calling worker's CPU now.
@@ -329,7 +344,7 @@ bool xc_work_pending(const struct xc_work *work);
  * the worker while it was running its queue.
  * Return: how many ran (>= 0); -ENXIO not called from a worker.
  */
-int xc_poll(void);
+XC_API int xc_poll(void);
 
 /**
  * xc_cpu_offline() - stop new calls and work to @cpu (they get -ENXIO), run
@@ -348,7 +363,7 @@ int xc_poll(void);
  * Return: 0; -EINVAL @cpu is already offline by this call; -ENXIO @cpu outside
  * the set or runtime not up; -EDEADLK called from @cpu's own worker.
  */
-int xc_cpu_offline(int cpu);
+XC_API int xc_cpu_offline(int cpu);
 
 /**
  * xc_cpu_online() - bring back a CPU taken offline by xc_cpu_offline(): calls
@@ -357,23 +372,23 @@ int xc_cpu_offline(int cpu);
  * (it comes back by itself); -ENXIO the OS has taken it, outside the set, or
  * runtime not up.
  */
-int xc_cpu_online(int cpu);
+XC_API int xc_cpu_online(int cpu);
 
 /** xc_this_cpu() - the calling worker's CPU, or -1 on any other thread. */
-int xc_this_cpu(void);
+XC_API int xc_this_cpu(void);
 
 /**
  * xc_online_mask() - the CPUs whose workers are online now.
  * Return: how many (>= 0); -EINVAL NULL @out; -ENXIO runtime not up.
  */
-int xc_online_mask(cpu_set_t *out);
+XC_API int xc_online_mask(cpu_set_t *out);
 
 /**
  * xc_stats_get() - read the counters of one CPU, or (cpu = -1) their sum.
  * Counters survive offline/online and are reset by xc_init().
  * Return: 0; -EINVAL NULL @out; -ENXIO @cpu outside the set or runtime not up.
  */
-int xc_stats_get(int cpu, struct xc_stats *out);
+XC_API int xc_stats_get(int cpu, struct xc_stats *out);
 
 /**
  * xc_trace_dump() - write every recorded event, now, as Chrome trace JSON
@@ -381,19 +396,19 @@ int xc_stats_get(int cpu, struct xc_stats *out);
  * thread, flows from each queued call to its entry).
  * Return: 0; -EINVAL NULL @path; -ENXIO tracing is off; -errno of the write.
  */
-int xc_trace_dump(const char *path);
+XC_API int xc_trace_dump(const char *path);
 
 /**
  * xc_cpulist_parse() - parse a cpulist ("0-3,8,10-15:2") into @out.
  * Return: 0; -EINVAL malformed, empty, or a CPU >= CPU_SETSIZE.
  */
-int xc_cpulist_parse(const char *list, cpu_set_t *out);
+XC_API int xc_cpulist_parse(const char *list, cpu_set_t *out);
 
 /**
  * xc_cpulist_format() - write @set as a cpulist ("0-3,8") into @buf.
  * Return: the length written (excluding NUL); -ENOSPC @buf too small.
  */
-int xc_cpulist_format(const cpu_set_t *set, char *buf, size_t size);
+XC_API int xc_cpulist_format(const cpu_set_t *set, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -60,3 +60,12 @@ CHECK_TARGETS += check-install
 .PHONY: check-guest
 check-guest:
 	BUILD=$(BUILD) MAKE=$(MAKE) bash tests/guest/run.sh
+
+# check-api: xcall.h as C and C++ (each compiler and standard), the structs' layout in both,
+# and exactly the API exported from libxcall.so.
+APT_PACKAGES += clang
+.PHONY: check-api
+check-api: lib
+	tests/api/check.sh $(BUILD)
+
+CHECK_TARGETS += check-api

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# tests/api/check.sh - `make check-api`: the public header as a user meets it.
+#   - xcall.h compiles as C11 (gcc, clang) and as C++11, 14, 17, 20 and the newest
+#     standard each C++ compiler knows (g++, clang++), warning-free under
+#     -Wall -Wextra -Wpedantic -Werror, without _GNU_SOURCE from us;
+#   - the README example (examples/hello.c) builds and runs in each, linked against
+#     libxcall.so; so does tests/api/cxx.cpp in each C++ standard;
+#   - every public struct has the same size and field offsets in every build
+#     (tests/api/layout.c);
+#   - libxcall.so exports exactly the functions xcall.h declares with XC_API.
+# A compiler that is not installed is skipped with a line saying so (make deps installs clang).
+# Usage: tests/api/check.sh BUILD_DIR
+set -u
+BUILD=${1:-build}
+OUT="$BUILD/api"
+SO="$BUILD/libxcall.so"
+mkdir -p "$OUT"
+pass=0 fail=0 skip=0
+ok() { pass=$((pass + 1)); echo "ok    $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL  $*"; }
+skipped() { skip=$((skip + 1)); echo "skip  $*"; }
+WARN="-Wall -Wextra -Wpedantic -Werror"
+# the shared library under both its names, as `make install` lays it out
+mkdir -p "$OUT/lib"
+cp "$SO" "$OUT/lib/libxcall.so.0"
+ln -sf libxcall.so.0 "$OUT/lib/libxcall.so"
+LINK="-L$OUT/lib -Wl,-rpath,$(cd "$OUT/lib" && pwd) -lxcall -pthread"
+
+# build NAME COMPILER STDFLAG SOURCE [more flags]: compile and link quietly, the log kept
+build() {
+	local name=$1 cc=$2 std=$3 src=$4
+	shift 4
+	# shellcheck disable=SC2086
+	$cc $std $WARN -Iinclude "$@" "$src" -o "$OUT/$name" $LINK >"$OUT/$name.log" 2>&1
+}
+
+ref=""
+layout_ok() { # NAME: its layout equals the first one's
+	"$OUT/$1" >"$OUT/$1.out" 2>&1 || return 1
+	[ -n "$ref" ] || ref="$OUT/$1.out"
+	cmp -s "$ref" "$OUT/$1.out"
+}
+
+for cc in gcc clang; do
+	if ! command -v $cc >/dev/null; then skipped "$cc: not installed"; continue; fi
+	if build "hello-$cc-c11" $cc -std=c11 examples/hello.c && "$OUT/hello-$cc-c11" >/dev/null; then
+		ok "$cc -std=c11: README example builds warning-free and runs"
+	else bad "$cc -std=c11: README example (see $OUT/hello-$cc-c11.log)"; fi
+	if build "layout-$cc-c11" $cc -std=c11 tests/api/layout.c && layout_ok "layout-$cc-c11"; then
+		ok "$cc -std=c11: layout"
+	else bad "$cc -std=c11: layout differs or did not build (see $OUT/layout-$cc-c11.*)"; fi
+done
+
+for cxx in g++ clang++; do
+	if ! command -v $cxx >/dev/null; then skipped "$cxx: not installed"; continue; fi
+	stds="c++11 c++14 c++17 c++20"
+	for newest in c++26 c++2c c++23 c++2b; do
+		if echo 'int main(){}' | $cxx -std=$newest -x c++ - -o /dev/null 2>/dev/null; then
+			stds="$stds $newest"
+			break
+		fi
+	done
+	for std in $stds; do
+		tag="$cxx-$std"
+		if build "hello-$tag" $cxx "-std=$std -x c++" examples/hello.c && "$OUT/hello-$tag" >/dev/null; then
+			ok "$cxx -std=$std: README example builds warning-free and runs"
+		else bad "$cxx -std=$std: README example (see $OUT/hello-$tag.log)"; fi
+		if build "cxx-$tag" $cxx "-std=$std" tests/api/cxx.cpp && "$OUT/cxx-$tag" >"$OUT/cxx-$tag.out" 2>&1; then
+			ok "$cxx -std=$std: tests/api/cxx.cpp"
+		else bad "$cxx -std=$std: tests/api/cxx.cpp (see $OUT/cxx-$tag.log, .out)"; fi
+		if build "layout-$tag" $cxx "-std=$std -x c++" tests/api/layout.c && layout_ok "layout-$tag"; then
+			ok "$cxx -std=$std: layout as in C"
+		else bad "$cxx -std=$std: layout differs from C or did not build (see $OUT/layout-$tag.*)"; fi
+	done
+done
+
+# Exports, both ways: the header's XC_API functions against the dynamic symbol table.
+sed -n 's/^XC_API .*[ *]\(xc_[a-z0-9_]*\)(.*/\1/p' include/xcall.h | sort -u >"$OUT/api.declared"
+nm -D --defined-only "$SO" | awk '{ print $3 }' | sort -u >"$OUT/api.exported"
+missing=$(comm -23 "$OUT/api.declared" "$OUT/api.exported" | tr '\n' ' ')
+extra=$(comm -13 "$OUT/api.declared" "$OUT/api.exported" | tr '\n' ' ')
+n=$(wc -l <"$OUT/api.declared")
+if [ "$n" -gt 0 ] && [ -z "$missing" ]; then ok "exports: all $n declared functions exported"
+else bad "exports: declared but not exported: ${missing:-(no declarations found)}"; fi
+if [ -z "$extra" ]; then ok "exports: nothing exported beyond xcall.h ($(wc -l <"$OUT/api.exported") symbols)"
+else bad "exports: exported but not in xcall.h: $extra"; fi
+
+echo "api: $pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]

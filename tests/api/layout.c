@@ -1,0 +1,45 @@
+/*
+ * layout: prints the size of every public struct of xcall.h and the offset of
+ * each of its fields. Built once as C and once as C++ (each compiler, each
+ * standard); tests/api/check.sh requires every output to be the same, so that
+ * a C++ program and libxcall agree on what they share.
+ */
+#include <xcall.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+#define ALIGNOF(t) alignof(t)
+#else
+#define ALIGNOF(t) _Alignof(t)
+#endif
+#define S(t)     printf("sizeof(%s) %zu align %zu\n", #t, sizeof(t), ALIGNOF(t))
+#define F(t, f)  printf("offsetof(%s, %s) %zu size %zu\n", #t, #f, offsetof(t, f), sizeof(((t *)0)->f))
+
+int main(void)
+{
+	S(struct xc_opts);
+	F(struct xc_opts, cpus); F(struct xc_opts, serial_bringup); F(struct xc_opts, poll_ns);
+	F(struct xc_opts, cpu_init); F(struct xc_opts, cpu_init_arg); F(struct xc_opts, bringup_timeout_ms);
+	F(struct xc_opts, report); F(struct xc_opts, ablate); F(struct xc_opts, stuck_ms);
+	F(struct xc_opts, trace_file); F(struct xc_opts, trace_events); F(struct xc_opts, urgent_signal);
+	F(struct xc_opts, follow_os);
+	S(struct xc_stats);
+	F(struct xc_stats, calls); F(struct xc_stats, kicks_sent); F(struct xc_stats, kicks_elided);
+	F(struct xc_stats, kicks_coalesced); F(struct xc_stats, free_rides); F(struct xc_stats, sleeps);
+	F(struct xc_stats, wakeups); F(struct xc_stats, work_run); F(struct xc_stats, poll_ns_now);
+	F(struct xc_stats, urgent_calls); F(struct xc_stats, signals_sent); F(struct xc_stats, stuck_reports);
+	F(struct xc_stats, trace_drops); F(struct xc_stats, displaced);
+	S(struct xc__link);
+	F(struct xc__link, next);
+	S(struct xc__sync);
+	F(struct xc__sync, word); F(struct xc__sync, waiter);
+	S(struct xc_call);
+	F(struct xc_call, fn); F(struct xc_call, arg); F(struct xc_call, _link); F(struct xc_call, _flags);
+	F(struct xc_call, _src_cpu); F(struct xc_call, _trace_id); F(struct xc_call, _sync);
+	F(struct xc_call, _owner); F(struct xc_call, _done);
+	S(struct xc_work);
+	F(struct xc_work, fn); F(struct xc_work, arg); F(struct xc_work, _link); F(struct xc_work, _flags);
+	F(struct xc_work, _src_cpu); F(struct xc_work, _trace_id);
+	S(cpu_set_t);
+	return 0;
+}
