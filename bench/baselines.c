@@ -57,7 +57,7 @@ static void pp_send(struct pp *p, bool to_b)
 	case PP_FUTEX: {
 		_Atomic uint32_t *w = to_b ? &p->to_b : &p->to_a;
 		atomic_store_explicit(w, 1, memory_order_release);
-		futex_wake(w, 1);
+		xc_futex_wake(w, 1);
 		break;
 	}
 	case PP_EVENTFD:
@@ -91,7 +91,7 @@ static void pp_recv(struct pp *p, bool at_b)
 		_Atomic uint32_t *w = at_b ? &p->to_b : &p->to_a;
 		/* acquire: what the sender wrote before its store is visible now */
 		while (!atomic_exchange_explicit(w, 0, memory_order_acquire))
-			futex_wait(w, 0);
+			xc_futex_wait(w, 0, NULL);
 		break;
 	}
 	case PP_EVENTFD:

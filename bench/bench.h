@@ -20,6 +20,7 @@
 #include <getopt.h>
 
 #include "xcall.h"
+#include "futex.h"		/* libxcall's own futex wrappers (src/futex.h) */
 #include "hist.h"
 #include "output.h"
 
@@ -185,9 +186,6 @@ struct spin_barrier {
 void spin_barrier_init(struct spin_barrier *b, unsigned n);
 void spin_barrier_wait(struct spin_barrier *b, void (*serve)(void));
 
-/* futex wrappers */
-long futex_wait(_Atomic uint32_t *addr, uint32_t val);
-long futex_wake(_Atomic uint32_t *addr, int n);
 
 /* ---- the limit and the polling call, paired (paired.c) ---- */
 
@@ -258,7 +256,6 @@ void xh_noop(void *arg);
  */
 int xh_drain_all(void);
 void xh_stats(int cpu, struct xc_stats *out);
-void xh_stats_delta(struct xc_stats *d, const struct xc_stats *a, const struct xc_stats *b);
 void rec_xc_counters(struct rec *r, const struct xc_stats *d);
 
 /* ---- families ---- */

@@ -285,7 +285,7 @@ static void storm_loop_fn(void *arg)
 		s->err = drain(s->target);
 	s->runtime_ns = now_ns() - t0;
 	xh_stats(s->target, &p1);
-	xh_stats_delta(&s->delta, &p0, &p1);
+	xc_stats_delta(&s->delta, &p0, &p1);
 	if (s->delta.calls >= 2)
 		s->delta.calls -= 2;    /* not the drain's own two */
 	s->done = i;
@@ -461,7 +461,7 @@ static void urg_loop(void *arg)
 			hist_add(u->h, (uint64_t)ns);
 	}
 	xh_stats(u->target, &p1);
-	xh_stats_delta(&u->delta, &p0, &p1);
+	xc_stats_delta(&u->delta, &p0, &p1);
 	u->done = i;
 }
 

@@ -62,7 +62,7 @@ static void run_trampoline(void *p)
 	it->fn(it->arg);
 	/* release: the loop's results are visible to the waiter that sees 0 */
 	if (atomic_fetch_sub_explicit(it->left, 1, memory_order_release) == 1)
-		futex_wake(it->left, 1);
+		xc_futex_wake(it->left, 1);
 }
 
 int xh_run_on(const int *cpus, int n, xc_func_t fn, void **args)
@@ -89,7 +89,7 @@ int xh_run_on(const int *cpus, int n, xc_func_t fn, void **args)
 	}
 	uint32_t v;
 	while ((v = atomic_load_explicit(&left, memory_order_acquire)) != 0)
-		futex_wait(&left, v);
+		xc_futex_wait(&left, v, NULL);
 	free(items);
 	return err;
 }
@@ -132,23 +132,6 @@ void xh_stats(int cpu, struct xc_stats *out)
 {
 	if (xc_stats_get(cpu, out))
 		memset(out, 0, sizeof(*out));
-}
-
-void xh_stats_delta(struct xc_stats *d, const struct xc_stats *a, const struct xc_stats *b)
-{
-	d->calls = b->calls - a->calls;
-	d->kicks_sent = b->kicks_sent - a->kicks_sent;
-	d->kicks_elided = b->kicks_elided - a->kicks_elided;
-	d->kicks_coalesced = b->kicks_coalesced - a->kicks_coalesced;
-	d->free_rides = b->free_rides - a->free_rides;
-	d->sleeps = b->sleeps - a->sleeps;
-	d->wakeups = b->wakeups - a->wakeups;
-	d->work_run = b->work_run - a->work_run;
-	d->poll_ns_now = b->poll_ns_now;
-	d->urgent_calls = b->urgent_calls - a->urgent_calls;
-	d->signals_sent = b->signals_sent - a->signals_sent;
-	d->stuck_reports = b->stuck_reports - a->stuck_reports;
-	d->trace_drops = b->trace_drops - a->trace_drops;
 }
 
 /* The kick counters of @d, each named with @prefix in front. */
@@ -239,8 +222,8 @@ static void timed_calls_loop(void *arg)
 	}
 	xh_stats(-1, &s1);
 	xh_stats(t->target, &p1);
-	xh_stats_delta(&t->delta, &s0, &s1);
-	xh_stats_delta(&t->tdelta, &p0, &p1);
+	xc_stats_delta(&t->delta, &s0, &s1);
+	xc_stats_delta(&t->tdelta, &p0, &p1);
 	t->done = i;
 }
 

@@ -105,7 +105,7 @@ static void sender_loop(void *arg)
 		i++;
 	}
 	xh_stats(-1, &s1);
-	xh_stats_delta(&r->delta, &s0, &s1);
+	xc_stats_delta(&r->delta, &s0, &s1);
 	r->done = i;
 }
 
@@ -215,7 +215,7 @@ static int part2(const struct bopts *o, const struct idle_cfg *c, int rep)
 		double wall = (double)(now_ns() - w0) / 1e9;
 		double workers = (cpu_seconds_process() - p0) - (cpu_seconds_thread() - m0);
 		xh_stats(-1, &s1);
-		xh_stats_delta(&d, &s0, &s1);
+		xc_stats_delta(&d, &s0, &s1);
 		xh_down();
 		char name[64], wb[32];
 		snprintf(name, sizeof(name), "cpu/%s", pol[p].name);

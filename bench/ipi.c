@@ -104,7 +104,7 @@ static void ipi_loop(void *arg)
 		hist_add(r->total, ticks_to_ns(t1 - r->sent));
 	}
 	xh_stats(-1, &s1);
-	xh_stats_delta(&r->delta, &s0, &s1);
+	xc_stats_delta(&r->delta, &s0, &s1);
 	r->done = i;
 }
 

@@ -320,7 +320,7 @@ static void *sleeper_main(void *arg)
 			if (s->polling)
 				cpu_relax();
 			else
-				futex_wait(&s->word, seen);
+				xc_futex_wait(&s->word, seen, NULL);
 		}
 		uint64_t t = ticks();
 		if (atomic_load(&s->stop))
@@ -360,7 +360,7 @@ long wakeup_run(struct kctx *k, long gap_us, bool polling, struct hist *h, struc
 		uint64_t t0 = ticks();
 		atomic_store_explicit(&s->word, gen, memory_order_release);
 		if (!polling)
-			futex_wake(&s->word, 1);
+			xc_futex_wake(&s->word, 1);
 		while (atomic_load_explicit(&s->ack, memory_order_acquire) != gen)
 			cpu_relax();
 		uint64_t t1 = atomic_load_explicit(&s->woke_at, memory_order_relaxed);
@@ -370,7 +370,7 @@ long wakeup_run(struct kctx *k, long gap_us, bool polling, struct hist *h, struc
 	irq_read(s1);
 	atomic_store(&s->stop, true);
 	atomic_store(&s->word, gen + 1);
-	futex_wake(&s->word, 1);
+	xc_futex_wake(&s->word, 1);
 	pthread_join(t, NULL);
 	unpin_self();
 	free(s);

@@ -170,7 +170,7 @@ int cmd_matrix(int argc, char **argv)
 						xh_drain_all();
 						xh_stats(-1, &s1);
 						s1.calls -= 2 * (uint64_t)o.ncpus;  /* not the drain's own calls */
-						xh_stats_delta(&d, &s0, &s1);
+						xc_stats_delta(&d, &s0, &s1);
 						rec_xc_counters(x, &d);
 						rec_counter(x, "enomem_retries", enomem);
 					}

@@ -64,7 +64,7 @@ static void m08_kick(struct m08_cpu *t, uint32_t bit)
 	atomic_fetch_or(&t->pending, bit);
 	if (atomic_load(&t->state) == S_SLEEPING &&
 	    atomic_exchange(&t->state, S_RUNNING) == S_SLEEPING)
-		futex_wake(&t->state, 1);
+		xc_futex_wake(&t->state, 1);
 }
 
 /* smp_call_function_interrupt() */
@@ -163,7 +163,7 @@ static void *m08_idle_loop(void *arg)
 			atomic_fetch_and(&me->pending, ~P_TASK);
 			me->task(me->task_arg);
 			if (atomic_fetch_sub_explicit(me->task_left, 1, memory_order_release) == 1)
-				futex_wake(me->task_left, 1);
+				xc_futex_wake(me->task_left, 1);
 			continue;
 		}
 		if (p & P_STOP)
@@ -184,7 +184,7 @@ static void *m08_idle_loop(void *arg)
 		/* re-check after publishing S_SLEEPING: a kick before it would be lost */
 		if (!atomic_load(&me->pending))
 			while (atomic_load(&me->state) == S_SLEEPING)
-				futex_wait(&me->state, S_SLEEPING);
+				xc_futex_wait(&me->state, S_SLEEPING, NULL);
 		atomic_store(&me->state, S_RUNNING);
 	}
 }
@@ -240,6 +240,6 @@ int m08_run_on(const int *cpus, int n, void (*fn)(void *), void **args)
 	}
 	uint32_t v;
 	while ((v = atomic_load_explicit(&left, memory_order_acquire)) != 0)
-		futex_wait(&left, v);
+		xc_futex_wait(&left, v, NULL);
 	return 0;
 }

@@ -116,18 +116,6 @@ static double limit_block(struct paired *p, int k, int n, int warm)
 	return block_p50(p->blk, n);
 }
 
-static void stats_add(struct xc_stats *sum, const struct xc_stats *d)
-{
-	sum->calls += d->calls;
-	sum->kicks_sent += d->kicks_sent;
-	sum->kicks_elided += d->kicks_elided;
-	sum->kicks_coalesced += d->kicks_coalesced;
-	sum->free_rides += d->free_rides;
-	sum->sleeps += d->sleeps;
-	sum->wakeups += d->wakeups;
-	sum->work_run += d->work_run;
-}
-
 /* One block of waiting calls from a to b; returns its median, or -1 after an error. */
 static double call_block(struct paired *p, int n, int warm)
 {
@@ -145,10 +133,10 @@ static double call_block(struct paired *p, int n, int warm)
 	}
 	xh_stats(-1, &s1);
 	xh_stats(b, &t1s);
-	xh_stats_delta(&d, &s0, &s1);
-	stats_add(&p->out->call_delta, &d);
-	xh_stats_delta(&d, &t0s, &t1s);
-	stats_add(&p->out->call_target, &d);
+	xc_stats_delta(&d, &s0, &s1);
+	xc_stats_add(&p->out->call_delta, &d);
+	xc_stats_delta(&d, &t0s, &t1s);
+	xc_stats_add(&p->out->call_target, &d);
 	return p->err ? -1 : block_p50(p->blk, n);
 }
 

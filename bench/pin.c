@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pin.c - pinned threads, a spinning barrier and futex wrappers, shared by
+ * pin.c - pinned threads and a spinning barrier, shared by
  * every baseline so that they are pinned and started the same way as
  * libxcall's workers.
  */
@@ -81,14 +81,4 @@ void spin_barrier_wait(struct spin_barrier *b, void (*serve)(void))
 			serve();
 		cpu_relax();
 	}
-}
-
-long futex_wait(_Atomic uint32_t *addr, uint32_t val)
-{
-	return syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
-}
-
-long futex_wake(_Atomic uint32_t *addr, int n)
-{
-	return syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }

@@ -156,7 +156,7 @@ static struct rec *storm_once(const struct bopts *o, const struct storm_cfg *c, 
 		if (sender)
 			continue;
 		struct xc_stats x;
-		xh_stats_delta(&x, &p0[i], &p1[i]);
+		xc_stats_delta(&x, &p0[i], &p1[i]);
 		td.calls += x.calls;
 		td.kicks_sent += x.kicks_sent;
 		td.kicks_elided += x.kicks_elided;
@@ -170,7 +170,7 @@ static struct rec *storm_once(const struct bopts *o, const struct storm_cfg *c, 
 		free(r);
 		return NULL;
 	}
-	xh_stats_delta(&d, &s0, &s1);
+	xc_stats_delta(&d, &s0, &s1);
 	uint64_t first = UINT64_MAX, last = 0;
 	for (int i = 0; i < ns; i++) {
 		first = r->s[i].t0 < first ? r->s[i].t0 : first;

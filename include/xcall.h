@@ -391,6 +391,19 @@ XC_API int xc_online_mask(cpu_set_t *out);
 XC_API int xc_stats_get(int cpu, struct xc_stats *out);
 
 /**
+ * xc_stats_delta() - what happened between two readings: @out = @later - @earlier,
+ * counter by counter, with @later's poll_ns_now (a value, not a count).
+ * @out may be either input.
+ */
+XC_API void xc_stats_delta(struct xc_stats *out, const struct xc_stats *earlier,
+			   const struct xc_stats *later);
+
+/**
+ * xc_stats_add() - @sum += @add, counter by counter; poll_ns_now is @add's.
+ */
+XC_API void xc_stats_add(struct xc_stats *sum, const struct xc_stats *add);
+
+/**
  * xc_trace_dump() - write every recorded event, now, as Chrome trace JSON
  * (loads in Perfetto and chrome://tracing: one track per CPU and per calling
  * thread, flows from each queued call to its entry).

@@ -44,3 +44,37 @@ int xc_stats_get(int cpu, struct xc_stats *out)
 	stats_add(out, &xc_cpus[cpu]);
 	return 0;
 }
+
+/*
+ * struct xc_stats is a row of 64-bit counters and one value, poll_ns_now:
+ * the two functions below walk it as such, so a new counter needs no line here.
+ */
+#define XC_STATS_WORDS (sizeof(struct xc_stats) / sizeof(uint64_t))
+_Static_assert(sizeof(struct xc_stats) % sizeof(uint64_t) == 0, "xc_stats: 64-bit fields only");
+#define XC_STATS_VALUE (offsetof(struct xc_stats, poll_ns_now) / sizeof(uint64_t))
+
+/* out[i] = a[i] + sign * b[i]; the value is b's. */
+static void stats_combine(struct xc_stats *out, const struct xc_stats *a, const struct xc_stats *b,
+			  int sign)
+{
+	uint64_t x[XC_STATS_WORDS], y[XC_STATS_WORDS];
+
+	memcpy(x, a, sizeof(x));
+	memcpy(y, b, sizeof(y));
+	for (size_t i = 0; i < XC_STATS_WORDS; i++)
+		x[i] = i == XC_STATS_VALUE ? y[i] : sign > 0 ? x[i] + y[i] : x[i] - y[i];
+	memcpy(out, x, sizeof(x));
+}
+
+void xc_stats_delta(struct xc_stats *out, const struct xc_stats *earlier, const struct xc_stats *later)
+{
+	struct xc_stats e = *earlier;
+
+	stats_combine(out, later, &e, -1);
+	out->poll_ns_now = later->poll_ns_now;
+}
+
+void xc_stats_add(struct xc_stats *sum, const struct xc_stats *add)
+{
+	stats_combine(sum, sum, add, 1);
+}
