@@ -69,75 +69,44 @@ int parse_double(const char *s, double min, double max, double *out)
 	return 0;
 }
 
+/* --poll and --ablate take libxcall's own spellings, parsed and printed by libxcall. */
 int parse_poll(const char *s, long *out)
 {
-	if (!strcmp(s, "adaptive"))
-		*out = XC_POLL_ADAPTIVE;
-	else if (!strcmp(s, "none"))
-		*out = XC_POLL_NONE;
-	else if (!strcmp(s, "forever"))
-		*out = XC_POLL_FOREVER;
-	else
-		return parse_long(s, 1, 10000000000L, out);
+	struct xc_opts o = {0};
+	if (xc_opts_set(&o, "XCALL_POLL_NS", s) || o.poll_ns > 10000000000L)
+		return -1;
+	*out = o.poll_ns;
 	return 0;
 }
 
 const char *poll_name(long p, char *buf, size_t size)
 {
-	if (p == XC_POLL_ADAPTIVE)
-		snprintf(buf, size, "adaptive");
-	else if (p == XC_POLL_NONE)
-		snprintf(buf, size, "none");
-	else if (p == XC_POLL_FOREVER)
-		snprintf(buf, size, "forever");
-	else
-		snprintf(buf, size, "%ldns", p);
+	struct xc_opts o = {.poll_ns = p};
+	int n = xc_opts_get(&o, "XCALL_POLL_NS", buf, size);
+	if (n > 0 && p > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, "ns");	/* a fixed window */
 	return buf;
 }
-
-static const struct { const char *name; unsigned bit; } ablations[] = {
-	{"elide", XC_ABLATE_ELIDE}, {"coalesce", XC_ABLATE_COALESCE},
-	{"freeride", XC_ABLATE_FREERIDE}, {"notify", XC_ABLATE_NOTIFY},
-	{"slot", XC_ABLATE_SLOT},
-};
 
 /* "elide,notify", "all" or "none". */
 int parse_ablate(const char *s, unsigned *out)
 {
-	unsigned v = 0;
-	char buf[128];
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "all")) {
-			v |= XC_ABLATE_ALL;
-			continue;
-		}
-		if (!strcmp(tok, "none"))
-			continue;
-		size_t i;
-		for (i = 0; i < sizeof(ablations) / sizeof(ablations[0]); i++)
-			if (!strcmp(tok, ablations[i].name))
-				break;
-		if (i == sizeof(ablations) / sizeof(ablations[0]))
-			return -1;
-		v |= ablations[i].bit;
-	}
-	*out = v;
+	struct xc_opts o = {0};
+	if (xc_opts_set(&o, "XCALL_ABLATE", s))
+		return -1;
+	*out = o.ablate;
 	return 0;
 }
 
+/* "elide+notify": a name that fits in a case name. */
 const char *ablate_name(unsigned a, char *buf, size_t size)
 {
-	buf[0] = 0;
-	if (!a) {
-		snprintf(buf, size, "none");
-		return buf;
-	}
-	for (size_t i = 0; i < sizeof(ablations) / sizeof(ablations[0]); i++)
-		if (a & ablations[i].bit) {
-			size_t len = strlen(buf);
-			snprintf(buf + len, size - len, "%s%s", len ? "+" : "", ablations[i].name);
-		}
+	struct xc_opts o = {.ablate = a};
+	if (xc_opts_get(&o, "XCALL_ABLATE", buf, size) < 0)
+		snprintf(buf, size, "0x%x", a);
+	for (char *c = buf; *c; c++)
+		if (*c == ',')
+			*c = '+';
 	return buf;
 }
 

@@ -418,6 +418,26 @@ XC_API int xc_trace_dump(const char *path);
 XC_API int xc_cpulist_parse(const char *list, cpu_set_t *out);
 
 /**
+ * xc_opts_set() - set the field of @o that the option @var names (its XCALL_*
+ * environment variable, e.g. "XCALL_POLL_NS"), from @value spelled as in the
+ * environment ("adaptive", "elide,slot", "0-3", ...): the parser xc_init()
+ * uses, for programs that take libxcall's options from their own command
+ * line or configuration. A string option (cpus, trace_file) keeps @value
+ * itself, which must outlive @o's use.
+ * Return: 0; -EINVAL unknown @var (XCALL_VERBOSE has no field), bad @value,
+ * or NULL argument; @o is unchanged then.
+ */
+XC_API int xc_opts_set(struct xc_opts *o, const char *var, const char *value);
+
+/**
+ * xc_opts_get() - the value that @o gives the option @var, as XCALL_VERBOSE
+ * spells it (the default when the field is left zero), into @buf.
+ * Return: its length (truncated to @size - 1); -EINVAL unknown @var, a field
+ * out of range, or NULL argument.
+ */
+XC_API int xc_opts_get(const struct xc_opts *o, const char *var, char *buf, size_t size);
+
+/**
  * xc_cpulist_format() - write @set as a cpulist ("0-3,8") into @buf.
  * Return: the length written (excluding NUL); -ENOSPC @buf too small.
  */

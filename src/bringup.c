@@ -21,7 +21,6 @@
 #include <string.h>
 #include <time.h>
 
-#define XC_BRINGUP_TIMEOUT_MS_DEFAULT 10000u
 /* How long a cancelled init hook gets to unwind before it is given up on. */
 #define XC_CANCEL_GRACE_MS 1000
 
@@ -277,8 +276,6 @@ int xc_init(const struct xc_opts *opts)
 		atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_release);
 		return ret;
 	}
-	if (xc_rt.cfg.bringup_timeout_ms == 0)
-		xc_rt.cfg.bringup_timeout_ms = XC_BRINGUP_TIMEOUT_MS_DEFAULT;
 	if (xc_rt.cfg.verbose)
 		xc_config_print(&xc_rt.cfg);
 	xc_rt.generation++;

@@ -20,7 +20,6 @@ static const char *const source_name[] = { "default", "env", "xc_opts" };
 struct xc_option {
 	const char *env;
 	const char *field;
-	const char *def;
 	const char *help;
 	/* parse an environment value into cfg; 0 or -EINVAL */
 	int (*parse_env)(const char *val, struct xc_config *cfg);
@@ -28,6 +27,8 @@ struct xc_option {
 	int (*take_opt)(const struct xc_opts *o, struct xc_config *cfg);
 	/* the value in force, for XCALL_VERBOSE */
 	void (*show)(const struct xc_config *cfg, char *buf, size_t n);
+	/* the xc_opts field from a parsed value (xc_opts_set); @val is the string parsed */
+	void (*to_opt)(const struct xc_config *cfg, const char *val, struct xc_opts *o);
 };
 
 static int parse_ulong(const char *val, unsigned long max, unsigned long *out)
@@ -101,6 +102,10 @@ static void cpus_show(const struct xc_config *cfg, char *buf, size_t n)
 {
 	xc_cpulist_format(&cfg->cpus, buf, n);
 }
+static void cpus_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
+{
+	o->cpus = val;	/* the caller's string, as for the field itself */
+}
 
 /* --- serial_bringup --- */
 static int serial_env(const char *val, struct xc_config *cfg)
@@ -121,6 +126,10 @@ static int serial_opt(const struct xc_opts *o, struct xc_config *cfg)
 static void serial_show(const struct xc_config *cfg, char *buf, size_t n)
 {
 	snprintf(buf, n, "%d", cfg->serial_bringup);
+}
+static void serial_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
+{
+	o->serial_bringup = cfg->serial_bringup;
 }
 
 /* --- poll_ns --- */
@@ -178,7 +187,7 @@ static int timeout_opt(const struct xc_opts *o, struct xc_config *cfg)
 }
 static void timeout_show(const struct xc_config *cfg, char *buf, size_t n)
 {
-	snprintf(buf, n, "%u", cfg->bringup_timeout_ms ? cfg->bringup_timeout_ms : 10000u);
+	snprintf(buf, n, "%u", cfg->bringup_timeout_ms);
 }
 
 /* --- ablate --- */
@@ -199,6 +208,10 @@ static int ablate_env(const char *val, struct xc_config *cfg)
 	cfg->ablate = 0;
 	if (!strcmp(val, "none"))
 		return 0;
+	if (!strcmp(val, "all")) {
+		cfg->ablate = XC_ABLATE_ALL;
+		return 0;
+	}
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		size_t i;
 
@@ -232,7 +245,6 @@ static void ablate_show(const struct xc_config *cfg, char *buf, size_t n)
 }
 
 /* --- stuck_ms --- */
-#define XC_STUCK_MS_DEFAULT 5000
 static int stuck_env(const char *val, struct xc_config *cfg)
 {
 	unsigned long v;
@@ -298,7 +310,7 @@ static int trace_events_opt(const struct xc_opts *o, struct xc_config *cfg)
 }
 static void trace_events_show(const struct xc_config *cfg, char *buf, size_t n)
 {
-	snprintf(buf, n, "%u", cfg->trace_events ? cfg->trace_events : 65536u);
+	snprintf(buf, n, "%u", cfg->trace_events);
 }
 
 /* --- urgent_signal --- */
@@ -364,60 +376,106 @@ static void verbose_show(const struct xc_config *cfg, char *buf, size_t n)
 	snprintf(buf, n, "%d", cfg->verbose);
 }
 
+/* --- each option's xc_opts field from a parsed value (xc_opts_set) --- */
+static void poll_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
+{
+	o->poll_ns = cfg->poll_ns;
+}
+static void timeout_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
+{
+	o->bringup_timeout_ms = cfg->bringup_timeout_ms;
+}
+static void ablate_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
+{
+	o->ablate = cfg->ablate;
+}
+static void stuck_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
+{
+	o->stuck_ms = cfg->stuck_ms ? cfg->stuck_ms : XC_STUCK_OFF;
+}
+static void trace_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
+{
+	o->trace_file = val;	/* the caller's string, as for the field itself */
+}
+static void trace_events_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
+{
+	o->trace_events = cfg->trace_events;
+}
+static void signal_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
+{
+	o->urgent_signal = cfg->urgent_signal;
+}
+static void follow_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
+{
+	o->follow_os = cfg->follow_os ? 0 : XC_FOLLOW_OS_OFF;
+}
+
 static const struct xc_option options[] = {
-	{ "XCALL_CPUS", "cpus", "CPUs the process may use",
+	{ "XCALL_CPUS", "cpus",
 	  "cpulist of the CPUs to run workers on, e.g. 0-3,8 (default: the affinity the process started with)",
-	  cpus_from_list, cpus_opt, cpus_show },
-	{ "XCALL_SERIAL_BRINGUP", "serial_bringup", "0",
+	  cpus_from_list, cpus_opt, cpus_show, cpus_to },
+	{ "XCALL_SERIAL_BRINGUP", "serial_bringup",
 	  "1: start workers one at a time instead of all at once",
-	  serial_env, serial_opt, serial_show },
-	{ "XCALL_POLL_NS", "poll_ns", "adaptive",
+	  serial_env, serial_opt, serial_show, serial_to },
+	{ "XCALL_POLL_NS", "poll_ns",
 	  "idle poll window: adaptive, none, forever, or a number of ns",
-	  poll_env, poll_opt, poll_show },
-	{ "XCALL_BRINGUP_TIMEOUT_MS", "bringup_timeout_ms", "10000",
+	  poll_env, poll_opt, poll_show, poll_to },
+	{ "XCALL_BRINGUP_TIMEOUT_MS", "bringup_timeout_ms",
 	  "how long a worker may take to report alive",
-	  timeout_env, timeout_opt, timeout_show },
-	{ "XCALL_ABLATE", "ablate", "none",
+	  timeout_env, timeout_opt, timeout_show, timeout_to },
+	{ "XCALL_ABLATE", "ablate",
 	  "benchmarks only: elide,coalesce,freeride,notify,slot turn optimisations off",
-	  ablate_env, ablate_opt, ablate_show },
-	{ "XCALL_STUCK_MS", "stuck_ms", "5000",
+	  ablate_env, ablate_opt, ablate_show, ablate_to },
+	{ "XCALL_STUCK_MS", "stuck_ms",
 	  "report a waiting call not done after this many ms; 0 = never",
-	  stuck_env, stuck_opt, stuck_show },
-	{ "XCALL_TRACE", "trace_file", "off",
+	  stuck_env, stuck_opt, stuck_show, stuck_to },
+	{ "XCALL_TRACE", "trace_file",
 	  "record events and write them to this file as Chrome trace JSON at xc_exit",
-	  trace_env, trace_opt, trace_show },
-	{ "XCALL_TRACE_EVENTS", "trace_events", "65536",
+	  trace_env, trace_opt, trace_show, trace_to },
+	{ "XCALL_TRACE_EVENTS", "trace_events",
 	  "trace ring size in events, per CPU and per calling thread",
-	  trace_events_env, trace_events_opt, trace_events_show },
-	{ "XCALL_URGENT_SIGNAL", "urgent_signal", "SIGRTMIN+2",
+	  trace_events_env, trace_events_opt, trace_events_show, trace_events_to },
+	{ "XCALL_URGENT_SIGNAL", "urgent_signal",
 	  "the signal that interrupts a busy worker for XC_URGENT calls",
-	  signal_env, signal_opt, signal_show },
-	{ "XCALL_FOLLOW_OS", "follow_os", "1",
+	  signal_env, signal_opt, signal_show, signal_to },
+	{ "XCALL_FOLLOW_OS", "follow_os",
 	  "1: a worker whose CPU the OS takes away (hotplug, affinity, cpuset) takes it offline until it comes back; 0: never look",
-	  follow_env, follow_opt, follow_show },
-	{ "XCALL_VERBOSE", "-", "0",
+	  follow_env, follow_opt, follow_show, follow_to },
+	{ "XCALL_VERBOSE", "-",
 	  "1: print this table at xc_init",
-	  verbose_env, no_opt, verbose_show },
+	  verbose_env, no_opt, verbose_show, NULL },
 };
 #define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
 
 static enum xc_source sources[NR_OPTIONS];
 
-int xc_config_resolve(const struct xc_opts *opts, struct xc_config *cfg)
+/* Every option at its default: the one place the defaults are written. */
+static int config_defaults(struct xc_config *cfg)
 {
-	static const struct xc_opts zero;
-	const struct xc_opts *o = opts ? opts : &zero;
-
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->report = o->report;	/* first, so that errors below reach the hook */
-	cfg->cpu_init = o->cpu_init;
-	cfg->cpu_init_arg = o->cpu_init_arg;
-	cfg->stuck_ms = XC_STUCK_MS_DEFAULT;
+	cfg->poll_ns = XC_POLL_ADAPTIVE;
+	cfg->bringup_timeout_ms = 10000;
+	cfg->stuck_ms = 5000;
+	cfg->trace_events = 65536;
 	cfg->urgent_signal = SIGRTMIN + 2;
 	cfg->follow_os = true;
 	cpus_usable(&cfg->cpus);
 	if (CPU_COUNT(&cfg->cpus) == 0 && sched_getaffinity(0, sizeof(cfg->cpus), &cfg->cpus))
 		return -errno;
+	return 0;
+}
+
+int xc_config_resolve(const struct xc_opts *opts, struct xc_config *cfg)
+{
+	static const struct xc_opts zero;
+	const struct xc_opts *o = opts ? opts : &zero;
+	int err = config_defaults(cfg);
+
+	cfg->report = o->report;	/* first, so that errors below reach the hook */
+	if (err)
+		return err;
+	cfg->cpu_init = o->cpu_init;
+	cfg->cpu_init_arg = o->cpu_init_arg;
 
 	for (size_t i = 0; i < NR_OPTIONS; i++) {
 		const struct xc_option *opt = &options[i];
@@ -466,12 +524,51 @@ int xc_config_resolve(const struct xc_opts *opts, struct xc_config *cfg)
 
 void xc_config_print(const struct xc_config *cfg)
 {
-	char val[256];
+	struct xc_config def;
+	char val[256], dval[256];
 
+	config_defaults(&def);
 	xc_report("%-26s %-20s %-9s %s", "variable", "value", "source", "meaning");
 	for (size_t i = 0; i < NR_OPTIONS; i++) {
 		options[i].show(cfg, val, sizeof(val));
+		options[i].show(&def, dval, sizeof(dval));
 		xc_report("%-26s %-20s %-9s %s (default %s)", options[i].env, val,
-			  source_name[sources[i]], options[i].help, options[i].def);
+			  source_name[sources[i]], options[i].help, dval);
 	}
+}
+
+static const struct xc_option *option_named(const char *var)
+{
+	for (size_t i = 0; var && i < NR_OPTIONS; i++)
+		if (!strcmp(options[i].env, var))
+			return &options[i];
+	return NULL;
+}
+
+int xc_opts_set(struct xc_opts *o, const char *var, const char *value)
+{
+	const struct xc_option *opt = option_named(var);
+	struct xc_config cfg;
+
+	if (!o || !value || !opt || !opt->to_opt)
+		return -EINVAL;
+	config_defaults(&cfg);
+	if (opt->parse_env(value, &cfg))
+		return -EINVAL;
+	opt->to_opt(&cfg, value, o);
+	return 0;
+}
+
+int xc_opts_get(const struct xc_opts *o, const char *var, char *buf, size_t size)
+{
+	const struct xc_option *opt = option_named(var);
+	struct xc_config cfg;
+
+	if (!o || !buf || !size || !opt || !opt->to_opt)
+		return -EINVAL;
+	config_defaults(&cfg);
+	if (opt->take_opt(o, &cfg) < 0)
+		return -EINVAL;
+	opt->show(&cfg, buf, size);
+	return (int)strlen(buf);
 }

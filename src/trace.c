@@ -25,7 +25,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define XC_TRACE_EVENTS_DEFAULT 65536u
 #define XC_FLOW_SEQ_BITS 20
 /* Ring ids fill the flow id's other bits: CPU rings, urgent rings, then thread rings. */
 #define XC_RING_ID_MAX   ((1u << (32 - XC_FLOW_SEQ_BITS)) - 1)
@@ -81,7 +80,7 @@ static __xc_tls bool my_ring_refused;	/* no ring id was left: untraced for life 
 
 static uint64_t ring_events(void)
 {
-	uint64_t n = xc_rt.cfg.trace_events ? xc_rt.cfg.trace_events : XC_TRACE_EVENTS_DEFAULT;
+	uint64_t n = xc_rt.cfg.trace_events;	/* options.c: never 0 */
 	uint64_t p = 1;
 
 	while (p < n)

@@ -2,7 +2,10 @@
  * options: XCALL_* variables configure the runtime, a field set in xc_opts
  * wins over its variable, bad values fail xc_init with -EINVAL and a report
  * naming the variable, XCALL_VERBOSE=1 prints the options table through the
- * report hook; cpulists parse and format the kernel's way.
+ * report hook; cpulists parse and format the kernel's way; xc_opts_set()
+ * sets each field from the environment's spelling and xc_opts_get() spells
+ * it back (the default for a zero field), bad values and unknown names get
+ * -EINVAL and change nothing.
  */
 #include "test.h"
 
@@ -34,12 +37,71 @@ static void cpulists(void)
 	CHECK_RET(xc_cpulist_parse(NULL, &s), -EINVAL);
 }
 
+/* Set @var from @value, read it back as @want. */
+static void set_get(const char *var, const char *value, const char *want)
+{
+	struct xc_opts o = { 0 };
+	char buf[128];
+
+	CHECK_RET(xc_opts_set(&o, var, value), 0);
+	CHECK(xc_opts_get(&o, var, buf, sizeof(buf)) == (int)strlen(want));
+	if (strcmp(buf, want)) {
+		fprintf(stderr, "%s=%s reads back as %s, want %s\n", var, value, buf, want);
+		exit(T_FAIL);
+	}
+}
+
+static void opts_set_get(void)
+{
+	struct xc_opts o = { 0 }, zero = { 0 };
+	char buf[128];
+
+	set_get("XCALL_POLL_NS", "forever", "forever");
+	set_get("XCALL_POLL_NS", "20000", "20000");
+	set_get("XCALL_ABLATE", "slot,elide", "elide,slot");
+	set_get("XCALL_ABLATE", "all", "elide,coalesce,freeride,notify,slot");
+	set_get("XCALL_STUCK_MS", "0", "off");
+	set_get("XCALL_STUCK_MS", "250", "250");
+	set_get("XCALL_BRINGUP_TIMEOUT_MS", "1500", "1500");
+	set_get("XCALL_TRACE_EVENTS", "1024", "1024");
+	set_get("XCALL_SERIAL_BRINGUP", "1", "1");
+	set_get("XCALL_FOLLOW_OS", "0", "0");
+	set_get("XCALL_TRACE", "/tmp/t.json", "/tmp/t.json");
+	CHECK_RET(xc_opts_set(&o, "XCALL_POLL_NS", "forever"), 0);
+	CHECK(o.poll_ns == XC_POLL_FOREVER);
+	CHECK_RET(xc_opts_set(&o, "XCALL_STUCK_MS", "0"), 0);
+	CHECK(o.stuck_ms == XC_STUCK_OFF);
+	CHECK_RET(xc_opts_set(&o, "XCALL_FOLLOW_OS", "0"), 0);
+	CHECK(o.follow_os == XC_FOLLOW_OS_OFF);
+	/* defaults, from a zero struct: the same values the table prints */
+	CHECK(xc_opts_get(&zero, "XCALL_POLL_NS", buf, sizeof(buf)) > 0 && !strcmp(buf, "adaptive"));
+	CHECK(xc_opts_get(&zero, "XCALL_STUCK_MS", buf, sizeof(buf)) > 0 && !strcmp(buf, "5000"));
+	CHECK(xc_opts_get(&zero, "XCALL_BRINGUP_TIMEOUT_MS", buf, sizeof(buf)) > 0 && !strcmp(buf, "10000"));
+	CHECK(xc_opts_get(&zero, "XCALL_TRACE_EVENTS", buf, sizeof(buf)) > 0 && !strcmp(buf, "65536"));
+	CHECK(xc_opts_get(&zero, "XCALL_FOLLOW_OS", buf, sizeof(buf)) > 0 && !strcmp(buf, "1"));
+	/* refusals change nothing */
+	o = zero;
+	CHECK_RET(xc_opts_set(&o, "XCALL_POLL_NS", "soon"), -EINVAL);
+	CHECK_RET(xc_opts_set(&o, "XCALL_ABLATE", "speed"), -EINVAL);
+	CHECK_RET(xc_opts_set(&o, "XCALL_NOSUCH", "1"), -EINVAL);
+	CHECK_RET(xc_opts_set(&o, "XCALL_VERBOSE", "1"), -EINVAL);
+	CHECK_RET(xc_opts_set(&o, NULL, "1"), -EINVAL);
+	CHECK_RET(xc_opts_set(NULL, "XCALL_POLL_NS", "none"), -EINVAL);
+	CHECK_RET(xc_opts_set(&o, "XCALL_POLL_NS", NULL), -EINVAL);
+	CHECK(!memcmp(&o, &zero, sizeof(o)));
+	CHECK_RET(xc_opts_get(&o, "XCALL_NOSUCH", buf, sizeof(buf)), -EINVAL);
+	CHECK_RET(xc_opts_get(&o, "XCALL_POLL_NS", NULL, 8), -EINVAL);
+	o.follow_os = 7;
+	CHECK_RET(xc_opts_get(&o, "XCALL_FOLLOW_OS", buf, sizeof(buf)), -EINVAL);
+}
+
 int main(void)
 {
 	struct xc_opts o = { .report = capture };
 	cpu_set_t on;
 
 	cpulists();
+	opts_set_get();
 
 	setenv("XCALL_POLL_NS", "soon", 1);
 	CHECK_RET(xc_init(&o), -EINVAL);
