@@ -260,14 +260,8 @@ void rec_xc_counters(struct rec *r, const struct xc_stats *d);
 
 /* ---- families ---- */
 
-int cmd_ipi(int argc, char **argv);
-int cmd_matrix(int argc, char **argv);
-int cmd_storm(int argc, char **argv);
-int cmd_idle(int argc, char **argv);
-int cmd_bringup(int argc, char **argv);
-int cmd_pingpong(int argc, char **argv);
-int cmd_heatmap(int argc, char **argv);
-int cmd_kernel(int argc, char **argv);
-int cmd_debug(int argc, char **argv);
+#define BENCH_CMD(name, summary) int cmd_##name(int argc, char **argv);
+#include "commands.h"
+#undef BENCH_CMD
 
 #endif

@@ -14,15 +14,9 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 } cmds[] = {
-	{"ipi", cmd_ipi, "seed 003: dry-run, self, normal, broadcast, broadcast-lock"},
-	{"matrix", cmd_matrix, "seed 002: call all/single, wait/nowait, 1..N callers, vs the 2008 design"},
-	{"storm", cmd_storm, "seed 000: ipistorm, with --ablate and --compare"},
-	{"idle", cmd_idle, "seed 001: sender cost to idle targets, CPU burnt by each poll policy"},
-	{"bringup", cmd_bringup, "seed 004: serial vs parallel bringup with a per-CPU init cost"},
-	{"pingpong", cmd_pingpong, "round trips: cache-line limit, futex, eventfd, pipe, condvar, libxcall"},
-	{"heatmap", cmd_heatmap, "CPU x CPU round-trip matrix, libxcall and the cache-line limit"},
-	{"kernel", cmd_kernel, "the host kernel's real IPIs, proven by /proc/interrupts"},
-	{"debug", cmd_debug, "cost of stuck reports and tracing; XC_URGENT delivery to a busy worker"},
+#define BENCH_CMD(name, summary) {#name, cmd_##name, summary},
+#include "commands.h"
+#undef BENCH_CMD
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
