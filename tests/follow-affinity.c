@@ -9,8 +9,7 @@
  * stays offline across such a take-and-give-back (xc_cpu_online meanwhile
  * gets -ENXIO), and so does one offlined by the user while taken.
  */
-#include "test.h"
-#include "internal.h"
+#include "follow.h"
 #include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
@@ -21,35 +20,6 @@ static int target, other;
 static cpu_set_t startup;
 static _Atomic int stop, phase_calls;
 static _Atomic long ran, wrong, enxio;
-static char reports[16384];
-static pthread_mutex_t rep_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void capture(const char *line)
-{
-	pthread_mutex_lock(&rep_lock);
-	if (strlen(reports) + strlen(line) + 2 < sizeof(reports)) {
-		strcat(reports, line);
-		strcat(reports, "\n");
-	}
-	pthread_mutex_unlock(&rep_lock);
-}
-
-static bool reported(const char *what)
-{
-	bool found;
-
-	pthread_mutex_lock(&rep_lock);
-	found = strstr(reports, what) != NULL;
-	pthread_mutex_unlock(&rep_lock);
-	return found;
-}
-
-static void clear_reports(void)
-{
-	pthread_mutex_lock(&rep_lock);
-	reports[0] = 0;
-	pthread_mutex_unlock(&rep_lock);
-}
 
 static void where(void *arg)
 {
@@ -97,30 +67,10 @@ static void set_all_threads(pid_t pid, const cpu_set_t *mask)
 	CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-static bool cpu_online(int cpu)
-{
-	cpu_set_t s;
-
-	return xc_online_mask(&s) >= 0 && CPU_ISSET(cpu, &s);
-}
-
-/* Every worker's affinity is exactly its own CPU. */
-static bool all_pinned(int *cpus, int n)
-{
-	for (int i = 0; i < n; i++) {
-		cpu_set_t m;
-
-		CHECK(sched_getaffinity(xc_cpus[cpus[i]].tid, sizeof(m), &m) == 0);
-		if (CPU_COUNT(&m) != 1 || !CPU_ISSET(cpus[i], &m))
-			return false;
-	}
-	return true;
-}
-
 /* A worker whose pin was widened, not taken, pins itself again at its next look (follow.c). */
 static void check_pinned(int *cpus, int n)
 {
-	WAIT_UNTIL(all_pinned(cpus, n));
+	WAIT_UNTIL(f_all_pinned(cpus, n));
 }
 
 static uint64_t displaced(void)
@@ -140,7 +90,7 @@ static void calls_go_on(void)
 
 int main(void)
 {
-	struct xc_opts o = { .report = capture };
+	struct xc_opts o = { .report = f_capture };
 	int cpus[CPU_SETSIZE], n;
 	cpu_set_t only_other;
 	pthread_t t;
@@ -163,9 +113,9 @@ int main(void)
 	CHECK(pthread_create(&t, NULL, caller, NULL) == 0);
 	calls_go_on();
 	set_all_threads(getpid(), &only_other);
-	WAIT_UNTIL(!cpu_online(target));
+	WAIT_UNTIL(!f_cpu_online(target));
 	snprintf(want, sizeof(want), "CPU %d: offline: the worker's affinity was changed from outside", target);
-	WAIT_UNTIL(reported(want));
+	WAIT_UNTIL(f_reported(want));
 	wrong_at_detection = atomic_load(&wrong);
 	CHECK((uint64_t)wrong_at_detection <= displaced());
 	WAIT_UNTIL(atomic_load(&enxio) > 10);
@@ -174,9 +124,9 @@ int main(void)
 
 	/* 2. given back: online by itself, pinned, calls run there */
 	set_all_threads(getpid(), &startup);
-	WAIT_UNTIL(cpu_online(target));
+	WAIT_UNTIL(f_cpu_online(target));
 	snprintf(want, sizeof(want), "CPU %d: back", target);
-	CHECK(reported(want));
+	CHECK(f_reported(want));
 	check_pinned(cpus, n);
 	calls_go_on();
 	atomic_store(&stop, 1);
@@ -188,28 +138,28 @@ int main(void)
 	CHECK_RET(xc_cpu_offline(target), 0);
 	set_all_threads(getpid(), &only_other);
 	snprintf(want, sizeof(want), "CPU %d: taken away while offline", target);
-	WAIT_UNTIL(reported(want));
+	WAIT_UNTIL(f_reported(want));
 	CHECK_RET(xc_cpu_online(target), -ENXIO);
 	set_all_threads(getpid(), &startup);
 	snprintf(want, sizeof(want), "CPU %d: back", target);
-	clear_reports();
-	WAIT_UNTIL(reported(want));
-	CHECK(!cpu_online(target));
+	f_clear_reports();
+	WAIT_UNTIL(f_reported(want));
+	CHECK(!f_cpu_online(target));
 	CHECK_RET(xc_call_single(target, where, NULL, XC_WAIT), -ENXIO);
 	CHECK_RET(xc_cpu_online(target), 0);
 	CHECK_RET(xc_call_single(target, where, NULL, XC_WAIT), 0);
 
 	/* 4. offlined by the user while the OS has it: stays offline when given back */
 	set_all_threads(getpid(), &only_other);
-	WAIT_UNTIL(!cpu_online(target));
+	WAIT_UNTIL(!f_cpu_online(target));
 	CHECK_RET(xc_cpu_offline(target), 0);
 	CHECK_RET(xc_cpu_offline(target), -EINVAL);
-	clear_reports();
+	f_clear_reports();
 	set_all_threads(getpid(), &startup);
 	snprintf(want, sizeof(want), "CPU %d: back", target);
-	WAIT_UNTIL(reported(want));
+	WAIT_UNTIL(f_reported(want));
 	check_pinned(cpus, n);
-	CHECK(!cpu_online(target));
+	CHECK(!f_cpu_online(target));
 	CHECK_RET(xc_cpu_online(target), 0);
 	CHECK_RET(xc_call_single(target, where, NULL, XC_WAIT), 0);
 	CHECK(atomic_load(&wrong) == wrong_at_detection);

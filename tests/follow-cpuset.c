@@ -9,8 +9,7 @@
  * signals); one left behind by a killed run is removed by the next. Skips
  * (77) where no cpuset hierarchy is writable.
  */
-#include "test.h"
-#include "internal.h"
+#include "follow.h"
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
@@ -20,28 +19,6 @@
 static char home[512];		/* the cgroup directory the process came from */
 static char mine[600];		/* the one it made */
 static int target;
-static char reports[8192];
-static pthread_mutex_t rep_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void capture(const char *line)
-{
-	pthread_mutex_lock(&rep_lock);
-	if (strlen(reports) + strlen(line) + 2 < sizeof(reports)) {
-		strcat(reports, line);
-		strcat(reports, "\n");
-	}
-	pthread_mutex_unlock(&rep_lock);
-}
-
-static bool reported(const char *what)
-{
-	bool found;
-
-	pthread_mutex_lock(&rep_lock);
-	found = strstr(reports, what) != NULL;
-	pthread_mutex_unlock(&rep_lock);
-	return found;
-}
 
 static int write_file(const char *dir, const char *name, const char *val)
 {
@@ -150,32 +127,13 @@ static void remove_stale(void)
 	closedir(d);
 }
 
-static bool cpu_online(int cpu)
-{
-	cpu_set_t s;
-
-	return xc_online_mask(&s) >= 0 && CPU_ISSET(cpu, &s);
-}
-
-static bool all_pinned(int *cpus, int n)
-{
-	for (int i = 0; i < n; i++) {
-		cpu_set_t m;
-
-		CHECK(sched_getaffinity(xc_cpus[cpus[i]].tid, sizeof(m), &m) == 0);
-		if (CPU_COUNT(&m) != 1 || !CPU_ISSET(cpus[i], &m))
-			return false;
-	}
-	return true;
-}
-
 static void nothing(void *arg)
 {
 }
 
 int main(void)
 {
-	struct xc_opts o = { .report = capture };
+	struct xc_opts o = { .report = f_capture };
 	char all[256], shrunk[256], mems[256], pid[32], want[160];
 	int cpus[CPU_SETSIZE], n;
 	cpu_set_t set;
@@ -218,15 +176,15 @@ int main(void)
 	CHECK_RET(xc_call_single(target, nothing, NULL, XC_WAIT), 0);
 
 	CHECK(write_file(mine, "cpuset.cpus", shrunk) == 0);
-	WAIT_UNTIL(!cpu_online(target));
+	WAIT_UNTIL(!f_cpu_online(target));
 	snprintf(want, sizeof(want), "CPU %d: offline: its cpuset no longer holds it", target);
-	WAIT_UNTIL(reported(want));
+	WAIT_UNTIL(f_reported(want));
 	CHECK_RET(xc_call_single(target, nothing, NULL, XC_WAIT), -ENXIO);
 	CHECK_RET(xc_cpu_online(target), -ENXIO);
 
 	CHECK(write_file(mine, "cpuset.cpus", all) == 0);
-	WAIT_UNTIL(cpu_online(target));
-	WAIT_UNTIL(all_pinned(cpus, n));
+	WAIT_UNTIL(f_cpu_online(target));
+	WAIT_UNTIL(f_all_pinned(cpus, n));
 	CHECK_RET(xc_call_single(target, nothing, NULL, XC_WAIT), 0);
 	CHECK_RET(xc_exit(), 0);
 	restore();

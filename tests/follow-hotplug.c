@@ -12,8 +12,7 @@
  * skips. Every CPU it takes offline is put back online on every exit path
  * (atexit, and the usual signals), and it says so.
  */
-#include "test.h"
-#include "internal.h"
+#include "follow.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -22,50 +21,10 @@ static int target;
 static bool taken_down;		/* the CPU this test took offline and has not put back */
 static _Atomic int stop, phase_calls;
 static _Atomic long wrong, enxio;
-static char reports[16384];
-static pthread_mutex_t rep_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void capture(const char *line)
-{
-	printf("report: %s\n", line);	/* shown when the test fails */
-	fflush(stdout);
-	pthread_mutex_lock(&rep_lock);
-	if (strlen(reports) + strlen(line) + 2 < sizeof(reports)) {
-		strcat(reports, line);
-		strcat(reports, "\n");
-	}
-	pthread_mutex_unlock(&rep_lock);
-}
-
-static bool reported(const char *what)
-{
-	bool found;
-
-	pthread_mutex_lock(&rep_lock);
-	found = strstr(reports, what) != NULL;
-	pthread_mutex_unlock(&rep_lock);
-	return found;
-}
-
-static void clear_reports(void)
-{
-	pthread_mutex_lock(&rep_lock);
-	reports[0] = 0;
-	pthread_mutex_unlock(&rep_lock);
-}
 
 static int os_online(int cpu, int on)
 {
-	char path[96];
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	ok = fprintf(f, "%d\n", on) > 0;
-	if (fclose(f) || !ok)
+	if (t_sysfs_cpu_online(cpu, on))
 		return -1;
 	taken_down = !on;
 	return 0;
@@ -104,25 +63,6 @@ static void *caller(void *arg)
 	return NULL;
 }
 
-static bool cpu_online(int cpu)
-{
-	cpu_set_t s;
-
-	return xc_online_mask(&s) >= 0 && CPU_ISSET(cpu, &s);
-}
-
-static bool all_pinned(int *cpus, int n)
-{
-	for (int i = 0; i < n; i++) {
-		cpu_set_t m;
-
-		CHECK(sched_getaffinity(xc_cpus[cpus[i]].tid, sizeof(m), &m) == 0);
-		if (CPU_COUNT(&m) != 1 || !CPU_ISSET(cpus[i], &m))
-			return false;
-	}
-	return true;
-}
-
 static uint64_t displaced(void)
 {
 	struct xc_stats st;
@@ -140,7 +80,7 @@ static void calls_go_on(void)
 
 int main(void)
 {
-	struct xc_opts o = { .report = capture };
+	struct xc_opts o = { .report = f_capture };
 	int cpus[CPU_SETSIZE], n;
 	char want[160], path[96];
 	long wrong_at_detection;
@@ -167,9 +107,9 @@ int main(void)
 	CHECK(pthread_create(&t, NULL, caller, NULL) == 0);
 	calls_go_on();
 	CHECK(os_online(target, 0) == 0);
-	WAIT_UNTIL(!cpu_online(target));
+	WAIT_UNTIL(!f_cpu_online(target));
 	snprintf(want, sizeof(want), "CPU %d: offline: the OS took it offline", target);
-	WAIT_UNTIL(reported(want));
+	WAIT_UNTIL(f_reported(want));
 	wrong_at_detection = atomic_load(&wrong);
 	CHECK((uint64_t)wrong_at_detection <= displaced());
 	WAIT_UNTIL(atomic_load(&enxio) > 10);
@@ -178,8 +118,8 @@ int main(void)
 
 	/* 2. back online: the CPU comes back by itself, pinned */
 	CHECK(os_online(target, 1) == 0);
-	WAIT_UNTIL(cpu_online(target));
-	WAIT_UNTIL(all_pinned(cpus, n));
+	WAIT_UNTIL(f_cpu_online(target));
+	WAIT_UNTIL(f_all_pinned(cpus, n));
 	calls_go_on();
 	atomic_store(&stop, 1);
 	pthread_join(t, NULL);
@@ -189,20 +129,20 @@ int main(void)
 
 	/* 3. a user offline survives an OS offline/online cycle */
 	CHECK_RET(xc_cpu_offline(target), 0);
-	clear_reports();
+	f_clear_reports();
 	CHECK(os_online(target, 0) == 0);
 	snprintf(want, sizeof(want), "CPU %d: taken away while offline", target);
-	WAIT_UNTIL(reported(want));
+	WAIT_UNTIL(f_reported(want));
 	CHECK_RET(xc_cpu_online(target), -ENXIO);
-	clear_reports();
+	f_clear_reports();
 	CHECK(os_online(target, 1) == 0);
 	snprintf(want, sizeof(want), "CPU %d: back", target);
-	WAIT_UNTIL(reported(want));
-	CHECK(!cpu_online(target));
+	WAIT_UNTIL(f_reported(want));
+	CHECK(!f_cpu_online(target));
 	CHECK_RET(xc_call_single(target, where, NULL, XC_WAIT), -ENXIO);
 	CHECK_RET(xc_cpu_online(target), 0);
 	CHECK_RET(xc_call_single(target, where, NULL, XC_WAIT), 0);
-	WAIT_UNTIL(all_pinned(cpus, n));
+	WAIT_UNTIL(f_all_pinned(cpus, n));
 	CHECK(atomic_load(&wrong) == wrong_at_detection);
 	CHECK_RET(xc_exit(), 0);
 	return T_PASS;

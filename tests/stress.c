@@ -261,26 +261,12 @@ static void *churn(void *arg)
 	return NULL;
 }
 
-static int sysfs_online(int cpu, int on)
-{
-	char path[96];
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	ok = fprintf(f, "%d\n", on) > 0;
-	return fclose(f) == 0 && ok ? 0 : -1;
-}
-
 /* Every exit path: the CPU the OS churn took is put back. */
 static void os_put_back(void)
 {
 	int cpu = atomic_exchange(&os_down, -1);
 
-	if (cpu >= 0 && sysfs_online(cpu, 1) == 0)
+	if (cpu >= 0 && t_sysfs_cpu_online(cpu, 1) == 0)
 		printf("stress: CPU %d put back online\n", cpu);
 }
 
@@ -300,9 +286,9 @@ static void *os_churn(void *arg)
 		int c = cpus[1 + rnd(&seed) % (unsigned)(ncpu - 1)];
 
 		atomic_store(&os_down, c);
-		if (sysfs_online(c, 0) == 0) {
+		if (t_sysfs_cpu_online(c, 0) == 0) {
 			t_sleep_ms(5 + rnd(&seed) % 40);
-			CHECK(sysfs_online(c, 1) == 0);
+			CHECK(t_sysfs_cpu_online(c, 1) == 0);
 		}
 		atomic_store(&os_down, -1);
 		t_sleep_ms(rnd(&seed) % 20);

@@ -89,6 +89,21 @@ static inline int t_cpus(int *out)
 	return n;
 }
 
+/* Take @cpu offline (0) or online (1) through sysfs, as the OS does; 0 or -1. Guests only. */
+static inline int t_sysfs_cpu_online(int cpu, int on)
+{
+	char path[96];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%d\n", on) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
 /* Wait (bounded) until cond holds; the bound only turns a hang into a failure. */
 #define WAIT_UNTIL(cond) do {							\
 	for (int __i = 0; !(cond); __i++) {					\

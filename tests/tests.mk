@@ -10,7 +10,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TSAN_TESTS := stress deadlock hotplug call-many call-async work protocol urgent urgent-deferred stuck trace slot thread-exit follow-affinity follow-cpuset
 SAN_STRESS_OPS ?= 100000
 
-$(BUILD)/tests/%: tests/%.c tests/test.h $(LIB_A)
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(XC_CFLAGS) $(CFLAGS) -rdynamic $< -o $@ $(LIB_A) $(LDLIBS)
 
