@@ -7,7 +7,7 @@
  * worker pinned to exactly its CPU. A CPU taken offline with xc_cpu_offline()
  * stays offline across an OS offline/online cycle.
  *
- * It changes machine state, so it runs only where XCALL_GUEST=1 says the
+ * It changes machine state, so it runs only f_where XCALL_GUEST=1 says the
  * machine is a throwaway guest (make check-guest) and as root; elsewhere it
  * skips. Every CPU it takes offline is put back online on every exit path
  * (atexit, and the usual signals), and it says so.
@@ -17,10 +17,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 
-static int target;
 static bool taken_down;		/* the CPU this test took offline and has not put back */
-static _Atomic int stop, phase_calls;
-static _Atomic long wrong, enxio;
 
 static int os_online(int cpu, int on)
 {
@@ -32,8 +29,8 @@ static int os_online(int cpu, int on)
 
 static void put_back(void)
 {
-	if (taken_down && os_online(target, 1) == 0)
-		printf("follow-hotplug: CPU %d put back online\n", target);
+	if (taken_down && os_online(f_target, 1) == 0)
+		printf("follow-hotplug: CPU %d put back online\n", f_target);
 }
 
 static void on_signal(int sig)
@@ -41,41 +38,6 @@ static void on_signal(int sig)
 	put_back();
 	signal(sig, SIG_DFL);
 	raise(sig);
-}
-
-static void where(void *arg)
-{
-	if (sched_getcpu() != target)
-		atomic_fetch_add(&wrong, 1);
-}
-
-static void *caller(void *arg)
-{
-	while (!atomic_load(&stop)) {
-		int r = xc_call_single(target, where, NULL, XC_WAIT);
-
-		if (r == -ENXIO)
-			atomic_fetch_add(&enxio, 1);
-		else
-			CHECK_RET(r, 0);
-		atomic_fetch_add(&phase_calls, 1);
-	}
-	return NULL;
-}
-
-static uint64_t displaced(void)
-{
-	struct xc_stats st;
-
-	CHECK_RET(xc_stats_get(target, &st), 0);
-	return st.displaced;
-}
-
-static void calls_go_on(void)
-{
-	int n = atomic_load(&phase_calls);
-
-	WAIT_UNTIL(atomic_load(&phase_calls) > n + 100);
 }
 
 int main(void)
@@ -92,8 +54,8 @@ int main(void)
 		t_skip("needs root to take a CPU offline");
 	CHECK_RET(xc_init(&o), 0);
 	n = t_cpus(cpus);
-	target = cpus[n - 1];
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", target);
+	f_target = cpus[n - 1];
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", f_target);
 	if (n < 2 || access(path, W_OK)) {
 		xc_exit();
 		t_skip("needs 2 CPUs, the last one hot-pluggable");
@@ -104,46 +66,46 @@ int main(void)
 	signal(SIGHUP, on_signal);
 
 	/* 1. the OS takes it while a thread calls it */
-	CHECK(pthread_create(&t, NULL, caller, NULL) == 0);
-	calls_go_on();
-	CHECK(os_online(target, 0) == 0);
-	WAIT_UNTIL(!f_cpu_online(target));
-	snprintf(want, sizeof(want), "CPU %d: offline: the OS took it offline", target);
+	CHECK(pthread_create(&t, NULL, f_caller, NULL) == 0);
+	f_calls_go_on();
+	CHECK(os_online(f_target, 0) == 0);
+	WAIT_UNTIL(!f_cpu_online(f_target));
+	snprintf(want, sizeof(want), "CPU %d: offline: the OS took it offline", f_target);
 	WAIT_UNTIL(f_reported(want));
-	wrong_at_detection = atomic_load(&wrong);
-	CHECK((uint64_t)wrong_at_detection <= displaced());
-	WAIT_UNTIL(atomic_load(&enxio) > 10);
-	CHECK(atomic_load(&wrong) == wrong_at_detection);
-	CHECK_RET(xc_cpu_online(target), -ENXIO);
+	wrong_at_detection = atomic_load(&f_wrong);
+	CHECK((uint64_t)wrong_at_detection <= f_displaced());
+	WAIT_UNTIL(atomic_load(&f_enxio) > 10);
+	CHECK(atomic_load(&f_wrong) == wrong_at_detection);
+	CHECK_RET(xc_cpu_online(f_target), -ENXIO);
 
 	/* 2. back online: the CPU comes back by itself, pinned */
-	CHECK(os_online(target, 1) == 0);
-	WAIT_UNTIL(f_cpu_online(target));
+	CHECK(os_online(f_target, 1) == 0);
+	WAIT_UNTIL(f_cpu_online(f_target));
 	WAIT_UNTIL(f_all_pinned(cpus, n));
-	calls_go_on();
-	atomic_store(&stop, 1);
+	f_calls_go_on();
+	atomic_store(&f_stop, 1);
 	pthread_join(t, NULL);
-	CHECK(atomic_load(&wrong) == wrong_at_detection);
+	CHECK(atomic_load(&f_wrong) == wrong_at_detection);
 	printf("follow-hotplug: %ld runs ended on a wrong CPU, %llu counted displaced\n",
-	       wrong_at_detection, (unsigned long long)displaced());
+	       wrong_at_detection, (unsigned long long)f_displaced());
 
 	/* 3. a user offline survives an OS offline/online cycle */
-	CHECK_RET(xc_cpu_offline(target), 0);
+	CHECK_RET(xc_cpu_offline(f_target), 0);
 	f_clear_reports();
-	CHECK(os_online(target, 0) == 0);
-	snprintf(want, sizeof(want), "CPU %d: taken away while offline", target);
+	CHECK(os_online(f_target, 0) == 0);
+	snprintf(want, sizeof(want), "CPU %d: taken away while offline", f_target);
 	WAIT_UNTIL(f_reported(want));
-	CHECK_RET(xc_cpu_online(target), -ENXIO);
+	CHECK_RET(xc_cpu_online(f_target), -ENXIO);
 	f_clear_reports();
-	CHECK(os_online(target, 1) == 0);
-	snprintf(want, sizeof(want), "CPU %d: back", target);
+	CHECK(os_online(f_target, 1) == 0);
+	snprintf(want, sizeof(want), "CPU %d: back", f_target);
 	WAIT_UNTIL(f_reported(want));
-	CHECK(!f_cpu_online(target));
-	CHECK_RET(xc_call_single(target, where, NULL, XC_WAIT), -ENXIO);
-	CHECK_RET(xc_cpu_online(target), 0);
-	CHECK_RET(xc_call_single(target, where, NULL, XC_WAIT), 0);
+	CHECK(!f_cpu_online(f_target));
+	CHECK_RET(xc_call_single(f_target, f_where, NULL, XC_WAIT), -ENXIO);
+	CHECK_RET(xc_cpu_online(f_target), 0);
+	CHECK_RET(xc_call_single(f_target, f_where, NULL, XC_WAIT), 0);
 	WAIT_UNTIL(f_all_pinned(cpus, n));
-	CHECK(atomic_load(&wrong) == wrong_at_detection);
+	CHECK(atomic_load(&f_wrong) == wrong_at_detection);
 	CHECK_RET(xc_exit(), 0);
 	return T_PASS;
 }

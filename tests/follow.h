@@ -4,7 +4,7 @@
  * follow-cpuset, follow-hotplug): the report lines the library wrote, kept
  * under a lock (workers write them) and echoed to stdout (shown when a test
  * fails); whether a CPU is online in libxcall; whether every worker is pinned
- * to exactly its CPU.
+ * to exactly its CPU; a thread that keeps calling the CPU taken away.
  */
 #ifndef XC_TEST_FOLLOW_H
 #define XC_TEST_FOLLOW_H
@@ -12,6 +12,7 @@
 #include "test.h"
 #include "internal.h"
 #include <pthread.h>
+#include <stdatomic.h>
 
 static char f_reports[16384];
 static pthread_mutex_t f_rep_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -64,6 +65,51 @@ static inline bool f_all_pinned(const int *cpus, int n)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * The calling thread of the tests: waiting calls to f_target in a loop until
+ * f_stop, counting -ENXIO answers, and runs that found themselves on another
+ * CPU than f_target.
+ */
+static int f_target;
+static _Atomic int f_stop, f_phase_calls;
+static _Atomic long f_wrong, f_enxio;
+
+static inline void f_where(void *arg)
+{
+	if (sched_getcpu() != f_target)
+		atomic_fetch_add(&f_wrong, 1);
+}
+
+static inline void *f_caller(void *arg)
+{
+	while (!atomic_load(&f_stop)) {
+		int r = xc_call_single(f_target, f_where, NULL, XC_WAIT);
+
+		if (r == -ENXIO)
+			atomic_fetch_add(&f_enxio, 1);
+		else
+			CHECK_RET(r, 0);
+		atomic_fetch_add(&f_phase_calls, 1);
+	}
+	return NULL;
+}
+
+/* Wait until the calling thread made a hundred more calls (answered either way). */
+static inline void f_calls_go_on(void)
+{
+	int n = atomic_load(&f_phase_calls);
+
+	WAIT_UNTIL(atomic_load(&f_phase_calls) > n + 100);
+}
+
+static inline uint64_t f_displaced(void)
+{
+	struct xc_stats st;
+
+	CHECK_RET(xc_stats_get(f_target, &st), 0);
+	return st.displaced;
 }
 
 #endif
