@@ -4,14 +4,21 @@
 # Usage: model/check.sh [OUTDIR]        (default build/model; run from the repo root)
 # Env:   PAN_CC=cc  the C compiler for the verifiers (default gcc)
 #        JOBS=n   verifications run at once (default: the number of CPUs, at most 2)
-#        QUICK=1  skip the 3-sender runs
+#        QUICK=1  skip the 3-sender run
+#        FULL=1   also the long liveness runs: LTL over 2 senders x 2 calls, and no
+#                 cycle with a work item (several minutes more)
 #
 # Each verification gets its own directory under OUTDIR: the model files, pan.c,
 # pan, pan.out (the verifier's report) and, when spin found an error, trail.txt
-# (the counterexample replayed with spin -t). Expectations:
-#   - the real model passes: safety (assertions, invalid end states), the LTL
+# (the counterexample replayed with spin -t; for a witness, only if spin found
+# another error than the one expected). Expectations:
+#   - the real model passes, in each configuration: safety (assertions,
+#     urgent promptness at each work item, invalid end states), the LTL
 #     liveness property, and the absence of any cycle (no livelock);
-#   - each mutant FAILS with the lost wakeup, in the safety run and in the LTL run;
+#   - each mutant FAILS with the bug it puts back: the lost wakeup (in the
+#     safety run and in the LTL run), the urgent call left behind a work item
+#     (nocatchup, relaxedrecheck, and both: the code before the fix), the
+#     lost completion kick (noaskwake);
 #   - each coverage witness is reached (its assertion fails), so no property
 #     holds vacuously because a path of the protocol was never taken;
 #   - every "// @src FILE: TEXT" line of the model still quotes its FILE.
@@ -21,6 +28,7 @@ cd "$(dirname "$0")/.."
 OUT=${1:-build/model}
 JOBS=${JOBS:-$(n=$(nproc 2>/dev/null || echo 1); [ "$n" -gt 2 ] && n=2; echo "$n")}
 QUICK=${QUICK:-0}
+FULL=${FULL:-0}
 
 PAN_CC=${PAN_CC:-gcc}
 for tool in spin "$PAN_CC"; do
@@ -88,11 +96,14 @@ verify() {
 				echo -e "FAIL\t$errors error(s): $(grep -m1 -E '^pan:[0-9]' pan.out); trail: $d/trail.txt"
 			fi
 		else
-			spin $defs -t -p -g -l "$model" > trail.txt 2>&1
-			local steps
-			steps=$(sed -n 's/.*trail ends after \([0-9]*\) steps.*/\1/p' trail.txt | tail -1)
+			local steps=
+			# a witness's trail is replayed only if it is not the one expected
+			if [ "${name#witness-}" = "$name" ] || ! grep -qE -- "$expect" pan.out; then
+				spin $defs -t -p -g -l "$model" > trail.txt 2>&1
+				steps=", trail of $(sed -n 's/.*trail ends after \([0-9]*\) steps.*/\1/p' trail.txt | tail -1) steps"
+			fi
 			if [ "$errors" -gt 0 ] && grep -qE -- "$expect" pan.out; then
-				echo -e "PASS\tfound after ${states:-?} states, trail of ${steps:-?} steps: $(grep -m1 -E '^pan:[0-9]' pan.out | sed 's/^pan:[0-9]*: *//')"
+				echo -e "PASS\tfound after ${states:-?} states$steps: $(grep -m1 -E '^pan:[0-9]' pan.out | sed 's/^pan:[0-9]*: *//')"
 			elif [ "$errors" -gt 0 ]; then
 				echo -e "FAIL\twrong error: $(grep -m1 -E '^pan:[0-9]' pan.out) (wanted /$expect/)"
 			else
@@ -107,26 +118,48 @@ add() { NAMES+=("$1"); LABELS+=("$2"); shift 2; CMDS+=("$(printf '%q ' "$@")"); 
 CMDS=()
 
 SAFE_BIG="-O2 -DSAFETY"
-LIVE_BIG="-O2 -DCOLLAPSE"
 SMALL="-O0 -DSAFETY"
 
-# The real model: must pass. Sender 0 queues XC_URGENT calls, the others plain ones.
-M2="-DNSENDERS=2 -DNCALLS=2 -DNURGENT=1"
-M3="-DNSENDERS=3 -DNCALLS=1 -DNURGENT=1"
-add safety-2x2 "model, 2 senders x 2 calls (1 urgent) + offline/online: assertions, end states" \
-	wakeup.pml "$M2" "$SAFE_BIG" "-m10000 -w24" pass
-add ltl-2x2 "model, 2 senders x 2 calls (1 urgent) + offline/online: LTL no_lost_wakeup" \
-	wakeup.pml "$M2 -DLIVENESS" "$LIVE_BIG" "-a -m10000 -w24" pass
-add nocycle-2x1 "model, 2 senders x 1 call (1 urgent) + offline/online: no cycle at all (-DNP)" \
-	wakeup.pml "-DNSENDERS=2 -DNCALLS=1 -DNURGENT=1" "-O2 -DNP" "-l -m10000 -w22" pass
+# The configurations. Sender 0 queues XC_URGENT calls, the others plain ones
+# (slot or queue); one worker unless PAIR. Each extension of the model has a
+# configuration of its own, small enough to explore exhaustively.
+M2="-DNSENDERS=2 -DNCALLS=2 -DNURGENT=1"			# urgent + slot + queue + offline/online
+M1="-DNSENDERS=2 -DNCALLS=1 -DNURGENT=1"			# the same, one call each
+M3="-DNSENDERS=3 -DNCALLS=1 -DNURGENT=1"			# three senders
+MW="-DNSENDERS=2 -DNCALLS=2 -DNURGENT=1 -DNWORK=1 -DHOTPLUG=0"	# a work item behind urgent calls
+MWH="-DNSENDERS=1 -DNCALLS=2 -DNURGENT=0 -DNWORK=2"		# work items + offline/online
+MP="-DPAIR=1 -DNSENDERS=1 -DNCALLS=1 -DNURGENT=0 -DHOTPLUG=0"	# two workers waiting on each other
+
+# The real model: must pass. Longest first, so that two at a time finish together.
+if [ "$FULL" = 1 ]; then
+	add ltl-2x2 "model, 2 senders x 2 calls (1 urgent) + offline/online: LTL no_lost_wakeup" \
+		wakeup.pml "$M2 -DLIVENESS" "-O2 -DCOLLAPSE" "-a -m10000 -w24" pass
+	add nocycle-work "model + work item, 2 senders x 2 calls (1 urgent): no cycle at all (-DNP)" \
+		wakeup.pml "$MW" "-O2 -DNP -DCOLLAPSE" "-l -m10000 -w24" pass
+fi
 if [ "$QUICK" != 1 ]; then
 	add safety-3x1 "model, 3 senders x 1 call (1 urgent) + offline/online: assertions, end states" \
 		wakeup.pml "$M3" "$SAFE_BIG -DCOLLAPSE" "-m10000 -w24" pass
 fi
+add work-2x2 "model + work item, 2 senders x 2 calls (1 urgent): urgent promptness, assertions, end states" \
+	wakeup.pml "$MW" "$SAFE_BIG" "-m10000 -w24" pass
+add safety-2x2 "model, 2 senders x 2 calls (1 urgent) + offline/online: assertions, end states" \
+	wakeup.pml "$M2" "$SAFE_BIG" "-m10000 -w24" pass
+add pair "two workers waiting on each other's calls + 1 sender: completion kicks, assertions, end states" \
+	wakeup.pml "$MP" "$SAFE_BIG" "-m10000 -w24" pass
+add nocycle-2x1 "model, 2 senders x 1 call (1 urgent) + offline/online: no cycle at all (-DNP)" \
+	wakeup.pml "$M1" "-O2 -DNP" "-l -m10000 -w22" pass
+add ltl-2x1 "model, 2 senders x 1 call (1 urgent) + offline/online: LTL no_lost_wakeup" \
+	wakeup.pml "$M1 -DLIVENESS" "-O2" "-a -m10000 -w22" pass
+add work-hotplug "model + 2 work items, 1 sender x 2 calls + offline/online: assertions, end states" \
+	wakeup.pml "$MWH" "$SAFE_BIG" "-m10000 -w22" pass
 
-# The mutants: spin must find the lost wakeup, as an assertion and as an LTL violation.
-LOST_CALL='assertion violated +!\(\(waiter&&\(\(\(callq\.nodes!=0\)\|\|\(urgentq\.nodes!=0\)\)\|\|slot_pub\)\)\)'
-LOST_CTL='assertion violated +!\(\(waiter&&\(ctl!=0\)\)\)'
+# The mutants: spin must find the bug each one puts back.
+LOST_CALL='assertion violated +!\(\(waiter\[0\]&&\(+callq\[0\]\.nodes!=0\)'
+LOST_CTL='assertion violated +!\(\(waiter\[0\]&&\(ctl\[0\]!=0\)\)\)'
+LOST_DONE='assertion violated +!\(\(\(waiter\[0\]&&waiting\[0\]\)&&sync_done\[0\]\)\)|assertion violated +!\(\(\(waiter\[1\]&&waiting\[1\]\)&&sync_done\[1\]\)\)'
+DEFERRED='assertion violated +!\(\(?(1&&)?deferred\[me\]\)'
+UNSIGNALLED='assertion violated \(\( !\(\(urgentq\[me\]\.nodes!=0\)\)\|\|\(sig_pending\[me\]>0\)\)\|\|\(s2_due\[me\]>0\)\)'
 ACCEPT='acceptance cycle'
 add mutant-norecheck "mutant norecheck (no W2): lost call wakeup found" \
 	wakeup-mutant-norecheck.pml "-DNSENDERS=2 -DNCALLS=1 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w18" "$LOST_CALL"
@@ -140,8 +173,21 @@ add mutant-noctlcheck "mutant noctlcheck (W2 skips ctl): lost offline wakeup fou
 	wakeup-mutant-noctlcheck.pml "-DNSENDERS=1 -DNCALLS=1" "$SMALL -DREACH" "-i -w18" "$LOST_CTL"
 add mutant-noctlcheck-ltl "mutant noctlcheck (W2 skips ctl): LTL violation found" \
 	wakeup-mutant-noctlcheck.pml "-DNSENDERS=1 -DNCALLS=1 -DLIVENESS" "-O0" "-a -w18" "$ACCEPT"
+add mutant-nocatchup-slot "mutant nocatchup (before the fix), urgent call deferred behind a slot call: found before a work item" \
+	wakeup-mutant-nocatchup.pml "-DNSENDERS=2 -DNCALLS=1 -DNURGENT=1 -DNWORK=1 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w20" "$DEFERRED"
+add mutant-nocatchup-urgent "mutant nocatchup (before the fix), urgent call deferred behind an urgent call: found before a work item" \
+	wakeup-mutant-nocatchup.pml "-DNSENDERS=1 -DNCALLS=2 -DNURGENT=1 -DNWORK=1 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w20" "$DEFERRED"
+add mutant-nocatchup-calls "mutant nocatchup (before the fix), no work items: deferred urgent call overtaken by a plain call found" \
+	wakeup-mutant-nocatchup.pml "-DNSENDERS=2 -DNCALLS=2 -DNURGENT=1 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w20" "$DEFERRED"
+add mutant-relaxedrecheck "mutant relaxedrecheck (store buffering on RUNNING): unsignalled urgent call found before a work item" \
+	wakeup-mutant-relaxedrecheck.pml "-DNSENDERS=1 -DNCALLS=1 -DNURGENT=1 -DNWORK=1 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w20" "$UNSIGNALLED"
+add mutant-prefix "the code before the fix (nocatchup + relaxedrecheck): urgent call left behind a work item found" \
+	wakeup-mutant-nocatchup.pml "$MW -DMUTANT_RELAXEDRECHECK" "$SMALL -DREACH" "-i -w20" "$DEFERRED|$UNSIGNALLED"
+add mutant-noaskwake "mutant noaskwake (no XC_SYNC_SLEEPING): lost completion kick found" \
+	wakeup-mutant-noaskwake.pml "-DPAIR=1 -DNSENDERS=0 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w20" "$LOST_DONE"
 
-# Coverage witnesses: every interesting step of the protocol is reachable.
+# Coverage witnesses: every interesting step of the protocol is reachable,
+# each in the configuration that has it.
 WIT=(
 	""
 	"sender rides free (reads WAKING/WOKENUP)"
@@ -156,17 +202,36 @@ WIT=(
 	"offline drain runs queued calls"
 	"CAS WAKING->WOKENUP fails (worker moved on)"
 	"push coalesced (queue already non-empty)"
-	"urgent handler takes from a closed queue (worker offline)"
+	"urgent handler finds the urgent queue closed (worker offline)"
 	"W2 re-check sees a queued urgent call"
 	"urgent sender reads RUNNING and signals"
 	"the worker runs a slot call"
 	"slot publication refused by a closed slot (the call goes to the queue)"
 	"W2 re-check sees a slot call"
 	"offline drain runs a published slot call"
+	"urgent handler defers: it came inside a call's fn, urgent calls queued"
+	"xc_call_returned after a slot call runs a deferred urgent call"
+	"xc_call_returned after a queued call runs a deferred urgent call"
+	"xc_run_urgent's loop runs an urgent call deferred during an urgent call in task context"
+	"a work item starts"
+	"urgent handler runs urgent calls in the middle of a work item"
+	"the idle loop leaves idle for a queued work item"
+	"a completer kicks a waiting worker (xc_sync_wake -> xc_kick)"
+	"a completion kick's futex_wake dequeues a worker asleep in its wait"
+	"a waiting worker runs an incoming call while it waits"
+	"W2 re-check inside a wait sees the completion done"
+	"sync_ask_wake finds the call done: the waiter never sleeps"
+	"W2 re-check sees a queued work item"
 )
-for n in $(seq 1 19); do
+NWIT=$(( ${#WIT[@]} - 1 ))
+for n in $(seq 1 "$NWIT"); do
+	case $n in
+	2[0-6]|32) cfg=$MW ;;
+	2[7-9]|3[01]) cfg=$MP ;;
+	*) cfg=$M2 ;;
+	esac
 	add "witness-$n" "witness $n reached: ${WIT[$n]}" \
-		wakeup.pml "$M2 -DCOVER=$n" "$SMALL" "-w20" "assertion violated \\($n!=$n\\)"
+		wakeup.pml "$cfg -DCOVER=$n" "$SMALL" "-w20" "assertion violated \\($n!=$n\\)"
 done
 
 echo "model: ${#NAMES[@]} verifications with spin ($(spin -V | head -1)), $JOBS at a time, in $OUT"

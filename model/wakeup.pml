@@ -6,41 +6,68 @@
  *                  xc_llist_close, xc_llist_open
  *   src/call.c     call_push / call_kick (kick only on empty -> non-empty),
  *                  xc_calls_pending (W2 for both call queues and the slot),
- *                  xc_run_calls, xc_run_urgent, xc_drain_calls
- *   src/slot.c     xc_slot_call (claim, publish = S1, kick, wait, release), xc_slot_run,
+ *                  xc_call_invoke (xc_in_call around a call's fn), run_list,
+ *                  xc_run_calls, xc_run_urgent (loops until the queue stays
+ *                  empty), xc_call_returned, xc_drain_calls
+ *   src/slot.c     xc_slot_call (claim, publish = S1, kick, wait, release),
+ *                  xc_slot_run, slot_run_published (then xc_call_returned),
  *                  xc_slot_close, xc_slot_open; xc_slot_pending (internal.h)
+ *   src/work.c     xc_queue_work (push, kick on empty -> non-empty),
+ *                  xc_work_queued, xc_run_one_work, xc_drain_work
  *   src/kick.c     xc_kick (S2, S3, free ride, elision), xc_idle_wait (W1..W4),
- *                  xc_idle_state_set
+ *                  xc_idle_state_set; with PAIR the completions: xc_sync_spin,
+ *                  sync_wait_after_spin (sync_ask_wake, ready_sync, the loop
+ *                  that runs the waiter's own calls), xc_sync_complete and
+ *                  xc_sync_wake (the completer kicks a waiting worker)
  *   src/urgent.c   xc_kick_urgent (RUNNING: signal; else xc_kick), the handler
- *   src/worker.c   worker_loop, cpu_idle, ready_idle, ctl_pending, cpu_offline,
+ *                  (defers while xc_in_call is nonzero, else xc_run_urgent)
+ *   src/worker.c   worker_loop (calls, then one work item), cpu_idle,
+ *                  ready_idle, task_work_pending, ctl_pending, cpu_offline,
  *                  cpu_drain, cpu_park
  *   src/hotplug.c  xc_cpu_offline (store ctl = OFFLINE, then xc_kick),
  *                  xc_cpu_online (xc_cpu_open, xc_park_release)
  * with the labels S1-S3 and W1-W4 of the argument in src/kick.c's header.
  *
- * Processes: one worker; NSENDERS senders, each queueing NCALLS calls on the
- * worker's CPU (the first NURGENT of them with XC_URGENT, on the urgent
- * queue; the others either through the mailbox slot, when they can claim it,
- * or through the call queue, as spin chooses); with NURGENT > 0 the worker's urgent signal handler; with HOTPLUG a
- * requester that takes the CPU offline and, with ONLINE, back online; and a
- * quiescence checker. Each call has its own bit (sender i's call j is bit
- * i*NCALLS+j), so the model knows which calls are queued, accepted, refused
- * and run.
+ * Processes: a worker per CPU (one, or two with PAIR); NSENDERS senders,
+ * each queueing NCALLS calls on CPU 0 (the first NURGENT of them with
+ * XC_URGENT, on the urgent queue; the others either through the mailbox
+ * slot, when they can claim it, or through the call queue, as spin
+ * chooses); with NURGENT > 0 the worker's urgent signal handler; with
+ * NWORK > 0 a work queuer that queues NWORK work items on CPU 0; with
+ * HOTPLUG a requester that takes CPU 0 offline and, with ONLINE, back
+ * online; and a quiescence checker. Each call has its own bit (sender i's
+ * call j is bit i*NCALLS+j; with PAIR, worker w's waiting call is bit
+ * NSENDERS*NCALLS+w), and so has each work item, so the model knows which
+ * calls and items are queued, accepted, refused and run.
+ *
+ * PAIR: two workers that wait on each other's calls. Each starts with one
+ * work item whose fn is xc_call_single(the other CPU, fn, arg, XC_WAIT),
+ * through the other's slot or its call queue (spin chooses: the slot is
+ * taken, ablated, or the call is a many call). The waiter spins, asks to be
+ * woken, and runs its own incoming calls while it waits, sleeping on its
+ * own idle word (xc_idle_wait with ready_sync); the other worker runs the
+ * call, and its completion kicks the waiter (kick.c, "Completions").
  *
  * Memory model. Spin executes one statement at a time in a single global
  * order: the model is sequentially consistent. That is what the argument in
- * kick.c relies on: S1 (the push's successful CAS, or hotplug's ctl store), S2
- * (the load of the idle word), S3 (the CAS SLEEPING -> WAKING), W1 (the store
- * of SLEEPING), W2 (the re-check loads of the queues and ctl) and W4 (the
- * exchange to POLLING) are all memory_order_seq_cst in the code, hence totally
- * ordered. The other accesses to the idle word are relaxed (the owner's
- * stores of POLLING, the CAS WAKING -> WOKENUP) and are modelled as SC too.
- * That is sound here because a seq_cst load that reads a value which a later
- * store overwrites is ordered before that store in the seq_cst total order
+ * kick.c relies on: S1 (the push's successful CAS, or hotplug's ctl store, or
+ * the completion's fetch_sub or exchange), S2 (the load of the idle word),
+ * S3 (the CAS SLEEPING -> WAKING), W1 (the store of SLEEPING), W2 (the
+ * re-check loads of the queues, ctl and the completion word), W4 (the
+ * exchange to POLLING), the worker's store of RUNNING and its re-check of
+ * the urgent queue after it (xc_run_urgent's loop condition) are all
+ * memory_order_seq_cst in the code, hence totally ordered. The other
+ * accesses to the idle word are relaxed (the owner's stores of POLLING, the
+ * CAS WAKING -> WOKENUP) and are modelled as SC too. That is sound here
+ * because a seq_cst load that reads a value which a later store overwrites
+ * is ordered before that store in the seq_cst total order
  * (coherence-ordered-before, C++20 [atomics.order]), and each relaxed write
  * to the idle word is followed, in its writer's program order, by a seq_cst
  * write of the worker (W1, W4, or RUNNING) before the worker can sleep. The
- * model does not check weak-memory reorderings beyond that argument.
+ * model does not check weak-memory reorderings beyond that argument, with
+ * one exception: MUTANT_RELAXEDRECHECK lets the worker's RUNNING store sit
+ * in a store buffer past its next loads, the reordering that C11 allows
+ * when the re-check after it is relaxed (the code before the fix).
  *
  * Each atomic access of the code is one Promela statement, or one atomic{}
  * block for one read-modify-write. The comment beside it names the function
@@ -54,27 +81,52 @@
  * futex_wake(&idle, 1) dequeues the waiter if there is one; a wake with no
  * waiter is lost, which is why futex_wait compares first. A signal handler
  * run while blocked is followed by a restart that compares again (SA_RESTART),
- * the same as staying queued.
+ * the same as staying queued. No futex wait times out: no deadline, stuck
+ * reports off (until = 0), follow_os off (no sleep limit); with them a lost
+ * wakeup would be a late one, here it is a worker asleep for good.
+ *
+ * The urgent signal. A sender that reads RUNNING sends the signal (tgkill);
+ * realtime signals queue, so sig_pending counts them. The handler runs on
+ * the worker's thread between any two of its steps, also while it is
+ * blocked in a futex, arbitrarily late: one atomic step per signal. A call's
+ * fn is the state between xc_in_call++ and xc_in_call-- (one step that runs
+ * it); a handler that comes then does nothing (it defers), and the call loop
+ * must run the urgent queue right after the fn returns (xc_call_returned).
  *
  * Properties (docs/model.md):
- *   - a call runs at most once, and only if queued (assertions in run_list);
- *   - at quiescence (no process can move: timeout), the worker is not blocked
- *     in futex_wait with a call or a hotplug request pending, nothing is
- *     queued, every accepted call has run, every call was accepted or refused,
- *     and the offline request was served;
+ *   - a call runs at most once, and only if queued (assertions where calls run);
+ *   - urgent promptness: an urgent call that the handler deferred (it came
+ *     inside a call's fn) runs before the next plain call's fn and before the
+ *     next work item starts (!deferred there); and when a work item starts,
+ *     the urgent queue is empty unless a signal is on its way to the worker,
+ *     sent or due from a sender between its push and its S2, which will
+ *     interrupt the item (no urgent call waits behind a work item);
+ *   - at quiescence (no process can move: timeout), no worker is blocked in
+ *     futex_wait with a call, a work item, a hotplug request pending, or with
+ *     the completion it waits for done; nothing is queued, every accepted call
+ *     and work item has run, every call was accepted or refused, and the
+ *     offline request was served;
  *   - no invalid end state (deadlock): each process stops only where it may;
- *   - with -DLIVENESS: the LTL property no_lost_wakeup (a queued call is
- *     eventually taken, a request eventually served), instead of the checker.
+ *   - with -DLIVENESS: the LTL property no_lost_wakeup (a queued call or work
+ *     item is eventually taken, a request eventually served), instead of the
+ *     checker.
  *
  * Mutants, built from this file with a -D macro so they cannot drift:
  *   -DMUTANT_NORECHECK   W2 removed: the worker sleeps right after W1
  *   -DMUTANT_LOADFIRST   the sender loads the idle word (S2) before its push (S1)
  *   -DMUTANT_NOCTLCHECK  W2 re-checks the queues but not ctl
+ *   -DMUTANT_NOCATCHUP   the code before the fix: no xc_call_returned after a
+ *                        slot call, and xc_run_urgent takes once, no loop
+ *   -DMUTANT_RELAXEDRECHECK  the urgent re-check after the RUNNING store is
+ *                        relaxed: the store may become visible after it
+ *   -DMUTANT_NOASKWAKE   a waiting worker never sets XC_SYNC_SLEEPING
+ *                        (sync_ask_wake), so no completion kicks it
  * Coverage witnesses: -DCOVER=n makes the n-th interesting step fail an
  * assertion, so spin proves the step reachable (no property holds vacuously).
- * -DCHECK_URGENT_PROMPT adds the promptness claim of XC_URGENT (xcall.h):
- * an urgent sender that finds the worker inside a call's fn signals it.
- * The code does not meet it (docs/model.md), so check.sh does not run it.
+ * -DCHECK_URGENT_PROMPT adds the promptness claim of the first XC_URGENT
+ * (xcall.h): an urgent sender that finds the worker inside a call's fn
+ * signals it. The code does not meet it by design (docs/model.md), so
+ * check.sh does not run it.
  */
 
 #ifndef NSENDERS
@@ -86,8 +138,14 @@
 #ifndef NURGENT
 #define NURGENT 0		/* senders 0..NURGENT-1 queue XC_URGENT calls */
 #endif
+#ifndef NWORK
+#define NWORK 0			/* work items queued on CPU 0 by the work queuer */
+#endif
+#ifndef PAIR
+#define PAIR 0			/* two workers, each waiting on a call to the other */
+#endif
 #ifndef HOTPLUG
-#define HOTPLUG 1		/* a requester takes the CPU offline once */
+#define HOTPLUG 1		/* a requester takes CPU 0 offline once */
 #endif
 #ifndef ONLINE
 #define ONLINE 1		/* ... and brings it back online */
@@ -100,6 +158,20 @@
 #endif
 /* COVER=n: reaching witness n violates an assertion (a reachability proof). */
 #define WITNESS(n)	assert(COVER != n)
+
+#if PAIR
+#define NCPUS 2
+#define NWORKITEMS 2	/* one per worker, queued before it starts */
+#define NBITS (NSENDERS * NCALLS + 2)
+#if HOTPLUG || NURGENT > 0 || NWORK > 0
+#error "PAIR is a configuration of its own: no hotplug, no urgent calls, no work queuer"
+#endif
+#else
+#define NCPUS 1
+#define NWORKITEMS NWORK
+#define NBITS (NSENDERS * NCALLS)
+#endif
+#define WORK (NWORKITEMS > 0)	/* work items are modelled */
 
 /* struct xc_cpu.idle (src/internal.h: XC_IDLE_*) */
 #define RUNNING  0
@@ -119,48 +191,68 @@
 #define PUSH_WAS_EMPTY 1
 #define PUSH_CLOSED    2
 
-#define ALLCALLS ((1 << (NSENDERS * NCALLS)) - 1)
+/* which wait xc_idle_wait serves: cpu_idle's (ready_idle) or a completion's (ready_sync) */
+#define MODE_IDLE 0
+#define MODE_SYNC 1
+
+#define ALLCALLS ((1 << NBITS) - 1)
+#define ALLWORK  ((1 << NWORKITEMS) - 1)
+#define WCALL(w) (1 << (NSENDERS * NCALLS + (w)))	/* worker w's waiting call (PAIR) */
+#define SLOT_WORKER 100				/* slot_owner of a worker w: SLOT_WORKER + w */
 
 /* A list head (src/llist.h): the set of calls in it, and whether it is CLOSED. */
 typedef llist {
-	int  nodes;		/* bit per call; 0 = NULL */
+	byte nodes;		/* bit per call or work item; 0 = NULL */
 	bool closed;		/* head == XC_LLIST_CLOSED */
 };
 
-byte idle = RUNNING;		/* c->idle: cpu_reset stores RUNNING */
-llist callq;			/* c->callq */
-llist urgentq;			/* c->urgentq */
-byte ctl = CTL_NONE;		/* c->ctl */
-byte park = PARK_RUN;		/* c->park: the worker was released to run */
-bool offline_done = false;	/* c->offline_done reached zero */
+/* Per CPU (struct xc_cpu); only CPU 0 has senders, urgent calls and hotplug. */
+byte idle[NCPUS] = RUNNING;	/* c->idle: cpu_reset stores RUNNING */
+llist callq[NCPUS];		/* c->callq */
+llist urgentq[NCPUS];		/* c->urgentq */
+llist workq[NCPUS];		/* c->workq */
+byte ctl[NCPUS] = CTL_NONE;	/* c->ctl */
+byte park[NCPUS] = PARK_RUN;	/* c->park: the worker was released to run */
+bool offline_done = false;	/* CPU 0's offline_done reached zero */
 
-/* c->slot_claim (src/slot.c): the holder (sender id + 1; 0 free) */
-byte slot_owner = 0;
+/* c->slot_claim (src/slot.c): the holder (sender id + 1, SLOT_WORKER + w; 0 free) */
+byte slot_owner[NCPUS];
 /* c->slot.done.word (src/slot.c): PUBLISHED, CLOSED */
-bool slot_pub = false;
-bool slot_closed = false;	/* the CPU starts online: xc_cpu_open opened it */
-int slot_call = 0;		/* the published call's bit */
+bool slot_pub[NCPUS];
+bool slot_closed[NCPUS];	/* the CPU starts online: xc_cpu_open opened it */
+byte slot_call[NCPUS];		/* the published call's bit */
 
-bool waiter = false;		/* the worker is queued in futex_wait(&c->idle) */
+bool waiter[NCPUS];		/* the worker is queued in futex_wait(&c->idle) */
 byte spurious = SPURIOUS;	/* spurious wakeups left */
-bool sig_pending = false;	/* an urgent signal sent to the worker, not yet handled */
+byte sig_pending[NCPUS];	/* urgent signals sent to the worker, not yet handled */
+byte in_call[NCPUS];		/* xc_in_call: the worker is inside a call's fn */
+bool deferred[NCPUS];		/* ghost: a handler deferred with urgent calls queued, not yet taken */
+bool in_work[NCPUS];		/* ghost: the worker is inside a work item's fn */
+byte s2_due[NCPUS];		/* ghost: urgent pushes that found the queue empty, S2 still to come */
 
-int accepted = 0;		/* calls whose push succeeded */
-int refused = 0;		/* calls whose push found the queue closed (-ENXIO) */
-int ran = 0;			/* calls that ran */
+/* PAIR: worker w's completion word (its slot word or its on-stack xc__sync) */
+bool sync_done[NCPUS];		/* count 0 (or the slot word no longer PUBLISHED) */
+bool sync_sleep[NCPUS];		/* XC_SYNC_SLEEPING: the waiter asked to be woken */
+bool waiting[NCPUS];		/* ghost: worker w is inside xc_sync_wait */
+
+byte accepted = 0;		/* calls whose push succeeded */
+byte refused = 0;		/* calls whose push found the queue closed (-ENXIO) */
+byte ran = 0;			/* calls that ran */
+byte work_accepted = 0;		/* work items queued */
+byte work_refused = 0;		/* work items refused (-ENXIO) */
+byte work_ran = 0;		/* work items that started */
 byte senders_done = 0;
-#ifdef CHECK_URGENT_PROMPT
-bool in_call = false;		/* the worker is inside a call's fn */
-#endif
 
 #define PENDING(q)	(q.nodes != 0)	/* xc_llist_nonempty: not NULL, not CLOSED */
-#define SLOT_PENDING	(slot_pub)	/* xc_slot_pending */
+#define SLOT_PENDING(c)	(slot_pub[c])	/* xc_slot_pending */
+#define CTL_READY(c)	(ctl[c] != CTL_NONE)
 
 /*
- * xc_kick(c), src/kick.c, after its S2 load (the caller did s = idle).
- * s: the state read; ok: scratch for the CAS outcome.
+ * xc_kick(c), src/kick.c, after its S2 load (the caller did s = idle[c]).
+ * s: the state read; ok: scratch for the CAS outcome; why: 1 for the kick
+ * of a completion (xc_sync_wake), 0 otherwise (witnesses only).
  */
-inline xc_kick(s, ok)
+inline xc_kick(c, s, ok, why)
 {
 	do
 	:: s == SLEEPING ->
@@ -168,20 +260,27 @@ inline xc_kick(s, ok)
 		// @src src/kick.c: /* S3, seq_cst: on failure s holds the new state and we decide again */
 		atomic {
 			if
-			:: idle == SLEEPING -> idle = WAKING; ok = true
-			:: else -> s = idle; ok = false
+			:: idle[c] == SLEEPING -> idle[c] = WAKING; ok = true
+			:: else -> s = idle[c]; ok = false
 			fi
 		}
 		if
 		:: ok ->
 			/* kick_futex: futex_wake(&c->idle, 1) - dequeues the waiter, if any */
 			// @src src/kick.c: xc_futex_wake(&c->idle, 1);
-			atomic { if :: waiter -> WITNESS(3) :: else -> skip fi; waiter = false }
+			atomic {
+				if
+				:: waiter[c] -> WITNESS(3);
+					if :: why && waiting[c] -> WITNESS(28) :: else -> skip fi
+				:: else -> skip
+				fi;
+				waiter[c] = false
+			}
 			/* CAS idle WAKING -> WOKENUP, relaxed; fails harmlessly if the worker moved on */
 			// @src src/kick.c: s = XC_IDLE_WAKING;
 			atomic {
 				if
-				:: idle == WAKING -> idle = WOKENUP
+				:: idle[c] == WAKING -> idle[c] = WOKENUP
 				:: else -> WITNESS(11)
 				fi
 			}
@@ -197,7 +296,7 @@ inline xc_kick(s, ok)
 	od
 }
 
-/* run_list (src/call.c): run every call of a taken list, each exactly once. */
+/* run_list's bookkeeping for calls run all at once (the handler, the offline drain) */
 inline run_list(taken)
 {
 	assert((taken & ~accepted) == 0);	/* only queued calls run */
@@ -206,6 +305,68 @@ inline run_list(taken)
 	taken = 0
 }
 
+#if PAIR
+#define MARK_ANY	any = (any || waiting[c])	/* a call run from a wait loop */
+#define FORGET(b)	skip	/* the completion still needs the bit */
+#else
+#define MARK_ANY	skip
+#define FORGET(b)	b = 0	/* dead from here: cleared so that states merge */
+#endif
+
+/*
+ * The next call of list src runs (xc_call_invoke): b = its bit, taken off
+ * src; xc_in_call++; fn(arg), one step; xc_in_call--. Between the two
+ * statements the worker is inside the fn, where the handler defers.
+ * plain: a plain call (the slot's, the call queue's), before whose fn a
+ * deferred urgent call must have run (urgent promptness); not the next
+ * urgent call of a list already taken ("an urgent list runs on in order").
+ */
+inline call_fn_next(c, src, b, plain)
+{
+	// @src src/call.c: xc_in_call++;
+	atomic {
+		assert(!(plain && deferred[c]));
+		b = src & (-src);
+		src = src & ~b;
+		in_call[c]++;
+		assert((b & ~accepted) == 0);	/* only queued calls run */
+		assert((ran & b) == 0);		/* no call runs twice */
+		ran = ran | b;
+		MARK_ANY
+	}
+	// @src src/call.c: xc_in_call--;
+	atomic { in_call[c]--; FORGET(b) }
+}
+
+/*
+ * PAIR: the completion of a waiting worker's call: k says whether its
+ * XC_SYNC_SLEEPING bit was set (read by the completing RMW, set beside it);
+ * then xc_sync_wake(s, waiter) = xc_kick(waiter), whose S2 is a step of its own.
+ */
+#if PAIR
+#define COMPLETE_WORD(b) \
+	if \
+	:: b == WCALL(0) || b == WCALL(1) -> \
+		w = (b == WCALL(0) -> 0 : 1); sync_done[w] = true; k = sync_sleep[w] \
+	:: else -> skip \
+	fi
+inline sync_wake()
+{
+	if
+	:: k ->
+		WITNESS(27);	/* a completer kicks a waiting worker */
+		// @src src/kick.c: xc_kick(waiter);
+		s = idle[w];
+		xc_kick(w, s, ok, 1);
+		atomic { k = false; w = 0; s = 0; ok = false }
+	:: else -> w = 0
+	fi
+}
+#else
+#define COMPLETE_WORD(b)	skip
+#define sync_wake()		skip
+#endif
+
 /* xc_llist_take (src/llist.h): head == CLOSED ? NULL : exchange(head, NULL).
  * Only the owner thread takes or closes, so the two accesses act as one. */
 inline take(q, taken)
@@ -213,149 +374,394 @@ inline take(q, taken)
 	atomic {
 		if
 		:: !q.closed -> taken = q.nodes; q.nodes = 0
-		:: else -> WITNESS(13)	/* taken from a closed list: NULL */
+		:: else -> skip	/* taken from a closed list: NULL */
+		fi
+	}
+}
+
+/* the same for the urgent queue: a take also ends a deferral (ghost) */
+inline take_urgent(c, taken)
+{
+	atomic {
+		if
+		:: !urgentq[c].closed -> taken = urgentq[c].nodes; urgentq[c].nodes = 0; deferred[c] = false
+		:: else -> skip
 		fi
 	}
 }
 
 /*
- * slot_run_published (src/slot.c): run the slot's call, then free the slot
- * with one exchange (0, or CLOSED while draining, which keeps slot_closed).
+ * MUTANT_RELAXEDRECHECK: the worker's RUNNING store (cpu_idle's last step)
+ * may still be in its store buffer (running_buffered) when it reads the
+ * urgent queue; it drains right after that load, before the next seq_cst
+ * access (xc_slot_pending). Without the mutant it is never buffered.
  */
-inline slot_run(taken)
-{
-	taken = slot_call;
-	run_list(taken);
-	// @src src/slot.c: old = atomic_exchange_explicit(&s->done.word, after, memory_order_seq_cst);
-	atomic { slot_pub = false; slot_call = 0 }
-}
-
-/* xc_run_calls (src/call.c): xc_run_urgent (urgent queue), the slot, then the call queue */
-inline run_calls(taken)
-{
-	// @src src/call.c: int n = xc_run_urgent(c);
-	take(urgentq, taken);
-	run_list(taken);
-	/* xc_slot_run: load the word (acquire); run the call if published */
-	// @src src/call.c: n += xc_slot_run(c);
-	if
-	:: SLOT_PENDING -> WITNESS(16); slot_run(taken)
-	:: else -> skip
+#ifdef MUTANT_RELAXEDRECHECK
+#define DRAIN_RUNNING(c) \
+	if \
+	:: running_buffered -> idle[c] = RUNNING; running_buffered = false \
+	:: else -> skip \
 	fi;
-	// @src src/call.c: struct xc__link *l = xc_llist_take(&c->callq);
-	take(callq, taken);
-#ifdef CHECK_URGENT_PROMPT
-	if :: taken != 0 -> in_call = true :: else -> skip fi;	/* inside the calls' fns */
+#else
+#define DRAIN_RUNNING(c)	/* nothing: the store was not buffered */
 #endif
-	run_list(taken)
-#ifdef CHECK_URGENT_PROMPT
-	; in_call = false
-#endif
-}
 
-#define CTL_READY	(ctl != CTL_NONE)
+/* run_list(c, l, true) in task context: each urgent call's fn in turn; no catch-up inside */
+inline run_urgent_list(c)
+{
+	do
+	:: utaken != 0 -> call_fn_next(c, utaken, ubit, 0)
+	:: else -> break
+	od
+}
 
 /*
- * ready_idle (src/worker.c) = xc_calls_pending || xc_work_queued || ctl_pending,
- * each a seq_cst load; jumps to idle_out if ready. Work items are not modelled
- * (xc_work_queued has the same shape as xc_calls_pending).
+ * xc_run_urgent (src/call.c) in task context: while the urgent queue is
+ * non-empty (seq_cst), take it and run it. The loop condition is the
+ * re-check after the worker's RUNNING store.
  */
-inline ready_idle()
+inline run_urgent(c)
 {
-	/* xc_calls_pending: the slot, callq, then urgentq */
-	// @src src/internal.h: return xc_slot_pending(c) ||
+#ifdef MUTANT_NOCATCHUP
+	/* MUTANT: the code before the fix - one xc_llist_take, no loop */
+	take_urgent(c, utaken);
+	DRAIN_RUNNING(c)
+	run_urgent_list(c)
+#else
+	// @src src/call.c: while (xc_llist_nonempty(&c->urgentq, memory_order_seq_cst)) {
+	do
+	:: PENDING(urgentq[c]) ->
+		DRAIN_RUNNING(c)
+		atomic {
+			/* a second round: urgent calls deferred while the first ones ran */
+			if :: again && deferred[c] -> WITNESS(23) :: else -> skip fi;
+			take_urgent(c, utaken)
+		}
+		// @src src/call.c: if (!l)
+		if :: utaken == 0 -> break :: else -> skip fi;
+		run_urgent_list(c);
+		again = true
+	:: else -> DRAIN_RUNNING(c) break
+	od;
+	again = false
+#endif
+}
+
+/*
+ * xc_call_returned (src/call.c): a call's fn has returned on the worker
+ * (not in the handler): if the urgent queue is non-empty (acquire), run it.
+ * wn: the witness for a deferred urgent call caught here.
+ */
+inline call_returned(c, wn)
+{
+	// @src src/call.c: if (!xc_in_urgent && xc_llist_nonempty(&c->urgentq, memory_order_acquire))
 	if
-	:: SLOT_PENDING -> goto idle_out
-	:: else -> skip
-	fi;
-	// @src src/internal.h: xc_llist_nonempty(&c->callq, memory_order_seq_cst) ||
-	if
-	:: PENDING(callq) -> goto idle_out
-	:: else -> skip
-	fi;
-	// @src src/internal.h: xc_llist_nonempty(&c->urgentq, memory_order_seq_cst);
-	if
-	:: PENDING(urgentq) -> goto idle_out
-	:: else -> skip
-	fi;
-	/* ctl_pending */
-	// @src src/worker.c: return atomic_load_explicit(&c->ctl, memory_order_seq_cst) != XC_CTL_NONE;
-	if
-	:: CTL_READY -> goto idle_out
+	:: atomic { PENDING(urgentq[c]) -> if :: deferred[c] -> WITNESS(wn) :: else -> skip fi } ->
+		run_urgent(c)
 	:: else -> skip
 	fi
 }
 
-active proctype worker()
+/*
+ * slot_run_published (src/slot.c): run the slot's call, then free the slot
+ * with one exchange (0, or CLOSED while draining, which keeps slot_closed),
+ * wake a waiter that asked for it, then xc_call_returned.
+ */
+inline slot_run(c)
 {
-	int taken = 0;
+	call_fn_next(c, slot_call[c], cbit, 1);
+	// @src src/slot.c: old = atomic_exchange_explicit(&s->done.word, after, memory_order_seq_cst);
+	atomic { slot_pub[c] = false; COMPLETE_WORD(cbit); cbit = 0 }
+	// @src src/slot.c: if (old & XC_SYNC_SLEEPING)
+	sync_wake();
+#ifndef MUTANT_NOCATCHUP
+	// @src src/slot.c: xc_call_returned(c);
+	call_returned(c, 21)
+#endif
+}
+
+/*
+ * run_list(c, l, false) (src/call.c): each call in turn: its fn, its
+ * completion (call_run: xc_sync_complete, modelled for a waiting worker's
+ * call), then xc_call_returned.
+ */
+inline run_queue_list(c)
+{
+	do
+	:: taken != 0 ->
+		call_fn_next(c, taken, cbit, 1);
+#if PAIR
+		/* xc_sync_complete: fetch_sub (seq_cst) reads XC_SYNC_SLEEPING */
+		// @src src/kick.c: uint32_t old = atomic_fetch_sub_explicit(&s->word, 1, memory_order_seq_cst);
+		atomic { COMPLETE_WORD(cbit); cbit = 0 }
+		// @src src/kick.c: if ((old & XC_SYNC_COUNT) != 1 || !(old & XC_SYNC_SLEEPING))
+		sync_wake();
+#endif
+		// @src src/call.c: xc_call_returned(c);
+		call_returned(c, 22)
+	:: else -> break
+	od
+}
+
+/* xc_run_calls (src/call.c): xc_run_urgent (urgent queue), the slot, then the call queue */
+inline run_calls(c)
+{
+	// @src src/call.c: int n = xc_run_urgent(c);
+	run_urgent(c);
+	/* xc_slot_run: load the word (seq_cst); run the call if published */
+	// @src src/call.c: n += xc_slot_run(c);
+	if
+	:: atomic { SLOT_PENDING(c) -> WITNESS(16) } -> slot_run(c)
+	:: else -> skip
+	fi;
+	// @src src/call.c: struct xc__link *l = xc_llist_take(&c->callq);
+	take(callq[c], taken);
+	run_queue_list(c)
+}
+
+proctype worker(byte me)
+{
+	byte taken = 0;		/* a taken call list */
+	byte cbit = 0;		/* the call running from it */
+	byte utaken = 0;	/* a taken urgent list */
+	byte ubit = 0;
+	byte wbit = 0;		/* the work item running */
+	byte work_head = 0;	/* c->work_head: taken items, not yet run (worker-private) */
 	byte prev;
+	byte mode = MODE_IDLE;
+	byte s;
+	bool ok;
+	bool k;			/* a completion read XC_SYNC_SLEEPING */
+	byte w;			/* the waiter of that completion */
+	bool again = false;
+#if PAIR
+	bool any = false;	/* xc_run_calls ran something */
+	bool via_slot = false;
+	byte o = 1 - me;	/* the other CPU */
+#endif
+#ifdef MUTANT_RELAXEDRECHECK
+	bool running_buffered = false;
+#endif
 
 	/* worker_loop (src/worker.c) */
 loop_top:
 	/* ctl = atomic_load(&c->ctl, acquire) */
 	// @src src/worker.c: uint32_t ctl = atomic_load_explicit(&c->ctl, memory_order_acquire);
 	if
-	:: ctl == CTL_OFFLINE -> goto offline
+	:: ctl[me] == CTL_OFFLINE -> goto offline
 	:: else -> skip
 	fi;
-	/* xc_run_calls(c); xc_run_one_work(c) finds no work item */
-	run_calls(taken);
+	/* (os_suspect: follow_os, not modelled) xc_run_calls(c), RUNNING */
+	// @src src/worker.c: xc_run_calls(c);
+	run_calls(me);
+#if WORK
+	/* xc_run_one_work (src/work.c): take the queue into work_head if it is empty */
+	// @src src/work.c: work_adopt(c, xc_llist_take(&c->workq));
+	atomic {
+		if
+		:: work_head == 0 && !workq[me].closed -> work_head = workq[me].nodes; workq[me].nodes = 0
+		:: else -> skip
+		fi
+	}
+	// @src src/worker.c: if (xc_run_one_work(c))
+	if
+	:: work_head != 0 ->
+		/* the oldest item starts: fn(arg), RUNNING, xc_in_call 0 */
+		// @src src/work.c: fn(arg);
+		atomic {
+			wbit = work_head & (-work_head);
+			work_head = work_head & ~wbit;
+			/* urgent promptness: a deferred urgent call ran before this item */
+			assert(!deferred[me]);
+			/* ... and a queued urgent call has a signal on its way, to interrupt the
+			 * item: sent, or due from a sender that has yet to read RUNNING (S2) */
+			assert(!PENDING(urgentq[me]) || sig_pending[me] > 0 || s2_due[me] > 0);
+			assert((wbit & ~work_accepted) == 0 && (work_ran & wbit) == 0);
+			work_ran = work_ran | wbit;
+			in_work[me] = true;
+			WITNESS(24)
+		}
+#if PAIR
+		/* the item's fn: xc_call_single(o, fn, arg, XC_WAIT) */
+		if
+		:: !slot_pub[o] && !slot_closed[o] && slot_owner[o] == 0 ->
+			/* xc_slot_call: the looks passed; claim (CAS slot_claim 0 -> 1) */
+			atomic {
+				if
+				:: slot_owner[o] == 0 -> slot_owner[o] = SLOT_WORKER + me; via_slot = true
+				:: else -> skip	/* -EAGAIN: the queue */
+				fi
+			}
+			/* publish (S1, CAS word 0 -> PUBLISHED; no hotplug here, so never CLOSED) */
+			if
+			:: via_slot ->
+				atomic {
+					assert(!slot_pub[o] && !slot_closed[o]);
+					slot_pub[o] = true; slot_call[o] = WCALL(me);
+					accepted = accepted | WCALL(me)
+				}
+			:: else -> goto wait_queue
+			fi
+		:: true ->
+			/* the call queue (slot taken or ablated; or a many call): push (S1) */
+wait_queue:
+			atomic {
+				if
+				:: callq[o].nodes == 0 -> ok = true	/* XC_PUSH_WAS_EMPTY */
+				:: else -> ok = false
+				fi;
+				callq[o].nodes = callq[o].nodes | WCALL(me);
+				accepted = accepted | WCALL(me)
+			}
+		fi;
+		if
+		:: via_slot || ok ->
+			/* xc_kick(o): S2 */
+			s = idle[o];
+			xc_kick(o, s, ok, 0)
+		:: else -> skip
+		fi;
+		atomic { s = 0; ok = false; waiting[me] = true }
+		/* xc_sync_wait: xc_sync_spin looks at the word (seq_cst) a while, stopping
+		 * when own calls are pending: one look at a moment of spin's choosing, or none */
+		do
+		:: sync_done[me] -> goto wait_over
+		:: break
+		od;
+		/* sync_wait_after_spin: sync_ask_wake: CAS word |= XC_SYNC_SLEEPING unless done */
+		// @src src/kick.c: if (!sync_ask_wake(r))
+#ifndef MUTANT_NOASKWAKE
+		// @src src/kick.c: if (atomic_compare_exchange_weak_explicit(&r->s->word, &w, w | XC_SYNC_SLEEPING,
+		atomic {
+			if
+			:: sync_done[me] -> WITNESS(31); goto wait_over	/* done already: return 0 */
+			:: else -> sync_sleep[me] = true
+			fi
+		}
+#else
+		/* MUTANT: the waiter never asks to be woken */
+		if
+		:: sync_done[me] -> goto wait_over
+		:: else -> skip
+		fi;
+#endif
+wait_loop:
+		/* while (!sync_ref_done(r)) - seq_cst */
+		// @src src/kick.c: while (!sync_ref_done(r)) {
+		if
+		:: sync_done[me] -> goto wait_end
+		:: else -> skip
+		fi;
+		// @src src/kick.c: if (xc_run_calls(self))
+		run_calls(me);
+		if
+		:: any -> any = false; WITNESS(29); goto wait_loop	/* continue */
+		:: else -> skip
+		fi;
+		/* xc_idle_wait(self, ready_sync, r, window, until, 0): until = 0 (stuck reports off) */
+		// @src src/kick.c: if (!xc_idle_wait(self, ready_sync, (void *)r, xc_poll_window(self), until, 0)) {
+		mode = MODE_SYNC;
+		goto idle_wait;
+wait_end:
+		/* pushed while we looked idle: see xc_idle_state_set */
+		// @src src/kick.c: xc_run_urgent(self);
+		run_urgent(me);
+wait_over:
+		/* xc_slot_call: give the claim back (release) */
+		atomic {
+			if
+			:: via_slot -> slot_owner[o] = 0
+			:: else -> skip
+			fi;
+			via_slot = false; any = false; waiting[me] = false
+		}
+#endif
+		atomic { in_work[me] = false; wbit = 0 }
+		goto loop_top
+	:: else -> skip
+	fi;
+#endif
 
 	/* cpu_idle: xc_idle_state_set(c, POLLING), relaxed */
 	// @src src/worker.c: xc_idle_state_set(c, XC_IDLE_POLLING);
-	idle = POLLING;
-idle_loop:
-	/* xc_idle_wait(c, ready_idle, NULL, window, 0): prev = load(idle), relaxed */
+	idle[me] = POLLING;
+idle_loop:	/* cpu_idle's loop: xc_idle_wait(c, ready_idle, NULL, window, 0, watch) */
+idle_wait:
+	/* xc_idle_wait (mode says which): prev = load(idle), relaxed */
 	// @src src/kick.c: uint32_t prev = atomic_load_explicit(&c->idle, memory_order_relaxed);
-	prev = idle;
-	assert(prev == POLLING);	/* "only this thread writes RUNNING or POLLING" */
+	prev = idle[me];
+	/* "only this thread writes RUNNING or POLLING": cpu_idle waits POLLING;
+	 * a wait inside a work item RUNNING */
+	assert(mode == MODE_IDLE && prev == POLLING || mode == MODE_SYNC && prev == RUNNING);
 	/* idle = POLLING, relaxed */
 	// @src src/kick.c: atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
-	idle = POLLING;
+	idle[me] = POLLING;
 	/*
 	 * poll_until: while (!ready()) spin, until the window ends. Polling only
 	 * re-reads, so one read at a moment of spin's choosing covers every
 	 * window (none, adaptive, forever); or the worker gives up at once.
 	 */
 	do
-	:: SLOT_PENDING -> goto idle_out
-	:: PENDING(callq) -> goto idle_out
-	:: PENDING(urgentq) -> goto idle_out
-	:: CTL_READY -> goto idle_out
+	:: mode == MODE_SYNC && sync_done[me] -> goto idle_out
+	:: SLOT_PENDING(me) -> goto idle_out
+	:: PENDING(callq[me]) -> goto idle_out
+	:: PENDING(urgentq[me]) -> goto idle_out
+#if WORK
+	:: mode == MODE_IDLE && PENDING(workq[me]) -> goto idle_out
+#endif
+	:: mode == MODE_IDLE && CTL_READY(me) -> goto idle_out
 	:: break	/* window 0, or it ran out */
 	od;
 sleep_loop:
 	/* W1: idle = SLEEPING, seq_cst */
 	// @src src/kick.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
-	idle = SLEEPING;
+	idle[me] = SLEEPING;
 #ifndef MUTANT_NORECHECK
-	/* W2: if (ready(c, ctx)) break; - four seq_cst loads */
+	/* W2: if (ready(c, ctx)) break; - seq_cst loads */
 	// @src src/kick.c: if (ready(c, ctx))	/* W2 */
+#if PAIR
+	/* ready_sync: sync_ref_done(ctx) || xc_calls_pending(c) */
+	// @src src/kick.c: return sync_ref_done(ctx) || xc_calls_pending(c);
 	if
-	:: SLOT_PENDING -> WITNESS(18); goto idle_out	/* the re-check saw a slot call */
+	:: mode == MODE_SYNC && sync_done[me] -> WITNESS(30); goto idle_out	/* the re-check saw the completion */
+	:: else -> skip
+	fi;
+#endif
+	if
+	:: SLOT_PENDING(me) -> WITNESS(18); goto idle_out	/* the re-check saw a slot call */
 	:: else -> skip
 	fi;
 	if
-	:: PENDING(callq) -> WITNESS(9); goto idle_out	/* the re-check saw a call */
+	:: PENDING(callq[me]) -> WITNESS(9); goto idle_out	/* the re-check saw a call */
 	:: else -> skip
 	fi;
 	if
-	:: PENDING(urgentq) -> WITNESS(14); goto idle_out	/* ... an urgent call */
+	:: PENDING(urgentq[me]) -> WITNESS(14); goto idle_out	/* ... an urgent call */
 	:: else -> skip
 	fi;
+	/* ready_idle: task_work_pending = xc_work_queued || ctl_pending (work_head is empty here) */
+#if WORK
+	// @src src/work.c: return c->work_head || xc_llist_nonempty(&c->workq, memory_order_seq_cst);
+	if
+	:: mode == MODE_IDLE && PENDING(workq[me]) -> WITNESS(32); goto idle_out	/* ... a work item */
+	:: else -> skip
+	fi;
+#endif
 #ifndef MUTANT_NOCTLCHECK
 	if
-	:: CTL_READY -> WITNESS(8); goto idle_out	/* ... a hotplug request */
+	:: mode == MODE_IDLE && CTL_READY(me) -> WITNESS(8); goto idle_out	/* ... a hotplug request */
 	:: else -> skip
 	fi;
 #endif
 #endif
-	/* (deadline 0: no timeout) W3: futex_wait(&c->idle, SLEEPING): compare and queue */
-	// @src src/kick.c: xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout);	/* W3 */
+	/*
+	 * (deadline 0 and no sleep limit - follow_os off: no timeout)
+	 * W3: futex_wait(&c->idle, SLEEPING): compare and queue
+	 */
+	// @src src/kick.c: bool timed_out = xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout) == -ETIMEDOUT; /* W3 */
 	atomic {
 		if
-		:: idle == SLEEPING -> waiter = true
+		:: idle[me] == SLEEPING -> waiter[me] = true
 		:: else -> WITNESS(6)	/* the word moved on: return at once (EAGAIN) */
 		fi
 	}
@@ -363,63 +769,124 @@ sleep_loop:
 	 * a valid end only if nothing is pending (checked by quiescence) */
 end_futex:
 	if
-	:: !waiter -> skip
-	:: atomic { waiter && spurious > 0 -> spurious--; waiter = false; WITNESS(5) }
+	:: !waiter[me] -> skip
+	:: atomic { waiter[me] && spurious > 0 -> spurious--; waiter[me] = false; WITNESS(5) }
 	fi;
 	/* W4: exchange(idle, POLLING), seq_cst */
 	// @src src/kick.c: atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
-	idle = POLLING;
-	/* if (ready(c, ctx)) break; */
-	ready_idle();
+	idle[me] = POLLING;
+	/* if (ready(c, ctx)) break; - the same loads as W2 */
+	if
+	:: mode == MODE_SYNC && sync_done[me] -> goto idle_out
+	:: else -> skip
+	fi;
+	if
+	:: SLOT_PENDING(me) -> goto idle_out
+	:: else -> skip
+	fi;
+	if
+	:: PENDING(callq[me]) -> goto idle_out
+	:: else -> skip
+	fi;
+	if
+	:: PENDING(urgentq[me]) -> goto idle_out
+	:: else -> skip
+	fi;
+#if WORK
+	if
+	:: mode == MODE_IDLE && PENDING(workq[me]) -> goto idle_out
+	:: else -> skip
+	fi;
+#endif
+	/* ctl_pending */
+	// @src src/worker.c: return atomic_load_explicit(&c->ctl, memory_order_seq_cst) != XC_CTL_NONE;
+	if
+	:: mode == MODE_IDLE && CTL_READY(me) -> goto idle_out
+	:: else -> skip
+	fi;
 	goto sleep_loop;
 idle_out:
-	/* xc_idle_wait's out: xc_idle_state_set(c, prev) - POLLING, relaxed */
+	/* xc_idle_wait's out: xc_idle_state_set(c, prev) - POLLING relaxed, RUNNING seq_cst */
 	// @src src/kick.c: xc_idle_state_set(c, prev);
-	idle = prev;
+	idle[me] = prev;
 	prev = 0;
-	/* cpu_idle: xc_run_calls(c), still POLLING */
-	// @src src/worker.c: xc_run_calls(c);	/* calls go before task work in any case */
-	run_calls(taken);
-	/* cpu_idle: if (task_work_pending(c)) break; (ctl_pending) */
+#if PAIR
 	if
-	:: CTL_READY ->
-		/* cpu_idle: xc_idle_state_set(c, RUNNING), seq_cst; sched_yield; worker_loop's top */
-		// @src src/worker.c: xc_idle_state_set(c, XC_IDLE_RUNNING);
-		idle = RUNNING;
-		goto loop_top
+	:: mode == MODE_SYNC -> mode = MODE_IDLE; goto wait_loop
+	:: else -> skip
+	fi;
+#endif
+	/* cpu_idle: (ablation, os_suspect: not modelled) xc_run_calls(c), still POLLING */
+	// @src src/worker.c: xc_run_calls(c);	/* calls go before task work in any case */
+	run_calls(me);
+	/* cpu_idle: if (task_work_pending(c)) break; - xc_work_queued, then ctl_pending */
+	// @src src/worker.c: if (task_work_pending(c))
+#if WORK
+	if
+	:: PENDING(workq[me]) -> WITNESS(26); goto leave_idle	/* leaves idle for a work item */
+	:: else -> skip
+	fi;
+#endif
+	if
+	:: CTL_READY(me) -> goto leave_idle
 	:: else -> skip
 	fi;
 	/* ... else wait again */
 	goto idle_loop;
+leave_idle:
+	/* cpu_idle: xc_idle_state_set(c, RUNNING), seq_cst; sched_yield; worker_loop's top */
+	// @src src/worker.c: xc_idle_state_set(c, XC_IDLE_RUNNING);
+#ifdef MUTANT_RELAXEDRECHECK
+	/* MUTANT: the store may sit in the store buffer past the next loads */
+	if
+	:: idle[me] = RUNNING
+	:: running_buffered = true
+	fi;
+#else
+	idle[me] = RUNNING;
+#endif
+	goto loop_top;
 
 offline:
+	DRAIN_RUNNING(me)	/* (MUTANT_RELAXEDRECHECK) the drain's RMWs come after the store */
 	/* cpu_offline -> cpu_drain -> xc_drain_calls: close the urgent queue, then the call queue */
 	// @src src/call.c: int n = run_list(c, xc_llist_close(&c->urgentq), true);
-	atomic { taken = urgentq.nodes; urgentq.nodes = 0; urgentq.closed = true }
+	atomic { taken = urgentq[me].nodes; urgentq[me].nodes = 0; urgentq[me].closed = true; deferred[me] = false }
 	run_list(taken);
 	// @src src/call.c: n += run_list(c, xc_llist_close(&c->callq), false);
-	atomic { taken = callq.nodes; callq.nodes = 0; callq.closed = true }
+	atomic { taken = callq[me].nodes; callq[me].nodes = 0; callq[me].closed = true }
 	if :: taken != 0 -> WITNESS(10) :: else -> skip fi;
 	run_list(taken);
 	/* xc_slot_close: fetch_or CLOSED; run the call published before */
 	// @src src/call.c: return n + xc_slot_close(c);
-	atomic { slot_closed = true; if :: slot_pub -> WITNESS(19) :: else -> skip fi }
+	atomic { slot_closed[me] = true; if :: slot_pub[me] -> WITNESS(19) :: else -> skip fi }
 	if
-	:: SLOT_PENDING -> slot_run(taken)
+	:: SLOT_PENDING(me) -> slot_run(me)
 	:: else -> skip
 	fi;
+#if WORK
+	/* xc_drain_work: close the work queue, run every item taken */
+	// @src src/work.c: work_adopt(c, xc_llist_close(&c->workq));
+	atomic { work_head = work_head | workq[me].nodes; workq[me].nodes = 0; workq[me].closed = true }
+	atomic {
+		assert((work_head & ~work_accepted) == 0 && (work_ran & work_head) == 0);
+		work_ran = work_ran | work_head;
+		work_head = 0
+	}
+#endif
 	/* cpu_offline: park = WAIT; ctl = NONE; xc_sync_complete(&c->offline_done) */
-	park = PARK_WAIT;
-	ctl = CTL_NONE;
+	park[me] = PARK_WAIT;
+	ctl[me] = CTL_NONE;
 	offline_done = true;
-	/* cpu_park: while (park == WAIT) futex_wait(&c->park, WAIT) */
+	/* cpu_park: until park != WAIT, futex_wait(&c->park, WAIT) (a request while
+	 * parked, and the park watch, come with follow_os only: not modelled) */
 end_parked:
-	park != PARK_WAIT;
+	park[me] != PARK_WAIT;
 	goto loop_top
 }
 
 /*
- * A sender: NCALLS times call_push (src/call.c) onto the worker's CPU.
+ * A sender: NCALLS times call_push (src/call.c) onto CPU 0.
  * xc_call_single, xc_call_async and call_many all queue and kick this way.
  */
 #define ME	(1 << (id * NCALLS + j))
@@ -432,60 +899,72 @@ proctype sender(byte id)
 	bool ok;
 
 	do
-	:: j < NCALLS && !URGENT && !slot_pub && !slot_closed && slot_owner == 0 ->
+	:: j < NCALLS && !URGENT && !slot_pub[0] && !slot_closed[0] && slot_owner[0] == 0 ->
 		/*
-		 * xc_slot_call: after its looks at the word and the claim, claim
-		 * (CAS slot_claim 0 -> 1; the worker may close the slot before the
-		 * publication), then publish (S1, CAS word 0 -> PUBLISHED, fails
-		 * if CLOSED), kick, wait for the word to drop the publication, and
-		 * give the claim back. A failed claim is the queue path below.
+		 * xc_slot_call (a waiting call): after its looks at the word and the
+		 * claim, claim (CAS slot_claim 0 -> 1; fails if another sender won:
+		 * the queue; the worker may close the slot before the publication),
+		 * then publish (S1, CAS word 0 -> PUBLISHED, fails if CLOSED), kick,
+		 * wait for the word to drop the publication, and give the claim back.
 		 */
 		// @src src/slot.c: if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1,
-		atomic { slot_owner == 0 -> slot_owner = id + 1 }
+		atomic {
+			if
+			:: slot_owner[0] == 0 -> slot_owner[0] = id + 1; ok = true
+			:: else -> ok = false
+			fi
+		}
+		if
+		:: !ok -> goto queue
+		:: else -> skip
+		fi;
 		// @src src/slot.c: bool published = atomic_compare_exchange_strong_explicit(&s->done.word, &w, XC_SLOT_PUBLISHED,
 		atomic {
-			assert(!slot_pub);	/* only the holder of the claim publishes */
+			assert(!slot_pub[0]);	/* only the holder of the claim publishes */
 			if
-			:: !slot_closed -> slot_pub = true; slot_call = ME; accepted = accepted | ME; ok = true
+			:: !slot_closed[0] -> slot_pub[0] = true; slot_call[0] = ME; accepted = accepted | ME; ok = true
 			:: else -> ok = false; WITNESS(17)	/* closed: use the queue */
 			fi
 		}
 		if
 		:: ok ->
 #ifndef MUTANT_LOADFIRST
-			s = idle;	/* S2 */
+			s = idle[0];	/* S2 */
 #endif
-			xc_kick(s, ok);
+			xc_kick(0, s, ok, 0);
 			/* xc_sync_wait: until the word no longer reads PUBLISHED */
-			!slot_pub;
+			!slot_pub[0];
 			// @src src/slot.c: atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
-			atomic { slot_owner = 0; j++; r = 0; s = 0; ok = false }
+			atomic { slot_owner[0] = 0; j++; r = 0; s = 0; ok = false }
 		:: else ->
 			// @src src/slot.c: atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
-			atomic { slot_owner = 0; ok = false };
+			atomic { slot_owner[0] = 0; ok = false };
 			goto queue
 		fi
 	:: j < NCALLS ->
 queue:
 #ifdef MUTANT_LOADFIRST
 		/* MUTANT: S2 before S1 - the state is read before the push */
-		s = idle;
+		s = idle[0];
 #endif
 		/* S1: xc_llist_push onto callq or urgentq - one successful CAS (seq_cst), or CLOSED seen */
 		// @src src/llist.h: return old == NULL ? XC_PUSH_WAS_EMPTY : XC_PUSH_NONEMPTY;
 		atomic {
 			if
-			:: URGENT && urgentq.closed || !URGENT && callq.closed ->
+			:: URGENT && urgentq[0].closed || !URGENT && callq[0].closed ->
 				r = PUSH_CLOSED; refused = refused | ME; WITNESS(7)
 			:: else ->
 				if
-				:: URGENT && urgentq.nodes == 0 || !URGENT && callq.nodes == 0 ->
+				:: URGENT && urgentq[0].nodes == 0 || !URGENT && callq[0].nodes == 0 ->
 					r = PUSH_WAS_EMPTY
 				:: else -> r = PUSH_NONEMPTY
 				fi;
 				if
-				:: URGENT -> urgentq.nodes = urgentq.nodes | ME
-				:: else -> callq.nodes = callq.nodes | ME
+				:: URGENT -> urgentq[0].nodes = urgentq[0].nodes | ME
+#ifndef MUTANT_LOADFIRST
+					; if :: r == PUSH_WAS_EMPTY -> s2_due[0]++ :: else -> skip fi
+#endif
+				:: else -> callq[0].nodes = callq[0].nodes | ME
 				fi;
 				accepted = accepted | ME
 			fi
@@ -497,31 +976,40 @@ queue:
 #ifndef MUTANT_LOADFIRST
 			/* S2: s = atomic_load(&c->idle, seq_cst) */
 			// @src src/kick.c: uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
-			s = idle;
+			s = idle[0];
 #endif
-			xc_kick(s, ok)
+			xc_kick(0, s, ok, 0)
 		:: r == PUSH_WAS_EMPTY && URGENT ->
-			/* xc_kick_urgent: s = atomic_load(&c->idle, seq_cst) */
+			/*
+			 * xc_kick_urgent: s = atomic_load(&c->idle, seq_cst); RUNNING: tgkill.
+			 * The load and the signal are one step: only the handler reads
+			 * sig_pending, and it may run arbitrarily late anyway.
+			 */
 			// @src src/urgent.c: uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
-#if defined(CHECK_URGENT_PROMPT)
-			/* XC_URGENT "reach[es] a worker that is busy in a long work item or call"
-			 * (include/xcall.h): one inside a call's fn must read as RUNNING */
-			atomic { s = idle; assert(!(in_call && s != RUNNING)) }
-#elif !defined(MUTANT_LOADFIRST)
-			s = idle;
+			// @src src/urgent.c: syscall(SYS_tgkill, getpid(), c->tid, xc_rt.cfg.urgent_signal);
+			atomic {
+#ifndef MUTANT_LOADFIRST
+				s = idle[0];
+				s2_due[0]--;
 #endif
+#ifdef CHECK_URGENT_PROMPT
+				/* XC_URGENT "reach[es] a worker that is busy in a long work item or call"
+				 * (the first include/xcall.h): one inside a call's fn must read as RUNNING */
+				assert(!(in_call[0] > 0 && s != RUNNING));
+#endif
+				if
+				:: s == RUNNING -> sig_pending[0]++; WITNESS(15)
+				:: else -> skip
+				fi
+			}
 			if
 			:: s != RUNNING ->
 				/* xc_kick(c): its own S2, then S3 */
 #ifndef MUTANT_LOADFIRST
-				s = idle;
+				s = idle[0];
 #endif
-				xc_kick(s, ok)
-			:: else ->
-				/* tgkill: the handler will run the urgent queue */
-				// @src src/urgent.c: syscall(SYS_tgkill, getpid(), c->tid, xc_rt.cfg.urgent_signal);
-				sig_pending = true;
-				WITNESS(15)
+				xc_kick(0, s, ok, 0)
+			:: else -> skip	/* the handler will run the urgent queue */
 			fi
 		:: r == PUSH_NONEMPTY -> WITNESS(12)	/* coalesced: rides on the first pusher's kick */
 		:: r == PUSH_CLOSED -> skip		/* -ENXIO */
@@ -535,26 +1023,76 @@ queue:
 
 #if NURGENT > 0
 /*
- * urgent_handler (src/urgent.c): runs on the worker's thread when the signal
- * arrives, between any two of its steps, also while it is blocked in a futex
- * (which then restarts and compares again): xc_run_urgent.
+ * urgent_handler (src/urgent.c): runs on CPU 0's worker thread when a
+ * signal arrives, between any two of its steps, also while it is blocked in
+ * a futex (which then restarts and compares again). Inside a call's fn it
+ * does nothing: the call loop runs the urgent queue right after the fn.
+ * Otherwise xc_run_urgent: the queue until it stays empty (one atomic step:
+ * the signal is blocked while its handler runs, and a sender that pushes
+ * meanwhile finds the queue empty and signals again).
  */
-active proctype urgent_handler()
+proctype urgent_handler(byte c)
 {
-	int taken = 0;
+	byte taken = 0;
 end_idle:
 	do
 	:: atomic {
-		sig_pending -> sig_pending = false;
-		take(urgentq, taken);
-		run_list(taken)
+		sig_pending[c] > 0 -> sig_pending[c]--;
+		// @src src/urgent.c: if (c && !xc_in_call) {
+		if
+		:: in_call[c] > 0 ->
+			/* deferred: the interrupted call's loop must run the queue */
+			if :: PENDING(urgentq[c]) -> deferred[c] = true; WITNESS(20) :: else -> skip fi
+		:: else ->
+			if :: urgentq[c].closed -> WITNESS(13) :: else -> skip fi;	/* offline */
+			if :: in_work[c] && PENDING(urgentq[c]) -> WITNESS(25) :: else -> skip fi;
+			do
+			:: PENDING(urgentq[c]) -> take_urgent(c, taken); run_list(taken)
+			:: else -> break
+			od
+		fi
 	   }
 	od
 }
 #endif
 
+#if NWORK > 0
+/* xc_queue_work (src/work.c), NWORK times onto CPU 0: push (S1), kick if it was empty */
+proctype work_queuer()
+{
+	byte j = 0;
+	byte r;
+	byte s;
+	bool ok;
+
+	do
+	:: j < NWORK ->
+		// @src src/work.c: r = xc_llist_push(&c->workq, &work->_link);
+		atomic {
+			if
+			:: workq[0].closed -> r = PUSH_CLOSED; work_refused = work_refused | (1 << j)
+			:: else ->
+				if
+				:: workq[0].nodes == 0 -> r = PUSH_WAS_EMPTY
+				:: else -> r = PUSH_NONEMPTY
+				fi;
+				workq[0].nodes = workq[0].nodes | (1 << j);
+				work_accepted = work_accepted | (1 << j)
+			fi
+		}
+		// @src src/work.c: if (r == XC_PUSH_WAS_EMPTY || xc_ablated(XC_ABLATE_COALESCE)) {
+		if
+		:: r == PUSH_WAS_EMPTY -> s = idle[0]; xc_kick(0, s, ok, 0)
+		:: else -> skip
+		fi;
+		atomic { j++; r = 0; s = 0; ok = false }
+	:: else -> break
+	od
+}
+#endif
+
 #if HOTPLUG
-/* xc_cpu_offline, then (ONLINE) xc_cpu_online, src/hotplug.c */
+/* xc_cpu_offline, then (ONLINE) xc_cpu_online, src/hotplug.c, on CPU 0 */
 active proctype hotplug()
 {
 	byte s;
@@ -562,42 +1100,54 @@ active proctype hotplug()
 
 	/* S1 for a ctl request: atomic_store(&c->ctl, OFFLINE, seq_cst) */
 	// @src src/hotplug.c: atomic_store_explicit(&c->ctl, XC_CTL_OFFLINE, memory_order_seq_cst);
-	ctl = CTL_OFFLINE;
+	ctl[0] = CTL_OFFLINE;
 	/* xc_kick(c): S2 then S3 */
-	s = idle;
-	xc_kick(s, ok);
+	s = idle[0];
+	xc_kick(0, s, ok, 0);
 	/* xc_sync_wait_until(&c->offline_done, 0): not an end state, so a lost kick is a deadlock */
 	offline_done;
 #if ONLINE
 	/* xc_cpu_online -> xc_cpu_open: ctl = NONE, reopen the queues; xc_park_release(RUN) */
 	// @src src/hotplug.c: xc_llist_open(&c->urgentq);
-	ctl = CTL_NONE;
-	callq.closed = false;
-	urgentq.closed = false;
+	ctl[0] = CTL_NONE;
+	callq[0].closed = false;
+	// @src src/hotplug.c: xc_llist_open(&c->workq);
+	workq[0].closed = false;
+	urgentq[0].closed = false;
 	// @src src/hotplug.c: xc_slot_open(c);
-	slot_closed = false;
-	park = PARK_RUN
+	slot_closed[0] = false;
+	park[0] = PARK_RUN
 #endif
 }
 #endif
 
 #ifndef LIVENESS
 /*
- * Quiescence: when no other process can move, the run is over. Then the
- * worker must not be blocked in futex_wait with something pending (the lost
- * wakeup), nothing may be left queued, every accepted call must have run, and
- * the offline request must have been served.
+ * Quiescence: when no other process can move, the run is over. Then no
+ * worker may be blocked in futex_wait with something pending (the lost
+ * wakeup), nothing may be left queued, every accepted call and work item
+ * must have run, and the offline request must have been served.
  */
+inline quiet(c)
+{
+	assert(!(waiter[c] && (PENDING(callq[c]) || PENDING(urgentq[c]) || slot_pub[c] || PENDING(workq[c]))));	/* lost wakeup: asleep, calls queued */
+	assert(!(waiter[c] && ctl[c] != CTL_NONE));	/* lost wakeup: asleep, request pending */
+	assert(!(waiter[c] && waiting[c] && sync_done[c]));	/* lost completion kick: asleep, its call done */
+	assert(!PENDING(callq[c]) && !PENDING(urgentq[c]) && !slot_pub[c] && !PENDING(workq[c]));
+	assert(ctl[c] == CTL_NONE)
+}
+
 active proctype quiescence()
 {
 end_check:
 	timeout;
-	assert(!(waiter && (PENDING(callq) || PENDING(urgentq) || SLOT_PENDING)));	/* lost wakeup: asleep, calls queued */
-	assert(!(waiter && ctl != CTL_NONE));	/* lost wakeup: asleep, request pending */
-	assert(!PENDING(callq) && !PENDING(urgentq) && !SLOT_PENDING);
+	quiet(0);
+#if NCPUS > 1
+	quiet(1);
+#endif
 	assert(ran == accepted);
 	assert((accepted | refused) == ALLCALLS && (accepted & refused) == 0);
-	assert(ctl == CTL_NONE);
+	assert(work_ran == work_accepted && (work_accepted | work_refused) == ALLWORK);
 	assert(senders_done == NSENDERS)
 }
 #endif
@@ -607,6 +1157,22 @@ init
 	byte i = 0;
 
 	atomic {
+#if PAIR
+		/* each worker starts with one work item queued (bit = its CPU) */
+		workq[0].nodes = 1;
+		workq[1].nodes = 2;
+		work_accepted = 3;
+#endif
+		run worker(0);
+#if PAIR
+		run worker(1);
+#endif
+#if NURGENT > 0
+		run urgent_handler(0);
+#endif
+#if NWORK > 0
+		run work_queuer();
+#endif
 		do
 		:: i < NSENDERS -> run sender(i); i++
 		:: else -> break
@@ -615,11 +1181,12 @@ init
 }
 
 #ifdef LIVENESS
-/* every queued call is eventually taken; every offline request eventually served */
+/* every queued call or work item is eventually taken; every offline request eventually served */
 ltl no_lost_wakeup {
-	[] ((PENDING(callq) -> <> !PENDING(callq)) &&
-	    (SLOT_PENDING -> <> !SLOT_PENDING) &&
-	    (PENDING(urgentq) -> <> !PENDING(urgentq)) &&
-	    (ctl != CTL_NONE -> <> (ctl == CTL_NONE)))
+	[] ((PENDING(callq[0]) -> <> !PENDING(callq[0])) &&
+	    (SLOT_PENDING(0) -> <> !SLOT_PENDING(0)) &&
+	    (PENDING(urgentq[0]) -> <> !PENDING(urgentq[0])) &&
+	    (PENDING(workq[0]) -> <> !PENDING(workq[0])) &&
+	    (ctl[0] != CTL_NONE -> <> (ctl[0] == CTL_NONE)))
 }
 #endif
