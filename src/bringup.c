@@ -12,6 +12,14 @@
  * hook stuck at a cancellation point is cancelled, every thread is joined.
  */
 #include "internal.h"
+#include "kick.h"
+#include "wait.h"
+#include "urgent.h"
+#include "worker.h"
+#include "hotplug.h"
+#include "options.h"
+#include "topology.h"
+#include "fork.h"
 #include "futex.h"
 #include "trace.h"
 
@@ -151,11 +159,11 @@ static int start_workers(int first, int n)
 {
 	int ret = 0;
 
-	xc_sync_init(&xc_rt.boot_done, (uint32_t)n);
+	xc_completion_init(&xc_rt.boot_done, (uint32_t)n);
 	for (int i = first; i < first + n; i++)
 		if (cpu_start(&xc_cpus[xc_rt.cpu_list[i]]))
-			xc_sync_complete(&xc_rt.boot_done);	/* nothing will report */
-	xc_sync_wait_until(&xc_rt.boot_done,
+			xc_complete(&xc_rt.boot_done);	/* nothing will report */
+	xc_completion_wait_until(&xc_rt.boot_done,
 			   xc_now_ns() + (uint64_t)xc_rt.cfg.bringup_timeout_ms * 1000000u);
 	ret = boot_verdict(first, n);
 	if (!ret)
