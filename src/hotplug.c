@@ -60,6 +60,18 @@ void xc_cpu_open(struct xc_cpu *c)
 	atomic_store_explicit(&c->online, true, memory_order_release);
 }
 
+/*
+ * Ask @c's worker to go offline or exit (XC_CTL_*), wherever it is: running,
+ * idle (the kick), or parked because the OS took its CPU (the park wake).
+ */
+void xc_cpu_request(struct xc_cpu *c, uint32_t ctl)
+{
+	/* seq_cst: S1 of the wakeup protocol; the worker's W2 re-check reads ctl */
+	atomic_store_explicit(&c->ctl, ctl, memory_order_seq_cst);
+	xc_kick(c);
+	xc_futex_wake(&c->park, 1);
+}
+
 /* End a parked (or booting) worker's wait with XC_PARK_RUN or XC_PARK_EXIT. */
 void xc_park_release(struct xc_cpu *c, uint32_t how)
 {
@@ -90,11 +102,7 @@ int xc_cpu_offline(int cpu)
 		c->user_offline = true;	/* the OS took it: it stays offline when it comes back */
 	} else {
 		xc_completion_init(&c->offline_done, 1);
-		/* seq_cst: S1 of the wakeup protocol; the worker's re-check reads ctl */
-		atomic_store_explicit(&c->ctl, XC_CTL_OFFLINE, memory_order_seq_cst);
-		xc_kick(c);
-		/* a worker parked meanwhile because the OS took its CPU looks at ctl too */
-		xc_futex_wake(&c->park, 1);
+		xc_cpu_request(c, XC_CTL_OFFLINE);
 		xc_completion_wait_until(&c->offline_done, 0);
 		c->user_offline = true;
 	}

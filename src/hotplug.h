@@ -11,5 +11,6 @@ int xc_hotplug_lock(void);
 void xc_hotplug_unlock(void);
 void xc_cpu_open(struct xc_cpu *c);
 void xc_park_release(struct xc_cpu *c, uint32_t how);
+void xc_cpu_request(struct xc_cpu *c, uint32_t ctl);
 
 #endif /* XC_HOTPLUG_H */
