@@ -151,7 +151,7 @@ struct xc__link {
 };
 
 /* private: a completion (count of calls to finish, and a sleeping-waiter bit). */
-struct xc__sync {
+struct xc__completion {
 	XC__ATOMIC(uint32_t) word;
 	void *waiter;
 };
@@ -173,9 +173,9 @@ struct xc_call {
 	XC__ATOMIC(uint16_t) _flags;
 	int16_t _src_cpu;
 	uint32_t _trace_id;
-	struct xc__sync *_sync;
+	struct xc__completion *_completion;
 	void *_owner;
-	struct xc__sync _done;
+	struct xc__completion _done;
 } __attribute__((aligned(64)));
 
 /**

@@ -12,6 +12,14 @@
  * hook stuck at a cancellation point is cancelled, every thread is joined.
  */
 #include "internal.h"
+#include "kick.h"
+#include "wait.h"
+#include "urgent.h"
+#include "worker.h"
+#include "hotplug.h"
+#include "options.h"
+#include "topology.h"
+#include "fork.h"
 #include "futex.h"
 #include "trace.h"
 
@@ -141,6 +149,15 @@ static int boot_verdict(int first, int n)
 	return ret;
 }
 
+/* Tell a started worker to exit: online, through its queues (it drains them); parked, at once. */
+static void cpu_stop(struct xc_cpu *c)
+{
+	if (atomic_load_explicit(&c->online, memory_order_acquire))
+		xc_cpu_request(c, XC_CTL_EXIT);
+	else
+		xc_park_release(c, XC_PARK_EXIT);
+}
+
 static void cpu_release_online(struct xc_cpu *c)
 {
 	xc_cpu_open(c);
@@ -151,11 +168,11 @@ static int start_workers(int first, int n)
 {
 	int ret = 0;
 
-	xc_sync_init(&xc_rt.boot_done, (uint32_t)n);
+	xc_completion_init(&xc_rt.boot_done, (uint32_t)n);
 	for (int i = first; i < first + n; i++)
 		if (cpu_start(&xc_cpus[xc_rt.cpu_list[i]]))
-			xc_sync_complete(&xc_rt.boot_done);	/* nothing will report */
-	xc_sync_wait_until(&xc_rt.boot_done,
+			xc_complete(&xc_rt.boot_done);	/* nothing will report */
+	xc_completion_wait_until(&xc_rt.boot_done,
 			   xc_now_ns() + (uint64_t)xc_rt.cfg.bringup_timeout_ms * 1000000u);
 	ret = boot_verdict(first, n);
 	if (!ret)
@@ -230,13 +247,7 @@ static void bringup_undo(void)
 		in_hook = boot_state(c) == XC_BOOT_STARTING;
 		if (in_hook)
 			pthread_cancel(c->thread);
-		if (atomic_load_explicit(&c->online, memory_order_acquire)) {
-			/* seq_cst: S1 of the protocol, then the kick */
-			atomic_store_explicit(&c->ctl, XC_CTL_EXIT, memory_order_seq_cst);
-			xc_kick(c);
-		} else {
-			xc_park_release(c, XC_PARK_EXIT);
-		}
+		cpu_stop(c);
 		if (in_hook && join_within(c->thread, XC_CANCEL_GRACE_MS) == 0)
 			gone = true;
 		else if (in_hook && boot_abandon(c)) {
@@ -318,13 +329,7 @@ int xc_exit(void)
 	for (int i = 0; i < xc_rt.nr_cpus; i++) {
 		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
 
-		if (atomic_load_explicit(&c->online, memory_order_acquire)) {
-			/* seq_cst: S1 of the protocol, then the kick */
-			atomic_store_explicit(&c->ctl, XC_CTL_EXIT, memory_order_seq_cst);
-			xc_kick(c);
-		} else {
-			xc_park_release(c, XC_PARK_EXIT);
-		}
+		cpu_stop(c);
 	}
 	for (int i = 0; i < xc_rt.nr_cpus; i++) {
 		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];

@@ -12,6 +12,13 @@
  * and may run in its worker's signal handler (urgent.c).
  */
 #include "internal.h"
+#include "kick.h"
+#include "wait.h"
+#include "call.h"
+#include "stuck.h"
+#include "follow.h"
+#include "urgent.h"
+#include "pool.h"
 #include "trace.h"
 
 #include <errno.h>
@@ -45,15 +52,15 @@ static void call_run(struct xc_cpu *c, struct xc_call *call, bool urgent,
 	void *arg = call->arg;
 	/* relaxed: the take's acquire already ordered the descriptor's contents */
 	unsigned kind = atomic_load_explicit(&call->_flags, memory_order_relaxed);
-	struct xc__sync *sync = call->_sync;
+	struct xc__completion *sync = call->_completion;
 	uint32_t flow = call->_trace_id;
 	int from = call->_src_cpu;
 
 	if (kind & XC_CALL_POOL)
 		xc_pool_batch_add(ret, call);	/* read out: back to its pool with its batch */
 	xc_call_invoke(c, fn, arg, from, flow, urgent);
-	if (kind & XC_CALL_SYNC)
-		xc_sync_complete(sync);	/* last touch of a waiting caller's memory */
+	if (kind & XC_CALL_WAITED)
+		xc_complete(sync);	/* last touch of a waiting caller's memory */
 	else if (kind & XC_CALL_ASYNC)
 		/* release: fn's effects are visible to whoever sees xc_call_done() */
 		atomic_store_explicit(&call->_flags, 0, memory_order_release);
@@ -75,7 +82,7 @@ static int run_list(struct xc_cpu *c, struct xc__link *lifo, bool urgent)
 		unsigned kind = atomic_load_explicit(&call->_flags, memory_order_relaxed);
 
 		l->next = NULL;
-		if (kind & XC_CALL_SYNC) {
+		if (kind & XC_CALL_WAITED) {
 			*sync_tail = l;
 			sync_tail = &l->next;
 		} else {
@@ -257,12 +264,12 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 		struct xc_call on_stack = { .fn = fn, .arg = arg };
 
 		/* relaxed: published by the push's release */
-		atomic_store_explicit(&on_stack._flags, XC_CALL_SYNC, memory_order_relaxed);
-		xc_sync_init(&on_stack._done, 1);
-		on_stack._sync = &on_stack._done;
+		atomic_store_explicit(&on_stack._flags, XC_CALL_WAITED, memory_order_relaxed);
+		xc_completion_init(&on_stack._done, 1);
+		on_stack._completion = &on_stack._done;
 		ret = call_push(c, &on_stack, flags);
 		if (!ret)
-			xc_sync_wait(&on_stack._done, 0, &wi);
+			xc_completion_wait(&on_stack._done, 0, &wi);
 		return ret;
 	}
 	call = xc_pool_get();
@@ -270,7 +277,7 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 		return -ENOMEM;
 	call->fn = fn;
 	call->arg = arg;
-	call->_sync = NULL;
+	call->_completion = NULL;
 	atomic_store_explicit(&call->_flags, XC_CALL_POOL, memory_order_relaxed);
 	ret = call_push(c, call, flags);
 	if (ret)
@@ -294,7 +301,7 @@ int xc_call_async(int cpu, struct xc_call *call)
 						     XC_CALL_ASYNC | XC_CALL_INFLIGHT,
 						     memory_order_acquire, memory_order_relaxed))
 		return -EBUSY;
-	call->_sync = NULL;
+	call->_completion = NULL;
 	if (c == xc_self) {
 		call_inline(c, call->fn, call->arg);
 		atomic_store_explicit(&call->_flags, 0, memory_order_release);
@@ -325,7 +332,7 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 	 * run while this one waits for descriptors, or from the urgent handler.
 	 */
 	struct xc_call *d[XC_MAX_CPUS];
-	struct xc__sync sync;
+	struct xc__completion sync;
 	int targets[XC_MAX_CPUS];
 	signed char pushed[XC_MAX_CPUS];
 	struct xc_cpu *self = xc_self;
@@ -371,20 +378,20 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 			xc_pool_put_local(d[i]);
 		return -ENXIO;
 	}
-	xc_sync_init(&sync, (uint32_t)nt);
+	xc_completion_init(&sync, (uint32_t)nt);
 	for (i = 0; i < nt; i++) {
 		struct xc_call *call = d[i];
 
 		call->fn = fn;
 		call->arg = arg;
-		call->_sync = (flags & XC_WAIT) ? &sync : NULL;
+		call->_completion = (flags & XC_WAIT) ? &sync : NULL;
 		atomic_store_explicit(&call->_flags,
-				      XC_CALL_POOL | ((flags & XC_WAIT) ? XC_CALL_SYNC : 0),
+				      XC_CALL_POOL | ((flags & XC_WAIT) ? XC_CALL_WAITED : 0),
 				      memory_order_relaxed);
 		pushed[i] = (signed char)call_enqueue(&xc_cpus[targets[i]], call, urgent);
 		if (pushed[i] == XC_PUSH_CLOSED) {
 			xc_pool_put_local(call);
-			xc_sync_complete(&sync);	/* went offline meanwhile: skipped */
+			xc_complete(&sync);	/* went offline meanwhile: skipped */
 		} else {
 			sent++;
 		}
@@ -400,7 +407,7 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 	if (flags & XC_WAIT) {
 		struct xc_waitinfo wi = { fn, arg, targets, nt };
 
-		xc_sync_wait(&sync, 0, &wi);
+		xc_completion_wait(&sync, 0, &wi);
 	}
 	return sent;
 }

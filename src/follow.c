@@ -46,6 +46,8 @@
  * (xc_os_come_back).
  */
 #include "internal.h"
+#include "follow.h"
+#include "topology.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -26,6 +26,9 @@
  * should only exec or _exit, and calls it makes get -ENXIO.
  */
 #include "internal.h"
+#include "urgent.h"
+#include "pool.h"
+#include "fork.h"
 #include "trace.h"
 
 #include <pthread.h>

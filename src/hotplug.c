@@ -12,6 +12,10 @@
  * itself, and back online by itself under that lock (worker.c, follow.c).
  */
 #include "internal.h"
+#include "kick.h"
+#include "wait.h"
+#include "call.h"
+#include "hotplug.h"
 #include "futex.h"
 
 #include <errno.h>
@@ -34,8 +38,7 @@ int xc_hotplug_lock(void)
 		/* acquire: a request for our own CPU is pending */
 		if (atomic_load_explicit(&self->ctl, memory_order_acquire) != XC_CTL_NONE)
 			return -EDEADLK;
-		xc_run_calls(self);
-		sched_yield();
+		xc_wait_step();
 	}
 	return 0;
 }
@@ -55,6 +58,18 @@ void xc_cpu_open(struct xc_cpu *c)
 	xc_slot_open(c);
 	/* release: queues are open before anyone reads the CPU as online */
 	atomic_store_explicit(&c->online, true, memory_order_release);
+}
+
+/*
+ * Ask @c's worker to go offline or exit (XC_CTL_*), wherever it is: running,
+ * idle (the kick), or parked because the OS took its CPU (the park wake).
+ */
+void xc_cpu_request(struct xc_cpu *c, uint32_t ctl)
+{
+	/* seq_cst: S1 of the wakeup protocol; the worker's W2 re-check reads ctl */
+	atomic_store_explicit(&c->ctl, ctl, memory_order_seq_cst);
+	xc_kick(c);
+	xc_futex_wake(&c->park, 1);
 }
 
 /* End a parked (or booting) worker's wait with XC_PARK_RUN or XC_PARK_EXIT. */
@@ -86,13 +101,9 @@ int xc_cpu_offline(int cpu)
 	} else if (!atomic_load_explicit(&c->online, memory_order_acquire)) {
 		c->user_offline = true;	/* the OS took it: it stays offline when it comes back */
 	} else {
-		xc_sync_init(&c->offline_done, 1);
-		/* seq_cst: S1 of the wakeup protocol; the worker's re-check reads ctl */
-		atomic_store_explicit(&c->ctl, XC_CTL_OFFLINE, memory_order_seq_cst);
-		xc_kick(c);
-		/* a worker parked meanwhile because the OS took its CPU looks at ctl too */
-		xc_futex_wake(&c->park, 1);
-		xc_sync_wait_until(&c->offline_done, 0);
+		xc_completion_init(&c->offline_done, 1);
+		xc_cpu_request(c, XC_CTL_OFFLINE);
+		xc_completion_wait_until(&c->offline_done, 0);
 		c->user_offline = true;
 	}
 	xc_hotplug_unlock();

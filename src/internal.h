@@ -1,27 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * internal.h - libxcall's private types and the functions its files share.
+ * internal.h - the state libxcall's files share: the per-CPU structure and
+ * its mailbox, the runtime, the resolved options, thread-local context, the
+ * diagnostics choke point. What each file offers the others is declared in
+ * a header of its own, included where it is used.
  *
- * Map of src/ (one concern per file):
- *   llist.h     the per-CPU MPSC lock-free list (empty -> non-empty detection, close)
- *   futex.h     futex(2) wrappers
- *   kick.c      THE wakeup protocol: worker idle states, kicks, completions
- *   call.c      call single / many / cond / all / any / async, running a queue
- *   slot.c      the mailbox slot: a waiting single call in the line the worker polls
- *   work.c      deferred per-CPU work items
- *   pool.c      per-thread descriptor pools for nowait and many calls
- *   worker.c    the worker thread: main loop, idle loop, offline drain, park
- *   bringup.c   xc_init / xc_exit: parallel and serial bringup, teardown
- *   hotplug.c   xc_cpu_offline / xc_cpu_online
- *   options.c   the options table: struct xc_opts, XCALL_* environment, defaults
- *   topology.c  cpulists, sysfs LLC and NUMA ids
- *   stats.c     per-CPU counters
- *   stuck.c     stuck-call reports (CSD_LOCK_WAIT_DEBUG)
- *   urgent.c    XC_URGENT: the signal that interrupts a busy worker
- *   trace.c     per-CPU event rings, Chrome trace export (trace.h)
- *   report.c    the one diagnostic choke point; symbol names
- *   fork.c      a child forked after xc_init: no runtime, xc_init afresh
- *   follow.c    the OS takes a worker's CPU away (hotplug, affinity, cpuset) and back
+ * Map of src/ (one concern per file; layers from the bottom):
+ *   llist.h             the per-CPU MPSC lock-free list (empty -> non-empty, close)
+ *   futex.h             futex(2) wrappers
+ *   kick.c, kick.h      THE wakeup protocol: the idle word, kicks, the idle wait,
+ *                       the W2 re-check; calls nothing above it
+ *   wait.c, wait.h      completions and the waiter: spin, sleep, serve its own
+ *                       CPU's calls meanwhile if it is a worker
+ *   call.c, call.h      call single / many / cond / all / any / async, running a queue
+ *   slot.c (call.h)     the mailbox slot: a waiting single call in the line the worker polls
+ *   work.c, work.h      deferred per-CPU work items
+ *   pool.c, pool.h      per-thread descriptor pools for nowait and many calls
+ *   worker.c, worker.h  the worker thread: task loop, idle loop, offline drain, park
+ *   bringup.c           xc_init / xc_exit: parallel and serial bringup, teardown
+ *   hotplug.c, .h       xc_cpu_offline / xc_cpu_online
+ *   follow.c, .h        the OS takes a worker's CPU away (hotplug, affinity, cpuset) and back
+ *   options.c, .h       the options table: struct xc_opts, XCALL_* environment, defaults
+ *   topology.c, .h      cpulists, sysfs LLC and NUMA ids
+ *   stats.c             per-CPU counters
+ *   stuck.c, stuck.h    stuck-call reports (CSD_LOCK_WAIT_DEBUG)
+ *   urgent.c, urgent.h  XC_URGENT: the signal that interrupts a busy worker
+ *   trace.c, trace.h    per-CPU event rings, Chrome trace export
+ *   report.c            the one diagnostic choke point; symbol names
+ *   fork.c, fork.h      a child forked after xc_init: no runtime, xc_init afresh
  */
 #ifndef XC_INTERNAL_H
 #define XC_INTERNAL_H
@@ -64,7 +70,6 @@ static inline void xc_cpu_relax(void)
 #endif
 }
 
-uint64_t xc_now_ns(void);
 
 /* Worker idle states: the futex word of the kick protocol (kick.c). */
 enum xc_idle_state {
@@ -84,34 +89,11 @@ enum { XC_PARK_WAIT = 0, XC_PARK_RUN = 1, XC_PARK_EXIT = 2 };
 /* Bringup report of a worker (struct xc_boot.state). */
 enum { XC_BOOT_NONE = 0, XC_BOOT_STARTING, XC_BOOT_ALIVE, XC_BOOT_FAILED, XC_BOOT_ABANDONED };
 
-/*
- * The bringup handshake of one worker thread (bringup.c, worker.c). It lives
- * on the heap, apart from the CPU, so that a thread whose bringup gave up on
- * it (its init hook outlived the timeout and cancellation) can still report
- * there, find itself abandoned and leave, without touching the CPU that a
- * later xc_init() has reset for a new worker.
- *
- *   state   STARTING, set by the starter; then one CAS decides: the thread's
- *           to ALIVE or FAILED (its report), or the starter's to ABANDONED.
- *   err, tid  written by the thread before its report, read after it.
- *   refs    the starter's and the thread's; the last put frees it.
- */
-struct xc_boot {
-	struct xc_cpu *c;
-	int (*cpu_init)(int cpu, void *arg);	/* copied: a later xc_init rewrites the config */
-	void *cpu_init_arg;
-	_Atomic int state;
-	int err;
-	int tid;
-	_Atomic int refs;
-};
-void xc_boot_put(struct xc_boot *b);
-
 /* Why the OS took a CPU from its worker (xc_cpu.taken; follow.c). */
 enum { XC_TAKEN_NONE = 0, XC_TAKEN_OFFLINE, XC_TAKEN_AFFINITY, XC_TAKEN_CPUSET };
 
 /* Call descriptor kinds (xc_call._flags). */
-#define XC_CALL_SYNC     (1u << 0)  /* someone waits: complete _sync after fn */
+#define XC_CALL_WAITED     (1u << 0)  /* someone waits: complete _completion after fn */
 #define XC_CALL_POOL     (1u << 1)  /* from a pool: return it before fn runs */
 #define XC_CALL_ASYNC    (1u << 2)  /* caller-owned: clear _flags after fn */
 #define XC_CALL_INFLIGHT (1u << 3)  /* async descriptor queued, fn not yet returned */
@@ -127,10 +109,20 @@ enum { XC_TAKEN_NONE = 0, XC_TAKEN_OFFLINE, XC_TAKEN_AFFINITY, XC_TAKEN_CPUSET }
  * publishes the call, and read by the worker after.
  */
 struct xc_slot {
-	struct xc__sync done;
+	struct xc__completion done;
 	xc_func_t fn;
 	void *arg;
 };
+
+/*
+ * A completion word (struct xc__completion.word): the count of targets still to
+ * run the function, and bit 31 once the waiter may sleep (wait.c). The slot's
+ * word (slot.c) holds two more bits instead of a count.
+ */
+#define XC_DONE_COUNT     0x00ffffffu
+#define XC_SLOT_PUBLISHED (1u << 29)
+#define XC_SLOT_CLOSED    (1u << 30)
+#define XC_DONE_SLEEPING  (1u << 31)
 
 /*
  * One CPU. The first cache line is the mailbox: senders write it (push, the
@@ -188,7 +180,7 @@ struct xc_cpu {
 	pthread_t thread;
 	int tid;			/* Linux thread id: target of urgent signals */
 	bool thread_live;		/* thread created and not yet joined */
-	struct xc__sync offline_done;	/* completed by the worker once drained */
+	struct xc__completion offline_done;	/* completed by the worker once drained */
 	int llc_id, node_id;		/* topology: first CPU of the shared LLC; NUMA node */
 };
 
@@ -226,7 +218,7 @@ struct xc_runtime {
 	int cpu_list[XC_MAX_CPUS];	/* the set, in CPU order */
 	unsigned generation;
 	pthread_mutex_t hotplug_lock;	/* serialises offline / online / exit */
-	struct xc__sync boot_done;	/* bringup: one count per worker to report */
+	struct xc__completion boot_done;	/* bringup: one count per worker to report */
 	_Atomic int urgent_senders;	/* urgent pushes between queueing and signalling */
 };
 
@@ -276,269 +268,6 @@ static inline void xc_stat_inc_shared(_Atomic uint64_t *ctr)
 {
 	atomic_fetch_add_explicit(ctr, 1, memory_order_relaxed);
 }
-
-/* What a waiting caller waits for: named in stuck reports. */
-struct xc_waitinfo {
-	xc_func_t fn;
-	void *arg;
-	const int *cpus;
-	int ncpus;
-};
-
-/*
- * A completion word (struct xc__sync.word): the count of targets still to
- * run the function, and bit 31 once the waiter may sleep (kick.c). The slot's
- * word (slot.c) holds two more bits instead of a count.
- */
-#define XC_SYNC_COUNT     0x00ffffffu
-#define XC_SLOT_PUBLISHED (1u << 29)
-#define XC_SLOT_CLOSED    (1u << 30)
-#define XC_SYNC_SLEEPING  (1u << 31)
-
-/* kick.c: the wakeup protocol */
-void xc_kick(struct xc_cpu *c);
-typedef bool (*xc_ready_fn)(struct xc_cpu *c, void *ctx);
-bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
-		  uint64_t deadline_ns, long sleep_limit_ns);
-long xc_poll_window(struct xc_cpu *c);
-void xc_idle_state_set(struct xc_cpu *c, uint32_t state);
-void xc_sync_init(struct xc__sync *s, uint32_t count);
-void xc_sync_complete(struct xc__sync *s);
-void xc_sync_wait_rest(struct xc__sync *s, uint32_t busy, const struct xc_waitinfo *wi);
-void xc_sync_wake(struct xc__sync *s, struct xc_cpu *waiter);
-int xc_sync_wait_until(struct xc__sync *s, uint64_t deadline_ns);
-bool xc_sync_done(const struct xc__sync *s);
-
-/* Owner only: whether @c's slot holds a call to run (slot.c). Part of the W2 re-check. */
-static inline bool xc_slot_pending(struct xc_cpu *c)
-{
-	/* seq_cst: a W2 re-check load of the wakeup protocol (kick.c) */
-	return !c->slot_running &&
-	       (atomic_load_explicit(&c->slot.done.word, memory_order_seq_cst) & XC_SLOT_PUBLISHED);
-}
-
-/* Owner only: whether calls wait to run on @c. */
-static inline bool xc_calls_pending(struct xc_cpu *c)
-{
-	/* seq_cst: this is the W2 re-check of the wakeup protocol (kick.c) */
-	return xc_slot_pending(c) ||
-	       xc_llist_nonempty(&c->callq, memory_order_seq_cst) ||
-	       xc_llist_nonempty(&c->urgentq, memory_order_seq_cst);
-}
-
-/* Whether completion word @w is done: no count left (@busy 0), or the @busy bit clear. */
-static inline bool xc_sync_word_done(uint32_t w, uint32_t busy)
-{
-	return !(w & (busy ? busy : XC_SYNC_COUNT));
-}
-
-/* Every waiter first spins this often without reading the clock. */
-#define XC_WAITER_FAST_SPINS 256
-
-/*
- * The first phase of every wait: a short spin without the clock, inline
- * because most calls complete in it, and on the path from seeing a
- * completion back to the caller every call and every setup lengthens the
- * round trip. A worker that finds its own calls pending stops, to run them.
- * True if done.
- */
-static inline bool xc_sync_spin(struct xc__sync *s, uint32_t busy)
-{
-	struct xc_cpu *self = xc_self;
-
-	for (int i = 0; i < XC_WAITER_FAST_SPINS; i++) {
-		/* seq_cst: acquires the callee's effects; a W2 load when the waiter is a worker */
-		if (xc_sync_word_done(atomic_load_explicit(&s->word, memory_order_seq_cst), busy))
-			return true;
-		if (self && xc_calls_pending(self))
-			break;
-		xc_cpu_relax();
-	}
-	return false;
-}
-
-/*
- * Wait for a call to complete, reporting it if it gets stuck: until the
- * count is zero (@busy 0), or until the word no longer has the @busy bit
- * (slot.c). After the spin, the rest of the wait is kick.c's.
- */
-static inline void xc_sync_wait(struct xc__sync *s, uint32_t busy, const struct xc_waitinfo *wi)
-{
-	if (!xc_sync_spin(s, busy))
-		xc_sync_wait_rest(s, busy, wi);
-}
-
-/* call.c */
-void xc_call_invoke(struct xc_cpu *c, xc_func_t fn, void *arg, int from, uint32_t flow,
-		    bool urgent);
-int xc_run_calls(struct xc_cpu *c);
-int xc_run_urgent(struct xc_cpu *c);
-void xc_call_returned(struct xc_cpu *c);
-int xc_drain_calls(struct xc_cpu *c);
-
-/* slot.c: the fast slot for waiting single calls */
-int xc_slot_call(struct xc_cpu *c, xc_func_t fn, void *arg, const struct xc_waitinfo *wi);
-int xc_slot_run(struct xc_cpu *c);
-int xc_slot_close(struct xc_cpu *c);
-void xc_slot_open(struct xc_cpu *c);
-
-/* stuck.c: a waiting caller's watch; costs nothing until the wait gets long */
-#define XC_STUCK_DESCRIBE 4	/* targets whose activity a report describes */
-struct xc_stuck_seen {
-	uint32_t seq;		/* a target's xc_cpu.cur_seq ... */
-	uint64_t ns;		/* ... seen unchanged since then (xc_now_ns) */
-};
-struct xc_stuck {
-	const struct xc_waitinfo *wi;
-	uint64_t start_ns, next_ns, interval_ns;
-	unsigned reports;
-	struct xc_stuck_seen seen[XC_STUCK_DESCRIBE];	/* per described target */
-};
-uint64_t xc_stuck_deadline(struct xc_stuck *st);
-void xc_stuck_check(struct xc_stuck *st);
-void xc_stuck_end(struct xc_stuck *st);
-uint64_t xc_coarse_ns(void);
-
-/*
- * What the worker runs, for stuck reports (stuck.c). A call's start reads no
- * clock: on this path every instruction delays the completion its caller
- * spins on, and a clock read there was measured to cost more than the rest
- * of the bookkeeping together. A waiter that reports a stuck call bounds its
- * age from the sequence number instead; a work item, which is not on a
- * waiting caller's path, is stamped with the coarse clock.
- */
-struct xc_activity {
-	int kind;
-	const void *fn;
-	uint64_t since_ns;
-};
-
-/*
- * Note that @c's worker starts running @fn (an XC_ACT_* @kind) since
- * @since_ns (0: not stamped); *@outer keeps what it ran before, which a call
- * nested in a work item or an urgent call interrupting one interrupts.
- */
-static inline void xc_activity_begin(struct xc_cpu *c, int kind, const void *fn, uint64_t since_ns,
-				     struct xc_activity *outer)
-{
-	/* relaxed, all: a snapshot for diagnostics, never for synchronisation; only this thread writes */
-	if (xc_rt.cfg.stuck_ms <= 0)
-		return;
-	outer->kind = atomic_load_explicit(&c->cur_kind, memory_order_relaxed);
-	if (outer->kind != XC_ACT_NONE) {
-		outer->fn = atomic_load_explicit(&c->cur_fn, memory_order_relaxed);
-		outer->since_ns = atomic_load_explicit(&c->cur_since_ns, memory_order_relaxed);
-	}
-	atomic_store_explicit(&c->cur_fn, fn, memory_order_relaxed);
-	atomic_store_explicit(&c->cur_since_ns, since_ns, memory_order_relaxed);
-	atomic_store_explicit(&c->cur_seq, atomic_load_explicit(&c->cur_seq, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
-	atomic_store_explicit(&c->cur_kind, kind, memory_order_relaxed);
-}
-
-/*
- * The activity begun with @outer has ended: the worker runs *@outer again.
- * The sequence number stays bumped, so a waiter that saw the outer activity
- * before the nested one cannot take the two for one long activity.
- */
-static inline void xc_activity_end(struct xc_cpu *c, const struct xc_activity *outer)
-{
-	if (xc_rt.cfg.stuck_ms <= 0)
-		return;
-	if (outer->kind != XC_ACT_NONE) {
-		atomic_store_explicit(&c->cur_fn, outer->fn, memory_order_relaxed);
-		atomic_store_explicit(&c->cur_since_ns, outer->since_ns, memory_order_relaxed);
-	}
-	atomic_store_explicit(&c->cur_kind, outer->kind, memory_order_relaxed);
-}
-
-/* The CPU the calling thread runs on now: the rseq area's cpu_id, else sched_getcpu(). */
-static inline int xc_running_cpu(void)
-{
-#ifdef XC_HAVE_RSEQ
-	if (xc_likely(__rseq_size > 0)) {
-		const struct rseq *rs = (const struct rseq *)((const char *)__builtin_thread_pointer() +
-							      __rseq_offset);
-		/* volatile: the kernel rewrites it whenever it moves the thread */
-		int cpu = (int)*(const volatile uint32_t *)&rs->cpu_id;
-
-		if (xc_likely(cpu >= 0))
-			return cpu;
-	}
-#endif
-	return sched_getcpu();
-}
-
-/* follow.c: the cheap check, whether @c's worker runs on another CPU now. */
-static inline bool xc_os_elsewhere(const struct xc_cpu *c)
-{
-	return xc_rt.cfg.follow_os && xc_unlikely(xc_running_cpu() != c->cpu);
-}
-
-/* After a call's function or a work item returned on @c's worker: count a run that ended elsewhere. */
-static inline void xc_os_after_run(struct xc_cpu *c)
-{
-	if (xc_os_elsewhere(c)) {
-		xc_stat_inc_shared(&c->displaced);
-		/* relaxed: read by this same thread's task loop */
-		atomic_store_explicit(&c->os_recheck, true, memory_order_relaxed);
-	}
-}
-
-/* follow.c */
-#define XC_OS_WATCH_NS      100000000L	/* a sleeping worker looks at its CPU this often */
-#define XC_OS_PARK_WATCH_NS  50000000L	/* a parked one, for its CPU's return */
-int xc_pin_self(int cpu);
-bool xc_os_check(struct xc_cpu *c);
-bool xc_os_come_back(struct xc_cpu *c);
-const char *xc_taken_name(int taken);
-
-/* urgent.c */
-int xc_urgent_install(void);
-void xc_urgent_restore(void);
-void xc_kick_urgent(struct xc_cpu *c);
-bool xc_urgent_enter(void);
-void xc_urgent_leave(void);
-
-/* work.c */
-bool xc_work_queued(struct xc_cpu *c);
-bool xc_run_one_work(struct xc_cpu *c);
-int xc_drain_work(struct xc_cpu *c);
-
-/* fork.c, and each file's part in it */
-void xc_fork_handlers_register(void);
-void xc_pool_fork_prepare(void);
-void xc_pool_fork_parent(void);
-void xc_pool_fork_child(void);
-void xc_urgent_fork_child(void);
-
-/* pool.c */
-int xc_pool_prepare(void);
-struct xc_call *xc_pool_get(void);
-void xc_pool_put_local(struct xc_call *call);
-struct xc_pool_batch {
-	void *owner;
-	struct xc__link *first, *last;
-};
-void xc_pool_batch_add(struct xc_pool_batch *b, struct xc_call *call);
-void xc_pool_batch_flush(struct xc_pool_batch *b);
-
-/* worker.c */
-void *xc_worker_main(void *arg);
-
-/* hotplug.c */
-int xc_hotplug_lock(void);
-void xc_hotplug_unlock(void);
-void xc_cpu_open(struct xc_cpu *c);
-void xc_park_release(struct xc_cpu *c, uint32_t how);
-
-/* options.c */
-int xc_config_resolve(const struct xc_opts *opts, struct xc_config *cfg);
-void xc_config_print(const struct xc_config *cfg);
-
-/* topology.c */
-void xc_topology_read(struct xc_cpu *c);
-int xc_sysfs_cpulist(const char *path, cpu_set_t *out);
 
 /* report.c */
 void xc_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -50,28 +50,11 @@
  * (no syscall), and the worker's W1 + W2 still follow before any sleep. Its
  * RUNNING store is seq_cst for urgent calls only (xc_idle_state_set, urgent.c).
  *
- * == Completions (struct xc__sync) ==
- *
- * A waiting caller counts the targets still to run its function in one 32-bit
- * word; bit 31 (XC_SYNC_SLEEPING) says the waiter may sleep and must be woken.
- * The waiter sets it with a CAS before it can sleep; the last completer's
- * fetch_sub both finishes the count and reads the bit. Both are seq_cst, so
- * either the CAS sees the count change and the waiter re-checks instead of
- * sleeping, or the completer sees the bit and wakes it. A waiter still
- * spinning has not set the bit, and its completer touches nothing else.
- *
- * The slot (slot.c) uses the same word and the same bit differently: its
- * owner's call is done once the word no longer reads PUBLISHED, and the
- * worker completes it with an exchange that reads the bit the same way.
- *
- * A non-worker waiter sleeps on the word itself: the completer never touches
- * the waiter's memory after the fetch_sub except for the futex wake on the
- * word's address, which at a dead address at worst wakes some other futex
- * waiter spuriously, which every futex user tolerates. A worker that waits
- * sleeps on its own idle word instead (so that calls to it still wake it):
- * its completer kicks that CPU with the protocol above.
+ * Waiting for a call's completion is wait.c's; it uses this protocol to
+ * sleep a waiting worker (xc_idle_wait) and to wake one (xc_kick).
  */
 #include "internal.h"
+#include "kick.h"
 #include "futex.h"
 #include "trace.h"
 
@@ -82,9 +65,6 @@
 /* Adaptive poll window bounds, after the kernel's cpuidle-haltpoll governor. */
 #define XC_POLL_MAX_NS        200000L
 #define XC_POLL_GROW_START_NS  50000L
-
-/* A waiting non-worker spins this long before it sleeps. */
-#define XC_WAITER_SPIN_NS      20000L
 
 uint64_t xc_now_ns(void)
 {
@@ -182,12 +162,11 @@ static void poll_window_adapt(struct xc_cpu *c, uint64_t idle_ns)
  * passes (0: none). The clock is read only every 32 spins, so a call that
  * arrives quickly costs no clock read at all; *start is the first reading.
  *
- * A call published in the slot (slot.c) is run right here, without leaving
- * the loop, unless urgent calls wait (they go first, from the caller's
- * xc_run_calls): its caller spins on the round trip, and the way out to the
- * call loop and back is part of it. An idle worker runs calls while polling
- * anyway (seed 000), and a waiting one runs its own incoming calls; the
- * window then counts again from the call's end.
+ * ready() may run a call itself, without leaving the loop (XC_READY_RAN:
+ * the slot's call, slot.c): its caller spins on the round trip, and the way
+ * out to the call loop and back would be part of it. An idle worker runs
+ * calls while polling anyway (seed 000), and a waiting one runs its own
+ * incoming calls; the window then counts again from the call's end.
  */
 static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
 		       uint64_t deadline_ns, uint64_t *start)
@@ -196,20 +175,14 @@ static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long wind
 
 	for (;;) {
 		uint64_t now;
+		int r = ready(c, ctx, true);
 
-		/*
-		 * relaxed: urgent calls only jump the order; the queue's acquire
-		 * comes in xc_run_urgent. A worker that finds itself on another
-		 * CPU leaves the call to its task loop, which checks first (follow.c).
-		 */
-		if (xc_slot_pending(c) && !xc_llist_nonempty(&c->urgentq, memory_order_relaxed) &&
-		    !xc_os_elsewhere(c)) {
-			xc_slot_run(c);
+		if (r == XC_READY_RAN) {
 			spins = 0;
 			*start = 0;
 			continue;
 		}
-		if (ready(c, ctx))
+		if (r)
 			break;
 		xc_cpu_relax();
 		if ((++spins & 31) || (window_ns < 0 && !deadline_ns))
@@ -219,7 +192,7 @@ static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long wind
 			*start = now;
 		if ((window_ns >= 0 && now - *start >= (uint64_t)window_ns) ||
 		    (deadline_ns && now >= deadline_ns))
-			return ready(c, ctx);
+			return ready(c, ctx, false);
 	}
 	return true;
 }
@@ -232,7 +205,7 @@ static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long wind
  * is not adapted to it. Called only by @c's own worker, RUNNING (a wait inside
  * a call or work item) or POLLING (its idle loop); it leaves the state as it
  * found it. ready() must read with seq_cst (W2) what senders publish before
- * they kick.
+ * they kick; it may run a call only when its last argument allows it.
  */
 bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
 		  uint64_t deadline_ns, long sleep_limit_ns)
@@ -259,7 +232,7 @@ bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns
 
 		/* W1, seq_cst: ordered before the re-check W2 */
 		atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
-		if (ready(c, ctx))	/* W2 */
+		if (ready(c, ctx, false))	/* W2 */
 			break;
 		if (deadline_ns) {
 			uint64_t now = xc_now_ns();
@@ -283,7 +256,7 @@ bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns
 		atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
 		xc_stat_inc_own(&c->wakeups);
 		xc_trace(XC_EV_WAKE, -1, 0, NULL);
-		if (ready(c, ctx))
+		if (ready(c, ctx, false))
 			break;
 		if (timed_out && !deadline_ns) {
 			ok = false;	/* the sleep limit: the caller looks around and comes back */
@@ -308,196 +281,4 @@ void xc_idle_state_set(struct xc_cpu *c, uint32_t state)
 {
 	atomic_store_explicit(&c->idle, state,
 			      state == XC_IDLE_RUNNING ? memory_order_seq_cst : memory_order_relaxed);
-}
-
-void xc_sync_init(struct xc__sync *s, uint32_t count)
-{
-	/* relaxed: published to completers by the push that queues the call */
-	atomic_store_explicit(&s->word, count, memory_order_relaxed);
-	s->waiter = xc_self;
-}
-
-/*
- * What a waiter waits on: a completion word and the bit that says it is not
- * done yet (0: a counting completion, done at count zero; XC_SLOT_PUBLISHED
- * for a slot call).
- */
-struct sync_ref {
-	struct xc__sync *s;
-	uint32_t busy;
-};
-
-static bool sync_ref_done(const struct sync_ref *r)
-{
-	/* seq_cst: this is a W2 re-check when the waiter is a worker; acquire for the callee's effects */
-	return xc_sync_word_done(atomic_load_explicit(&r->s->word, memory_order_seq_cst), r->busy);
-}
-
-bool xc_sync_done(const struct xc__sync *s)
-{
-	struct sync_ref r = { (struct xc__sync *)s, 0 };
-
-	return sync_ref_done(&r);
-}
-
-/* Wake the waiter of a completion that read XC_SYNC_SLEEPING in its last update. */
-void xc_sync_wake(struct xc__sync *s, struct xc_cpu *waiter)
-{
-	if (waiter)
-		xc_kick(waiter);
-	else
-		xc_futex_wake(&s->word, INT_MAX);
-}
-
-void xc_sync_complete(struct xc__sync *s)
-{
-	/* read before the count drops: the waiter may return right after it */
-	struct xc_cpu *waiter = s->waiter;
-	/* seq_cst: release the callee's effects to the waiter, and order before the kick's S2 */
-	uint32_t old = atomic_fetch_sub_explicit(&s->word, 1, memory_order_seq_cst);
-
-	if ((old & XC_SYNC_COUNT) != 1 || !(old & XC_SYNC_SLEEPING))
-		return;		/* not the last, or the waiter is still spinning */
-	xc_sync_wake(s, waiter);
-}
-
-/* The waiter may sleep from now on: ask the completer to wake it. False if already done. */
-static bool sync_ask_wake(const struct sync_ref *r)
-{
-	/* acquire (here and on CAS failure): once done, the callee's effects are visible */
-	uint32_t w = atomic_load_explicit(&r->s->word, memory_order_acquire);
-
-	for (;;) {
-		if (xc_sync_word_done(w, r->busy))
-			return false;
-		if (w & XC_SYNC_SLEEPING)
-			return true;
-		/* seq_cst: ordered against the completer's update (see above) */
-		if (atomic_compare_exchange_weak_explicit(&r->s->word, &w, w | XC_SYNC_SLEEPING,
-							  memory_order_seq_cst, memory_order_acquire))
-			return true;
-	}
-}
-
-static bool ready_sync(struct xc_cpu *c, void *ctx)
-{
-	return sync_ref_done(ctx) || xc_calls_pending(c);
-}
-
-/* Sleep on the completion word until done or the deadline (0: none); 0 or -ETIMEDOUT. */
-static int sync_sleep(const struct sync_ref *r, uint64_t deadline_ns)
-{
-	for (;;) {
-		/* acquire: the callee's effects are visible once done */
-		uint32_t w = atomic_load_explicit(&r->s->word, memory_order_acquire);
-		struct timespec rel, *timeout = NULL;
-
-		if (xc_sync_word_done(w, r->busy))
-			return 0;
-		if (!(w & XC_SYNC_SLEEPING)) {
-			if (!sync_ask_wake(r))
-				return 0;
-			continue;	/* re-read the word to wait on */
-		}
-		if (deadline_ns) {
-			uint64_t now = xc_now_ns();
-
-			if (now >= deadline_ns)
-				return -ETIMEDOUT;
-			rel.tv_sec = (time_t)((deadline_ns - now) / 1000000000u);
-			rel.tv_nsec = (long)((deadline_ns - now) % 1000000000u);
-			timeout = &rel;
-		}
-		xc_futex_wait(&r->s->word, w, timeout);
-	}
-}
-
-/*
- * Spin until done (true), or until the budget is spent or the deadline passes
- * (false); budget < 0: none, deadline 0: none. The clock is read every 64
- * spins only.
- */
-static bool sync_spin(const struct sync_ref *r, long budget_ns, uint64_t deadline_ns)
-{
-	uint64_t start = 0;
-
-	for (unsigned spins = 1; !sync_ref_done(r); spins++) {
-		uint64_t now;
-
-		xc_cpu_relax();
-		if ((spins & 63) || (budget_ns < 0 && !deadline_ns))
-			continue;
-		now = xc_now_ns();
-		if (!start)
-			start = now;
-		if ((budget_ns >= 0 && now - start > (uint64_t)budget_ns) ||
-		    (deadline_ns && now >= deadline_ns))
-			return false;
-	}
-	return true;
-}
-
-/*
- * The one waiting loop of the library, after its first phase, a short spin
- * without the clock (xc_sync_spin in internal.h). A worker keeps running
- * the calls queued to its own CPU meanwhile, so two workers that wait on
- * each other do not deadlock. @deadline_ns (0: none) bounds the wait; @st,
- * if not NULL, reports the wait when it gets stuck.
- */
-static int sync_wait_after_spin(const struct sync_ref *r, uint64_t deadline_ns, struct xc_stuck *st)
-{
-	struct xc_cpu *self = xc_self;
-	long poll = xc_rt.cfg.poll_ns;
-
-	if (self) {
-		int ret = 0;
-
-		if (!sync_ask_wake(r))
-			return 0;
-		while (!sync_ref_done(r)) {
-			uint64_t until = st ? xc_stuck_deadline(st) : deadline_ns;
-
-			if (xc_run_calls(self))
-				continue;
-			if (!xc_idle_wait(self, ready_sync, (void *)r, xc_poll_window(self), until, 0)) {
-				if (!st) {
-					ret = -ETIMEDOUT;
-					break;
-				}
-				xc_stuck_check(st);
-			}
-		}
-		xc_run_urgent(self);	/* pushed while we looked idle: see xc_idle_state_set */
-		return ret;
-	}
-	if (poll != XC_POLL_NONE && poll != XC_POLL_FOREVER &&
-	    sync_spin(r, XC_WAITER_SPIN_NS, deadline_ns))
-		return 0;
-	for (;;) {
-		uint64_t until = st ? xc_stuck_deadline(st) : deadline_ns;
-
-		if (poll == XC_POLL_FOREVER ? sync_spin(r, -1, until) : !sync_sleep(r, until))
-			return 0;
-		if (!st)
-			return -ETIMEDOUT;
-		xc_stuck_check(st);
-	}
-}
-
-/* Wait for a completion with a deadline (bringup, hotplug); 0 or -ETIMEDOUT. */
-int xc_sync_wait_until(struct xc__sync *s, uint64_t deadline_ns)
-{
-	struct sync_ref r = { s, 0 };
-
-	return xc_sync_spin(s, 0) ? 0 : sync_wait_after_spin(&r, deadline_ns, NULL);
-}
-
-/* xc_sync_wait() (internal.h) once its first spin is over. */
-void xc_sync_wait_rest(struct xc__sync *s, uint32_t busy, const struct xc_waitinfo *wi)
-{
-	struct sync_ref r = { s, busy };
-	struct xc_stuck st = { .wi = wi };
-
-	sync_wait_after_spin(&r, 0, xc_rt.cfg.stuck_ms > 0 ? &st : NULL);
-	xc_stuck_end(&st);
 }

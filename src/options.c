@@ -6,6 +6,8 @@
  * table with the values in force at xc_init().
  */
 #include "internal.h"
+#include "options.h"
+#include "topology.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -22,6 +22,8 @@
  * (no malloc in a signal handler) and never waits: empty, it gives -ENOMEM.
  */
 #include "internal.h"
+#include "wait.h"
+#include "pool.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -170,9 +172,7 @@ struct xc_call *xc_pool_get(void)
 			break;
 		}
 		/* every descriptor is in flight: wait for one, without deadlocking a worker */
-		if (xc_self)
-			xc_run_calls(xc_self);
-		sched_yield();
+		xc_wait_step();
 	}
 	return pool_pop(pool);
 }

@@ -63,6 +63,9 @@
  * The worker's xc_slot_pending() (internal.h) is part of its W2 re-check (kick.c).
  */
 #include "internal.h"
+#include "kick.h"
+#include "wait.h"
+#include "call.h"
 #include "trace.h"
 
 #include <errno.h>
@@ -104,7 +107,7 @@ int xc_slot_call(struct xc_cpu *c, xc_func_t fn, void *arg, const struct xc_wait
 								 memory_order_seq_cst, memory_order_relaxed);
 	if (published) {
 		xc_kick(c);
-		xc_sync_wait(&s->done, XC_SLOT_PUBLISHED, wi);
+		xc_completion_wait(&s->done, XC_SLOT_PUBLISHED, wi);
 	}
 	/* release: our use of the fields happens before the next claimer's */
 	atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
@@ -129,8 +132,8 @@ static void slot_run_published(struct xc_cpu *c, uint32_t after)
 	 * the call runs, and only to add SLEEPING.
 	 */
 	old = atomic_exchange_explicit(&s->done.word, after, memory_order_seq_cst);
-	if (old & XC_SYNC_SLEEPING)
-		xc_sync_wake(&s->done, waiter);
+	if (old & XC_DONE_SLEEPING)
+		xc_completion_wake(&s->done, waiter);
 	xc_call_returned(c);
 }
 

@@ -15,6 +15,9 @@
  * run at least that long. Work items carry their start time.
  */
 #include "internal.h"
+#include "kick.h"
+#include "wait.h"
+#include "stuck.h"
 
 #include <stdio.h>
 #include <string.h>

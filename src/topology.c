@@ -6,6 +6,7 @@
  * its own.
  */
 #include "internal.h"
+#include "topology.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -14,6 +14,7 @@
  * recycled when their thread exits, like descriptor pools.
  */
 #include "internal.h"
+#include "kick.h"
 #include "trace.h"
 
 #include <errno.h>

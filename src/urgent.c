@@ -23,6 +23,10 @@
  * (tgkill), which stays valid to name after the thread is joined.
  */
 #include "internal.h"
+#include "kick.h"
+#include "call.h"
+#include "stuck.h"
+#include "urgent.h"
 #include "trace.h"
 
 #include <errno.h>

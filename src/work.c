@@ -8,6 +8,10 @@
  * until it starts, so it may be queued again while it runs.
  */
 #include "internal.h"
+#include "kick.h"
+#include "stuck.h"
+#include "follow.h"
+#include "work.h"
 #include "trace.h"
 
 #include <errno.h>
@@ -65,12 +69,6 @@ static void work_adopt(struct xc_cpu *c, struct xc__link *lifo)
 	while (l->next)
 		l = l->next;
 	c->work_tail = l;
-}
-
-bool xc_work_queued(struct xc_cpu *c)
-{
-	/* seq_cst: part of the W2 re-check (kick.c) */
-	return c->work_head || xc_llist_nonempty(&c->workq, memory_order_seq_cst);
 }
 
 /* Run the oldest work item, if any. */

@@ -12,6 +12,14 @@
  * schedule_idle() does.
  */
 #include "internal.h"
+#include "kick.h"
+#include "wait.h"
+#include "call.h"
+#include "follow.h"
+#include "work.h"
+#include "pool.h"
+#include "worker.h"
+#include "hotplug.h"
 #include "futex.h"
 #include "trace.h"
 
@@ -25,17 +33,6 @@
 
 __xc_tls struct xc_cpu *xc_self;
 
-static bool ctl_pending(struct xc_cpu *c)
-{
-	/* seq_cst: part of the W2 re-check; hotplug stores ctl then kicks */
-	return atomic_load_explicit(&c->ctl, memory_order_seq_cst) != XC_CTL_NONE;
-}
-
-static bool task_work_pending(struct xc_cpu *c)
-{
-	return xc_work_queued(c) || ctl_pending(c);
-}
-
 /* A run ended on another CPU, or the worker runs on one now: the task loop looks (follow.c). */
 static bool os_suspect(struct xc_cpu *c)
 {
@@ -43,9 +40,11 @@ static bool os_suspect(struct xc_cpu *c)
 	return atomic_load_explicit(&c->os_recheck, memory_order_relaxed) || xc_os_elsewhere(c);
 }
 
-static bool ready_idle(struct xc_cpu *c, void *ctx)
+static int ready_idle(struct xc_cpu *c, void *ctx, bool may_run)
 {
-	return xc_calls_pending(c) || task_work_pending(c) || os_suspect(c);
+	if (may_run && xc_slot_run_fast(c))
+		return XC_READY_RAN;
+	return xc_w2_pending(c, true) || os_suspect(c);
 }
 
 /*
@@ -73,7 +72,7 @@ static void cpu_idle(struct xc_cpu *c)
 		if (xc_ablated(XC_ABLATE_NOTIFY) || os_suspect(c))
 			break;	/* ablated: every wakeup goes through the scheduler */
 		xc_run_calls(c);	/* calls go before task work in any case */
-		if (task_work_pending(c))
+		if (xc_task_pending(c))
 			break;
 	}
 	xc_idle_state_set(c, XC_IDLE_RUNNING);
@@ -141,7 +140,7 @@ static uint32_t cpu_park(struct xc_cpu *c)
 		if (ctl == XC_CTL_OFFLINE) {
 			/* relaxed: read again only after the next request's setup */
 			atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
-			xc_sync_complete(&c->offline_done);
+			xc_complete(&c->offline_done);
 			continue;
 		}
 		if (xc_rt.cfg.follow_os && park_watch(c))
@@ -177,7 +176,7 @@ static bool cpu_offline(struct xc_cpu *c)
 	/* relaxed: both are read only after offline_done's completion orders them */
 	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
 	atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
-	xc_sync_complete(&c->offline_done);
+	xc_complete(&c->offline_done);
 	return cpu_park_offline(c);
 }
 
@@ -317,7 +316,7 @@ void *xc_worker_main(void *arg)
 	/* from here this thread is the CPU's: the starter joins it */
 	if (failed)
 		xc_report("CPU %d: %s: %s", c->cpu, failed, strerror(-err));
-	xc_sync_complete(&xc_rt.boot_done);
+	xc_complete(&xc_rt.boot_done);
 	if (err)
 		return NULL;
 	unblock_urgent_signal();

@@ -31,11 +31,11 @@ int main(void)
 	F(struct xc_stats, trace_drops); F(struct xc_stats, displaced);
 	S(struct xc__link);
 	F(struct xc__link, next);
-	S(struct xc__sync);
-	F(struct xc__sync, word); F(struct xc__sync, waiter);
+	S(struct xc__completion);
+	F(struct xc__completion, word); F(struct xc__completion, waiter);
 	S(struct xc_call);
 	F(struct xc_call, fn); F(struct xc_call, arg); F(struct xc_call, _link); F(struct xc_call, _flags);
-	F(struct xc_call, _src_cpu); F(struct xc_call, _trace_id); F(struct xc_call, _sync);
+	F(struct xc_call, _src_cpu); F(struct xc_call, _trace_id); F(struct xc_call, _completion);
 	F(struct xc_call, _owner); F(struct xc_call, _done);
 	S(struct xc_work);
 	F(struct xc_work, fn); F(struct xc_work, arg); F(struct xc_work, _link); F(struct xc_work, _flags);

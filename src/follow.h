@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * follow.h - the worker follows the OS when it takes its CPU away (follow.c): the
+ * cheap check inline, the full check and the way back
+ */
+#ifndef XC_FOLLOW_H
+#define XC_FOLLOW_H
+
+#include "internal.h"
+
+/* The CPU the calling thread runs on now: the rseq area's cpu_id, else sched_getcpu(). */
+static inline int xc_running_cpu(void)
+{
+#ifdef XC_HAVE_RSEQ
+	if (xc_likely(__rseq_size > 0)) {
+		const struct rseq *rs = (const struct rseq *)((const char *)__builtin_thread_pointer() +
+							      __rseq_offset);
+		/* volatile: the kernel rewrites it whenever it moves the thread */
+		int cpu = (int)*(const volatile uint32_t *)&rs->cpu_id;
+
+		if (xc_likely(cpu >= 0))
+			return cpu;
+	}
+#endif
+	return sched_getcpu();
+}
+
+/* follow.c: the cheap check, whether @c's worker runs on another CPU now. */
+static inline bool xc_os_elsewhere(const struct xc_cpu *c)
+{
+	return xc_rt.cfg.follow_os && xc_unlikely(xc_running_cpu() != c->cpu);
+}
+
+/* After a call's function or a work item returned on @c's worker: count a run that ended elsewhere. */
+static inline void xc_os_after_run(struct xc_cpu *c)
+{
+	if (xc_os_elsewhere(c)) {
+		xc_stat_inc_shared(&c->displaced);
+		/* relaxed: read by this same thread's task loop */
+		atomic_store_explicit(&c->os_recheck, true, memory_order_relaxed);
+	}
+}
+
+
+#define XC_OS_WATCH_NS      100000000L	/* a sleeping worker looks at its CPU this often */
+#define XC_OS_PARK_WATCH_NS  50000000L	/* a parked one, for its CPU's return */
+int xc_pin_self(int cpu);
+bool xc_os_check(struct xc_cpu *c);
+bool xc_os_come_back(struct xc_cpu *c);
+const char *xc_taken_name(int taken);
+
+#endif /* XC_FOLLOW_H */

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hotplug.h - taking a CPU offline and back (hotplug.c)
+ */
+#ifndef XC_HOTPLUG_H
+#define XC_HOTPLUG_H
+
+#include "internal.h"
+
+int xc_hotplug_lock(void);
+void xc_hotplug_unlock(void);
+void xc_cpu_open(struct xc_cpu *c);
+void xc_park_release(struct xc_cpu *c, uint32_t how);
+void xc_cpu_request(struct xc_cpu *c, uint32_t ctl);
+
+#endif /* XC_HOTPLUG_H */

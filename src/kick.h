@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kick.h - the wakeup protocol (kick.c): the idle word, kicks, the idle wait, and
+ * the W2 re-check of what senders publish before they kick
+ */
+#ifndef XC_KICK_H
+#define XC_KICK_H
+
+#include "internal.h"
+
+uint64_t xc_now_ns(void);
+void xc_kick(struct xc_cpu *c);
+
+/*
+ * What the idle wait asks its caller each time it looks (xc_idle_wait): 0
+ * to go on waiting, XC_READY_YES to return; with @may_run (while polling,
+ * never in the re-check before a sleep) XC_READY_RAN after running a call
+ * itself without leaving the wait (the slot's, slot.c).
+ */
+enum { XC_READY_NO = 0, XC_READY_YES = 1, XC_READY_RAN = 2 };
+typedef int (*xc_ready_fn)(struct xc_cpu *c, void *ctx, bool may_run);
+bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
+		  uint64_t deadline_ns, long sleep_limit_ns);
+long xc_poll_window(struct xc_cpu *c);
+void xc_idle_state_set(struct xc_cpu *c, uint32_t state);
+
+/* Owner only: whether @c's slot holds a call to run (slot.c). Part of the W2 re-check. */
+static inline bool xc_slot_pending(struct xc_cpu *c)
+{
+	/* seq_cst: a W2 re-check load of the wakeup protocol (kick.c) */
+	return !c->slot_running &&
+	       (atomic_load_explicit(&c->slot.done.word, memory_order_seq_cst) & XC_SLOT_PUBLISHED);
+}
+
+/* Owner only: whether calls wait to run on @c. */
+static inline bool xc_calls_pending(struct xc_cpu *c)
+{
+	/* seq_cst: this is the W2 re-check of the wakeup protocol (kick.c) */
+	return xc_slot_pending(c) ||
+	       xc_llist_nonempty(&c->callq, memory_order_seq_cst) ||
+	       xc_llist_nonempty(&c->urgentq, memory_order_seq_cst);
+}
+
+/* Owner only: whether task work waits on @c: work items, or a hotplug or exit request. */
+static inline bool xc_task_pending(struct xc_cpu *c)
+{
+	/* seq_cst: W2 re-check loads; hotplug stores ctl, then kicks */
+	return c->work_head || xc_llist_nonempty(&c->workq, memory_order_seq_cst) ||
+	       atomic_load_explicit(&c->ctl, memory_order_seq_cst) != XC_CTL_NONE;
+}
+
+/*
+ * W2, the worker's one re-check after W1 (kick.c): what senders publish
+ * before they kick. Calls always; with @task, task work too (an idle worker;
+ * a worker waiting inside a call leaves its task work for later).
+ */
+static inline bool xc_w2_pending(struct xc_cpu *c, bool task)
+{
+	return xc_calls_pending(c) || (task && xc_task_pending(c));
+}
+
+#endif /* XC_KICK_H */

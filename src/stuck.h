@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stuck.h - stuck-call reports (stuck.c) and what a worker runs now, for them
+ */
+#ifndef XC_STUCK_H
+#define XC_STUCK_H
+
+#include "internal.h"
+#include "wait.h"
+
+/* A waiting caller's watch; costs nothing until the wait gets long. */
+#define XC_STUCK_DESCRIBE 4	/* targets whose activity a report describes */
+struct xc_stuck_seen {
+	uint32_t seq;		/* a target's xc_cpu.cur_seq ... */
+	uint64_t ns;		/* ... seen unchanged since then (xc_now_ns) */
+};
+struct xc_stuck {
+	const struct xc_waitinfo *wi;
+	uint64_t start_ns, next_ns, interval_ns;
+	unsigned reports;
+	struct xc_stuck_seen seen[XC_STUCK_DESCRIBE];	/* per described target */
+};
+uint64_t xc_stuck_deadline(struct xc_stuck *st);
+void xc_stuck_check(struct xc_stuck *st);
+void xc_stuck_end(struct xc_stuck *st);
+uint64_t xc_coarse_ns(void);
+
+/*
+ * What the worker runs, for stuck reports (stuck.c). A call's start reads no
+ * clock: on this path every instruction delays the completion its caller
+ * spins on, and a clock read there was measured to cost more than the rest
+ * of the bookkeeping together. A waiter that reports a stuck call bounds its
+ * age from the sequence number instead; a work item, which is not on a
+ * waiting caller's path, is stamped with the coarse clock.
+ */
+struct xc_activity {
+	int kind;
+	const void *fn;
+	uint64_t since_ns;
+};
+
+/*
+ * Note that @c's worker starts running @fn (an XC_ACT_* @kind) since
+ * @since_ns (0: not stamped); *@outer keeps what it ran before, which a call
+ * nested in a work item or an urgent call interrupting one interrupts.
+ */
+static inline void xc_activity_begin(struct xc_cpu *c, int kind, const void *fn, uint64_t since_ns,
+				     struct xc_activity *outer)
+{
+	/* relaxed, all: a snapshot for diagnostics, never for synchronisation; only this thread writes */
+	if (xc_rt.cfg.stuck_ms <= 0)
+		return;
+	outer->kind = atomic_load_explicit(&c->cur_kind, memory_order_relaxed);
+	if (outer->kind != XC_ACT_NONE) {
+		outer->fn = atomic_load_explicit(&c->cur_fn, memory_order_relaxed);
+		outer->since_ns = atomic_load_explicit(&c->cur_since_ns, memory_order_relaxed);
+	}
+	atomic_store_explicit(&c->cur_fn, fn, memory_order_relaxed);
+	atomic_store_explicit(&c->cur_since_ns, since_ns, memory_order_relaxed);
+	atomic_store_explicit(&c->cur_seq, atomic_load_explicit(&c->cur_seq, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	atomic_store_explicit(&c->cur_kind, kind, memory_order_relaxed);
+}
+
+/*
+ * The activity begun with @outer has ended: the worker runs *@outer again.
+ * The sequence number stays bumped, so a waiter that saw the outer activity
+ * before the nested one cannot take the two for one long activity.
+ */
+static inline void xc_activity_end(struct xc_cpu *c, const struct xc_activity *outer)
+{
+	if (xc_rt.cfg.stuck_ms <= 0)
+		return;
+	if (outer->kind != XC_ACT_NONE) {
+		atomic_store_explicit(&c->cur_fn, outer->fn, memory_order_relaxed);
+		atomic_store_explicit(&c->cur_since_ns, outer->since_ns, memory_order_relaxed);
+	}
+	atomic_store_explicit(&c->cur_kind, outer->kind, memory_order_relaxed);
+}
+
+#endif /* XC_STUCK_H */
