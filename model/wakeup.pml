@@ -355,7 +355,7 @@ inline sync_wake()
 	if
 	:: k ->
 		WITNESS(27);	/* a completer kicks a waiting worker */
-		// @src src/kick.c: xc_kick(waiter);
+		// @src src/wait.c: xc_kick(waiter);
 		s = idle[w];
 		xc_kick(w, s, ok, 1);
 		atomic { k = false; w = 0; s = 0; ok = false }
@@ -472,7 +472,7 @@ inline slot_run(c)
 	call_fn_next(c, slot_call[c], cbit, 1);
 	// @src src/slot.c: old = atomic_exchange_explicit(&s->done.word, after, memory_order_seq_cst);
 	atomic { slot_pub[c] = false; COMPLETE_WORD(cbit); cbit = 0 }
-	// @src src/slot.c: if (old & XC_SYNC_SLEEPING)
+	// @src src/slot.c: if (old & XC_DONE_SLEEPING)
 	sync_wake();
 #ifndef MUTANT_NOCATCHUP
 	// @src src/slot.c: xc_call_returned(c);
@@ -492,9 +492,9 @@ inline run_queue_list(c)
 		call_fn_next(c, taken, cbit, 1);
 #if PAIR
 		/* xc_sync_complete: fetch_sub (seq_cst) reads XC_SYNC_SLEEPING */
-		// @src src/kick.c: uint32_t old = atomic_fetch_sub_explicit(&s->word, 1, memory_order_seq_cst);
+		// @src src/wait.c: uint32_t old = atomic_fetch_sub_explicit(&s->word, 1, memory_order_seq_cst);
 		atomic { COMPLETE_WORD(cbit); cbit = 0 }
-		// @src src/kick.c: if ((old & XC_SYNC_COUNT) != 1 || !(old & XC_SYNC_SLEEPING))
+		// @src src/wait.c: if ((old & XC_DONE_COUNT) != 1 || !(old & XC_DONE_SLEEPING))
 		sync_wake();
 #endif
 		// @src src/call.c: xc_call_returned(c);
@@ -629,9 +629,9 @@ wait_queue:
 		:: break
 		od;
 		/* sync_wait_after_spin: sync_ask_wake: CAS word |= XC_SYNC_SLEEPING unless done */
-		// @src src/kick.c: if (!sync_ask_wake(r))
+		// @src src/wait.c: if (!ask_wake(r))
 #ifndef MUTANT_NOASKWAKE
-		// @src src/kick.c: if (atomic_compare_exchange_weak_explicit(&r->s->word, &w, w | XC_SYNC_SLEEPING,
+		// @src src/wait.c: if (atomic_compare_exchange_weak_explicit(&r->s->word, &w, w | XC_DONE_SLEEPING,
 		atomic {
 			if
 			:: sync_done[me] -> WITNESS(31); goto wait_over	/* done already: return 0 */
@@ -647,24 +647,24 @@ wait_queue:
 #endif
 wait_loop:
 		/* while (!sync_ref_done(r)) - seq_cst */
-		// @src src/kick.c: while (!sync_ref_done(r)) {
+		// @src src/wait.c: while (!ref_done(r)) {
 		if
 		:: sync_done[me] -> goto wait_end
 		:: else -> skip
 		fi;
-		// @src src/kick.c: if (xc_run_calls(self))
+		// @src src/wait.c: if (xc_wait_serve())
 		run_calls(me);
 		if
 		:: any -> any = false; WITNESS(29); goto wait_loop	/* continue */
 		:: else -> skip
 		fi;
 		/* xc_idle_wait(self, ready_sync, r, window, until, 0): until = 0 (stuck reports off) */
-		// @src src/kick.c: if (!xc_idle_wait(self, ready_sync, (void *)r, xc_poll_window(self), until, 0)) {
+		// @src src/wait.c: if (!xc_idle_wait(self, ready_done, (void *)r, xc_poll_window(self), until, 0)) {
 		mode = MODE_SYNC;
 		goto idle_wait;
 wait_end:
 		/* pushed while we looked idle: see xc_idle_state_set */
-		// @src src/kick.c: xc_run_urgent(self);
+		// @src src/wait.c: xc_run_urgent(self);
 		run_urgent(me);
 wait_over:
 		/* xc_slot_call: give the claim back (release) */
@@ -718,10 +718,10 @@ sleep_loop:
 	idle[me] = SLEEPING;
 #ifndef MUTANT_NORECHECK
 	/* W2: if (ready(c, ctx)) break; - seq_cst loads */
-	// @src src/kick.c: if (ready(c, ctx))	/* W2 */
+	// @src src/kick.c: if (ready(c, ctx, false))	/* W2 */
 #if PAIR
 	/* ready_sync: sync_ref_done(ctx) || xc_calls_pending(c) */
-	// @src src/kick.c: return sync_ref_done(ctx) || xc_calls_pending(c);
+	// @src src/wait.c: return ref_done(ctx) || xc_w2_pending(c, false);
 	if
 	:: mode == MODE_SYNC && sync_done[me] -> WITNESS(30); goto idle_out	/* the re-check saw the completion */
 	:: else -> skip
@@ -741,7 +741,7 @@ sleep_loop:
 	fi;
 	/* ready_idle: task_work_pending = xc_work_queued || ctl_pending (work_head is empty here) */
 #if WORK
-	// @src src/work.c: return c->work_head || xc_llist_nonempty(&c->workq, memory_order_seq_cst);
+	// @src src/kick.h: return c->work_head || xc_llist_nonempty(&c->workq, memory_order_seq_cst) ||
 	if
 	:: mode == MODE_IDLE && PENDING(workq[me]) -> WITNESS(32); goto idle_out	/* ... a work item */
 	:: else -> skip
@@ -799,7 +799,7 @@ end_futex:
 	fi;
 #endif
 	/* ctl_pending */
-	// @src src/worker.c: return atomic_load_explicit(&c->ctl, memory_order_seq_cst) != XC_CTL_NONE;
+	// @src src/kick.h: atomic_load_explicit(&c->ctl, memory_order_seq_cst) != XC_CTL_NONE;
 	if
 	:: mode == MODE_IDLE && CTL_READY(me) -> goto idle_out
 	:: else -> skip
@@ -820,7 +820,7 @@ idle_out:
 	// @src src/worker.c: xc_run_calls(c);	/* calls go before task work in any case */
 	run_calls(me);
 	/* cpu_idle: if (task_work_pending(c)) break; - xc_work_queued, then ctl_pending */
-	// @src src/worker.c: if (task_work_pending(c))
+	// @src src/worker.c: if (xc_task_pending(c))
 #if WORK
 	if
 	:: PENDING(workq[me]) -> WITNESS(26); goto leave_idle	/* leaves idle for a work item */
@@ -1099,7 +1099,7 @@ active proctype hotplug()
 	bool ok;
 
 	/* S1 for a ctl request: atomic_store(&c->ctl, OFFLINE, seq_cst) */
-	// @src src/hotplug.c: atomic_store_explicit(&c->ctl, XC_CTL_OFFLINE, memory_order_seq_cst);
+	// @src src/hotplug.c: xc_cpu_request(c, XC_CTL_OFFLINE);
 	ctl[0] = CTL_OFFLINE;
 	/* xc_kick(c): S2 then S3 */
 	s = idle[0];

@@ -211,7 +211,9 @@ static void call_inline(struct xc_cpu *self, xc_func_t fn, void *arg)
 		return;
 	}
 	xc_stat_inc_own(&self->calls);
-	xc_call_returned(self);
+	/* inside another call's function, that call's return runs them: it is never interrupted */
+	if (!xc_in_call)
+		xc_call_returned(self);
 }
 
 /* Flags that make no sense or could never finish. */
