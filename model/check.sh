@@ -103,7 +103,7 @@ verify() {
 				steps=", trail of $(sed -n 's/.*trail ends after \([0-9]*\) steps.*/\1/p' trail.txt | tail -1) steps"
 			fi
 			if [ "$errors" -gt 0 ] && grep -qE -- "$expect" pan.out; then
-				echo -e "PASS\tfound after ${states:-?} states$steps: $(grep -m1 -E '^pan:[0-9]' pan.out | sed 's/^pan:[0-9]*: *//')"
+				echo -e "PASS\tfound after ${states:-?} states$steps: $(grep -E '^pan:[0-9]' pan.out | tail -1 | sed 's/^pan:[0-9]*: *//')"
 			elif [ "$errors" -gt 0 ]; then
 				echo -e "FAIL\twrong error: $(grep -m1 -E '^pan:[0-9]' pan.out) (wanted /$expect/)"
 			else
@@ -129,6 +129,8 @@ M3="-DNSENDERS=3 -DNCALLS=1 -DNURGENT=1"			# three senders
 MW="-DNSENDERS=2 -DNCALLS=2 -DNURGENT=1 -DNWORK=1 -DHOTPLUG=0"	# a work item behind urgent calls
 MWH="-DNSENDERS=1 -DNCALLS=2 -DNURGENT=0 -DNWORK=2"		# work items + offline/online
 MP="-DPAIR=1 -DNSENDERS=1 -DNCALLS=1 -DNURGENT=0 -DHOTPLUG=0"	# two workers waiting on each other
+MF="-DFOLLOW=1 -DNSENDERS=2 -DNCALLS=1 -DNURGENT=1 -DSPURIOUS=0"	# the OS takes the CPU (once) + offline/online
+MF2="-DFOLLOW=1 -DNSENDERS=1 -DNCALLS=2 -DNURGENT=0 -DNTAKE=2"	# ... twice, 1 plain sender x 2 calls
 
 # The real model: must pass. Longest first, so that two at a time finish together.
 if [ "$FULL" = 1 ]; then
@@ -141,6 +143,8 @@ if [ "$QUICK" != 1 ]; then
 	add safety-3x1 "model, 3 senders x 1 call (1 urgent) + offline/online: assertions, end states" \
 		wakeup.pml "$M3" "$SAFE_BIG -DCOLLAPSE" "-m10000 -w24" pass
 fi
+add follow-2x1 "model + the OS taking the CPU once, 2 senders x 1 call (1 urgent) + offline/online: assertions, end states, coming back" \
+	wakeup.pml "$MF" "$SAFE_BIG" "-m10000 -w24" pass
 add work-2x2 "model + work item, 2 senders x 2 calls (1 urgent): urgent promptness, assertions, end states" \
 	wakeup.pml "$MW" "$SAFE_BIG" "-m10000 -w24" pass
 add safety-2x2 "model, 2 senders x 2 calls (1 urgent) + offline/online: assertions, end states" \
@@ -153,6 +157,8 @@ add ltl-2x1 "model, 2 senders x 1 call (1 urgent) + offline/online: LTL no_lost_
 	wakeup.pml "$M1 -DLIVENESS" "-O2" "-a -m10000 -w22" pass
 add work-hotplug "model + 2 work items, 1 sender x 2 calls + offline/online: assertions, end states" \
 	wakeup.pml "$MWH" "$SAFE_BIG" "-m10000 -w22" pass
+add follow-1x2 "model + the OS taking the CPU twice, 1 sender x 2 calls + offline/online: assertions, end states, coming back" \
+	wakeup.pml "$MF2" "$SAFE_BIG" "-m10000 -w23" pass
 
 # The mutants: spin must find the bug each one puts back.
 LOST_CALL='assertion violated +!\(\(waiter\[0\]&&\(+callq\[0\]\.nodes!=0\)'
@@ -161,6 +167,7 @@ LOST_DONE='assertion violated +!\(\(\(waiter\[0\]&&waiting\[0\]\)&&sync_done\[0\
 DEFERRED='assertion violated +!\(\(?(1&&)?deferred\[me\]\)'
 UNSIGNALLED='assertion violated \(\( !\(\(urgentq\[me\]\.nodes!=0\)\)\|\|\(sig_pending\[me\]>0\)\)\|\|\(s2_due\[me\]>0\)\)'
 ACCEPT='acceptance cycle'
+WIPED='assertion violated \(callq\[(0|me)\]\.nodes==0\)'
 add mutant-norecheck "mutant norecheck (no W2): lost call wakeup found" \
 	wakeup-mutant-norecheck.pml "-DNSENDERS=2 -DNCALLS=1 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w18" "$LOST_CALL"
 add mutant-norecheck-ltl "mutant norecheck (no W2): LTL violation found" \
@@ -183,6 +190,8 @@ add mutant-relaxedrecheck "mutant relaxedrecheck (store buffering on RUNNING): u
 	wakeup-mutant-relaxedrecheck.pml "-DNSENDERS=1 -DNCALLS=1 -DNURGENT=1 -DNWORK=1 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w20" "$UNSIGNALLED"
 add mutant-prefix "the code before the fix (nocatchup + relaxedrecheck): urgent call left behind a work item found" \
 	wakeup-mutant-nocatchup.pml "$MW -DMUTANT_RELAXEDRECHECK" "$SMALL -DREACH" "-i -w20" "$DEFERRED|$UNSIGNALLED"
+add mutant-noreopenlock "mutant noreopenlock (the worker reopens a CPU the OS gave back without the hotplug lock): call wiped by the second open found" \
+	wakeup-mutant-noreopenlock.pml "-DFOLLOW=1 -DNSENDERS=1 -DNCALLS=1 -DNURGENT=0" "$SMALL -DREACH" "-i -w20" "$WIPED"
 add mutant-noaskwake "mutant noaskwake (no XC_SYNC_SLEEPING): lost completion kick found" \
 	wakeup-mutant-noaskwake.pml "-DPAIR=1 -DNSENDERS=0 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w20" "$LOST_DONE"
 
@@ -222,12 +231,24 @@ WIT=(
 	"W2 re-check inside a wait sees the completion done"
 	"sync_ask_wake finds the call done: the waiter never sleeps"
 	"W2 re-check sees a queued work item"
+	"the OS took the CPU: cpu_taken's drain runs queued calls (displaced)"
+	"the worker reopens its CPU itself (taken_cpu_reopen: xc_cpu_open)"
+	"xc_cpu_offline while the OS has the CPU (user_offline, no request)"
+	"a worker parked by cpu_taken completes an offline request"
+	"the sleep limit ends a sleep on a taken CPU"
+	"xc_cpu_online refused (-ENXIO) while the OS has the CPU"
+	"taken_cpu_reopen finds user_offline: the worker stays parked"
+	"taken_cpu_reopen's trylock fails (a requester holds the lock)"
+	"W2 re-check sees the thread moved (os_suspect)"
+	"the OS takes the CPU of a worker parked by the user"
+	"the worker runs with c->taken stale (xc_cpu_online released it, the OS gave the CPU back)"
 )
 NWIT=$(( ${#WIT[@]} - 1 ))
 for n in $(seq 1 "$NWIT"); do
 	case $n in
 	2[0-6]|32) cfg=$MW ;;
 	2[7-9]|3[01]) cfg=$MP ;;
+	3[3-9]|4[0-3]) cfg="-DFOLLOW=1 -DNSENDERS=1 -DNCALLS=2 -DNURGENT=0" ;;
 	*) cfg=$M2 ;;
 	esac
 	add "witness-$n" "witness $n reached: ${WIT[$n]}" \

@@ -23,9 +23,15 @@
  *                  (defers while xc_in_call is nonzero, else xc_run_urgent)
  *   src/worker.c   worker_loop (calls, then one work item), cpu_idle,
  *                  ready_idle, task_work_pending, ctl_pending, cpu_offline,
- *                  cpu_drain, cpu_park
+ *                  cpu_drain, cpu_park; with FOLLOW os_suspect, cpu_taken,
+ *                  the park watch (park_watch) and taken_cpu_reopen
  *   src/hotplug.c  xc_cpu_offline (store ctl = OFFLINE, then xc_kick),
- *                  xc_cpu_online (xc_cpu_open, xc_park_release)
+ *                  xc_cpu_online (xc_cpu_open, xc_park_release); with FOLLOW
+ *                  both under the hotplug lock, with user_offline, online
+ *                  and the -ENXIO of a CPU the OS has
+ *   src/follow.c   (FOLLOW) xc_os_elsewhere, the cheap check; xc_os_check
+ *                  and xc_os_come_back, the full check, as one read of what
+ *                  the OS allows
  * with the labels S1-S3 and W1-W4 of the argument in src/kick.c's header.
  *
  * Processes: a worker per CPU (one, or two with PAIR); NSENDERS senders,
@@ -35,7 +41,7 @@
  * chooses); with NURGENT > 0 the worker's urgent signal handler; with
  * NWORK > 0 a work queuer that queues NWORK work items on CPU 0; with
  * HOTPLUG a requester that takes CPU 0 offline and, with ONLINE, back
- * online; and a quiescence checker. Each call has its own bit (sender i's
+ * online; with FOLLOW an OS that takes CPU 0 away; and a quiescence checker. Each call has its own bit (sender i's
  * call j is bit i*NCALLS+j; with PAIR, worker w's waiting call is bit
  * NSENDERS*NCALLS+w), and so has each work item, so the model knows which
  * calls and items are queued, accepted, refused and run.
@@ -47,6 +53,29 @@
  * woken, and runs its own incoming calls while it waits, sleeping on its
  * own idle word (xc_idle_wait with ready_sync); the other worker runs the
  * call, and its completion kicks the waiter (kick.c, "Completions").
+ *
+ * FOLLOW: follow_os on (src/follow.c). The os process may, between any two
+ * steps, take CPU 0 away (os_has = false), up to NTAKE times; the kernel
+ * moves the worker's thread off it at a later step (elsewhere: what the
+ * cheap check xc_os_elsewhere reads); the OS gives the CPU back, or keeps it
+ * for good. The worker looks where the code does: at the task loop's top
+ * (os_suspect: os_recheck || elsewhere, then the full check xc_os_check,
+ * one snapshot of os_has), in the idle poll and the re-checks (ready_idle's
+ * os_suspect), and in cpu_idle before it runs anything. A sleep ends after
+ * XC_OS_WATCH_NS (modelled while the CPU is taken only: otherwise the full
+ * check it leads to finds nothing), sets os_recheck and leaves for the task
+ * loop. The check after each call's fn (xc_os_after_run) sets os_recheck
+ * from the same elsewhere that the task loop's top reads: not modelled
+ * apart. cpu_taken: park = WAIT, offline_by_os, cpu_drain (the queues and
+ * the slot closed, everything queued run, online = false), cpu_park. The
+ * park loop: a request (OFFLINE: completed at once), park released, or the
+ * park watch: xc_os_come_back (c->taken cleared once the OS gives the CPU
+ * back), xc_os_check (taken while offline), then taken_cpu_reopen under a
+ * trylock of the hotplug lock: user_offline -> stay parked; park still WAIT
+ * -> xc_cpu_open and back to the task loop. A watch that changes nothing,
+ * and a failed trylock, are stutter steps and left out, so that a parked
+ * worker with nothing to do is blocked and quiescence can be seen.
+ * xc_cpu_offline and xc_cpu_online take the lock and race all of it.
  *
  * Memory model. Spin executes one statement at a time in a single global
  * order: the model is sequentially consistent. That is what the argument in
@@ -82,7 +111,8 @@
  * waiter is lost, which is why futex_wait compares first. A signal handler
  * run while blocked is followed by a restart that compares again (SA_RESTART),
  * the same as staying queued. No futex wait times out: no deadline, stuck
- * reports off (until = 0), follow_os off (no sleep limit); with them a lost
+ * reports off (until = 0), follow_os off (no sleep limit) except with
+ * FOLLOW, where only a sleep on a taken CPU times out; with them a lost
  * wakeup would be a late one, here it is a worker asleep for good.
  *
  * The urgent signal. A sender that reads RUNNING sends the signal (tgkill);
@@ -107,6 +137,12 @@
  *     and work item has run, every call was accepted or refused, and the
  *     offline request was served;
  *   - no invalid end state (deadlock): each process stops only where it may;
+ *   - FOLLOW: xc_llist_open finds its list empty (an open never wipes a
+ *     call: with the hotplug lock only one side reopens); at quiescence no
+ *     lock is held, a CPU the OS kept has its worker parked (it noticed),
+ *     a parked worker whose CPU is back came back (c->taken cleared), a CPU
+ *     given back is online unless the user took it offline, and the CPU is
+ *     online exactly when its worker is not parked and its queues are open;
  *   - with -DLIVENESS: the LTL property no_lost_wakeup (a queued call or work
  *     item is eventually taken, a request eventually served), instead of the
  *     checker.
@@ -121,6 +157,9 @@
  *                        relaxed: the store may become visible after it
  *   -DMUTANT_NOASKWAKE   a waiting worker never sets XC_SYNC_SLEEPING
  *                        (sync_ask_wake), so no completion kicks it
+ *   -DMUTANT_NOREOPENLOCK  (FOLLOW) taken_cpu_reopen without the hotplug
+ *                        lock: it races xc_cpu_offline + xc_cpu_online, both
+ *                        open the queues, and a call pushed in between is wiped
  * Coverage witnesses: -DCOVER=n makes the n-th interesting step fail an
  * assertion, so spin proves the step reachable (no property holds vacuously).
  * -DCHECK_URGENT_PROMPT adds the promptness claim of the first XC_URGENT
@@ -153,6 +192,12 @@
 #ifndef SPURIOUS
 #define SPURIOUS 1		/* spurious futex wakeups allowed in a run */
 #endif
+#ifndef FOLLOW
+#define FOLLOW 0		/* follow_os: the OS may take CPU 0 away (an os process) */
+#endif
+#ifndef NTAKE
+#define NTAKE 1			/* ... at most this many times in a run */
+#endif
 #ifndef COVER
 #define COVER 0
 #endif
@@ -167,6 +212,9 @@
 #error "PAIR is a configuration of its own: no hotplug, no urgent calls, no work queuer"
 #endif
 #else
+#if FOLLOW && !HOTPLUG
+#error "FOLLOW models the hotplug lock against a requester: HOTPLUG=1"
+#endif
 #define NCPUS 1
 #define NWORKITEMS NWORK
 #define NBITS (NSENDERS * NCALLS)
@@ -242,6 +290,20 @@ byte work_accepted = 0;		/* work items queued */
 byte work_refused = 0;		/* work items refused (-ENXIO) */
 byte work_ran = 0;		/* work items that started */
 byte senders_done = 0;
+
+#if FOLLOW
+/* follow_os (src/follow.c, src/worker.c, src/hotplug.c), CPU 0 only */
+bool os_has = true;		/* the OS lets the worker run on CPU 0 (its mask holds it, it is up) */
+bool elsewhere = false;		/* the kernel moved the thread off CPU 0: xc_os_elsewhere (the cheap check) */
+bool taken_flag = false;	/* c->taken != XC_TAKEN_NONE: set by xc_os_check, cleared by xc_os_come_back */
+bool offline_by_os = false;	/* c->offline_by_os (worker only) */
+bool user_offline = false;	/* c->user_offline (under the hotplug lock) */
+bool online = true;		/* c->online */
+byte hp_lock = 0;		/* xc_rt.hotplug_lock: 0 free, LOCK_USER, LOCK_WORKER */
+bool parked = false;		/* ghost: the worker is in cpu_park */
+#define LOCK_USER   1
+#define LOCK_WORKER 2
+#endif
 
 #define PENDING(q)	(q.nodes != 0)	/* xc_llist_nonempty: not NULL, not CLOSED */
 #define SLOT_PENDING(c)	(slot_pub[c])	/* xc_slot_pending */
@@ -519,6 +581,37 @@ inline run_calls(c)
 	run_queue_list(c)
 }
 
+/*
+ * xc_llist_open (src/llist.h): store NULL - "owner only, list closed". On a
+ * list that is open, the store would wipe the calls pushed onto it: the
+ * assertion is the lost call, seen where it happens.
+ */
+inline llist_open(q)
+{
+	// @src src/llist.h: atomic_store_explicit(head, NULL, memory_order_release);
+	atomic { assert(q.nodes == 0); q.nodes = 0; q.closed = false }
+}
+
+/* xc_cpu_open (src/hotplug.c): by xc_cpu_online, or (FOLLOW) by the worker coming back */
+inline cpu_open(c)
+{
+	// @src src/hotplug.c: atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
+	ctl[c] = CTL_NONE;
+	// @src src/hotplug.c: xc_llist_open(&c->callq);
+	llist_open(callq[c]);
+	// @src src/hotplug.c: xc_llist_open(&c->workq);
+	llist_open(workq[c]);
+	// @src src/hotplug.c: xc_llist_open(&c->urgentq);
+	llist_open(urgentq[c]);
+	// @src src/hotplug.c: xc_slot_open(c);
+	slot_closed[c] = false
+#if FOLLOW
+	;
+	// @src src/hotplug.c: atomic_store_explicit(&c->online, true, memory_order_release);
+	online = true
+#endif
+}
+
 proctype worker(byte me)
 {
 	byte taken = 0;		/* a taken call list */
@@ -542,6 +635,11 @@ proctype worker(byte me)
 #ifdef MUTANT_RELAXEDRECHECK
 	bool running_buffered = false;
 #endif
+#if FOLLOW
+	bool os_recheck = false;	/* c->os_recheck: this thread's own flag */
+	bool by_os = false;		/* the drain is cpu_taken's */
+	bool slept_out = false;		/* the futex wait timed out (the sleep limit) */
+#endif
 
 	/* worker_loop (src/worker.c) */
 loop_top:
@@ -551,7 +649,26 @@ loop_top:
 	:: ctl[me] == CTL_OFFLINE -> goto offline
 	:: else -> skip
 	fi;
-	/* (os_suspect: follow_os, not modelled) xc_run_calls(c), RUNNING */
+#if FOLLOW
+	/*
+	 * os_suspect: os_recheck (the sleep limit ran out) || xc_os_elsewhere (the
+	 * thread runs on another CPU: one load). Then the full check, xc_os_check:
+	 * the thread's mask, one snapshot of what the OS allows; taken: c->taken set.
+	 */
+	// @src src/worker.c: if (xc_unlikely(os_suspect(c))) {
+	if
+	:: os_recheck || elsewhere ->
+		os_recheck = false;
+		// @src src/worker.c: if (xc_rt.cfg.follow_os && xc_os_check(c)) {
+		if
+		:: !os_has -> taken_flag = true; goto os_took
+		:: else ->	/* pinned (again): nothing to do; c->taken is left as it was */
+			if :: taken_flag -> WITNESS(43) :: else -> skip fi
+		fi
+	:: else -> skip
+	fi;
+#endif
+	/* xc_run_calls(c), RUNNING */
 	// @src src/worker.c: xc_run_calls(c);
 	run_calls(me);
 #if WORK
@@ -710,6 +827,9 @@ idle_wait:
 	:: mode == MODE_IDLE && PENDING(workq[me]) -> goto idle_out
 #endif
 	:: mode == MODE_IDLE && CTL_READY(me) -> goto idle_out
+#if FOLLOW
+	:: mode == MODE_IDLE && elsewhere -> goto idle_out	/* ready_idle: os_suspect */
+#endif
 	:: break	/* window 0, or it ran out */
 	od;
 sleep_loop:
@@ -753,6 +873,14 @@ sleep_loop:
 	:: else -> skip
 	fi;
 #endif
+#if FOLLOW
+	/* ready_idle: ... || os_suspect(c) */
+	// @src src/worker.c: return xc_w2_pending(c, true) || os_suspect(c);
+	if
+	:: mode == MODE_IDLE && elsewhere -> WITNESS(41); goto idle_out	/* ... the thread moved */
+	:: else -> skip
+	fi;
+#endif
 #endif
 	/*
 	 * (deadline 0 and no sleep limit - follow_os off: no timeout)
@@ -771,6 +899,11 @@ end_futex:
 	if
 	:: !waiter[me] -> skip
 	:: atomic { waiter[me] && spurious > 0 -> spurious--; waiter[me] = false; WITNESS(5) }
+#if FOLLOW
+	/* the sleep limit (XC_OS_WATCH_NS): modelled only while the CPU is taken;
+	 * otherwise the full check it leads to finds nothing */
+	:: atomic { waiter[me] && mode == MODE_IDLE && !os_has -> waiter[me] = false; slept_out = true; WITNESS(37) }
+#endif
 	fi;
 	/* W4: exchange(idle, POLLING), seq_cst */
 	// @src src/kick.c: atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
@@ -804,8 +937,24 @@ end_futex:
 	:: mode == MODE_IDLE && CTL_READY(me) -> goto idle_out
 	:: else -> skip
 	fi;
+#if FOLLOW
+	if
+	:: mode == MODE_IDLE && elsewhere -> goto idle_out
+	:: else -> skip
+	fi;
+	/* timed out, nothing ready: xc_idle_wait returns false; cpu_idle sets
+	 * os_recheck and leaves for the task loop's full check */
+	// @src src/worker.c: atomic_store_explicit(&c->os_recheck, true, memory_order_relaxed);
+	if
+	:: slept_out -> atomic { slept_out = false; idle[me] = prev; prev = 0; os_recheck = true }; goto leave_idle
+	:: else -> skip
+	fi;
+#endif
 	goto sleep_loop;
 idle_out:
+#if FOLLOW
+	slept_out = false;
+#endif
 	/* xc_idle_wait's out: xc_idle_state_set(c, prev) - POLLING relaxed, RUNNING seq_cst */
 	// @src src/kick.c: xc_idle_state_set(c, prev);
 	idle[me] = prev;
@@ -816,7 +965,15 @@ idle_out:
 	:: else -> skip
 	fi;
 #endif
-	/* cpu_idle: (ablation, os_suspect: not modelled) xc_run_calls(c), still POLLING */
+#if FOLLOW
+	/* cpu_idle: if (os_suspect(c)) break; - before it runs anything */
+	// @src src/worker.c: if (xc_ablated(XC_ABLATE_NOTIFY) || os_suspect(c))
+	if
+	:: elsewhere -> goto leave_idle
+	:: else -> skip
+	fi;
+#endif
+	/* cpu_idle: (ablation: not modelled) xc_run_calls(c), still POLLING */
 	// @src src/worker.c: xc_run_calls(c);	/* calls go before task work in any case */
 	run_calls(me);
 	/* cpu_idle: if (task_work_pending(c)) break; - xc_work_queued, then ctl_pending */
@@ -847,6 +1004,16 @@ leave_idle:
 #endif
 	goto loop_top;
 
+#if FOLLOW
+os_took:
+	/*
+	 * cpu_taken: park = WAIT (before the drain, so that xc_cpu_online's
+	 * release is not lost), offline_by_os = true; then cpu_drain, as hotplug's.
+	 */
+	// @src src/worker.c: atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
+	// @src src/worker.c: c->offline_by_os = true;
+	atomic { park[me] = PARK_WAIT; offline_by_os = true; by_os = true }
+#endif
 offline:
 	DRAIN_RUNNING(me)	/* (MUTANT_RELAXEDRECHECK) the drain's RMWs come after the store */
 	/* cpu_offline -> cpu_drain -> xc_drain_calls: close the urgent queue, then the call queue */
@@ -856,6 +1023,9 @@ offline:
 	// @src src/call.c: n += run_list(c, xc_llist_close(&c->callq), false);
 	atomic { taken = callq[me].nodes; callq[me].nodes = 0; callq[me].closed = true }
 	if :: taken != 0 -> WITNESS(10) :: else -> skip fi;
+#if FOLLOW
+	if :: by_os && taken != 0 -> WITNESS(33) :: else -> skip fi;	/* run displaced */
+#endif
 	run_list(taken);
 	/* xc_slot_close: fetch_or CLOSED; run the call published before */
 	// @src src/call.c: return n + xc_slot_close(c);
@@ -874,15 +1044,108 @@ offline:
 		work_head = 0
 	}
 #endif
+#if FOLLOW
+	/* cpu_drain: online = false (release), after the drain */
+	// @src src/worker.c: atomic_store_explicit(&c->online, false, memory_order_release);
+	online = false;
+	if
+	:: by_os -> by_os = false; goto park_loop	/* cpu_taken: cpu_park_offline */
+	:: else -> skip
+	fi;
+#endif
 	/* cpu_offline: park = WAIT; ctl = NONE; xc_sync_complete(&c->offline_done) */
 	park[me] = PARK_WAIT;
 	ctl[me] = CTL_NONE;
 	offline_done = true;
+#if !FOLLOW
 	/* cpu_park: until park != WAIT, futex_wait(&c->park, WAIT) (a request while
-	 * parked, and the park watch, come with follow_os only: not modelled) */
+	 * parked, and the park watch, come with follow_os only: FOLLOW) */
 end_parked:
 	park[me] != PARK_WAIT;
 	goto loop_top
+#else
+park_loop:
+	parked = true;
+	/*
+	 * cpu_park: each round loads park, then ctl; RUN: return; OFFLINE: complete
+	 * it (the CPU is offline already); else the park watch, then
+	 * futex_wait(&c->park, WAIT, XC_OS_PARK_WATCH_NS). The wait is modelled
+	 * as "until something is to be done": park released, a request, or a
+	 * watch that changes something (one whose checks find nothing new, and
+	 * a failed trylock, change nothing and are left out).
+	 */
+end_parked:
+	do
+	// @src src/worker.c: if (p != XC_PARK_WAIT)
+	:: park[me] != PARK_WAIT -> break
+	// @src src/worker.c: if (ctl == XC_CTL_OFFLINE) {
+	:: park[me] == PARK_WAIT && ctl[me] == CTL_OFFLINE ->
+		ctl[me] = CTL_NONE;
+		// @src src/worker.c: xc_complete(&c->offline_done);
+		atomic { offline_done = true; if :: offline_by_os -> WITNESS(36) :: else -> skip fi }
+	/* park_watch: taken: xc_os_come_back (pinned there again: c->taken cleared) */
+	// @src src/worker.c: if (!xc_os_come_back(c))
+	:: atomic { park[me] == PARK_WAIT && taken_flag && os_has -> taken_flag = false } ->
+		goto watch_reopen
+	/* ... not taken: xc_os_check finds it taken now ("taken away while offline") */
+	// @src src/worker.c: } else if (xc_os_check(c)) {
+	:: atomic { park[me] == PARK_WAIT && !taken_flag && !os_has ->
+		taken_flag = true; if :: !offline_by_os -> WITNESS(42) :: else -> skip fi }
+	/* ... not taken, still pinned: a reopen the last watch could not finish */
+	:: park[me] == PARK_WAIT && !taken_flag && os_has && offline_by_os && hp_lock == 0 ->
+		goto watch_reopen
+	od;
+	parked = false;
+	goto loop_top;
+watch_reopen:
+	/* return c->offline_by_os && taken_cpu_reopen(c); */
+	// @src src/worker.c: return c->offline_by_os && taken_cpu_reopen(c);
+	if
+	:: !offline_by_os -> goto end_parked
+	:: else -> skip
+	fi;
+	/* taken_cpu_reopen: trylock; on failure the next watch tries again */
+#ifndef MUTANT_NOREOPENLOCK
+	// @src src/worker.c: if (pthread_mutex_trylock(&xc_rt.hotplug_lock))
+	atomic {
+		if
+		:: hp_lock == 0 -> hp_lock = LOCK_WORKER; ok = true
+		:: else -> ok = false; WITNESS(40)	/* held: try at the next watch */
+		fi
+	}
+	if
+	:: !ok -> goto end_parked
+	:: else -> ok = false
+	fi;
+#else
+	/* MUTANT: no lock: the checks and the reopen race xc_cpu_offline and xc_cpu_online */
+#endif
+	/* under the lock: user_offline and park are written only under it (and park by this thread) */
+	// @src src/worker.c: if (c->user_offline) {
+	if
+	:: user_offline ->
+		// @src src/worker.c: c->offline_by_os = false;	/* the user's offline now: xc_cpu_online brings it back */
+		offline_by_os = false; WITNESS(39)	/* stays parked */
+	// @src src/worker.c: atomic_load_explicit(&c->park, memory_order_acquire) == XC_PARK_WAIT) {
+	:: !user_offline && park[me] == PARK_WAIT ->
+		/* (xc_rt.state is XC_RT_UP: no exit is modelled) */
+		WITNESS(34);
+		// @src src/worker.c: xc_cpu_open(c);
+		cpu_open(me);
+		offline_by_os = false;
+#ifndef MUTANT_NOREOPENLOCK
+		hp_lock = 0;
+#endif
+		parked = false;
+		goto loop_top	/* run = true: cpu_park returns XC_PARK_RUN */
+	:: else -> skip	/* xc_cpu_online released it already */
+	fi;
+#ifndef MUTANT_NOREOPENLOCK
+	// @src src/worker.c: pthread_mutex_unlock(&xc_rt.hotplug_lock);
+	hp_lock = 0;
+#endif
+	goto end_parked
+#endif
 }
 
 /*
@@ -1092,6 +1355,7 @@ proctype work_queuer()
 #endif
 
 #if HOTPLUG
+#if !FOLLOW
 /* xc_cpu_offline, then (ONLINE) xc_cpu_online, src/hotplug.c, on CPU 0 */
 active proctype hotplug()
 {
@@ -1108,17 +1372,91 @@ active proctype hotplug()
 	offline_done;
 #if ONLINE
 	/* xc_cpu_online -> xc_cpu_open: ctl = NONE, reopen the queues; xc_park_release(RUN) */
-	// @src src/hotplug.c: xc_llist_open(&c->urgentq);
-	ctl[0] = CTL_NONE;
-	callq[0].closed = false;
-	// @src src/hotplug.c: xc_llist_open(&c->workq);
-	workq[0].closed = false;
-	urgentq[0].closed = false;
-	// @src src/hotplug.c: xc_slot_open(c);
-	slot_closed[0] = false;
+	cpu_open(0);
 	park[0] = PARK_RUN
 #endif
 }
+#else
+/*
+ * FOLLOW: xc_cpu_offline, then (ONLINE) xc_cpu_online, src/hotplug.c, on
+ * CPU 0, each under the hotplug lock (a plain mutex for a requester that is
+ * no worker), racing the OS and the worker that follows it.
+ */
+active proctype hotplug()
+{
+	byte s;
+	bool ok;
+
+	/* xc_cpu_offline */
+	atomic { hp_lock == 0 -> hp_lock = LOCK_USER }
+	/* (user_offline is false: this is the first request) */
+	// @src src/hotplug.c: } else if (!atomic_load_explicit(&c->online, memory_order_acquire)) {
+	if
+	:: !online ->
+		/* the OS took it: it stays offline when it comes back */
+		// @src src/hotplug.c: c->user_offline = true;	/* the OS took it: it stays offline when it comes back */
+		user_offline = true; WITNESS(35)
+	:: else ->
+		/* xc_completion_init(&c->offline_done, 1); xc_cpu_request(c, XC_CTL_OFFLINE) */
+		// @src src/hotplug.c: xc_completion_init(&c->offline_done, 1);
+		offline_done = false;
+		// @src src/hotplug.c: atomic_store_explicit(&c->ctl, ctl, memory_order_seq_cst);
+		ctl[0] = CTL_OFFLINE;
+		/* xc_kick(c): S2 then S3; xc_futex_wake(&c->park): a parked worker looks
+		 * at ctl (its park wait is modelled as "until something to do") */
+		s = idle[0];
+		xc_kick(0, s, ok, 0);
+		// @src src/hotplug.c: xc_completion_wait_until(&c->offline_done, 0);
+		offline_done;
+		atomic { user_offline = true; s = 0; ok = false }
+	fi;
+	hp_lock = 0;
+#if ONLINE
+	/* xc_cpu_online */
+	atomic { hp_lock == 0 -> hp_lock = LOCK_USER }
+	// @src src/hotplug.c: } else if (atomic_load_explicit(&c->taken, memory_order_relaxed) != XC_TAKEN_NONE) {
+	if
+	:: taken_flag -> WITNESS(38)	/* -ENXIO: the OS has it */
+	:: else ->
+		// @src src/hotplug.c: } else if (atomic_load_explicit(&c->online, memory_order_acquire) || !c->user_offline) {
+		if
+		:: online || !user_offline -> skip	/* -EINVAL */
+		:: else ->
+			// @src src/hotplug.c: c->user_offline = false;
+			user_offline = false;
+			cpu_open(0);
+			// @src src/hotplug.c: xc_park_release(c, XC_PARK_RUN);
+			park[0] = PARK_RUN
+		fi
+	fi;
+	hp_lock = 0
+#endif
+}
+
+/*
+ * The OS: at any step it may take CPU 0 away (hotplug, an affinity change,
+ * a shrinking cpuset), up to NTAKE times; the kernel moves the worker's
+ * thread off it at a later step of its own (the cheap check sees it from
+ * then on); the OS gives the CPU back, or keeps it for good (then it stops,
+ * so that quiescence can be seen).
+ */
+active proctype os()
+{
+	byte n = 0;
+
+	do
+	:: n < NTAKE ->
+		os_has = false;
+		n++;
+		elsewhere = true;
+		if
+		:: atomic { os_has = true; elsewhere = false }	/* given back: the thread may run there again */
+		:: break					/* kept for good */
+		fi
+	:: break
+	od
+}
+#endif
 #endif
 
 #ifndef LIVENESS
@@ -1149,6 +1487,20 @@ end_check:
 	assert((accepted | refused) == ALLCALLS && (accepted & refused) == 0);
 	assert(work_ran == work_accepted && (work_accepted | work_refused) == ALLWORK);
 	assert(senders_done == NSENDERS)
+#if FOLLOW
+	;
+	assert(hp_lock == 0);
+	/* a CPU the OS keeps is noticed: its worker drained it and parked */
+	assert(os_has || parked && taken_flag);
+	/* one given back is the worker's again: parked, it came back (c->taken
+	 * cleared); not parked, c->taken may be stale (docs/model.md, witness 43) */
+	assert(!(os_has && parked && taken_flag));
+	/* ... and online again, unless the user took it offline meanwhile */
+	assert(!os_has || user_offline || online);
+	/* online exactly when the worker is not parked, and its queues are open exactly then */
+	assert(online == !parked);
+	assert(online == !callq[0].closed && online == !urgentq[0].closed && online == !slot_closed[0])
+#endif
 }
 #endif
 
