@@ -18,7 +18,8 @@
 #   - each mutant FAILS with the bug it puts back: the lost wakeup (in the
 #     safety run and in the LTL run), the urgent call left behind a work item
 #     (nocatchup, relaxedrecheck, and both: the code before the fix), the
-#     lost completion kick (noaskwake);
+#     lost completion kick (noaskwake), the call wiped by a reopen of a CPU
+#     the OS gave back without the hotplug lock (noreopenlock, FOLLOW);
 #   - each coverage witness is reached (its assertion fails), so no property
 #     holds vacuously because a path of the protocol was never taken;
 #   - every "// @src FILE: TEXT" line of the model still quotes its FILE.

@@ -4,7 +4,7 @@
 #                      liveness, no cycles), require each mutant to fail with its bug and
 #                      each coverage witness to be reached; part of `make check`. Verifiers
 #                      are built in build/model/<check>/; a counterexample is replayed into
-#                      its trail.txt. About 2 to 3 minutes on 2 cores.
+#                      its trail.txt. About 2.5 to 4.5 minutes on 2 cores.
 #   make check-model MODEL_QUICK=1   skip the 3-sender run (about 1.5 minutes)
 #   make check-model MODEL_FULL=1    add the long liveness runs (LTL 2 x 2, no cycle with work)
 #
