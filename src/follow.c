@@ -181,6 +181,9 @@ bool xc_os_check(struct xc_cpu *c)
 	int taken = check_mask(c, &widened);
 
 	if (taken == XC_TAKEN_NONE) {
+		/* relaxed: the worker alone writes it; a CPU given back while parked is not taken now */
+		if (atomic_load_explicit(&c->taken, memory_order_relaxed) != XC_TAKEN_NONE)
+			atomic_store_explicit(&c->taken, XC_TAKEN_NONE, memory_order_relaxed);
 		if (widened)
 			xc_report("CPU %d: its worker's affinity had been widened; pinned to CPU %d again",
 				  c->cpu, c->cpu);

@@ -163,8 +163,10 @@ static bool cpu_park_offline(struct xc_cpu *c)
 {
 	bool run = cpu_park(c) == XC_PARK_RUN;
 
-	if (run)
+	if (run) {
+		c->offline_by_os = false;	/* online again, whoever opened it */
 		xc_trace(XC_EV_ONLINE, c->cpu, 0, NULL);
+	}
 	return run;
 }
 
