@@ -10,7 +10,7 @@
 #
 # Exit 0 when every program passed or skipped, 1 otherwise; 0 with "skipped" only when
 # the kernel packages cannot be installed. GUEST_ACCEL=kvm|tcg|auto (auto),
-# GUEST_TIMEOUT=secs (600).
+# GUEST_TIMEOUT=secs (600), GUEST_SMP=qemu -smp value (4), GUEST_TESTS=file listing the programs (tests/guest/tests).
 set -u
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,7 +34,8 @@ case $? in
 esac
 guest_say "guest kernel $GUEST_KVER"
 
-names=$(grep -v '^#' tests/guest/tests | awk 'NF { print $1 }')
+LIST=${GUEST_TESTS:-tests/guest/tests}
+names=$(grep -v '^#' "$LIST" | awk 'NF { print $1 }')
 bins=""
 for n in $names; do bins="$bins $SBUILD/tests/$n"; done
 # shellcheck disable=SC2086
@@ -45,7 +46,7 @@ rm -rf "$ROOT"
 mkdir -p "$ROOT"/{bin,dev,proc,sys,tmp,t}
 cp "$GUEST_BUSYBOX" "$ROOT/bin/busybox"
 cp tests/guest/init "$ROOT/init"
-cp tests/guest/tests "$ROOT/tests"
+cp "$LIST" "$ROOT/tests"
 chmod 755 "$ROOT/init"
 for n in $names; do
 	guest_is_static "$SBUILD/tests/$n" || die "$SBUILD/tests/$n is not statically linked"
@@ -53,7 +54,7 @@ for n in $names; do
 done
 guest_pack "$ROOT" "$OUT/initramfs.cpio.gz" || die "could not build the initramfs"
 
-guest_run check-guest "${GUEST_ACCEL:-auto}" 4 "" "" "$OUT/initramfs.cpio.gz" "${GUEST_TIMEOUT:-600}" -m 512 ||
+guest_run check-guest "${GUEST_ACCEL:-auto}" "${GUEST_SMP:-4}" "" "" "$OUT/initramfs.cpio.gz" "${GUEST_TIMEOUT:-600}" -m 512 ||
 	{ tail -n 40 "$GUEST_CONSOLE" | sed 's/^/  | /'; die "the $GUEST_ACCEL guest did not finish"; }
 
 # One line a program, as tests/run.sh prints them.
