@@ -80,13 +80,6 @@ static bool ref_done(const struct wait_ref *r)
 	return xc_completion_word_done(atomic_load_explicit(&r->s->word, memory_order_seq_cst), r->busy);
 }
 
-bool xc_completion_done(const struct xc__completion *s)
-{
-	struct wait_ref r = { (struct xc__completion *)s, 0 };
-
-	return ref_done(&r);
-}
-
 /* Wake the waiter of a completion that read XC_DONE_SLEEPING in its last update. */
 void xc_completion_wake(struct xc__completion *s, struct xc_cpu *waiter)
 {

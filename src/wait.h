@@ -25,7 +25,6 @@ void xc_complete(struct xc__completion *s);
 void xc_completion_wait_rest(struct xc__completion *s, uint32_t busy, const struct xc_waitinfo *wi);
 void xc_completion_wake(struct xc__completion *s, struct xc_cpu *waiter);
 int xc_completion_wait_until(struct xc__completion *s, uint64_t deadline_ns);
-bool xc_completion_done(const struct xc__completion *s);
 /* A worker's share of any wait: run its own CPU's calls (0 if not a worker); how many ran. */
 int xc_wait_serve(void);
 /* One step of a wait that nothing announces (a descriptor back, a lock): serve, then yield. */

@@ -75,14 +75,7 @@ int main(void)
 	CHECK(pthread_create(&t, NULL, f_caller, NULL) == 0);
 	f_calls_go_on();
 	set_all_threads(getpid(), &only_other);
-	WAIT_UNTIL(!f_cpu_online(f_target));
-	snprintf(want, sizeof(want), "CPU %d: offline: the worker's affinity was changed from outside", f_target);
-	WAIT_UNTIL(f_reported(want));
-	wrong_at_detection = atomic_load(&f_wrong);
-	CHECK((uint64_t)wrong_at_detection <= f_displaced());
-	WAIT_UNTIL(atomic_load(&f_enxio) > 10);
-	CHECK(atomic_load(&f_wrong) == wrong_at_detection);	/* nothing runs after detection */
-	CHECK_RET(xc_cpu_online(f_target), -ENXIO);
+	wrong_at_detection = f_check_taken("the worker's affinity was changed from outside");
 
 	/* 2. given back: online by itself, pinned, calls run there */
 	set_all_threads(getpid(), &startup);

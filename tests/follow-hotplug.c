@@ -69,14 +69,7 @@ int main(void)
 	CHECK(pthread_create(&t, NULL, f_caller, NULL) == 0);
 	f_calls_go_on();
 	CHECK(os_online(f_target, 0) == 0);
-	WAIT_UNTIL(!f_cpu_online(f_target));
-	snprintf(want, sizeof(want), "CPU %d: offline: the OS took it offline", f_target);
-	WAIT_UNTIL(f_reported(want));
-	wrong_at_detection = atomic_load(&f_wrong);
-	CHECK((uint64_t)wrong_at_detection <= f_displaced());
-	WAIT_UNTIL(atomic_load(&f_enxio) > 10);
-	CHECK(atomic_load(&f_wrong) == wrong_at_detection);
-	CHECK_RET(xc_cpu_online(f_target), -ENXIO);
+	wrong_at_detection = f_check_taken("the OS took it offline");
 
 	/* 2. back online: the CPU comes back by itself, pinned */
 	CHECK(os_online(f_target, 1) == 0);

@@ -112,4 +112,27 @@ static inline uint64_t f_displaced(void)
 	return st.displaced;
 }
 
+/*
+ * After the OS was told to take f_target while f_caller runs: the CPU goes
+ * offline in libxcall with the report "offline: @why", every run that ended
+ * on a wrong CPU so far is counted displaced, later calls get -ENXIO and none
+ * runs anywhere, and xc_cpu_online refuses it. Returns the wrong-CPU runs at
+ * detection, which must not grow after it.
+ */
+static inline long f_check_taken(const char *why)
+{
+	char want[160];
+	long wrong_at_detection;
+
+	WAIT_UNTIL(!f_cpu_online(f_target));
+	snprintf(want, sizeof(want), "CPU %d: offline: %s", f_target, why);
+	WAIT_UNTIL(f_reported(want));
+	wrong_at_detection = atomic_load(&f_wrong);
+	CHECK((uint64_t)wrong_at_detection <= f_displaced());
+	WAIT_UNTIL(atomic_load(&f_enxio) > 10);
+	CHECK(atomic_load(&f_wrong) == wrong_at_detection);	/* nothing runs after detection */
+	CHECK_RET(xc_cpu_online(f_target), -ENXIO);
+	return wrong_at_detection;
+}
+
 #endif
