@@ -173,9 +173,10 @@ long pp_run(enum pp_kind k, int cpu_a, int cpu_b, const struct budget *b, struct
 	if (!err) {
 		uint64_t seq = 0;
 		long warm = warmup_iters(b->iters);
-		for (long i = 0; i < warm; i++)
-			round_trip(p, &seq);
 		struct budget bb = *b;
+		budget_warm(&bb);
+		for (long i = 0; warm_more(&bb, i, warm); i++)
+			round_trip(p, &seq);
 		budget_start(&bb);
 		for (done = 0; budget_more(&bb, done); done++) {
 			uint64_t t0 = ticks();

@@ -39,7 +39,10 @@ struct bopts {
 	int repeat;             /* --repeat, >= 1 */
 	long poll_ns;           /* --poll, XC_POLL_* or a window in ns */
 	bool poll_set;
+	double case_limit;      /* --case-limit: the most one case may run, seconds */
 };
+
+#define CASE_LIMIT_DEFAULT 5.0
 
 /* Output flags shared by every subcommand and the quick suite. */
 struct gopts {
@@ -154,21 +157,89 @@ static inline void cpu_relax(void)
 void clock_setup(void);
 void spin_ns(uint64_t ns);     /* busy wait, for delays and init costs */
 
-/* Iteration budget: a count, or a deadline when --seconds is given. */
+/* ---- the time plan (plan.c) ---- */
+
+struct plan {
+	char cmd[24];
+	int ncpus;              /* workers the subcommand may start */
+	long cases, stepped;
+	double bound_s;         /* the sum of every case's limit and the fixed costs */
+	double case_limit;      /* --case-limit, for the messages */
+	uint64_t t0;
+	bool started;
+	_Atomic long capped;    /* timed loops stopped at their limit before their count */
+};
+extern struct plan g_plan;
+
+/* What one subcommand took against its bound, for the results file. */
+struct plan_done {
+	char cmd[24];
+	double wall_s, bound_s;
+	long cases, capped;
+};
+
+void plan_reset(const char *cmd, double case_limit, int ncpus);   /* by cli_parse() */
+void plan_cases(long cases, double each_s);     /* cases that each take at most each_s */
+void plan_fixed(double s);                      /* a cost outside the cases */
+double plan_start_cost(int ncpus);              /* bound on starting a runtime of ncpus */
+double plan_case_s(const struct bopts *o);      /* bound on one budgeted case, warm-up included */
+/* Print "xcall-bench CMD: N cases [what], at most T" on stderr; the clock starts. */
+void plan_start(const char *what);
+/* The "[i/N used, ~left, at most]" prefix of the next progress line. */
+void plan_step(char *buf, size_t size);
+void plan_capped(void);                         /* a loop stopped at its limit */
+void plan_skip(void);                           /* a planned case that will not run */
+void plan_end(void);                            /* "took T (at most B)", kept for the JSON */
+int plan_done_list(const struct plan_done **out);
+const char *fmt_secs(double s, char *buf, size_t size);
+
+/*
+ * Iteration budget: a count, or a deadline when --seconds is given. A count
+ * also stops at --case-limit, so that a case never outruns the plan.
+ */
 struct budget {
 	long iters;
-	double seconds;
-	uint64_t deadline;      /* set by budget_start() when seconds > 0 */
+	double seconds;         /* --seconds, or 0 */
+	double limit;           /* --case-limit, for counted loops */
+	uint64_t deadline;      /* set by budget_start() */
+	uint64_t warm_until;    /* set by budget_warm(): the warm-up is cut there */
 };
 void budget_init(struct budget *b, const struct bopts *o, long default_iters);
+/* Call before the warm-up: it may take as long as the timed loop, no longer. */
+void budget_warm(struct budget *b);
 /* Call after warm-up, right before the timed loop. */
 void budget_start(struct budget *b);
+/* Seconds one case of this budget may take: the plan's unit. */
+double budget_case_s(const struct bopts *o);
+/* Warm-up operation i of warm, unless the warm-up has had its time. */
+static inline bool warm_more(const struct budget *b, long i, long warm)
+{
+	return i < warm && ((i & 15) || !b->warm_until || now_ns() < b->warm_until);
+}
 static inline bool budget_more(const struct budget *b, long done)
 {
-	if (b->deadline)
+	if (b->seconds > 0)
 		return (done & 63) || now_ns() < b->deadline;
-	return done < b->iters;
+	if (done >= b->iters)
+		return false;
+	/* the clock every 64 operations: cheap beside any of them */
+	if ((done & 63) || !b->deadline || now_ns() < b->deadline)
+		return true;
+	plan_capped();
+	return false;
 }
+
+/* ---- fewer real CPUs than workers (oversub.c) ---- */
+
+struct oversub {
+	bool checked;
+	int workers;
+	double steal_pct;       /* over 0.1 s before the first case; -1 unknown */
+	double quota_cpus;      /* the cgroup's CPU quota, 0 = none */
+};
+extern struct oversub g_oversub;
+/* Once: measure steal and read the quota; warn on stderr when the workers outnumber real CPUs. */
+void oversub_check(int workers);
 
 /* ---- pinned threads (pin.c) ---- */
 

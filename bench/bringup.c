@@ -94,6 +94,15 @@ int cmd_bringup(int argc, char **argv)
 	hist_init(&hs);
 	hist_init(&hp);
 	struct rec *mark = rec_last();
+	/*
+	 * A step is a serial and a parallel bringup: N inits one after another,
+	 * then at once; first touch counted at 5 ms a MiB, emulated CPUs included.
+	 */
+	double init_s = c->busy_ms / 1e3 + (double)c->touch_mib * 0.005;
+	double step_s = (o.ncpus + 1) * init_s + 2 * plan_start_cost(o.ncpus);
+	plan_cases(iters * o.repeat, step_s);
+	plan_fixed(o.repeat * (init_s + plan_start_cost(o.ncpus)));     /* each repeat's warm-up */
+	plan_start(NULL);
 	for (int rep = 0; rep < o.repeat; rep++) {
 		hist_reset(&hs);
 		hist_reset(&hp);

@@ -17,13 +17,15 @@ struct gopts g_out;
 
 enum {
 	OPT_CPUS = 1000, OPT_ITER, OPT_SECONDS, OPT_REPEAT, OPT_JSON, OPT_CSV, OPT_QUIET,
-	OPT_HELP, OPT_POLL, OPT_TRACE,
+	OPT_HELP, OPT_POLL, OPT_TRACE, OPT_CASE_LIMIT,
 };
 
 static const struct cmd_opt common_opts[] = {
 	{"cpus", required_argument, OPT_CPUS, "LIST     CPUs to use, cpulist syntax (0-3,8); default: all allowed"},
 	{"iterations", required_argument, OPT_ITER, "N  operations per case"},
 	{"seconds", required_argument, OPT_SECONDS, "S     run each case for S seconds instead"},
+	{"case-limit", required_argument, OPT_CASE_LIMIT, "S  stop a case counting --iterations after S seconds (default 5);\n"
+	 "                  its n is then what ran. The run's bound, printed first, is built on it"},
 	{"repeat", required_argument, OPT_REPEAT, "R      repeat every case R times (one record each)"},
 	{"poll", required_argument, OPT_POLL, "P        libxcall idle poll: adaptive|none|forever|NS (window in ns)"},
 	{"json", required_argument, OPT_JSON, "FILE     write the results file"},
@@ -151,6 +153,7 @@ int cli_parse(const struct cmd_desc *d, int argc, char **argv, struct bopts *o, 
 	memset(o, 0, sizeof(*o));
 	o->repeat = 1;
 	o->poll_ns = XC_POLL_ADAPTIVE;
+	o->case_limit = CASE_LIMIT_DEFAULT;
 	online_cpus_allowed(&o->cpus);
 
 	opterr = 0;
@@ -184,6 +187,10 @@ int cli_parse(const struct cmd_desc *d, int argc, char **argv, struct bopts *o, 
 		case OPT_SECONDS:
 			if (parse_double(optarg, 0.001, 86400, &o->seconds))
 				cli_fail(d->name, "bad --seconds '%s': expected a number of seconds > 0", optarg);
+			break;
+		case OPT_CASE_LIMIT:
+			if (parse_double(optarg, 0.001, 86400, &o->case_limit))
+				cli_fail(d->name, "bad --case-limit '%s': expected a number of seconds > 0", optarg);
 			break;
 		case OPT_REPEAT: {
 			long r;
@@ -232,6 +239,7 @@ int cli_parse(const struct cmd_desc *d, int argc, char **argv, struct bopts *o, 
 		if (CPU_ISSET(i, &o->cpus))
 			o->cpu[o->ncpus++] = i;
 	xc_cpulist_format(&o->cpus, o->cpulist, sizeof(o->cpulist));
+	plan_reset(d->name, o->seconds > 0 ? 0 : o->case_limit, o->ncpus);
 	return optind;
 }
 
@@ -239,10 +247,12 @@ void progress(const char *fmt, ...)
 {
 	/* the first case is about to run: every check of the command line passed */
 	out_header();
+	char step[96];
+	plan_step(step, sizeof(step));
 	if (g_out.quiet)
 		return;
 	va_list ap;
-	fputs("  .. ", stderr);
+	fprintf(stderr, "  .. %s", step);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

@@ -77,10 +77,23 @@ void budget_init(struct budget *b, const struct bopts *o, long default_iters)
 {
 	b->iters = o->iterations ? o->iterations : default_iters;
 	b->seconds = o->seconds;
-	b->deadline = 0;
+	b->limit = o->case_limit;
+	b->deadline = b->warm_until = 0;
+}
+
+void budget_warm(struct budget *b)
+{
+	double s = b->seconds > 0 ? b->seconds : b->limit;
+	b->warm_until = s > 0 ? now_ns() + (uint64_t)(s * 1e9) : 0;
 }
 
 void budget_start(struct budget *b)
 {
-	b->deadline = b->seconds > 0 ? now_ns() + (uint64_t)(b->seconds * 1e9) : 0;
+	double s = b->seconds > 0 ? b->seconds : b->limit;
+	b->deadline = s > 0 ? now_ns() + (uint64_t)(s * 1e9) : 0;
+}
+
+double budget_case_s(const struct bopts *o)
+{
+	return o->seconds > 0 ? o->seconds : o->case_limit;
 }

@@ -267,7 +267,8 @@ static void storm_loop_fn(void *arg)
 {
 	struct storm_loop *s = arg;
 	long warm = warmup_iters(s->b.iters);
-	for (long i = 0; i < warm && !s->err; i++)
+	budget_warm(&s->b);
+	for (long i = 0; warm_more(&s->b, i, warm) && !s->err; i++)
 		s->err = send_nowait(s->target);
 	if (!s->err)
 		s->err = drain(s->target);
@@ -447,7 +448,8 @@ static void urg_loop(void *arg)
 	long warm = warmup_iters(u->b.iters);
 	if (warm > 100)
 		warm = 100;     /* each costs up to --busy-us */
-	for (long i = 0; i < warm && !u->err; i++)
+	budget_warm(&u->b);
+	for (long i = 0; warm_more(&u->b, i, warm) && !u->err; i++)
 		urg_one(u);
 	u->item_iters = u->item_ticks = 0;
 	u->bound_hits = 0;
@@ -609,6 +611,11 @@ int cmd_debug(int argc, char **argv)
 	}
 	if (hist_init(&k->h))
 		return 1;
+	static const int cases[4] = {2, 4, 3, 2};       /* per repeat: each part's progress steps */
+	for (int p = 0; p < 4; p++)
+		if (want[p])
+			plan_cases((long)cases[p] * k->o.repeat, plan_case_s(&k->o) + plan_start_cost(2));
+	plan_start(NULL);
 	struct rec *mark = rec_last();
 	int rc = 0;
 	if (want[0] && !rc)

@@ -198,7 +198,8 @@ static void timed_calls_loop(void *arg)
 	const struct xh_timed *x = t->x;
 	long warm = warmup_iters(t->b.iters);
 	uint64_t last = 0;
-	for (long i = 0; i < warm && !t->err; i++) {
+	budget_warm(&t->b);
+	for (long i = 0; warm_more(&t->b, i, warm) && !t->err; i++) {
 		if (x->gap) {
 			idle_gap(t, last);
 			last = target_sleeps(t->target);

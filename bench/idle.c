@@ -72,7 +72,10 @@ static void sender_loop(void *arg)
 	long warm = warmup_iters(r->b.iters);
 	struct xc_stats s0, s1;
 	long i = -warm;
+	budget_warm(&r->b);
 	for (;;) {
+		if (i < 0 && !warm_more(&r->b, i + warm, warm))
+			i = 0;
 		if (i == 0) {
 			xh_stats(-1, &s0);
 			budget_start(&r->b);
@@ -250,6 +253,10 @@ int cmd_idle(int argc, char **argv)
 		cli_fail(desc.name, "needs 2 CPUs in --cpus, got %d", o.ncpus);
 	first = NULL;
 	struct rec *mark = rec_last();
+	/* part 1: three budgeted cases on two CPUs; part 2: four fixed idle periods on all */
+	plan_cases(3L * o.repeat, plan_case_s(&o) + plan_start_cost(2));
+	plan_cases(4L * o.repeat, c.idle_seconds + 0.1 + plan_start_cost(o.ncpus));
+	plan_start(NULL);
 	for (int rep = 0; rep < o.repeat; rep++)
 		if (part1(&o, rep) || part2(&o, &c, rep))
 			return 1;

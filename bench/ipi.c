@@ -91,7 +91,8 @@ static void ipi_loop(void *arg)
 	struct ipi_run *r = arg;
 	uint64_t d;
 	long warm = warmup_iters(r->b.iters);
-	for (long i = 0; i < warm && !r->err; i++)
+	budget_warm(&r->b);
+	for (long i = 0; warm_more(&r->b, i, warm) && !r->err; i++)
 		r->err = send_one(r, &d);
 	struct xc_stats s0, s1;
 	xh_stats(-1, &s0);
@@ -119,6 +120,9 @@ int cmd_ipi(int argc, char **argv)
 	struct ipi_run *r = aligned_alloc(CACHELINE, sizeof(*r));
 	char pb[32];
 	poll_name(o.poll_ns, pb, sizeof(pb));
+	plan_cases((long)o.repeat * NMODES, plan_case_s(&o));
+	plan_fixed(plan_start_cost(o.ncpus));
+	plan_start(NULL);
 	if (xh_up(&o, NULL, o.poll_ns, 0))
 		return 1;
 	for (int rep = 0; rep < o.repeat; rep++) {

@@ -209,6 +209,7 @@ static void skip(const char *what, const char *why)
 {
 	if (!g_out.quiet)
 		fprintf(stderr, "xcall-bench kernel: %s skipped: %s\n", what, why);
+	plan_skip();
 	/* a record says so too, so the results file tells why a row is missing */
 	struct rec *r = rec_new("kernel", what, "ns", "lower", 0);
 	rec_value(r, 0);
@@ -246,7 +247,8 @@ static struct rec *ipi_measure(struct kctx *k, enum ipi_mode m, const char *kase
 	struct hist h;
 	hist_init(&h);
 	long err = 0, warm = warmup_iters(b.iters), i;
-	for (i = 0; i < warm && !err; i++)
+	budget_warm(&b);
+	for (i = 0; warm_more(&b, i, warm) && !err; i++)
 		err = ipi_op(k, m);
 	struct irq_snap *s0 = malloc(sizeof(*s0)), *s1 = malloc(sizeof(*s1));
 	irq_read(s0);
@@ -347,7 +349,10 @@ long wakeup_run(struct kctx *k, long gap_us, bool polling, struct hist *h, struc
 	budget_init(&b, &k->o, polling ? desc.default_iters : desc.default_iters / 10);
 	long warm = warmup_iters(b.iters) / 10 + 10, i;
 	uint32_t gen = 0;
+	budget_warm(&b);
 	for (i = -warm;; i++) {
+		if (i < 0 && !warm_more(&b, i + warm, warm))
+			i = 0;
 		if (i == 0) {
 			irq_read(s0);
 			budget_start(&b);
@@ -429,7 +434,10 @@ static struct rec *tlb_case(struct kctx *k, bool mprot, int nothers, const char 
 	const size_t len = 4096;
 	char *keep = mprot ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : NULL;
 	long warm = warmup_iters(b.iters), i, err = 0;
+	budget_warm(&b);
 	for (i = -warm; !err; i++) {
+		if (i < 0 && !warm_more(&b, i + warm, warm))
+			i = 0;
 		if (i == 0) {
 			irq_read(s0);
 			budget_start(&b);
@@ -506,6 +514,7 @@ static void compare_xcall(struct kctx *k, const char *kase, long poll, bool gap,
 {
 	char pair[32];
 	snprintf(pair, sizeof(pair), "%d,%d", k->a, k->b);
+	progress("kernel %s, repeat %d", kase, rep);
 	if (xh_up(&k->o, pair, poll, 0))
 		return;
 	struct budget b;
@@ -544,7 +553,7 @@ int probe_compare(struct kctx *k)
 		return 0;
 	}
 	for (int rep = 0; rep < k->o.repeat; rep++) {
-		progress("kernel compare: repeat %d", rep);
+		progress("kernel compare: kernel-ipi, repeat %d", rep);
 		struct rec *ki = NULL;
 		if (k->membarrier_rseq_ok)
 			ki = ipi_measure(k, K_NORMAL, "compare/kernel-ipi", rep);
@@ -566,10 +575,11 @@ static const struct {
 	const char *name;
 	int (*fn)(struct kctx *k);
 	bool by_default;
+	int cases;              /* per repeat, for the plan; -1: counted at run time */
 } probes[] = {
-	{"ipi", probe_ipi, true},         {"wakeup", probe_wakeup, true},
-	{"tlb", probe_tlb, true},         {"compare", probe_compare, true},
-	{"idlestates", probe_idlestates, false}, {"hotplug", probe_hotplug, false},
+	{"ipi", probe_ipi, true, K_NMODES},     {"wakeup", probe_wakeup, true, 3},
+	{"tlb", probe_tlb, true, 6},            {"compare", probe_compare, true, 4},
+	{"idlestates", probe_idlestates, false, -1}, {"hotplug", probe_hotplug, false, -1},
 };
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))
 
@@ -648,6 +658,18 @@ int cmd_kernel(int argc, char **argv)
 	struct irq_snap probe;
 	if (irq_read(&probe))
 		fprintf(stderr, "xcall-bench kernel: /proc/interrupts unreadable: no interrupt counts\n");
+	for (size_t p = 0; p < NPROBES; p++) {
+		if (!want[p])
+			continue;
+		if (probes[p].fn == probe_hotplug)     /* an offline and an online, seconds at worst */
+			plan_cases(k->o.repeat * (k->o.iterations ? k->o.iterations : 5), 10);
+		else if (probes[p].fn == probe_idlestates)
+			plan_cases(k->o.repeat * (idle_states_writable(k->b) + 1L), plan_case_s(&k->o));
+		else
+			plan_cases((long)k->o.repeat * probes[p].cases,
+				   plan_case_s(&k->o) + plan_start_cost(2));
+	}
+	plan_start(NULL);
 	struct rec *mark = rec_last();
 	int rc = 0;
 	for (size_t p = 0; p < NPROBES; p++)

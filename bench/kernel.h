@@ -55,6 +55,7 @@ int probe_wakeup(struct kctx *k);
 int probe_tlb(struct kctx *k);
 int probe_compare(struct kctx *k);
 int probe_idlestates(struct kctx *k);
+int idle_states_writable(int cpu);      /* cpuidle states whose disable file we may write */
 int probe_hotplug(struct kctx *k);
 
 /* Shared by the probes: the wake-to-run loop over one futex sleeper. */

@@ -30,6 +30,17 @@ static void need_root(const char *probe, const char *flag, bool allowed)
 	journal_arm();
 }
 
+int idle_states_writable(int cpu)
+{
+	char path[128];
+	int n = 0;
+	for (;; n++) {
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cpuidle/state%d/disable", cpu, n);
+		if (access(path, W_OK))
+			return n;
+	}
+}
+
 int probe_idlestates(struct kctx *k)
 {
 	need_root("idlestates", "--allow-sysfs", k->allow_sysfs);
@@ -37,12 +48,7 @@ int probe_idlestates(struct kctx *k)
 		cli_fail("kernel", "idlestates needs 2 CPUs in --cpus");
 	char dir[128], path[192], name[64];
 	snprintf(dir, sizeof(dir), "/sys/devices/system/cpu/cpu%d/cpuidle", k->b);
-	int nstates = 0;
-	for (;; nstates++) {
-		snprintf(path, sizeof(path), "%s/state%d/disable", dir, nstates);
-		if (access(path, W_OK))
-			break;
-	}
+	int nstates = idle_states_writable(k->b);
 	if (!nstates)
 		cli_fail("kernel", "idlestates: %s/state0/disable is absent or not writable", dir);
 	for (int rep = 0; rep < k->o.repeat; rep++) {

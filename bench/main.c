@@ -99,6 +99,7 @@ static int suite(int argc, char **argv)
 		if (!g_out.quiet)
 			fprintf(stderr, "xcall-bench: %s\n", plan[i][0]);
 		rc |= suite_run(cpus, plan[i]);
+		plan_end();
 	}
 	if (!g_out.quiet)
 		fprintf(stderr, "xcall-bench: suite took %.1f s\n", (double)(now_ns() - t0) / 1e9);
@@ -122,6 +123,7 @@ int main(int argc, char **argv)
 		if (strcmp(cmds[i].name, sub))
 			continue;
 		int rc = cmds[i].fn(argc - 1, argv + 1);
+		plan_end();
 		if (g_out.json && out_write_json(g_out.json, argc, argv))
 			rc = 1;
 		return rc;

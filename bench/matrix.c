@@ -15,9 +15,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { O_STEP = 1 };
+
+static const struct cmd_opt matrix_opts[] = {
+	{"step", required_argument, O_STEP, "K      rows of 1, K, 2K, ... and N callers (default: 1 up to\n"
+	 "                  16 CPUs, else the step that gives about 16 rows)"},
+	{0},
+};
+
+static int on_opt(int id, const char *arg, void *ctx)
+{
+	return id == O_STEP ? parse_long(arg, 1, CPU_SETSIZE, ctx) : -1;
+}
+
 static const struct cmd_desc desc = {
 	.name = "matrix",
 	.summary = "seed 002: call all/single x wait/nowait x 1..N callers, pre-2008 design vs libxcall",
+	.opts = matrix_opts,
+	.on_opt = on_opt,
 	.default_iters = 100000,
 };
 
@@ -30,12 +45,13 @@ struct mrun {
 	enum mmode mode;
 	bool model;
 	long calls;
+	uint64_t limit_ns;      /* --case-limit: a caller stops there, its count short */
 	struct spin_barrier bar;
 	struct mcaller {
 		struct mrun *r;
 		int target;
 		uint64_t t0, t1;
-		long enomem;
+		long enomem, done;
 		int err;
 	} caller[CPU_SETSIZE];
 	int ncallers;
@@ -57,7 +73,12 @@ static void matrix_loop(void *arg)
 	int err = 0;
 	spin_barrier_wait(&r->bar, serve_any);
 	uint64_t t0 = now_ns();
-	for (long i = 0; i < r->calls && err >= 0; i++) {
+	long i;
+	for (i = 0; i < r->calls && err >= 0; i++) {
+		if (!(i & 63) && i && now_ns() - t0 > r->limit_ns) {
+			plan_capped();
+			break;
+		}
 		if (r->model) {
 			m08_serve();
 			switch (r->mode) {
@@ -83,12 +104,14 @@ static void matrix_loop(void *arg)
 	}
 	me->t0 = t0;
 	me->t1 = now_ns();
+	me->done = i;
 	me->err = err < 0 ? err : 0;
 	/* let the others finish before leaving: their calls to us must be served */
 	spin_barrier_wait(&r->bar, serve_any);
 }
 
-static int run_row(struct mrun *r, const struct bopts *o, int k, double *secs, long *enomem)
+static int run_row(struct mrun *r, const struct bopts *o, int k, double *secs, long *enomem,
+		   long *done)
 {
 	r->ncallers = k;
 	spin_barrier_init(&r->bar, (unsigned)k);
@@ -101,7 +124,9 @@ static int run_row(struct mrun *r, const struct bopts *o, int k, double *secs, l
 			   : xh_run_on(o->cpu, k, matrix_loop, args);
 	uint64_t first = UINT64_MAX, last = 0;
 	*enomem = 0;
+	*done = 0;
 	for (int i = 0; i < k; i++) {
+		*done += r->caller[i].done;
 		if (r->caller[i].err)
 			err = r->caller[i].err;
 		if (r->caller[i].t0 < first)
@@ -114,15 +139,37 @@ static int run_row(struct mrun *r, const struct bopts *o, int k, double *secs, l
 	return err;
 }
 
+/* Rows of 1, step, 2 step, ... and every CPU: the seed's 1..N, thinned for large N. */
+static int matrix_rows(int ncpus, long step, int *rows)
+{
+	int n = 0;
+	if (!step)
+		step = ncpus <= 16 ? 1 : (ncpus + 15) / 16;
+	rows[n++] = 1;
+	for (long k = step; k < ncpus; k += step)
+		if (k > 1)
+			rows[n++] = (int)k;
+	if (ncpus > 1)
+		rows[n++] = ncpus;
+	return n;
+}
+
 int cmd_matrix(int argc, char **argv)
 {
 	struct bopts o;
-	cli_parse(&desc, argc, argv, &o, NULL);
+	long step = 0;
+	cli_parse(&desc, argc, argv, &o, &step);
 	if (o.ncpus < 2)
 		cli_fail(desc.name, "needs 2 CPUs in --cpus, got %d", o.ncpus);
 	if (o.seconds > 0)
 		cli_fail(desc.name, "times a fixed number of calls: use --iterations, not --seconds");
 	long calls = o.iterations ? o.iterations : desc.default_iters;
+	int rows[CPU_SETSIZE + 1];
+	int nrows = matrix_rows(o.ncpus, step, rows);
+	/* a row is one timed loop per caller, each stopped at --case-limit, then the drain */
+	plan_cases(2L * NMMODES * nrows * o.repeat, 2 * o.case_limit + 0.05);
+	plan_fixed(2.0 * o.repeat * plan_start_cost(o.ncpus));
+	plan_start(NULL);
 	/* the seed's callers were busy CPUs: both designs poll unless told otherwise */
 	long poll = o.poll_set ? o.poll_ns : XC_POLL_FOREVER;
 	char pb[32];
@@ -132,6 +179,7 @@ int cmd_matrix(int argc, char **argv)
 	if (!r)
 		return 1;
 	r->calls = calls;
+	r->limit_ns = (uint64_t)(o.case_limit * 1e9);
 
 	for (int rep = 0; rep < o.repeat; rep++) {
 		for (int impl = 0; impl < 2; impl++) {
@@ -141,15 +189,16 @@ int cmd_matrix(int argc, char **argv)
 			if (err)
 				return 1;
 			for (int m = 0; m < NMMODES; m++) {
-				for (int k = 1; k <= o.ncpus; k++) {
+				for (int row = 0; row < nrows; row++) {
+					int k = rows[row];
 					r->mode = (enum mmode)m;
 					progress("matrix: %s %s, %d caller(s), repeat %d", iname, mmode_names[m], k, rep);
 					struct xc_stats s0, s1, d = {0};
 					if (!r->model)
 						xh_stats(-1, &s0);
 					double secs;
-					long enomem;
-					err = run_row(r, &o, k, &secs, &enomem);
+					long enomem, done;
+					err = run_row(r, &o, k, &secs, &enomem, &done);
 					if (err) {
 						fprintf(stderr, "xcall-bench matrix: %s %s: %s\n", iname, mmode_names[m],
 							strerror(-err));
@@ -162,6 +211,9 @@ int cmd_matrix(int argc, char **argv)
 					rec_cpu_list(x, o.cpu, k);
 					rec_param_i(x, "callers", k);
 					rec_param_i(x, "calls_per_caller", calls);
+					/* calls made: all of them, unless --case-limit stopped the row */
+					rec_param_i(x, "calls_made", done);
+					rec_param_i(x, "capped", done < calls * k);
 					rec_param_s(x, "impl", iname);
 					rec_param_s(x, "mode", mmode_names[m]);
 					rec_param_s(x, "poll", pb);
@@ -184,14 +236,18 @@ int cmd_matrix(int argc, char **argv)
 				xh_down();
 		}
 		for (int m = 0; m < NMMODES; m++)
-			for (int k = 1; k <= o.ncpus; k++) {
+			for (int row = 0; row < nrows; row++) {
+				int k = rows[row];
 				char a[64], b[64], name[64];
 				snprintf(a, sizeof(a), "%s/2008/%d", mmode_names[m], k);
 				snprintf(b, sizeof(b), "%s/libxcall/%d", mmode_names[m], k);
 				struct rec *ra = rec_find("matrix", a, rep), *rb = rec_find("matrix", b, rep);
 				snprintf(name, sizeof(name), "%s/speedup/%d", mmode_names[m], k);
 				struct rec *x = rec_new("matrix", name, "ratio", "higher", rep);
-				rec_value(x, rb->s.mean > 0 ? ra->s.mean / rb->s.mean : 0);
+				/* per call made: the same as the time ratio unless a row was stopped early */
+				double pa = ra->s.mean / rec_param_get(ra, "calls_made", 1);
+				double pb_ = rb->s.mean / rec_param_get(rb, "calls_made", 1);
+				rec_value(x, pb_ > 0 ? pa / pb_ : 0);
 				rec_param_i(x, "callers", k);
 			}
 	}
@@ -207,20 +263,28 @@ int cmd_matrix(int argc, char **argv)
 	if (o.ncpus < 8)
 		printf("note: the seed's table has 1..8 calling CPUs; --cpus %s gives rows 1..%d only\n",
 		       o.cpulist, o.ncpus);
+	bool capped = false;
 	for (int rep = 0; rep < o.repeat; rep++)
 		for (int m = 0; m < NMMODES; m++) {
 			printf("\n%s", mmode_titles[m]);
 			if (o.repeat > 1)
 				printf(" (repeat %d)", rep);
 			printf("\ncalling cpus   2008 design     libxcall     speedup\n");
-			for (int k = 1; k <= o.ncpus; k++) {
+			for (int row = 0; row < nrows; row++) {
+				int k = rows[row];
 				char a[64], b[64], s[64];
 				snprintf(a, sizeof(a), "%s/2008/%d", mmode_names[m], k);
 				snprintf(b, sizeof(b), "%s/libxcall/%d", mmode_names[m], k);
 				snprintf(s, sizeof(s), "%s/speedup/%d", mmode_names[m], k);
-				printf("%12d %12.4fs %12.4fs %10.3fx\n", k, rec_find("matrix", a, rep)->s.mean,
-				       rec_find("matrix", b, rep)->s.mean, rec_find("matrix", s, rep)->s.mean);
+				struct rec *ra = rec_find("matrix", a, rep), *rb = rec_find("matrix", b, rep);
+				bool cut = rec_param_get(ra, "capped", 0) || rec_param_get(rb, "capped", 0);
+				capped |= cut;
+				printf("%12d %12.4fs %12.4fs %10.3fx%s\n", k, ra->s.mean, rb->s.mean,
+				       rec_find("matrix", s, rep)->s.mean, cut ? " *" : "");
 			}
 		}
+	if (capped)
+		printf("\n* stopped at --case-limit %g s before every call was made: the time is for\n"
+		       "  fewer calls (calls_made in the results file), the speedup is per call\n", o.case_limit);
 	return 0;
 }

@@ -180,6 +180,24 @@ static void json_kvs(FILE *f, const struct kv *t, int n)
 	fputc('}', f);
 }
 
+/* Each subcommand's time against the bound it printed before it ran (plan.c). */
+static void json_plans(FILE *f)
+{
+	const struct plan_done *d;
+	int n = plan_done_list(&d);
+	fputs("  \"plans\": [", f);
+	for (int i = 0; i < n; i++) {
+		fputs(i ? ",\n    {\"bench\": " : "\n    {\"bench\": ", f);
+		json_str(f, d[i].cmd);
+		fprintf(f, ", \"cases\": %ld, \"bound_s\": ", d[i].cases);
+		json_num(f, d[i].bound_s);
+		fputs(", \"wall_s\": ", f);
+		json_num(f, d[i].wall_s);
+		fprintf(f, ", \"capped_loops\": %ld}", d[i].capped);
+	}
+	fputs(n ? "\n  ],\n" : "],\n", f);
+}
+
 static void json_host(FILE *f)
 {
 	const struct machine *m = machine_get();
@@ -187,7 +205,16 @@ static void json_host(FILE *f)
 	json_str(f, m->hostname);
 	fputs(", \"cpu_model\": ", f);
 	json_str(f, m->cpu_model);
-	fprintf(f, ", \"cpus_online\": %d, \"cores\": %d, \"kernel\": ", m->cpus_online, m->cores);
+	fprintf(f, ", \"cpus_online\": %d, \"cores\": %d, ", m->cpus_online, m->cores);
+	if (g_oversub.checked) {
+		/* what oversub.c saw before the first case: steal over 0.1 s, the cgroup's quota */
+		fputs("\"steal_pct\": ", f);
+		json_num(f, g_oversub.steal_pct);
+		fputs(", \"cpu_quota\": ", f);
+		json_num(f, g_oversub.quota_cpus);
+		fputs(", ", f);
+	}
+	fputs("\"kernel\": ", f);
 	json_str(f, m->kernel);
 	fprintf(f, ", \"virtualised\": %s, \"hypervisor\": ", m->virtualised ? "true" : "false");
 	if (m->virtualised)
@@ -276,6 +303,7 @@ int out_write_json(const char *path, int argc, char **argv)
 	}
 	fputs("],\n", f);
 	json_host(f);
+	json_plans(f);
 	fputs("  \"results\": [\n", f);
 	for (struct rec *r = head; r; r = r->next) {
 		json_rec(f, r);

@@ -50,6 +50,7 @@ struct paired {
 	int nblk, nmax;
 	double *line_blk_p50[PAIR_LINES]; /* per line, its blocks' medians */
 	int line_nblk[PAIR_LINES];
+	struct budget bud;              /* the first warm-up's clock */
 	int err;
 };
 
@@ -102,7 +103,7 @@ static double limit_block(struct paired *p, int k, int n, int warm)
 	p->err = xc_queue_work(p->in->b, &r.w);
 	if (p->err)
 		return -1;
-	for (int i = 0; i < warm; i++)
+	for (int i = 0; warm_more(&p->bud, i, warm); i++)
 		pp_line_round_trip(r.line, &seq);
 	for (int i = 0; i < n; i++) {
 		uint64_t t0 = ticks();
@@ -122,7 +123,7 @@ static double call_block(struct paired *p, int n, int warm)
 	struct xc_stats s0, s1, t0s, t1s, d;
 	int b = p->in->b;
 
-	for (int i = 0; i < warm && !p->err; i++)
+	for (int i = 0; warm_more(&p->bud, i, warm) && !p->err; i++)
 		p->err = xc_call_single(b, xh_noop, NULL, XC_WAIT);
 	xh_stats(-1, &s0);
 	xh_stats(b, &t0s);
@@ -149,17 +150,26 @@ static void paired_loop(void *arg)
 	long warm = warmup_iters(bud.iters);
 	long done = 0;
 
+	p->bud = bud;
+	budget_warm(&p->bud);   /* the first warm-up of both sides; a block's own is not cut */
+
 	/* the same first warm-up as every other case, for each side */
 	if (in->want_limit && limit_block(p, 0, 0, (int)warm) < 0)
 		return;
 	if (in->want_call && call_block(p, 0, (int)warm) < 0)
 		return;
+	p->bud.warm_until = 0;
 	budget_start(&bud);
-	for (int k = 0; p->nblk < p->nmax && (bud.deadline ? now_ns() < bud.deadline : done < bud.iters); k++) {
+	for (int k = 0; p->nblk < p->nmax; k++) {
 		int n = PAIR_BLOCK;
 		double lim = 0, call = 0;
 
-		if (!bud.deadline && bud.iters - done < n)
+		/* by blocks: the budget's clock is read between them */
+		if (!bud.seconds && done >= bud.iters)
+			break;
+		if (done && !budget_more(&bud, done & ~63L))
+			break;
+		if (!bud.seconds && bud.iters - done < n)
 			n = (int)(bud.iters - done);
 		if (in->want_limit) {
 			int line = k % PAIR_LINES;

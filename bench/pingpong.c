@@ -143,6 +143,11 @@ int cmd_pingpong(int argc, char **argv)
 	for (size_t c = 0; c < NCASES; c++)
 		want[c] = all || pa.want[c];
 	int cl[2] = {a, b};
+	long steps = want[0] || want[1];
+	for (size_t c = PAIRED_ROWS; c < NCASES; c++)
+		steps += want[c];
+	plan_cases(steps * o.repeat, plan_case_s(&o) + plan_start_cost(2));
+	plan_start(NULL);
 
 	for (int rep = 0; rep < o.repeat; rep++) {
 		struct rec *row[NCASES] = {0};

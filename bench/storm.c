@@ -13,12 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { O_NUMIPI = 1, O_SINGLE, O_OFFSET, O_CPULIST, O_WAIT, O_DELAY, O_ABLATE, O_COMPARE };
+enum { O_NUMIPI = 1, O_SINGLE, O_OFFSET, O_CPULIST, O_WAIT, O_DELAY, O_ABLATE, O_COMPARE, O_TARGET };
 
 static const struct cmd_opt storm_opts[] = {
 	{"numipi", required_argument, O_NUMIPI, "N    calls per sending CPU (default 100000)"},
 	{"single", no_argument, O_SINGLE, "       call one CPU (sender + offset), not all others"},
 	{"offset", required_argument, O_OFFSET, "K    single target: K CPUs after the sender in --cpus (default 1)"},
+	{"target", required_argument, O_TARGET, "C    single target: every sender calls CPU C (implies --single)"},
 	{"cpulist", required_argument, O_CPULIST, "L   sending CPUs (default: the first of --cpus)"},
 	{"wait", required_argument, O_WAIT, "0|1    wait for each call (default 1)"},
 	{"delay", required_argument, O_DELAY, "US    busy delay between calls, in us (default 0)"},
@@ -28,7 +29,7 @@ static const struct cmd_opt storm_opts[] = {
 };
 
 struct storm_cfg {
-	long numipi, offset, delay_us;
+	long numipi, offset, delay_us, target;
 	bool single, wait, compare;
 	unsigned ablate;
 	const char *cpulist;
@@ -52,6 +53,7 @@ static int on_opt(int id, const char *arg, void *ctx)
 	case O_DELAY: return parse_long(arg, 0, 1000000, &c->delay_us);
 	case O_ABLATE: return parse_ablate(arg, &c->ablate);
 	case O_COMPARE: c->compare = true; return 0;
+	case O_TARGET: c->single = true; return parse_long(arg, 0, CPU_SETSIZE - 1, &c->target);
 	}
 	return -1;
 }
@@ -67,10 +69,12 @@ struct storm_sender {
 	struct storm_run *r;
 	int target;
 	uint64_t t0, t1;
+	long done;              /* calls made: numipi, unless the case limit stopped them */
 };
 
 struct storm_run {
 	const struct storm_cfg *c;
+	uint64_t limit_ns;      /* --case-limit */
 	struct spin_barrier bar;
 	struct storm_sender s[CPU_SETSIZE];
 	_Atomic long enomem;
@@ -88,7 +92,12 @@ static void storm_loop(void *arg)
 	long enomem = 0;
 	spin_barrier_wait(&r->bar, xh_serve);
 	me->t0 = now_ns();
-	for (long i = 0; i < c->numipi && err >= 0; i++) {
+	long i;
+	for (i = 0; i < c->numipi && err >= 0; i++) {
+		if (!(i & 63) && i && now_ns() - me->t0 > r->limit_ns) {
+			plan_capped();
+			break;
+		}
 		while ((err = c->single ? xc_call_single(target, xh_noop, NULL, flags)
 					: xc_call_all(xh_noop, NULL, flags)) == -ENOMEM) {
 			enomem++;
@@ -102,6 +111,7 @@ static void storm_loop(void *arg)
 		}
 	}
 	me->t1 = now_ns();
+	me->done = i;
 	if (err < 0)
 		atomic_store(&r->err, err);
 	atomic_fetch_add(&r->enomem, enomem);
@@ -116,12 +126,14 @@ static struct rec *storm_once(const struct bopts *o, const struct storm_cfg *c, 
 		return NULL;
 	struct storm_run *r = calloc(1, sizeof(*r));
 	r->c = c;
+	r->limit_ns = (uint64_t)(o->case_limit * 1e9);
 	spin_barrier_init(&r->bar, (unsigned)ns);
 	for (int i = 0; i < ns; i++) {
 		int idx = 0;
 		while (o->cpu[idx] != senders[i])
 			idx++;
-		r->s[i] = (struct storm_sender){.r = r, .target = o->cpu[(idx + c->offset) % o->ncpus]};
+		int target = c->target >= 0 ? (int)c->target : o->cpu[(idx + c->offset) % o->ncpus];
+		r->s[i] = (struct storm_sender){.r = r, .target = target};
 	}
 	void *args[CPU_SETSIZE];
 	for (int i = 0; i < ns; i++)
@@ -172,9 +184,11 @@ static struct rec *storm_once(const struct bopts *o, const struct storm_cfg *c, 
 	}
 	xc_stats_delta(&d, &s0, &s1);
 	uint64_t first = UINT64_MAX, last = 0;
+	long done = 0;
 	for (int i = 0; i < ns; i++) {
 		first = r->s[i].t0 < first ? r->s[i].t0 : first;
 		last = r->s[i].t1 > last ? r->s[i].t1 : last;
+		done += r->s[i].done;
 	}
 	char an[64], name[80], pb[32];
 	ablate_name(ablate, an, sizeof(an));
@@ -185,7 +199,10 @@ static struct rec *storm_once(const struct bopts *o, const struct storm_cfg *c, 
 	int targets = c->single ? 1 : o->ncpus - 1;
 	rec_param_i(x, "numipi", c->numipi);
 	rec_param_i(x, "senders", ns);
-	rec_param_i(x, "calls", c->numipi * ns * targets);
+	rec_param_i(x, "calls", done * targets);
+	rec_param_i(x, "capped", done < c->numipi * ns);
+	if (c->target >= 0)
+		rec_param_i(x, "target", c->target);
 	rec_param_i(x, "single", c->single);
 	rec_param_i(x, "offset", c->offset);
 	rec_param_i(x, "wait", c->wait);
@@ -206,7 +223,7 @@ static struct rec *storm_once(const struct bopts *o, const struct storm_cfg *c, 
 
 int cmd_storm(int argc, char **argv)
 {
-	struct storm_cfg c = {.numipi = 100000, .offset = 1, .wait = true};
+	struct storm_cfg c = {.numipi = 100000, .offset = 1, .wait = true, .target = -1};
 	struct bopts o;
 	cli_parse(&desc, argc, argv, &o, &c);
 	if (o.iterations)
@@ -229,12 +246,21 @@ int cmd_storm(int argc, char **argv)
 	}
 	if (!c.single && o.ncpus < 2)
 		cli_fail(desc.name, "calls to all others need 2 CPUs in --cpus");
+	if (c.target >= 0 && !CPU_ISSET(c.target, &o.cpus))
+		cli_fail(desc.name, "bad --target %ld: not in --cpus %s", c.target, o.cpulist);
+	for (int i = 0; i < ns && c.target >= 0; i++)
+		if (senders[i] == c.target)
+			cli_fail(desc.name, "bad --target %ld: it is a sender (--cpulist)", c.target);
 
 	static const unsigned plan[] = {
 		XC_ABLATE_ELIDE | XC_ABLATE_NOTIFY, XC_ABLATE_ALL, XC_ABLATE_NOTIFY, XC_ABLATE_ELIDE,
 		XC_ABLATE_COALESCE, XC_ABLATE_FREERIDE, 0,
 	};
 	struct rec *first = NULL;
+	size_t ncases = c.compare ? sizeof(plan) / sizeof(plan[0]) : 1;
+	/* a storm is one timed loop per sender, stopped at --case-limit; draining it is bounded alike */
+	plan_cases((long)ncases * o.repeat, 2 * o.case_limit + plan_start_cost(o.ncpus));
+	plan_start(NULL);
 	for (int rep = 0; rep < o.repeat; rep++) {
 		size_t n = c.compare ? sizeof(plan) / sizeof(plan[0]) : 1;
 		for (size_t i = 0; i < n; i++) {
@@ -255,17 +281,22 @@ int cmd_storm(int argc, char **argv)
 		return 0;
 	}
 	char pb[32];
-	printf("\nstorm (seed 000): %ld %s %s calls from CPU(s) %s%s, poll %s\n", c.numipi,
+	char tb[32] = "";
+	if (c.target >= 0)
+		snprintf(tb, sizeof(tb), " to CPU %ld", c.target);
+	printf("\nstorm (seed 000): %ld %s %s calls from CPU(s) %s%s%s, poll %s\n", c.numipi,
 	       c.single ? "single" : "all", c.wait ? "waiting" : "nowait", c.cpulist ? c.cpulist : "",
-	       c.cpulist ? "" : "first of set", poll_name(o.poll_ns, pb, sizeof(pb)));
+	       c.cpulist ? "" : "first of set", tb, poll_name(o.poll_ns, pb, sizeof(pb)));
 	printf("%-36s %4s %11s %9s %12s %12s %12s %12s  %s\n", "case", "rep", "runtime",
 	       "ns/call", "kicks_sent", "elided", "coalesced", "free_rides", c.compare ? "time [pct imp]" : "");
 	for (struct rec *x = first; x; x = x->next) {
 		struct rec *ref = rec_find("storm", "ablate-elide+notify", x->repeat);
 		long long calls = (long long)rec_param_get(x, "calls", 0);
 		char t[32], rel[48] = "";
-		if (c.compare && ref && ref->s.mean > 0) {
-			double v = x->s.mean / ref->s.mean;
+		double ref_calls = ref ? rec_param_get(ref, "calls", 0) : 0;
+		if (c.compare && ref && ref->s.mean > 0 && calls && ref_calls) {
+			/* per call: a case stopped at its limit made fewer */
+			double v = (x->s.mean / (double)calls) / (ref->s.mean / ref_calls);
 			snprintf(rel, sizeof(rel), "%.2f [%.2f]", v, (1 - v) * 100);
 		}
 		printf("%-36s %4d %11s %9.0f %12lld %12lld %12lld %12lld  %s\n", x->kase, x->repeat,

@@ -7,6 +7,8 @@ they should, and bad options refused with exit code 2.
 
 Never asserts a speed. Python 3 standard library only.
 usage: check_bench.py BUILD/xcall-bench
+       check_bench.py --plan a|b          the runs of a check-scale guest, TAG ARGS a line
+       check_bench.py --results DIR a|b   check the results files that guest brought back
 """
 import json
 import os
@@ -86,6 +88,13 @@ def check_doc(tag, doc):
     floor = host.get("timer_floor_ns")
     if not isinstance(floor, (int, float)) or isinstance(floor, bool) or not 0 <= floor < 10000:
         why.append(f"host.timer_floor_ns {floor!r}: not a number of ns in [0, 10000)")
+    plans = doc.get("plans")
+    if not isinstance(plans, list) or not plans:
+        why.append("plans missing or empty: every subcommand states its bound")
+    for p in plans or []:
+        b, w = p.get("bound_s"), p.get("wall_s")
+        if not (isinstance(b, (int, float)) and isinstance(w, (int, float)) and 0 <= w <= b):
+            why.append(f"plan {p}: took longer than the bound it printed")
     seen = set()
     for r in doc.get("results", []):
         why += check_record(r)
@@ -185,6 +194,11 @@ def test_cli():
         (["debug", "nosuch"], "unknown debug part"),
         (["debug", "--busy-us", "0"], "zero --busy-us"),
         (["debug", "--poll-every", "x"], "bad --poll-every"),
+        (["ipi", "--case-limit", "0"], "zero --case-limit"),
+        (["matrix", "--step", "0"], "zero --step"),
+        (["storm", "--target", "x"], "bad --target"),
+        (["storm", "--target", "4095"], "--target outside --cpus"),
+        (["storm", "--target", "0", "--cpulist", "0"], "--target that is a sender"),
     ]
     for args, what in bad:
         rc, out, err = run(args)
@@ -475,7 +489,125 @@ def test_csv():
     check("csv: header and rows", ok_, f"rc={rc}")
 
 
+# ---------------------------------------------------------------- bounds
+def test_bounds(ncpu):
+    """Every case stops at --case-limit: a run far too long for it ends within its bound."""
+    res, doc = run_json("matrix-capped", ["matrix", "--iterations", "100000000", "--case-limit", "0.05"])
+    if res is not None:
+        r = find(res, "all-wait/libxcall/1")
+        p = (r or {}).get("params", {})
+        check("matrix --case-limit: a row stopped early says so, calls_made counted",
+              p.get("capped") == 1 and 0 < p.get("calls_made", 0) < 100000000, f"params={p}")
+        pl = (doc.get("plans") or [{}])[0]
+        check("matrix --case-limit: the plan counts the stopped loops",
+              pl.get("capped_loops", 0) > 0 and pl.get("bench") == "matrix", f"plans={doc.get('plans')}")
+    res, _ = run_json("pingpong-capped", ["pingpong", "--iterations", "100000000", "--case-limit", "0.05",
+                                          "--cases", "futex"])
+    if res is not None:
+        r = find(res, "futex")
+        check("pingpong --case-limit: n is what ran", r is not None and 0 < r["n"] < 100000000,
+              f"n={r and r['n']}")
+    rc, out, err = run(["ipi", "--iterations", "100"])
+    check("ipi: the bound is printed before the first case, the time taken after",
+          rc == 0 and "cases, at most" in err and "took" in err and
+          err.index("cases, at most") < err.index("[1/"), f"stderr={err[:300]!r}")
+    if ncpu >= 3:
+        res, _ = run_json("matrix-step", ["matrix", "--iterations", "50", "--step", "2"])
+        if res is not None:
+            rows = sorted({int(x["case"].split("/")[-1]) for x in res})
+            want = sorted({1, ncpu} | set(range(2, ncpu, 2)))
+            check("matrix --step 2: rows 1, 2, 4, ... and N", rows == want, f"rows={rows}")
+
+
+# ---------------------------------------------------------------- guests
+# The xcall-bench runs of `make check-scale` (tests/scale/run.sh), one list per guest:
+# every subcommand, small enough for 16 emulated CPUs. Guest "a" has 16 CPUs in two
+# NUMA nodes; "b" has sparse ids. The guest runs them; --results checks what came back.
+def scale_plan(guest):
+    p = [
+        ("pingpong", "pingpong --iterations 200"),
+        ("ipi", "ipi --iterations 200"),
+        ("matrix", "matrix --iterations 40 --step 4"),
+        ("storm-compare", "storm --compare --numipi 100"),
+        ("idle", "idle --iterations 100 --idle-seconds 0.2"),
+        ("bringup", "bringup --iterations 2 --init-busy-ms 20"),
+        ("heatmap", "heatmap --iterations 100" + (" --pairs every:2" if guest == "a" else "")),
+        ("kernel", "kernel --iterations 200"),
+        ("debug", "debug --iterations 200 --busy-us 200"),
+    ]
+    if guest == "a":
+        p.append(("kernel-hotplug", "kernel hotplug --allow-hotplug --iterations 2"))
+        # the seeds' mechanisms by counters: 1..15 senders to one target and to all
+        for n in (1, 2, 4, 8, 15):
+            for to in ("one", "all"):
+                for w in (1, 0):
+                    tgt = "--target 15" if to == "one" else ""
+                    p.append((f"storm-s{n}-{to}-{'wait' if w else 'nowait'}",
+                              f"storm --cpulist 0-{n - 1} {tgt} --wait {w} --numipi 100"))
+    return p
+
+
+def check_results(resdir, guest):
+    """Check the results files a guest brought back against the plan it ran."""
+    for tag, args in scale_plan(guest):
+        path = os.path.join(resdir, tag + ".json")
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            fail(f"{guest}/{tag}: results file", str(e))
+            continue
+        check_doc(f"{guest}/{tag}", doc)
+        res = doc["results"]
+        ncpu = doc["host"].get("cpus_online", 0)
+        argv = args.split()
+        if tag == "matrix":
+            rows = sorted({int(x["case"].split("/")[-1]) for x in res})
+            want = sorted({1, ncpu} | set(range(4, ncpu, 4)))
+            check(f"{guest}/matrix: rows 1, 4, 8, ... and every CPU ({ncpu})", rows == want, f"rows={rows}")
+            bad = [x["case"] for x in res if "/libxcall/" in x["case"] and
+                   cnt(x, "calls") != int(x["params"]["calls_made"]) * (ncpu - 1 if x["case"].startswith("all")
+                                                                        else 1)]
+            check(f"{guest}/matrix: libxcall ran exactly the calls made", not bad, ", ".join(bad[:4]))
+        elif tag.startswith("storm-s"):
+            r = res[0] if res else None
+            n = int(tag.split("-")[1][1:])
+            calls = int((r or {}).get("params", {}).get("calls", -1))
+            want = 100 * n * (1 if "-one-" in tag else ncpu - 1)
+            acc = sum(cnt(r, "targets_" + k) for k in ("kicks_sent", "kicks_elided", "kicks_coalesced",
+                                                       "free_rides"))
+            # to all, senders are targets too: their share is in the all-CPU counters
+            tc = cnt(r, "targets_calls") if "-one-" in tag else cnt(r, "calls")
+            check(f"{guest}/{tag}: {want} calls, each run once, each kick decision counted",
+                  calls == want and tc == want and ("-all-" in tag or acc == want),
+                  f"calls={calls} ran={tc} decisions={acc}")
+        elif tag == "heatmap":
+            k = 2 if "every:2" in args else 1
+            m = len(range(0, ncpu, k))
+            pairs = [x for x in res if x["case"].startswith("libxcall/")]
+            check(f"{guest}/heatmap: {m * (m - 1)} pairs of {m} CPUs", len(pairs) == m * (m - 1),
+                  f"{len(pairs)} pairs")
+            bad = [x["case"] for x in pairs if cnt(x, "calls") < 100]
+            check(f"{guest}/heatmap: every pair ran its calls", not bad, ", ".join(bad[:4]))
+        elif tag == "kernel-hotplug":
+            expect_cases(f"{guest}/kernel hotplug", res, ["hotplug/offline", "hotplug/online"], n=2)
+        elif tag == "bringup":
+            expect_cases(f"{guest}/bringup", res, ["serial", "parallel"], n=2)
+        elif tag in ("ipi", "pingpong", "idle", "debug"):
+            short = [f"{x['case']}: {x['n']}" for x in res if x["unit"] == "ns" and
+                     "iterations" in argv and x["n"] > int(argv[argv.index("--iterations") + 1])]
+            check(f"{guest}/{tag}: no case timed more than --iterations", not short, ", ".join(short[:4]))
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] in ("--plan", "--results"):
+        if sys.argv[1] == "--plan":
+            for tag, args in scale_plan(sys.argv[2]):
+                print(tag, args)
+            return 0
+        check_results(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "a")
+        print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+        return 1 if failed or not passed else 0
     if not os.access(BIN, os.X_OK):
         print(f"check_bench: {BIN} not built")
         print("0 passed, 1 failed")
@@ -494,6 +626,7 @@ def main():
         test_idle(n2)
         test_heatmap(ncpu)
         test_debug()
+        test_bounds(ncpu)
     test_bringup()
     kernel = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_kernel.py")
     if os.path.exists(kernel):

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plan.c - bounded time. Before its first case a subcommand declares what it
+ * will run: how many cases, and the most each may take (its --seconds, or
+ * --case-limit when it counts iterations), plus fixed costs such as starting
+ * a runtime. The sum is printed before anything runs; each case's budget
+ * stops it at its limit (budget_more(), and the loops that count by hand),
+ * so the sum is a bound, not a guess. Progress lines carry the place, the
+ * time used and what is left; the end says how long it took against the
+ * bound, and the results file keeps both, per subcommand.
+ */
+#include "bench.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct plan g_plan;
+
+static struct plan_done done_list[64];
+static int ndone;
+
+/* Starting a runtime or a baseline's threads: a generous bound, emulated CPUs included. */
+double plan_start_cost(int ncpus)
+{
+	return 0.25 + 0.02 * ncpus;
+}
+
+double plan_case_s(const struct bopts *o)
+{
+	/* a warm-up of at most a tenth of the count (100 at least), then the timed loop */
+	return 2 * budget_case_s(o) + 0.05;
+}
+
+void plan_reset(const char *cmd, double case_limit, int ncpus)
+{
+	memset(&g_plan, 0, sizeof(g_plan));
+	g_plan.ncpus = ncpus;
+	snprintf(g_plan.cmd, sizeof(g_plan.cmd), "%s", cmd);
+	g_plan.case_limit = case_limit;
+}
+
+void plan_cases(long cases, double each_s)
+{
+	g_plan.cases += cases;
+	g_plan.bound_s += (double)cases * each_s;
+}
+
+void plan_fixed(double s)
+{
+	g_plan.bound_s += s;
+}
+
+/* "45 s", "3m05s", "2h10m" */
+const char *fmt_secs(double s, char *buf, size_t size)
+{
+	if (s < 100)
+		snprintf(buf, size, "%.*f s", s < 10 ? 1 : 0, s);
+	else if (s < 6000)
+		snprintf(buf, size, "%dm%02ds", (int)s / 60, (int)s % 60);
+	else
+		snprintf(buf, size, "%dh%02dm", (int)(s / 3600), (int)s / 60 % 60);
+	return buf;
+}
+
+void plan_start(const char *what)
+{
+	char b[32];
+	out_header();   /* the machine first: the command line is good by now */
+	oversub_check(g_plan.ncpus);
+	g_plan.t0 = now_ns();
+	g_plan.started = true;
+	if (g_out.quiet)
+		return;
+	fprintf(stderr, "xcall-bench %s: %ld case%s%s%s, at most %s", g_plan.cmd, g_plan.cases,
+		g_plan.cases == 1 ? "" : "s", what ? " " : "", what ? what : "",
+		fmt_secs(g_plan.bound_s, b, sizeof(b)));
+	if (g_plan.case_limit > 0)
+		fprintf(stderr, " (each stops at --case-limit %g s)", g_plan.case_limit);
+	fputc('\n', stderr);
+}
+
+/* The bracket in front of a progress line: "[3/40 1.2 s, ~10 s left, at most 1m05s]". */
+void plan_step(char *buf, size_t size)
+{
+	buf[0] = 0;
+	if (!g_plan.started)
+		return;
+	long i = ++g_plan.stepped;
+	double used = (double)(now_ns() - g_plan.t0) / 1e9;
+	double bound_left = g_plan.bound_s > used ? g_plan.bound_s - used : 0;
+	char a[32], b[32], c[32];
+	if (i > 1 && i <= g_plan.cases) {
+		/* from the cases so far; never more than the bound allows */
+		double guess = used / (double)(i - 1) * (double)(g_plan.cases - i + 1);
+		snprintf(buf, size, "[%ld/%ld %s, ~%s left, at most %s] ", i, g_plan.cases,
+			 fmt_secs(used, a, 32), fmt_secs(guess < bound_left ? guess : bound_left, b, 32),
+			 fmt_secs(bound_left, c, 32));
+	} else {
+		snprintf(buf, size, "[%ld/%ld %s] ", i, g_plan.cases, fmt_secs(used, a, 32));
+	}
+}
+
+void plan_skip(void)
+{
+	g_plan.stepped++;
+}
+
+void plan_capped(void)
+{
+	atomic_fetch_add_explicit(&g_plan.capped, 1, memory_order_relaxed);
+}
+
+void plan_end(void)
+{
+	if (!g_plan.started)
+		return;
+	g_plan.started = false;
+	double wall = (double)(now_ns() - g_plan.t0) / 1e9;
+	long capped = atomic_load_explicit(&g_plan.capped, memory_order_relaxed);
+	if (ndone < (int)(sizeof(done_list) / sizeof(done_list[0]))) {
+		struct plan_done *d = &done_list[ndone++];
+		*d = (struct plan_done){.wall_s = wall, .bound_s = g_plan.bound_s,
+					.cases = g_plan.cases, .capped = capped};
+		snprintf(d->cmd, sizeof(d->cmd), "%s", g_plan.cmd);
+	}
+	if (g_out.quiet)
+		return;
+	char a[32], b[32];
+	fprintf(stderr, "xcall-bench %s: took %s (at most %s)\n", g_plan.cmd, fmt_secs(wall, a, 32),
+		fmt_secs(g_plan.bound_s, b, 32));
+	if (capped)
+		fprintf(stderr, "xcall-bench %s: %ld timed loop%s stopped at --case-limit %g s before "
+			"their iterations; their n is what ran\n", g_plan.cmd, capped,
+			capped == 1 ? "" : "s", g_plan.case_limit);
+}
+
+int plan_done_list(const struct plan_done **out)
+{
+	*out = done_list;
+	return ndone;
+}
