@@ -390,11 +390,53 @@ def test_heatmap(ncpu):
     res, _ = run_json("heatmap", ["heatmap", "--iterations", "200", "--cpus", cpus])
     if res is None:
         return
-    expect_cases("heatmap", res, [f"{k}/{a}->{b}" for k in ("libxcall", "cacheline")
-                                  for a, b in ((0, 1), (1, 0))], n=200)
+    kinds, pairs = ("libxcall", "cacheline"), ((0, 1), (1, 0))
+    expect_cases("heatmap", res, [f"{k}/{a}->{b}" for k in kinds for a, b in pairs], n=200)
+    classes = ("smt", "same-llc", "same-node", "cross-node")
+    bad = []
+    for k in kinds:
+        members = {}
+        for a, b in pairs:
+            r = find(res, f"{k}/{a}->{b}")
+            if r is None:
+                continue
+            cls = r["params"].get("class")
+            if cls not in classes or r["params"].get("pairs") != "all":
+                bad.append(f"{r['case']}: params {r['params']}")
+            members.setdefault(cls, []).append(r["p50"])
+        got = {r["case"].split("/", 2)[2]: r for r in res if r["case"].startswith(f"summary/{k}/")}
+        if set(got) != set(members):
+            bad.append(f"{k}: summary classes {sorted(got)}, pairs in {sorted(members)}")
+        for cls, r in got.items():
+            ps = members.get(cls, [])
+            if r["n"] != len(ps) or r["params"].get("class") != cls or r["unit"] != "ns":
+                bad.append(f"{r['case']}: n {r['n']} for {len(ps)} pairs, params {r['params']}")
+            elif not (r["min"] == min(ps) and r["max"] == max(ps) and r["p50"] in ps):
+                bad.append(f"{r['case']}: min/p50/max {r['min']}/{r['p50']}/{r['max']} of {ps}")
+    check("heatmap: pairs classed from sysfs; a summary record per class, n = its pairs, "
+          "min / p50 / max of their p50", not bad, "; ".join(bad[:4]))
+    every, _ = run_json("heatmap-every-1", ["heatmap", "--iterations", "100", "--cpus", cpus,
+                                            "--pairs", "every:1"])
+    if every is not None:
+        cases = sorted(r["case"] for r in every)
+        check("heatmap --pairs every:1: the cases of all, the spec in the params",
+              cases == sorted(r["case"] for r in res) and
+              all(r["params"].get("pairs") == "every:1" for r in every),
+              f"{cases} against {sorted(r['case'] for r in res)}")
+    for spec, what in (("bogus", "an unknown --pairs"), ("every:0", "--pairs every:0"),
+                       ("every:2", "--pairs that keeps one CPU")):
+        rc, out, err = run(["heatmap", "--iterations", "100", "--cpus", cpus, "--pairs", spec])
+        lines = [l for l in err.strip().splitlines() if l]
+        check(f"heatmap: {what} exits 2 with one line, nothing on stdout",
+              rc == 2 and len(lines) == 1 and out == "",
+              f"rc={rc}, stderr={err.strip()[:200]!r}, stdout={out[:80]!r}")
     rc, out, _ = run(["heatmap", "--iterations", "100", "--cpus", cpus, "--csv"])
     lines = [l for l in out.splitlines() if l and "," in l]
-    check("heatmap --csv: two matrices", rc == 0 and len(lines) == 6, f"rc={rc}, {len(lines)} csv lines")
+    heads = [i for i, l in enumerate(lines[:7]) if not l[0].isdigit()]
+    check("heatmap --csv: two matrices, then one row per class",
+          rc == 0 and len(lines) == 8 and heads == [0, 3, 6] and
+          lines[6].startswith("class,pairs,") and lines[7].split(",")[0] in classes,
+          f"rc={rc}, {len(lines)} csv lines, headers at {heads}")
 
 
 def test_debug():

@@ -213,3 +213,58 @@ def test_no_limit_anywhere_is_said(write):
     r = load.load(write("k.json", [rec("kernel", "compare/kernel-ipi", 5000.0)]))
     ax = dict(plots.figures(r))["kernel"].axes[0]
     assert "no physical-limit case" in ax.get_title()
+
+
+def _heatmap_records(cpus, classes=True):
+    """Every ordered pair of cpus, both kinds, and the summary rows xcall-bench writes."""
+    out = []
+    for a in cpus:
+        for b in cpus:
+            if a != b:
+                for g, base in (("cacheline", 60.0), ("libxcall", 200.0)):
+                    v = base + abs(a - b)
+                    out.append(rec("heatmap", f"{g}/{a}->{b}", v, p50=v,
+                                   params={"from": a, "to": b, "class": "same-node"}))
+    if classes:
+        for g, lo in (("libxcall", 201.0), ("cacheline", 61.0)):
+            for cls, k in (("same-node", 2), ("smt", 1)):
+                out.append(rec("heatmap", f"summary/{g}/{cls}", lo * k, n=len(cpus) * k,
+                               p50=lo * k, min=lo, max=lo * 3,
+                               params={"class": cls, "pairs": "all"}))
+    return out
+
+
+def test_heatmap_128_cpus_thinned_labels(write):
+    r = load.load(write("h128.json", _heatmap_records(range(128))))
+    fig = dict(plots.figures(r))["heatmap"]
+    assert "p50 from CPU to CPU" in fig._suptitle.get_text()    # not the generic chart
+    maps = [a for a in fig.axes if a.images]
+    assert [a.get_title() for a in maps] == ["cacheline (physical limit)", "libxcall"]
+    for ax in maps:
+        assert ax.images[0].get_array().shape == (128, 128)
+        xs = [t.get_text() for t in ax.get_xticklabels()]
+        ys = [t.get_text() for t in ax.get_yticklabels()]
+        assert xs == ys == [str(c) for c in range(0, 128, 4)]   # every 4th CPU, 32 labels
+        assert not ax.texts                                     # no values in 16k cells
+        assert "one CPU in 4 labelled" in ax.get_xlabel()
+    assert len(fig.axes) == 4                                   # a colour bar per panel
+    assert all("p50 time" in a.get_ylabel() for a in fig.axes if not a.images)
+    w, h = fig.get_size_inches()
+    assert 20 <= w <= 30 and 10 <= h <= 14
+    # summary rows go under their panel, closest class first, and not into the grid
+    lines = maps[1].get_xlabel().splitlines()
+    assert lines[1].startswith("smt: 128 pairs") and lines[2].startswith("same-node: 256 pairs")
+
+
+def test_heatmap_sampled_cpus_keep_their_numbers(write):
+    cpus = list(range(0, 64, 8))                               # --pairs every:8 of 64
+    r = load.load(write("hs.json", _heatmap_records(cpus, classes=False)))
+    ax = [a for a in dict(plots.figures(r))["heatmap"].axes if a.images][1]
+    assert ax.images[0].get_array().shape == (8, 8)
+    assert [t.get_text() for t in ax.get_xticklabels()] == [str(c) for c in cpus]
+    assert float(ax.images[0].get_array()[1, 2]) == 200.0 + 8
+    assert ax.texts                                             # few CPUs: values written
+
+
+def test_heatmap_tick_step():
+    assert [plots._tick_step(n) for n in (2, 32, 33, 64, 128, 512)] == [1, 1, 2, 2, 4, 16]

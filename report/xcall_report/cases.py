@@ -13,6 +13,7 @@ SPEEDUP = "speedup"                                     # matrix: old / new, a r
 BRINGUP_MODES = ("serial", "parallel")
 LIMIT_WORDS = ("cacheline", "limit")
 BASELINE_WORDS = ("baseline", "vanilla", "off", "plain")
+HEATMAP_CLASSES = ("smt", "same-llc", "same-node", "cross-node")      # closest first
 
 
 @dataclass
@@ -87,6 +88,16 @@ def heatmap_cell(name, params=None):
     if src is None or dst is None:
         return None
     return "/".join(c.tags), src, dst
+
+
+def heatmap_summary(name, params=None):
+    """(group, class) of a heatmap summary row, `summary/libxcall/same-llc`: the spread of the
+    pairs' p50 in one topology class; None for a cell or anything else."""
+    c = parse(name)
+    if len(c.tags) < 3 or c.tags[0] != "summary" or c.pairs or c.numbers or c.kv:
+        return None
+    cls = (params or {}).get("class")
+    return "/".join(c.tags[1:-1]), cls if isinstance(cls, str) else c.tags[-1]
 
 
 def bringup_mode(name):

@@ -18,6 +18,7 @@ PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 LIMIT_COLOUR = "#d62728"
 MAX_DISTRIBUTION_CASES = 16
 MAX_ANNOTATED_CPUS = 16
+MAX_LABELLED_CPUS = 32          # past it, every k-th CPU labelled on the heatmap's axes
 
 
 # ---------------------------------------------------------------- helpers
@@ -105,9 +106,13 @@ def _figure(res, title, width, height, nrows=1, ncols=1):
 
 def _summaries(res, bench):
     """{case: {stat: value averaged over repeats}} plus unit, better, repeats."""
+    by_case = {}            # one pass: a 128-CPU heatmap has 32k cases
+    for r in res.records:
+        if r.bench == bench:
+            by_case.setdefault(r.case, []).append(r)
     out = {}
-    for case in res.cases(bench):
-        runs = res.runs(bench, case)
+    for case, runs in by_case.items():
+        runs.sort(key=lambda r: r.repeat)
         out[case] = dict(aggregate(runs), unit=runs[0].unit, better=runs[0].better,
                          repeats=len(runs), n=runs[0].n, params=runs[0].params)
     return out
@@ -340,27 +345,64 @@ def bringup(res, bench, summ):
     return fig
 
 
+def _tick_step(n):
+    """Label every k-th of n CPUs, k a power of two, so that at most MAX_LABELLED_CPUS show."""
+    k = 1
+    while n > k * MAX_LABELLED_CPUS:
+        k *= 2
+    return k
+
+
+def _class_lines(rows, unit):
+    """The summary by topology class under a panel: one line per class, closest first."""
+    order = {c: i for i, c in enumerate(casenames.HEATMAP_CLASSES)}
+    lines = []
+    for cls, s in sorted(rows, key=lambda r: (order.get(r[0], len(order)), r[0])):
+        lo = s.get("min", s["p50"])
+        lines.append(f"{cls}: {s['n']} pairs, p50 {human(s['p50'], unit)} "
+                     f"({human(lo, unit)} to {human(s['max'], unit)})")
+    return lines
+
+
 def heatmap(res, bench, summ):
-    """CPU-by-CPU grid of p50 values, one panel per case prefix (e.g. xcall and limit)."""
-    cells = {}
+    """CPU-by-CPU grid of p50 values, one panel per case prefix (e.g. xcall and limit). Rows and
+    columns are the CPUs that have a cell (a sampled run leaves the others out); values are
+    written in the cells up to MAX_ANNOTATED_CPUS, and past MAX_LABELLED_CPUS only every k-th
+    CPU is labelled. The summary rows by topology class go under their panel."""
+    cells, classes = {}, {}
     for case, s in summ.items():
+        sc = casenames.heatmap_summary(case, s["params"])
+        if sc is not None:
+            classes.setdefault(sc[0], []).append((sc[1], s))
+            continue
         c = casenames.heatmap_cell(case, s["params"])
         if c is None:
             return None
         group, src, dst = c
         cells.setdefault(group, {})[(src, dst)] = s["p50"]
-    factor, unit = display_unit([v for g in cells.values() for v in g.values()],
-                                next(iter(summ.values()))["unit"])
-    n = 1 + max(max(k) for g in cells.values() for k in g)
-    if n <= 0 or min(min(k) for g in cells.values() for k in g) < 0:
+    if not cells:
         return None
-    side = min(max(3.6, 0.55 * n + 1.6), 12)
+    unit0 = next(s["unit"] for c, s in summ.items()
+                 if casenames.heatmap_summary(c, s["params"]) is None)
+    factor, unit = display_unit([v for g in cells.values() for v in g.values()], unit0)
+    cpus = sorted({cpu for g in cells.values() for k in g for cpu in k})
+    if cpus[0] < 0:
+        return None
+    n = len(cpus)
+    at = {cpu: i for i, cpu in enumerate(cpus)}
+    side = min(max(3.6, 0.55 * n + 1.6), 12 if n <= 128 else 16)
+    step = _tick_step(n)
+    ticks = list(range(0, n, step))
+    labels = [str(cpus[i]) for i in ticks]
+    tick_size = 8 if n <= MAX_LABELLED_CPUS else 7
     fig, axes = _figure(res, f"{bench}: p50 from CPU to CPU{_repeats_note(summ)}",
                         side * len(cells) + 0.6, side + 0.5, 1, len(cells))
     for ax, (group, grid) in zip(axes[0], cells.items()):
-        data = [[grid.get((i, j), math.nan) * factor for j in range(n)] for i in range(n)]
+        data = [[math.nan] * n for _ in range(n)]
+        for (src, dst), v in grid.items():
+            data[at[src]][at[dst]] = v * factor
         cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#dddddd")
-        im = ax.imshow(data, cmap=cmap, origin="upper")
+        im = ax.imshow(data, cmap=cmap, origin="upper", interpolation="nearest")
         finite = [v for row in data for v in row if math.isfinite(v)]
         if n <= MAX_ANNOTATED_CPUS and finite:
             lo, hi = min(finite), max(finite)
@@ -372,10 +414,14 @@ def heatmap(res, bench, summ):
                     light = hi > lo and (v - lo) / (hi - lo) > 0.6
                     ax.text(j, i, fmt(v), ha="center", va="center",
                             fontsize=8 if n <= 8 else 6, color="black" if light else "white")
-        ax.set_xticks(range(n))
-        ax.set_yticks(range(n))
-        ax.set_xlabel("to CPU (target)")
-        ax.set_ylabel("from CPU (caller)")
+        # CPU numbers, not positions: a sampled run's rows are not 0..n-1
+        ax.set_xticks(ticks, labels, fontsize=tick_size,
+                      rotation=90 if n > MAX_LABELLED_CPUS else 0)
+        ax.set_yticks(ticks, labels, fontsize=tick_size)
+        every = f", one CPU in {step} labelled" if step > 1 else ""
+        ax.set_xlabel("\n".join([f"to CPU (target){every}"]
+                                + _class_lines(classes.get(group, []), unit0)))
+        ax.set_ylabel(f"from CPU (caller){every}")
         ax.set_title((group or "xcall") + (" (physical limit)" if casenames.is_limit(group)
                                            else ""), fontsize=10)
         fig.colorbar(im, ax=ax, shrink=0.8, label=axis_label("p50", unit))
