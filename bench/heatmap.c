@@ -251,6 +251,10 @@ int cmd_heatmap(int argc, char **argv)
 	long poll = o.poll_set ? o.poll_ns : XC_POLL_FOREVER;
 	struct hist h;
 	hist_init(&h);
+	/* a pair is two cases, the limit and a libxcall runtime of its two CPUs */
+	plan_cases((long)o.repeat * ncpu * (ncpu - 1), plan_case_s(&o));
+	plan_cases((long)o.repeat * ncpu * (ncpu - 1), plan_case_s(&o) + plan_start_cost(2));
+	plan_start(ncpu < o.ncpus ? "(--pairs sampled)" : NULL);
 	for (int rep = 0; rep < o.repeat; rep++) {
 		for (int i = 0; i < ncpu; i++)
 			for (int j = 0; j < ncpu; j++) {

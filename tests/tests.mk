@@ -7,7 +7,7 @@
 
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
-TSAN_TESTS := stress deadlock hotplug call-many call-async work protocol urgent urgent-deferred stuck trace slot thread-exit follow-affinity follow-cpuset
+TSAN_TESTS := stress deadlock hotplug call-many call-async work protocol urgent urgent-deferred stuck trace slot thread-exit follow-affinity follow-cpuset topology
 SAN_STRESS_OPS ?= 100000
 
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_A)
@@ -60,6 +60,14 @@ CHECK_TARGETS += check-install
 .PHONY: check-guest
 check-guest:
 	BUILD=$(BUILD) MAKE=$(MAKE) bash tests/guest/run.sh
+
+# check-scale: every test program and every xcall-bench subcommand in two guests, 16 vCPUs
+# in two NUMA nodes and 80 possible vCPUs with sparse ids online (tests/scale/run.sh); run
+# by .ci/run after check-guest. SCALE_GUESTS="a" or "b" runs one.
+.PHONY: check-scale
+check-scale:
+	$(MAKE) --no-print-directory venv
+	BUILD=$(BUILD) MAKE=$(MAKE) bash tests/scale/run.sh
 
 # check-api: xcall.h as C and C++ (each compiler and standard), the structs' layout in both,
 # and exactly the API exported from libxcall.so.
