@@ -26,7 +26,8 @@
  *   stuck.c, stuck.h    stuck-call reports (CSD_LOCK_WAIT_DEBUG)
  *   urgent.c, urgent.h  XC_URGENT: the signal that interrupts a busy worker
  *   trace.c, trace.h    per-CPU event rings, Chrome trace export
- *   report.c            the one diagnostic choke point; symbol names
+ *   report.c            the one diagnostic choke point
+ *   symbol.c            function names: dladdr, else the executable's ELF symbols
  *   fork.c, fork.h      a child forked after xc_init: no runtime, xc_init afresh
  */
 #ifndef XC_INTERNAL_H
@@ -271,6 +272,8 @@ static inline void xc_stat_inc_shared(_Atomic uint64_t *ctr)
 
 /* report.c */
 void xc_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* symbol.c */
 const char *xc_symbol(const void *fn, char *buf, size_t n);
 
 #endif /* XC_INTERNAL_H */

@@ -2,7 +2,6 @@
 /* report.c - the one place diagnostics leave the library: the report hook, or stderr. */
 #include "internal.h"
 
-#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -19,21 +18,4 @@ void xc_report(const char *fmt, ...)
 		hook(line);
 	else
 		fprintf(stderr, "xcall: %s\n", line);
-}
-
-/* A function's name for reports and traces: its symbol (+offset), else its address. */
-const char *xc_symbol(const void *fn, char *buf, size_t n)
-{
-	Dl_info info;
-
-	if (!fn)
-		snprintf(buf, n, "-");
-	else if (dladdr(fn, &info) && info.dli_sname && info.dli_saddr == fn)
-		snprintf(buf, n, "%s", info.dli_sname);
-	else if (dladdr(fn, &info) && info.dli_sname)
-		snprintf(buf, n, "%s+0x%lx", info.dli_sname,
-			 (unsigned long)((const char *)fn - (const char *)info.dli_saddr));
-	else
-		snprintf(buf, n, "%p", fn);
-	return buf;
 }

@@ -7,12 +7,21 @@
 
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+# symbol-static: tests/symbol.c linked -static, where dladdr() names nothing and the
+# executable's own symbol table must (src/symbol.c); sanitizers do not link statically.
+ifndef SAN
+TEST_BINS += $(BUILD)/tests/symbol-static
+endif
 TSAN_TESTS := stress deadlock hotplug call-many call-async work protocol urgent urgent-deferred stuck trace slot thread-exit follow-affinity follow-cpuset topology
 SAN_STRESS_OPS ?= 100000
 
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(XC_CFLAGS) $(CFLAGS) -rdynamic $< -o $@ $(LIB_A) $(LDLIBS)
+
+$(BUILD)/tests/symbol-static: tests/symbol.c $(wildcard tests/*.h) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(XC_CFLAGS) $(CFLAGS) $< -o $@ $(LIB_A) $(LDLIBS) -static
 
 .PHONY: tests check-lib check-asan check-tsan
 tests: $(TEST_BINS)
