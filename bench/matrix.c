@@ -167,7 +167,7 @@ int cmd_matrix(int argc, char **argv)
 	int rows[CPU_SETSIZE + 1];
 	int nrows = matrix_rows(o.ncpus, step, rows);
 	/* a row is one timed loop per caller, each stopped at --case-limit, then the drain */
-	plan_cases(2L * NMMODES * nrows * o.repeat, 2 * o.case_limit + 0.05);
+	plan_cases(2L * NMMODES * nrows * o.repeat, 2 * o.case_limit + 0.1);
 	plan_fixed(2.0 * o.repeat * plan_start_cost(o.ncpus));
 	plan_start(NULL);
 	/* the seed's callers were busy CPUs: both designs poll unless told otherwise */

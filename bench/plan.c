@@ -29,7 +29,7 @@ double plan_start_cost(int ncpus)
 double plan_case_s(const struct bopts *o)
 {
 	/* a warm-up of at most a tenth of the count (100 at least), then the timed loop */
-	return 2 * budget_case_s(o) + 0.05;
+	return 2 * budget_case_s(o) + 0.1;
 }
 
 void plan_reset(const char *cmd, double case_limit, int ncpus)

@@ -95,9 +95,10 @@ int main(void)
 	snprintf(want, sizeof(want), "CPU %d: taken away while offline", f_target);
 	WAIT_UNTIL(f_reported(want));
 	CHECK_RET(xc_cpu_online(f_target), -ENXIO);
+	/* cleared before the CPU is given back: the worker may report at once */
+	f_clear_reports();
 	set_all_threads(getpid(), &startup);
 	snprintf(want, sizeof(want), "CPU %d: back", f_target);
-	f_clear_reports();
 	WAIT_UNTIL(f_reported(want));
 	CHECK(!f_cpu_online(f_target));
 	CHECK_RET(xc_call_single(f_target, f_where, NULL, XC_WAIT), -ENXIO);

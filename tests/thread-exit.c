@@ -13,7 +13,7 @@
 #define ROUNDS       20
 #define THREADS      2
 #define BODY_CALLS   10
-#define EXIT_CALLS   20000
+#define EXIT_CALLS   t_env_long("XCALL_EXIT_CALLS", 20000)
 
 static int target;
 static pthread_key_t key;

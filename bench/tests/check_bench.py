@@ -534,7 +534,7 @@ def test_csv():
 # ---------------------------------------------------------------- bounds
 def test_bounds(ncpu):
     """Every case stops at --case-limit: a run far too long for it ends within its bound."""
-    res, doc = run_json("matrix-capped", ["matrix", "--iterations", "100000000", "--case-limit", "0.05"])
+    res, doc = run_json("matrix-capped", ["matrix", "--iterations", "100000000", "--case-limit", "0.2"])
     if res is not None:
         r = find(res, "all-wait/libxcall/1")
         p = (r or {}).get("params", {})
@@ -543,7 +543,7 @@ def test_bounds(ncpu):
         pl = (doc.get("plans") or [{}])[0]
         check("matrix --case-limit: the plan counts the stopped loops",
               pl.get("capped_loops", 0) > 0 and pl.get("bench") == "matrix", f"plans={doc.get('plans')}")
-    res, _ = run_json("pingpong-capped", ["pingpong", "--iterations", "100000000", "--case-limit", "0.05",
+    res, _ = run_json("pingpong-capped", ["pingpong", "--iterations", "100000000", "--case-limit", "0.2",
                                           "--cases", "futex"])
     if res is not None:
         r = find(res, "futex")
@@ -566,16 +566,18 @@ def test_bounds(ncpu):
 # every subcommand, small enough for 16 emulated CPUs. Guest "a" has 16 CPUs in two
 # NUMA nodes; "b" has sparse ids. The guest runs them; --results checks what came back.
 def scale_plan(guest):
+    # --case-limit 1: no case may take long, whatever emulation costs; adaptive polling
+    # where a subcommand would poll forever, since 16 emulated CPUs share the host's few
     p = [
         ("pingpong", "pingpong --iterations 200"),
         ("ipi", "ipi --iterations 200"),
-        ("matrix", "matrix --iterations 40 --step 4"),
+        ("matrix", "matrix --iterations 40 --step 4 --poll adaptive"),
         ("storm-compare", "storm --compare --numipi 100"),
         ("idle", "idle --iterations 100 --idle-seconds 0.2"),
         ("bringup", "bringup --iterations 2 --init-busy-ms 20"),
-        ("heatmap", "heatmap --iterations 100" + (" --pairs every:2" if guest == "a" else "")),
+        ("heatmap", "heatmap --iterations 100 --poll adaptive" + (" --pairs every:2" if guest == "a" else "")),
         ("kernel", "kernel --iterations 200"),
-        ("debug", "debug --iterations 200 --busy-us 200"),
+        ("debug", "debug --iterations 200 --busy-us 200 --poll adaptive"),
     ]
     if guest == "a":
         p.append(("kernel-hotplug", "kernel hotplug --allow-hotplug --iterations 2"))
@@ -586,7 +588,7 @@ def scale_plan(guest):
                     tgt = "--target 15" if to == "one" else ""
                     p.append((f"storm-s{n}-{to}-{'wait' if w else 'nowait'}",
                               f"storm --cpulist 0-{n - 1} {tgt} --wait {w} --numipi 100"))
-    return p
+    return [(tag, args + " --case-limit 1") for tag, args in p]
 
 
 def check_results(resdir, guest):
@@ -620,9 +622,11 @@ def check_results(resdir, guest):
                                                        "free_rides"))
             # to all, senders are targets too: their share is in the all-CPU counters
             tc = cnt(r, "targets_calls") if "-one-" in tag else cnt(r, "calls")
-            check(f"{guest}/{tag}: {want} calls, each run once, each kick decision counted",
-                  calls == want and tc == want and ("-all-" in tag or acc == want),
-                  f"calls={calls} ran={tc} decisions={acc}")
+            capped = (r or {}).get("params", {}).get("capped") == 1
+            check(f"{guest}/{tag}: {want} calls (fewer only if stopped at the case limit), each run "
+                  f"once, each kick decision counted",
+                  (calls == want or (capped and 0 < calls < want)) and tc == calls and
+                  ("-all-" in tag or acc == calls), f"calls={calls} ran={tc} decisions={acc} capped={capped}")
         elif tag == "heatmap":
             k = 2 if "every:2" in args else 1
             m = len(range(0, ncpu, k))

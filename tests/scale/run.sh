@@ -33,7 +33,7 @@ run_guest() {
 	case $g in
 	a)
 		say "guest A: 16 vCPUs, 2 sockets x 8 cores, NUMA nodes 0-7 and 8-15"
-		GUEST_NAME=scale-a GUEST_SMP=16,sockets=2,cores=8,threads=1 GUEST_MEM=1024 \
+		GUEST_NAME=scale-a GUEST_TIMEOUT=1500 GUEST_SMP=16,sockets=2,cores=8,threads=1 GUEST_MEM=1024 \
 		GUEST_QEMU="-object memory-backend-ram,id=m0,size=512M -object memory-backend-ram,id=m1,size=512M
 			-numa node,nodeid=0,cpus=0-7,memdev=m0 -numa node,nodeid=1,cpus=8-15,memdev=m1" \
 		GUEST_TESTS=tests/scale/tests-a GUEST_BENCH="$dir/bench-plan" GUEST_RESULTS_DIR="$dir/results" \
@@ -41,7 +41,7 @@ run_guest() {
 		;;
 	b)
 		say "guest B: 80 possible vCPUs, maxcpus=8, online 0,1,5,63-65,79"
-		GUEST_NAME=scale-b GUEST_SMP=80 GUEST_MEM=1024 GUEST_APPEND=maxcpus=8 \
+		GUEST_NAME=scale-b GUEST_TIMEOUT=1500 GUEST_SMP=80 GUEST_MEM=1024 GUEST_APPEND=maxcpus=8 \
 		GUEST_ONLINE=0,1,5,63-65,79 \
 		GUEST_TESTS=tests/scale/tests-b GUEST_BENCH="$dir/bench-plan" GUEST_RESULTS_DIR="$dir/results" \
 			bash tests/guest/run.sh | tee "$dir/guest.log"
