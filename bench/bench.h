@@ -326,6 +326,8 @@ void xh_noop(void *arg);
  * so far has run and its count is in the stats. Makes two calls per CPU.
  */
 int xh_drain_all(void);
+/* Return once the calls counters summed over every CPU grew by want since s0; -ETIMEDOUT after timeout_s. */
+int xh_wait_calls(const struct xc_stats *s0, uint64_t want, double timeout_s);
 void xh_stats(int cpu, struct xc_stats *out);
 void rec_xc_counters(struct rec *r, const struct xc_stats *d);
 

@@ -128,6 +128,25 @@ int xh_drain_all(void)
 	return n < 0 ? n : err < 0 ? err : 0;
 }
 
+int xh_wait_calls(const struct xc_stats *s0, uint64_t want, double timeout_s)
+{
+	uint64_t end = now_ns() + (uint64_t)(timeout_s * 1e9);
+	struct xc_stats s;
+	for (;;) {
+		xh_stats(-1, &s);
+		if (s.calls - s0->calls >= want)
+			return 0;
+		if (now_ns() > end) {
+			fprintf(stderr, "xcall-bench: %llu of %llu calls ran in %.1f s\n",
+				(unsigned long long)(s.calls - s0->calls), (unsigned long long)want, timeout_s);
+			return -ETIMEDOUT;
+		}
+		/* not a spin: the workers that run the calls may share this CPU */
+		struct timespec d = {0, 100000};
+		nanosleep(&d, NULL);
+	}
+}
+
 void xh_stats(int cpu, struct xc_stats *out)
 {
 	if (xc_stats_get(cpu, out))

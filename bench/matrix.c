@@ -73,9 +73,15 @@ static void matrix_loop(void *arg)
 	int err = 0;
 	spin_barrier_wait(&r->bar, serve_any);
 	uint64_t t0 = now_ns();
-	long i;
+	long i, mask = 63;
 	for (i = 0; i < r->calls && err >= 0; i++) {
-		if (!(i & 63) && i && now_ns() - t0 > r->limit_ns) {
+		/*
+		 * The clock every 64 calls, or after every call once the first took
+		 * over 20 us (a call to all where CPUs are shared can take a second).
+		 */
+		if (i == 1 && now_ns() - t0 > 20000)
+			mask = 0;
+		if (!(i & mask) && i && now_ns() - t0 > r->limit_ns) {
 			plan_capped();
 			break;
 		}

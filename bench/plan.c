@@ -20,10 +20,10 @@ struct plan g_plan;
 static struct plan_done done_list[64];
 static int ndone;
 
-/* Starting a runtime or a baseline's threads: a generous bound, emulated CPUs included. */
+/* Starting and stopping a runtime or a baseline's threads: a generous bound. */
 double plan_start_cost(int ncpus)
 {
-	return 0.25 + 0.02 * ncpus;
+	return 0.5 + 0.05 * ncpus;      /* up and down again; 16 emulated CPUs take about 1 s */
 }
 
 double plan_case_s(const struct bopts *o)

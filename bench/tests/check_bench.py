@@ -342,6 +342,12 @@ def test_storm(ncpu):
             bad.append(f"{c}: free rides with free rides off")
     check("storm --compare: every kick decision counted, ablations change their counters",
           not bad, "; ".join(bad[:4]))
+    res, _ = run_json("storm-nowait", ["storm", "--single", "--numipi", "300", "--wait", "0"])
+    if res is not None:
+        r = find(res, "ablate-none")
+        acc = sum(cnt(r, "targets_" + k) for k in ("kicks_sent", "kicks_elided", "kicks_coalesced", "free_rides"))
+        check("storm single nowait: the target ran every call, one kick decision each",
+              cnt(r, "targets_calls") == 300 and acc == 300, f"counters={r and r.get('counters')}")
     res, _ = run_json("storm-all", ["storm", "--numipi", "100", "--wait", "0"])
     if res is not None:
         r = find(res, "ablate-none")
