@@ -203,6 +203,8 @@ struct budget {
 	double limit;           /* --case-limit, for counted loops */
 	uint64_t deadline;      /* set by budget_start() */
 	uint64_t warm_until;    /* set by budget_warm(): the warm-up is cut there */
+	uint64_t started;
+	long next_check;        /* the operation count at which the clock is read next */
 };
 void budget_init(struct budget *b, const struct bopts *o, long default_iters);
 /* Call before the warm-up: it may take as long as the timed loop, no longer. */
@@ -216,17 +218,13 @@ static inline bool warm_more(const struct budget *b, long i, long warm)
 {
 	return i < warm && ((i & 15) || !b->warm_until || now_ns() < b->warm_until);
 }
-static inline bool budget_more(const struct budget *b, long done)
+/* Read the clock: false once the deadline passed; sets when to look again. */
+bool budget_check(struct budget *b, long done);
+static inline bool budget_more(struct budget *b, long done)
 {
-	if (b->seconds > 0)
-		return (done & 63) || now_ns() < b->deadline;
-	if (done >= b->iters)
+	if (b->seconds <= 0 && done >= b->iters)
 		return false;
-	/* the clock every 64 operations: cheap beside any of them */
-	if ((done & 63) || !b->deadline || now_ns() < b->deadline)
-		return true;
-	plan_capped();
-	return false;
+	return done < b->next_check || budget_check(b, done);
 }
 
 /* ---- fewer real CPUs than workers (oversub.c) ---- */

@@ -7,6 +7,8 @@
  */
 #include "bench.h"
 
+#include <limits.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,7 +92,32 @@ void budget_warm(struct budget *b)
 void budget_start(struct budget *b)
 {
 	double s = b->seconds > 0 ? b->seconds : b->limit;
-	b->deadline = s > 0 ? now_ns() + (uint64_t)(s * 1e9) : 0;
+	b->started = now_ns();
+	b->deadline = s > 0 ? b->started + (uint64_t)(s * 1e9) : 0;
+	b->next_check = 0;
+}
+
+bool budget_check(struct budget *b, long done)
+{
+	uint64_t t = now_ns();
+	if (!b->deadline) {
+		b->next_check = LONG_MAX;
+		return true;
+	}
+	if (t >= b->deadline) {
+		if (b->seconds <= 0)
+			plan_capped();
+		return false;
+	}
+	/*
+	 * The next look after about 2 ms of operations at the rate so far, and
+	 * within 64 operations: cheap beside fast ones, prompt with slow ones
+	 * (a wakeup where CPUs are shared can take milliseconds).
+	 */
+	double per_op = done > 0 ? (double)(t - b->started) / (double)done : 2e6;
+	long step = per_op > 0 ? (long)(2e6 / per_op) : 64;
+	b->next_check = done + (step < 1 ? 1 : step > 64 ? 64 : step);
+	return true;
 }
 
 double budget_case_s(const struct bopts *o)

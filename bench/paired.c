@@ -167,7 +167,7 @@ static void paired_loop(void *arg)
 		/* by blocks: the budget's clock is read between them */
 		if (!bud.seconds && done >= bud.iters)
 			break;
-		if (done && !budget_more(&bud, done & ~63L))
+		if (done && !budget_check(&bud, done))
 			break;
 		if (!bud.seconds && bud.iters - done < n)
 			n = (int)(bud.iters - done);
