@@ -5,7 +5,8 @@
 # host has, in two QEMU guests (tests/guest/run.sh; software emulation is fine: this
 # checks behaviour and counters, never times):
 #   A  16 vCPUs, 2 sockets of 8 cores, 2 NUMA nodes, an LLC per socket
-#   B  80 possible vCPUs booted with maxcpus=8, then exactly 0,1,5,63-65,79 online
+#   B  80 possible vCPUs (2 sockets, 2 NUMA nodes) booted with maxcpus=8, then exactly
+#      0,1,5,63-65,79 online: sparse ids across 64, in both nodes
 # In each: every tests/*.c program (tests/scale/tests-a, -b; the OS-hotplug ones in A),
 # every xcall-bench subcommand in a quick mode (check_bench.py --plan a|b), their results
 # files checked by check_bench.py --results, xcall-report html drawn from them, and in A
@@ -40,8 +41,11 @@ run_guest() {
 			bash tests/guest/run.sh | tee "$dir/guest.log"
 		;;
 	b)
-		say "guest B: 80 possible vCPUs, maxcpus=8, online 0,1,5,63-65,79"
-		GUEST_NAME=scale-b GUEST_TIMEOUT=1500 GUEST_SMP=80 GUEST_MEM=1024 GUEST_APPEND=maxcpus=8 \
+		say "guest B: 80 possible vCPUs (2 sockets x 40, NUMA nodes 0-39 and 40-79), maxcpus=8, online 0,1,5,63-65,79"
+		GUEST_NAME=scale-b GUEST_TIMEOUT=1500 GUEST_SMP=80,sockets=2,cores=40,threads=1 GUEST_MEM=1024 \
+		GUEST_QEMU="-object memory-backend-ram,id=m0,size=512M -object memory-backend-ram,id=m1,size=512M
+			-numa node,nodeid=0,cpus=0-39,memdev=m0 -numa node,nodeid=1,cpus=40-79,memdev=m1" \
+		GUEST_APPEND=maxcpus=8 \
 		GUEST_ONLINE=0,1,5,63-65,79 \
 		GUEST_TESTS=tests/scale/tests-b GUEST_BENCH="$dir/bench-plan" GUEST_RESULTS_DIR="$dir/results" \
 			bash tests/guest/run.sh | tee "$dir/guest.log"
