@@ -84,7 +84,8 @@ static int cpuset_cpus(cpu_set_t *out)
 			continue;
 		*strchrnul(q, '\n') = 0;
 		is_v1 = !strncmp(p + 1, "cpuset:", 7) || strstr(p + 1, ",cpuset:");
-		if (!is_v1 && strcmp(line, "0") != 0)
+		/* v2's one line is "0::/path" */
+		if (!is_v1 && strncmp(line, "0::", 3) != 0)
 			continue;
 		paths = is_v1 ? v1 : v2;
 		for (int i = 0; i < 2 && ret; i++) {

@@ -92,7 +92,7 @@ static bool find_home(bool *v1)
 		if (!strncmp(p + 1, "cpuset:", 7) || strstr(p + 1, ",cpuset:")) {
 			snprintf(home, sizeof(home), "/sys/fs/cgroup/cpuset%s", strcmp(q + 1, "/") ? q + 1 : "");
 			*v1 = true;
-		} else if (!strcmp(line, "0")) {
+		} else if (!strncmp(line, "0::", 3)) {
 			char ctl[256];
 
 			snprintf(home, sizeof(home), "/sys/fs/cgroup%s", strcmp(q + 1, "/") ? q + 1 : "");
