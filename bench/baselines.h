@@ -40,6 +40,33 @@ static inline void pp_line_round_trip(_Atomic uint64_t *line, uint64_t *seq)
 	*seq += 2;
 }
 
+/*
+ * The same handoff by compare-and-swap alone, as core-to-core-latency's first
+ * bench does: each side spins on a CAS that succeeds once the other has moved
+ * the count on; a round trip is two successful CASes.
+ */
+static inline void pp_line_cas_round_trip(_Atomic uint64_t *line, uint64_t *seq)
+{
+	uint64_t want = *seq;
+	while (!atomic_compare_exchange_weak_explicit(line, &want, *seq + 1, memory_order_acq_rel,
+						      memory_order_relaxed))
+		want = *seq;
+	*seq += 2;
+}
+
+static inline void pp_line_cas_respond(_Atomic uint64_t *line)
+{
+	for (uint64_t want = 1;; want += 2) {
+		uint64_t v = want;
+		while (!atomic_compare_exchange_weak_explicit(line, &v, want + 1, memory_order_acq_rel,
+							      memory_order_relaxed)) {
+			if (v == PP_LINE_STOP)
+				return;
+			v = want;
+		}
+	}
+}
+
 static inline void pp_line_respond(_Atomic uint64_t *line)
 {
 	for (uint64_t want = 1;; want += 2) {

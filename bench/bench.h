@@ -258,28 +258,39 @@ void spin_barrier_wait(struct spin_barrier *b, void (*serve)(void));
 
 /* ---- the limit and the polling call, paired (paired.c) ---- */
 
-#define PAIR_BLOCK 1000         /* round trips per block */
-#define PAIR_LINES 8            /* lines the limit rotates over, a page each */
+#define PAIR_BLOCK 1000         /* round trips per block and side */
+#define PAIR_SPAN  100          /* round trips between two timestamps: the timer < 1% of a span */
+#define PAIR_TAIL  100          /* round trips per block timed one by one, for the tails */
+#define PAIR_LINES 8            /* lines each limit rotates over, a page each */
 #define PAIR_WARM  32           /* untimed round trips at the start of each block */
+
+/* The limit's two ways, as core-to-core-latency and as a plain ping-pong measure it. */
+enum { LIMIT_STORE, LIMIT_CAS, NLIMITS };
 
 struct paired_in {
 	int a, b;                       /* caller and target CPUs, both in the runtime */
 	bool want_limit, want_call;
 	struct budget bud;              /* per side */
-	struct hist *h_limit, *h_call;  /* every timed round trip, ns */
+	/* per round trip, from spans of PAIR_SPAN (ns): each limit, the call */
+	struct hist *h_limit[NLIMITS], *h_call;
+	/* each of PAIR_TAIL round trips per block timed alone (ns), for tails: store/load limit, call */
+	struct hist *h_limit_op, *h_call_op;
 };
 
 struct paired_out {
-	long n;                         /* timed round trips per side */
+	long n;                         /* round trips per side in spans */
 	int blocks;
-	double ratio_p10, ratio_p50, ratio_p90; /* call block median / limit block median */
-	double line_p50_min, line_p50_max;      /* the cheapest and dearest line's median, ns */
+	double ratio_p10, ratio_p50, ratio_p90; /* call block median / the lower limit block median */
+	double limit_p50[NLIMITS];      /* each limit's median over its blocks, ns */
+	double line_p50_min, line_p50_max;      /* the cheapest and dearest store/load line's median */
 	struct xc_stats call_delta, call_target; /* over the timed calls: all CPUs, the target */
 };
 
 /*
- * Alternate blocks of the cache-line limit and of waiting calls from a to b
- * in the runtime that is up (poll forever). Returns n, or -errno.
+ * Alternate blocks of the cache-line limit (store/load, then CAS, each over its
+ * own lines) and of waiting calls from a to b in the runtime that is up (poll
+ * forever). Every block times its round trips in spans of PAIR_SPAN, then
+ * PAIR_TAIL of them one by one. Returns n, or -errno.
  */
 long xh_paired(const struct paired_in *in, struct paired_out *out);
 

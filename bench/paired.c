@@ -29,6 +29,7 @@
 struct responder {
 	struct xc_work w;
 	_Atomic uint64_t *line;
+	bool cas;
 	_Atomic int done;
 };
 
@@ -36,7 +37,10 @@ static void respond_fn(void *arg)
 {
 	struct responder *r = arg;
 
-	pp_line_respond(r->line);
+	if (r->cas)
+		pp_line_cas_respond(r->line);
+	else
+		pp_line_respond(r->line);
 	/* release: the responder no longer touches the line */
 	atomic_store_explicit(&r->done, 1, memory_order_release);
 }
@@ -44,35 +48,20 @@ static void respond_fn(void *arg)
 struct paired {
 	const struct paired_in *in;
 	struct paired_out *out;
-	_Atomic uint64_t *line[PAIR_LINES];
-	uint32_t *blk;                  /* the current block's samples, ns */
-	double *blk_p50[2];             /* per block pair: limit, call */
+	_Atomic uint64_t *line[NLIMITS][PAIR_LINES];    /* each limit on lines of its own */
+	double *span;                   /* the current block's per-round-trip times, ns */
+	double *blk_p50[NLIMITS + 1];   /* per block: each limit's median, the call's */
 	int nblk, nmax;
-	double *line_blk_p50[PAIR_LINES]; /* per line, its blocks' medians */
+	double *line_blk_p50[PAIR_LINES]; /* per store/load line, its blocks' medians */
 	int line_nblk[PAIR_LINES];
 	struct budget bud;              /* the first warm-up's clock */
 	int err;
 };
 
-static int cmp_u32(const void *x, const void *y)
-{
-	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-	return a < b ? -1 : a > b;
-}
-
 static int cmp_double(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
 	return a < b ? -1 : a > b;
-}
-
-/* Median of n samples, sorting them. */
-static double block_p50(uint32_t *v, int n)
-{
-	if (n <= 0)
-		return 0;
-	qsort(v, (size_t)n, sizeof(*v), cmp_u32);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + (double)v[n / 2]) / 2;
 }
 
 /* The q-quantile of n values, sorting them (nearest rank). */
@@ -85,36 +74,62 @@ static double quantile(double *v, int n, double q)
 	return v[i];
 }
 
-/* Sample @i of a block: into its side's histogram and the block's array. */
-static void block_sample(struct paired *p, struct hist *h, int i, uint64_t ns)
-{
-	hist_add(h, ns);
-	p->blk[i] = (uint32_t)(ns > UINT32_MAX ? UINT32_MAX : ns);
-}
+/*
+ * The timed part of a block, the same for every side: n round trips of OP in
+ * spans of PAIR_SPAN between two timestamps (each span's time per round trip
+ * into HS and p->span), then PAIR_TAIL more timed one by one into HO (NULL:
+ * none). Sets *med to the spans' median. A macro, so that OP is inlined on
+ * both sides alike.
+ */
+#define TIMED_BLOCK(p, n, HS, HO, OP, med)                                                  \
+	do {                                                                                \
+		int ns_ = 0;                                                                \
+		for (int done_ = 0; done_ < (n) && !(p)->err; done_ += PAIR_SPAN) {         \
+			uint64_t t0_ = ticks();                                             \
+			for (int i_ = 0; i_ < PAIR_SPAN; i_++)                              \
+				OP;                                                         \
+			double per_ = (double)ticks_span_ns(t0_, ticks()) / PAIR_SPAN;      \
+			hist_add((HS), (uint64_t)(per_ + 0.5));                             \
+			(p)->span[ns_++] = per_;                                            \
+		}                                                                           \
+		for (int i_ = 0; (HO) && i_ < PAIR_TAIL && !(p)->err; i_++) {               \
+			uint64_t t0_ = ticks();                                             \
+			OP;                                                                 \
+			hist_add((HO), ticks_span_ns(t0_, ticks()));                        \
+		}                                                                           \
+		*(med) = quantile((p)->span, ns_, 0.5);                                     \
+	} while (0)
 
-/* One block of round trips on line @k; returns its median, or -1 after an error. */
-static double limit_block(struct paired *p, int k, int n, int warm)
+/* One block of round trips on limit @m's line @k; returns its median, or -1 after an error. */
+static double limit_block(struct paired *p, int m, int k, int n, int warm)
 {
-	struct responder r = {.w = {.fn = respond_fn}, .line = p->line[k]};
+	struct responder r = {.w = {.fn = respond_fn}, .line = p->line[m][k], .cas = m == LIMIT_CAS};
 	uint64_t seq = 0;
+	double med = 0;
 
 	r.w.arg = &r;
 	atomic_store_explicit(r.line, 0, memory_order_relaxed);
 	p->err = xc_queue_work(p->in->b, &r.w);
 	if (p->err)
 		return -1;
-	for (int i = 0; warm_more(&p->bud, i, warm); i++)
-		pp_line_round_trip(r.line, &seq);
-	for (int i = 0; i < n; i++) {
-		uint64_t t0 = ticks();
-		pp_line_round_trip(r.line, &seq);
-		block_sample(p, p->in->h_limit, i, ticks_span_ns(t0, ticks()));
+	if (m == LIMIT_CAS) {
+		for (int i = 0; warm_more(&p->bud, i, warm); i++)
+			pp_line_cas_round_trip(r.line, &seq);
+		if (n)
+			TIMED_BLOCK(p, n, p->in->h_limit[m], (struct hist *)NULL,
+				    pp_line_cas_round_trip(r.line, &seq), &med);
+	} else {
+		for (int i = 0; warm_more(&p->bud, i, warm); i++)
+			pp_line_round_trip(r.line, &seq);
+		if (n)
+			TIMED_BLOCK(p, n, p->in->h_limit[m], p->in->h_limit_op,
+				    pp_line_round_trip(r.line, &seq), &med);
 	}
 	atomic_store_explicit(r.line, PP_LINE_STOP, memory_order_release);
 	/* acquire: r is on this stack; it goes once the responder is done with it */
 	while (!atomic_load_explicit(&r.done, memory_order_acquire))
 		cpu_relax();
-	return block_p50(p->blk, n);
+	return med;
 }
 
 /* One block of waiting calls from a to b; returns its median, or -1 after an error. */
@@ -122,23 +137,22 @@ static double call_block(struct paired *p, int n, int warm)
 {
 	struct xc_stats s0, s1, t0s, t1s, d;
 	int b = p->in->b;
+	double med = 0;
 
 	for (int i = 0; warm_more(&p->bud, i, warm) && !p->err; i++)
 		p->err = xc_call_single(b, xh_noop, NULL, XC_WAIT);
 	xh_stats(-1, &s0);
 	xh_stats(b, &t0s);
-	for (int i = 0; i < n && !p->err; i++) {
-		uint64_t t0 = ticks();
-		p->err = xc_call_single(b, xh_noop, NULL, XC_WAIT);
-		block_sample(p, p->in->h_call, i, ticks_span_ns(t0, ticks()));
-	}
+	if (n)
+		TIMED_BLOCK(p, n, p->in->h_call, p->in->h_call_op,
+			    p->err |= xc_call_single(b, xh_noop, NULL, XC_WAIT), &med);
 	xh_stats(-1, &s1);
 	xh_stats(b, &t1s);
 	xc_stats_delta(&d, &s0, &s1);
 	xc_stats_add(&p->out->call_delta, &d);
 	xc_stats_delta(&d, &t0s, &t1s);
 	xc_stats_add(&p->out->call_target, &d);
-	return p->err ? -1 : block_p50(p->blk, n);
+	return p->err ? -1 : med;
 }
 
 /* Runs on worker a as a work item: the whole alternation. */
@@ -151,38 +165,41 @@ static void paired_loop(void *arg)
 	long done = 0;
 
 	p->bud = bud;
-	budget_warm(&p->bud);   /* the first warm-up of both sides; a block's own is not cut */
-
+	budget_warm(&p->bud);   /* the first warm-up of every side; a block's own is not cut */
 	/* the same first warm-up as every other case, for each side */
-	if (in->want_limit && limit_block(p, 0, 0, (int)warm) < 0)
-		return;
+	for (int m = 0; m < NLIMITS && in->want_limit; m++)
+		if (limit_block(p, m, 0, 0, (int)warm) < 0)
+			return;
 	if (in->want_call && call_block(p, 0, (int)warm) < 0)
 		return;
 	p->bud.warm_until = 0;
 	budget_start(&bud);
 	for (int k = 0; p->nblk < p->nmax; k++) {
+		/* whole spans: the count rounds up to PAIR_SPAN */
 		int n = PAIR_BLOCK;
-		double lim = 0, call = 0;
 
-		/* by blocks: the budget's clock is read between them */
 		if (!bud.seconds && done >= bud.iters)
 			break;
 		if (done && !budget_check(&bud, done))
 			break;
 		if (!bud.seconds && bud.iters - done < n)
-			n = (int)(bud.iters - done);
-		if (in->want_limit) {
-			int line = k % PAIR_LINES;
+			n = (int)((bud.iters - done + PAIR_SPAN - 1) / PAIR_SPAN * PAIR_SPAN);
+		for (int m = 0; m < NLIMITS; m++) {
+			double lim = 0;
 
-			lim = limit_block(p, line, n, PAIR_WARM);
-			if (lim < 0)
-				return;
-			p->line_blk_p50[line][p->line_nblk[line]++] = lim;
+			if (in->want_limit) {
+				lim = limit_block(p, m, k % PAIR_LINES, n, PAIR_WARM);
+				if (lim < 0)
+					return;
+				if (m == LIMIT_STORE)
+					p->line_blk_p50[k % PAIR_LINES][p->line_nblk[k % PAIR_LINES]++] = lim;
+			}
+			p->blk_p50[m][p->nblk] = lim;
 		}
+		double call = 0;
 		if (in->want_call && (call = call_block(p, n, PAIR_WARM)) < 0)
 			return;
-		p->blk_p50[0][p->nblk] = lim;
-		p->blk_p50[1][p->nblk] = call;
+		p->blk_p50[NLIMITS][p->nblk] = call;
 		p->nblk++;
 		done += n;
 	}
@@ -204,25 +221,30 @@ long xh_paired(const struct paired_in *in, struct paired_out *out)
 	int nmax = max_blocks(in), err = -ENOMEM;
 	struct paired p = {.in = in, .out = out, .nmax = nmax};
 	long pagesz = sysconf(_SC_PAGESIZE);
-	char *pages[PAIR_LINES] = {0};
+	char *pages[NLIMITS][PAIR_LINES] = {{0}};
 
 	memset(&out->call_delta, 0, sizeof(out->call_delta));
 	memset(&out->call_target, 0, sizeof(out->call_target));
 	out->n = 0;
-	p.blk = malloc(PAIR_BLOCK * sizeof(*p.blk));
-	p.blk_p50[0] = calloc((size_t)nmax, sizeof(double));
-	p.blk_p50[1] = calloc((size_t)nmax, sizeof(double));
-	if (!p.blk || !p.blk_p50[0] || !p.blk_p50[1])
+	p.span = malloc((PAIR_BLOCK / PAIR_SPAN + 1) * sizeof(*p.span));
+	for (int m = 0; m <= NLIMITS; m++)
+		p.blk_p50[m] = calloc((size_t)nmax, sizeof(double));
+	if (!p.span || !p.blk_p50[0] || !p.blk_p50[1] || !p.blk_p50[NLIMITS])
 		goto out;
 	for (int i = 0; i < PAIR_LINES; i++) {
-		/* a page each, mapped separately; the line's offset in it varies too */
-		pages[i] = mmap(NULL, (size_t)pagesz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		p.line_blk_p50[i] = calloc((size_t)nmax / PAIR_LINES + 1, sizeof(double));
-		if (pages[i] == MAP_FAILED || !p.line_blk_p50[i]) {
-			pages[i] = pages[i] == MAP_FAILED ? NULL : pages[i];
+		if (!p.line_blk_p50[i])
 			goto out;
+		for (int m = 0; m < NLIMITS; m++) {
+			/* a page each, mapped separately; the line's offset in it varies too */
+			pages[m][i] = mmap(NULL, (size_t)pagesz, PROT_READ | PROT_WRITE,
+					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (pages[m][i] == MAP_FAILED) {
+				pages[m][i] = NULL;
+				goto out;
+			}
+			p.line[m][i] = (_Atomic uint64_t *)(pages[m][i] + (i * 5 * CACHELINE) % pagesz);
 		}
-		p.line[i] = (_Atomic uint64_t *)(pages[i] + (i * 5 * CACHELINE) % pagesz);
 	}
 	void *args[1] = {&p};
 	err = xh_run_on(&in->a, 1, paired_loop, args);
@@ -231,18 +253,28 @@ long xh_paired(const struct paired_in *in, struct paired_out *out)
 	if (err)
 		goto out;
 
-	/* paired ratios: each call block over the limit block right before it */
+	/* paired ratios: each call block over the lower limit block right before it */
 	out->blocks = p.nblk;
 	if (in->want_limit && in->want_call) {
-		double *r = p.blk_p50[1];
+		double *r = p.span;     /* reused: as many blocks as fit, a ratio each */
 		int nr = 0;
-		for (int i = 0; i < p.nblk; i++)
-			if (p.blk_p50[0][i] > 0)
-				r[nr++] = p.blk_p50[1][i] / p.blk_p50[0][i];
+		r = realloc(p.span, (size_t)(p.nblk + 1) * sizeof(*r));
+		if (!r)
+			goto out;
+		p.span = r;
+		for (int i = 0; i < p.nblk; i++) {
+			double lim = p.blk_p50[LIMIT_STORE][i];
+			if (p.blk_p50[LIMIT_CAS][i] > 0 && p.blk_p50[LIMIT_CAS][i] < lim)
+				lim = p.blk_p50[LIMIT_CAS][i];
+			if (lim > 0)
+				r[nr++] = p.blk_p50[NLIMITS][i] / lim;
+		}
 		out->ratio_p10 = quantile(r, nr, 0.10);
 		out->ratio_p50 = quantile(r, nr, 0.50);
 		out->ratio_p90 = quantile(r, nr, 0.90);
 	}
+	for (int m = 0; m < NLIMITS; m++)
+		out->limit_p50[m] = in->want_limit ? quantile(p.blk_p50[m], p.nblk, 0.5) : 0;
 	out->line_p50_min = out->line_p50_max = 0;
 	for (int i = 0; i < PAIR_LINES && in->want_limit; i++) {
 		if (!p.line_nblk[i])
@@ -255,13 +287,14 @@ long xh_paired(const struct paired_in *in, struct paired_out *out)
 	}
 out:
 	for (int i = 0; i < PAIR_LINES; i++) {
-		if (pages[i])
-			munmap(pages[i], (size_t)pagesz);
+		for (int m = 0; m < NLIMITS; m++)
+			if (pages[m][i])
+				munmap(pages[m][i], (size_t)pagesz);
 		free(p.line_blk_p50[i]);
 	}
-	free(p.blk);
-	free(p.blk_p50[0]);
-	free(p.blk_p50[1]);
+	free(p.span);
+	for (int m = 0; m <= NLIMITS; m++)
+		free(p.blk_p50[m]);
 	if (err)
 		fprintf(stderr, "xcall-bench: paired %d <-> %d: %s\n", in->a, in->b, strerror(-err));
 	return err ? err : out->n;

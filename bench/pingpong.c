@@ -121,6 +121,15 @@ static struct rec *row_new(size_t c, int rep, const struct hist *h, const int *c
 	return r;
 }
 
+/* A batch-timed row: n round trips in spans of PAIR_SPAN, each span one sample. */
+static void batch_params(struct rec *r, long n, int blocks)
+{
+	rec_param_i(r, "round_trips", n);
+	rec_param_i(r, "batch", PAIR_SPAN);
+	rec_param_i(r, "blocks", blocks);
+	rec_param_s(r, "timing", "per round trip, from spans of batch round trips between two timestamps");
+}
+
 int cmd_pingpong(int argc, char **argv)
 {
 	struct bopts o;
@@ -136,8 +145,8 @@ int cmd_pingpong(int argc, char **argv)
 	char pair[32];
 	snprintf(pair, sizeof(pair), "%d,%d", a, b);
 	struct rec *first = NULL;
-	struct hist h, h2;
-	if (hist_init(&h) || hist_init(&h2))
+	struct hist h, h2, hcas, hop, hop2;
+	if (hist_init(&h) || hist_init(&h2) || hist_init(&hcas) || hist_init(&hop) || hist_init(&hop2))
 		return 1;
 	bool want[NCASES];
 	for (size_t c = 0; c < NCASES; c++)
@@ -156,10 +165,14 @@ int cmd_pingpong(int argc, char **argv)
 
 		if (want[0] || want[1]) {
 			struct paired_in in = {.a = a, .b = b, .want_limit = want[0], .want_call = want[1],
-					       .bud = bud, .h_limit = &h, .h_call = &h2};
+					       .bud = bud, .h_limit = {&h, &hcas}, .h_call = &h2,
+					       .h_limit_op = &hop, .h_call_op = &hop2};
 			struct paired_out po;
 			hist_reset(&h);
 			hist_reset(&h2);
+			hist_reset(&hcas);
+			hist_reset(&hop);
+			hist_reset(&hop2);
 			progress("pingpong: %s%s%s paired, cpus %s, repeat %d", want[0] ? cases[0].name : "",
 				 want[0] && want[1] ? " and " : "", want[1] ? cases[1].name : "", pair, rep);
 			if (xh_up(&o, pair, cases[1].poll_ns, cases[1].ablate))
@@ -168,14 +181,17 @@ int cmd_pingpong(int argc, char **argv)
 			xh_down();
 			if (n < 0)
 				return 1;
+			/* the limit is the lower of its two ways, store/load and CAS */
+			int lower = po.limit_p50[LIMIT_CAS] > 0 && po.limit_p50[LIMIT_CAS] < po.limit_p50[LIMIT_STORE];
 			for (int c = 0; c < PAIRED_ROWS; c++) {
 				if (!want[c])
 					continue;
-				struct rec *r = row[c] = row_new(c, rep, c == 0 ? &h : &h2, cl, n, bud.iters,
+				struct hist *hs = c == 0 ? (lower ? &hcas : &h) : &h2;
+				struct rec *r = row[c] = row_new(c, rep, hs, cl, n, bud.iters,
 								 &po.call_delta, &po.call_target);
-				rec_param_i(r, "paired_blocks", po.blocks);
-				rec_param_i(r, "block", PAIR_BLOCK);
+				batch_params(r, n, po.blocks);
 				if (c == 0) {
+					rec_param_s(r, "method", lower ? "cas" : "store-load");
 					rec_param_i(r, "lines", PAIR_LINES);
 					rec_param_d(r, "line_p50_min", po.line_p50_min);
 					rec_param_d(r, "line_p50_max", po.line_p50_max);
@@ -184,6 +200,22 @@ int cmd_pingpong(int argc, char **argv)
 					rec_param_d(r, "paired_ratio_p50", po.ratio_p50);
 					rec_param_d(r, "paired_ratio_p90", po.ratio_p90);
 				}
+				/* the tails: round trips timed one by one, each carrying the timer */
+				struct rec *t = rec_new("pingpong", c ? "libxcall-polling/per-op" : "cacheline/per-op",
+							"ns", "lower", rep);
+				rec_hist(t, c ? &hop2 : &hop);
+				rec_cpu_list(t, cl, 2);
+				rec_param_i(t, "iterations", (long long)po.blocks * PAIR_TAIL);
+				rec_param_d(t, "timer_floor_ns", timer_floor_ns());
+				rec_param_s(t, "timing", "each round trip alone: for tails; the timer's own cost stays in");
+			}
+			for (int m = 0; m < NLIMITS && want[0]; m++) {
+				struct rec *r = rec_new("pingpong", m == LIMIT_CAS ? "cacheline-cas" : "cacheline-store",
+							"ns", "lower", rep);
+				rec_hist(r, m == LIMIT_CAS ? &hcas : &h);
+				rec_cpu_list(r, cl, 2);
+				batch_params(r, n, po.blocks);
+				rec_param_i(r, "lines", PAIR_LINES);
 			}
 		}
 		for (size_t c = PAIRED_ROWS; c < NCASES; c++) {
@@ -225,6 +257,9 @@ int cmd_pingpong(int argc, char **argv)
 	}
 	hist_free(&h);
 	hist_free(&h2);
+	hist_free(&hcas);
+	hist_free(&hop);
+	hist_free(&hop2);
 
 	if (g_out.quiet)
 		return 0;
@@ -235,7 +270,7 @@ int cmd_pingpong(int argc, char **argv)
 	printf("\npingpong: round trip between CPU %d and CPU %d (ratio = p50 / cache-line p50;\n"
 	       "kicks/call = futex wakes the target got per call; sleeping = an idle gap of %ld us after\n"
 	       "the target went to sleep before each call, untimed)\n", a, b, gap_us);
-	printf("%-22s %4s %9s %10s %10s %10s %10s %10s %8s %10s\n", "case", "rep", "n", "mean", "p50",
+	printf("%-24s %4s %9s %10s %10s %10s %10s %10s %8s %10s\n", "case", "rep", "n", "mean", "p50",
 	       "p90", "p99", "max", "ratio", "kicks/call");
 	for (struct rec *r = first; r; r = r->next) {
 		char x[6][32];
@@ -248,26 +283,36 @@ int cmd_pingpong(int argc, char **argv)
 			snprintf(x[5], 32, "%.2f", (double)rec_counter_get(r, "targets_kicks_sent", 0) / (double)tc);
 		else
 			snprintf(x[5], 32, "-");
-		printf("%-22s %4d %9llu %10s %10s %10s %10s %10s %8s %10s\n", r->kase, r->repeat,
+		printf("%-24s %4d %9llu %10s %10s %10s %10s %10s %8s %10s\n", r->kase, r->repeat,
 		       (unsigned long long)r->s.n, fmt_ns(r->s.mean, x[0], 32), fmt_ns(r->s.p50, x[1], 32),
 		       fmt_ns(r->s.p90, x[2], 32), fmt_ns(r->s.p99, x[3], 32), fmt_ns(r->s.max, x[4], 32),
 		       rb, x[5]);
 	}
 	bool said = false;
 	for (struct rec *r = first; r; r = r->next) {
-		if (strcmp(r->kase, cases[0].name) || !r->next || strcmp(r->next->kase, cases[1].name) ||
-		    !rec_param_get(r->next, "paired_ratio_p50", 0))
+		if (strcmp(r->kase, cases[0].name))
+			continue;
+		const struct rec *st = rec_find("pingpong", "cacheline-store", r->repeat);
+		const struct rec *cas = rec_find("pingpong", "cacheline-cas", r->repeat);
+		const struct rec *op = rec_find("pingpong", "cacheline/per-op", r->repeat);
+		/* the line a reader checks against core-to-core-latency */
+		printf("\nlimit, rep %d: %.1f ns a round trip, the lower of store/load %.1f ns and CAS %.1f ns\n"
+		       "  (each the median of spans of %d round trips between two timestamps; the store/load\n"
+		       "  round trip timed alone, timer included: %.0f ns p50)\n",
+		       r->repeat, r->s.p50, st ? st->s.p50 : 0, cas ? cas->s.p50 : 0, PAIR_SPAN,
+		       op ? op->s.p50 : 0);
+		const struct rec *call = rec_find("pingpong", cases[1].name, r->repeat);
+		if (!call || !rec_param_get(call, "paired_ratio_p50", 0))
 			continue;
 		if (!said)
-			printf("\npaired (%s and %s in alternating blocks of %d; the limit over %d lines,\n"
-			       "a page each): call block median / limit block median, and the lines' medians\n",
+			printf("\npaired (%s and %s in alternating blocks of %d; each limit over %d lines,\n"
+			       "a page each): call block median / lower limit block median, and the lines' medians\n",
 			       cases[0].name, cases[1].name, PAIR_BLOCK, PAIR_LINES);
 		said = true;
-		const struct rec *call = r->next;
 		printf("rep %d: ratio p10 %.2fx  p50 %.2fx  p90 %.2fx over %d blocks;  lines %.0f-%.0f ns\n",
 		       r->repeat, rec_param_get(call, "paired_ratio_p10", 0),
 		       rec_param_get(call, "paired_ratio_p50", 0), rec_param_get(call, "paired_ratio_p90", 0),
-		       (int)rec_param_get(call, "paired_blocks", 0), rec_param_get(r, "line_p50_min", 0),
+		       (int)rec_param_get(call, "blocks", 0), rec_param_get(r, "line_p50_min", 0),
 		       rec_param_get(r, "line_p50_max", 0));
 	}
 	return 0;

@@ -224,28 +224,41 @@ def test_pingpong(n2):
     res, _ = run_json("pingpong", ["pingpong", "--iterations", "300", "--repeat", "2"])
     if res is None:
         return
-    cases = ["cacheline", "futex", "eventfd", "pipe", "condvar", "libxcall-polling",
-             "libxcall-pollnone", "libxcall-sleeping"]
+    cases = ["futex", "eventfd", "pipe", "condvar", "libxcall-pollnone", "libxcall-sleeping"]
     expect_cases("pingpong", res, cases, repeats=2, n=300)
+    batch = ["cacheline", "cacheline-store", "cacheline-cas", "libxcall-polling"]
+    expect_cases("pingpong batch-timed", res, batch, repeats=2, n=3)
+    expect_cases("pingpong per-op tails", res, ["cacheline/per-op", "libxcall-polling/per-op"],
+                 repeats=2, n=100)
+    bad = [f"{c}: {find(res, c) and find(res, c).get('params')}" for c in batch
+           if (find(res, c) or {}).get("params", {}).get("round_trips") != 300
+           or (find(res, c) or {}).get("params", {}).get("batch") != 100]
+    check("pingpong: batch rows are 300 round trips in spans of 100, one sample a span", not bad,
+          "; ".join(bad[:3]))
+    lim, st, cas = find(res, "cacheline"), find(res, "cacheline-store"), find(res, "cacheline-cas")
+    check("pingpong: the limit is the lower of store/load and CAS",
+          lim and st and cas and lim["p50"] == min(st["p50"], cas["p50"]),
+          f"limit {lim and lim['p50']}, store {st and st['p50']}, cas {cas and cas['p50']}")
     r = find(res, "libxcall-polling")
-    check("pingpong: polling target, calls counted", cnt(r, "calls") == 300, f"calls={cnt(r, 'calls')}")
+    # every call of the block ran: 300 in spans, 100 timed alone for the tails
+    check("pingpong: polling target, calls counted", cnt(r, "calls") == 400, f"calls={cnt(r, 'calls')}")
     check("pingpong: polling target never kicked", cnt(r, "targets_kicks_sent") == 0,
           f"counters={r and r.get('counters')}")
     # the limit and the polling call are measured paired, the limit over several lines
-    lim, p = find(res, "cacheline"), (r or {}).get("params", {})
-    lp = (lim or {}).get("params", {})
+    lp, p = (lim or {}).get("params", {}), (r or {}).get("params", {})
     check("pingpong: limit and polling call paired, block ratios ordered",
-          p.get("paired_blocks", 0) >= 1 and
+          p.get("blocks", 0) >= 1 and
           0 < p.get("paired_ratio_p10", 0) <= p.get("paired_ratio_p50", 0) <= p.get("paired_ratio_p90", 0),
           f"params={p}")
+    sp = (st or {}).get("params", {})
     check("pingpong: the limit rotated over its lines, their medians ordered",
           lp.get("lines", 0) >= 2 and 0 < lp.get("line_p50_min", 0) <= lp.get("line_p50_max", 0),
-          f"params={lp}")
+          f"params={lp} store={sp}")
     bad = []
-    for c in ("libxcall-polling", "libxcall-pollnone", "libxcall-sleeping"):
+    for c, want in (("libxcall-polling", 400), ("libxcall-pollnone", 300), ("libxcall-sleeping", 300)):
         r = find(res, c)
         acc = sum(cnt(r, "targets_" + k) for k in ("kicks_sent", "kicks_elided", "kicks_coalesced", "free_rides"))
-        if cnt(r, "targets_calls") != 300 or acc != 300:
+        if cnt(r, "targets_calls") != want or acc != want:
             bad.append(f"{c}: target calls {cnt(r, 'targets_calls')}, {acc} kick decisions")
     check("pingpong: target ran every call, every kick decision counted", not bad, "; ".join(bad))
     r = find(res, "libxcall-sleeping")
@@ -257,10 +270,11 @@ def test_pingpong(n2):
                                           "libxcall-polling,futex"])
     if sub is not None:
         got = sorted({x["case"] for x in sub})
-        check("pingpong --cases: only the cases named", got == ["futex", "libxcall-polling"], f"cases={got}")
+        check("pingpong --cases: only the cases named", got == ["futex", "libxcall-polling", "libxcall-polling/per-op"],
+              f"cases={got}")
         r = find(sub, "libxcall-polling")
         check("pingpong --cases: the polling call alone, unpaired, calls counted",
-              r is not None and cnt(r, "calls") == 300 and "paired_ratio_p50" not in r.get("params", {}),
+              r is not None and cnt(r, "calls") == 400 and "paired_ratio_p50" not in r.get("params", {}),
               f"record={r}")
         check("pingpong --cases: no ratio to a limit that did not run",
               all("ratio_to_limit" not in x.get("params", {}) for x in sub), f"records={sub}")
