@@ -20,7 +20,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-static const char *const names[PP_NKINDS] = {"cacheline", "futex", "eventfd", "pipe", "condvar"};
+static const char *const names[PP_NKINDS] = {"cacheline", "futex", "eventfd", "pipe", "condvar", "cacheline-cas"};
 
 const char *pp_name(enum pp_kind k)
 {
@@ -122,6 +122,10 @@ static void *responder(void *arg)
 		pp_line_respond(&p->seq);
 		return NULL;
 	}
+	if (p->kind == PP_CAS) {
+		pp_line_cas_respond(&p->seq);
+		return NULL;
+	}
 	for (;;) {
 		pp_recv(p, true);
 		/* stop is written before the last ping, so it is seen after it */
@@ -135,6 +139,10 @@ static inline void round_trip(struct pp *p, uint64_t *seq)
 {
 	if (p->kind == PP_CACHELINE) {
 		pp_line_round_trip(&p->seq, seq);
+		return;
+	}
+	if (p->kind == PP_CAS) {
+		pp_line_cas_round_trip(&p->seq, seq);
 		return;
 	}
 	pp_send(p, true);
@@ -178,12 +186,22 @@ long pp_run(enum pp_kind k, int cpu_a, int cpu_b, const struct budget *b, struct
 		for (long i = 0; warm_more(&bb, i, warm); i++)
 			round_trip(p, &seq);
 		budget_start(&bb);
-		for (done = 0; budget_more(&bb, done); done++) {
-			uint64_t t0 = ticks();
-			round_trip(p, &seq);
-			hist_add(h, ticks_span_ns(t0, ticks()));
+		if (bb.batch > 1) {
+			/* spans of back-to-back round trips between two timestamps: one sample a span */
+			for (done = 0; budget_more(&bb, done); done += bb.batch) {
+				uint64_t t0 = ticks();
+				for (int i = 0; i < bb.batch; i++)
+					round_trip(p, &seq);
+				hist_add(h, (ticks_span_ns(t0, ticks()) + (uint64_t)bb.batch / 2) / (uint64_t)bb.batch);
+			}
+		} else {
+			for (done = 0; budget_more(&bb, done); done++) {
+				uint64_t t0 = ticks();
+				round_trip(p, &seq);
+				hist_add(h, ticks_span_ns(t0, ticks()));
+			}
 		}
-		if (k == PP_CACHELINE) {
+		if (k == PP_CACHELINE || k == PP_CAS) {
 			atomic_store(&p->seq, PP_LINE_STOP);
 		} else {
 			__atomic_store_n(&p->stop, true, __ATOMIC_RELEASE);

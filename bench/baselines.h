@@ -11,7 +11,8 @@
 
 #include "bench.h"
 
-enum pp_kind { PP_CACHELINE, PP_FUTEX, PP_EVENTFD, PP_PIPE, PP_CONDVAR, PP_NKINDS };
+/* PP_CAS: the cache line handed over by compare-and-swap (core-to-core-latency's first bench) */
+enum pp_kind { PP_CACHELINE, PP_FUTEX, PP_EVENTFD, PP_PIPE, PP_CONDVAR, PP_CAS, PP_NKINDS };
 
 const char *pp_name(enum pp_kind k);
 /* Warm-up round trips before timing: the same rule for every case. */

@@ -205,6 +205,7 @@ struct budget {
 	uint64_t warm_until;    /* set by budget_warm(): the warm-up is cut there */
 	uint64_t started;
 	long next_check;        /* the operation count at which the clock is read next */
+	int batch;              /* > 1: time spans of this many back-to-back operations, one sample each */
 };
 void budget_init(struct budget *b, const struct bopts *o, long default_iters);
 /* Call before the warm-up: it may take as long as the timed loop, no longer. */

@@ -81,6 +81,7 @@ void budget_init(struct budget *b, const struct bopts *o, long default_iters)
 	b->seconds = o->seconds;
 	b->limit = o->case_limit;
 	b->deadline = b->warm_until = 0;
+	b->batch = 0;
 }
 
 void budget_warm(struct budget *b)

@@ -231,14 +231,24 @@ static void timed_calls_loop(void *arg)
 	xh_stats(t->target, &p0);
 	budget_start(&t->b);
 	long i;
-	for (i = 0; budget_more(&t->b, i) && !t->err; i++) {
-		if (x->gap) {
-			idle_gap(t, last);
-			last = target_sleeps(t->target);
+	if (t->b.batch > 1 && !x->gap) {
+		/* spans of back-to-back calls between two timestamps: one sample, per call, a span */
+		for (i = 0; budget_more(&t->b, i) && !t->err; i += t->b.batch) {
+			uint64_t t0 = ticks();
+			for (int k = 0; k < t->b.batch; k++)
+				t->err |= xc_call_single(t->target, xh_noop, NULL, t->flags);
+			hist_add(t->h, (ticks_span_ns(t0, ticks()) + (uint64_t)t->b.batch / 2) / (uint64_t)t->b.batch);
 		}
-		uint64_t t0 = ticks();
-		t->err = xc_call_single(t->target, xh_noop, NULL, t->flags);
-		hist_add(t->h, ticks_span_ns(t0, ticks()));
+	} else {
+		for (i = 0; budget_more(&t->b, i) && !t->err; i++) {
+			if (x->gap) {
+				idle_gap(t, last);
+				last = target_sleeps(t->target);
+			}
+			uint64_t t0 = ticks();
+			t->err = xc_call_single(t->target, xh_noop, NULL, t->flags);
+			hist_add(t->h, ticks_span_ns(t0, ticks()));
+		}
 	}
 	xh_stats(-1, &s1);
 	xh_stats(t->target, &p1);

@@ -3,7 +3,8 @@
  * heatmap.c - CPU by CPU round trips, in the style of core-to-core-latency:
  * a waiting libxcall call from the worker of row CPU to a polling worker on
  * column CPU, and the cache-line ping-pong between the same two CPUs (the
- * limit). --pairs picks the CPUs that take part (every ordered pair of them is
+ * limit: store/load and CAS, the lower kept). Both are timed in spans of
+ * PAIR_SPAN back-to-back round trips, one sample a span. --pairs picks the CPUs that take part (every ordered pair of them is
  * measured), so that a big machine can be sampled; after the matrices, a
  * summary by topology class (SMT siblings, same LLC, same node, across nodes).
  * --csv prints the two matrices (p50, ns) and the summary instead of tables.
@@ -249,10 +250,11 @@ int cmd_heatmap(int argc, char **argv)
 		return 1;
 	}
 	long poll = o.poll_set ? o.poll_ns : XC_POLL_FOREVER;
-	struct hist h;
-	hist_init(&h);
+	struct hist h, h2;
+	if (hist_init(&h) || hist_init(&h2))
+		return 1;
 	/* a pair is two cases, the limit and a libxcall runtime of its two CPUs */
-	plan_cases((long)o.repeat * ncpu * (ncpu - 1), plan_case_s(&o));
+	plan_cases((long)o.repeat * ncpu * (ncpu - 1), 2 * plan_case_s(&o));      /* store/load and CAS */
 	plan_cases((long)o.repeat * ncpu * (ncpu - 1), plan_case_s(&o) + plan_start_cost(2));
 	plan_start(ncpu < o.ncpus ? "(--pairs sampled)" : NULL);
 	for (int rep = 0; rep < o.repeat; rep++) {
@@ -265,10 +267,13 @@ int cmd_heatmap(int argc, char **argv)
 				for (int k = 0; k < 2; k++) {
 					struct budget bud;
 					budget_init(&bud, &o, desc.default_iters);
+					bud.batch = PAIR_SPAN;  /* both sides batch-timed alike */
 					hist_reset(&h);
+					hist_reset(&h2);
 					progress("heatmap: %s %d -> %d, repeat %d", k ? "libxcall" : "cacheline", a, b, rep);
 					struct xc_stats d = {0};
-					long n;
+					long n, n2 = 0;
+					bool cas = false;
 					if (k) {
 						char pair[32];
 						snprintf(pair, sizeof(pair), "%d,%d", a, b);
@@ -278,9 +283,19 @@ int cmd_heatmap(int argc, char **argv)
 						n = xh_time_calls(a, b, XC_WAIT, &bud, &h, &d);
 						xh_down();
 					} else {
+						/* the limit two ways, store/load and CAS; the lower is kept */
 						n = pp_run(PP_CACHELINE, a, b, &bud, &h);
+						if (n >= 0)
+							n2 = pp_run(PP_CAS, a, b, &bud, &h2);
+						if (n >= 0 && n2 >= 0 &&
+						    hist_quantile(&h2, 0.5) < hist_quantile(&h, 0.5)) {
+							struct hist t = h;
+							h = h2;
+							h2 = t;
+							cas = true;
+						}
 					}
-					if (n < 0)
+					if (n < 0 || n2 < 0)
 						return 1;
 					char name[64];
 					snprintf(name, sizeof(name), "%s/%d->%d", kinds[k], a, b);
@@ -289,18 +304,22 @@ int cmd_heatmap(int argc, char **argv)
 					int cl[2] = {a, b};
 					rec_cpu_list(r, cl, 2);
 					rec_param_i(r, "iterations", n);
+					rec_param_i(r, "batch", PAIR_SPAN);
 					rec_param_i(r, "from", a);
 					rec_param_i(r, "to", b);
 					rec_param_s(r, "pairs", cfg.pairs);
 					rec_param_s(r, "class", cls);
 					if (k)
 						rec_xc_counters(r, &d);
+					else
+						rec_param_s(r, "method", cas ? "cas" : "store-load");
 					*cell(cells, ncpu, rep, k, i, j) = r;
 				}
 			}
 		summarise(cells, cpu, ncpu, rep, topo, cfg.pairs, spread);
 	}
 	hist_free(&h);
+	hist_free(&h2);
 	if (!g_out.quiet)
 		for (int rep = 0; rep < o.repeat; rep++) {
 			if (!g_out.csv && o.repeat > 1)

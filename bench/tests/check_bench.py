@@ -411,7 +411,14 @@ def test_heatmap(ncpu):
     if res is None:
         return
     kinds, pairs = ("libxcall", "cacheline"), ((0, 1), (1, 0))
-    expect_cases("heatmap", res, [f"{k}/{a}->{b}" for k in kinds for a, b in pairs], n=200)
+    # batch-timed: 200 round trips in spans of 100, one sample a span
+    expect_cases("heatmap", res, [f"{k}/{a}->{b}" for k in kinds for a, b in pairs], n=2)
+    bad = [x["case"] for x in res if "->" in x["case"] and
+           (x["params"].get("iterations") != 200 or x["params"].get("batch") != 100)]
+    check("heatmap: every pair 200 round trips in spans of 100", not bad, ", ".join(bad[:4]))
+    bad = [x["case"] for x in res if x["case"].startswith("cacheline/") and
+           x["params"].get("method") not in ("cas", "store-load")]
+    check("heatmap: each limit says which way was lower", not bad, ", ".join(bad[:4]))
     classes = ("smt", "same-llc", "same-node", "cross-node")
     bad = []
     for k in kinds:
