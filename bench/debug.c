@@ -150,6 +150,7 @@ static struct rec *roundtrip(struct dctx *k, const struct rt_cfg *c, int rep)
 		return NULL;
 	struct budget bud;
 	budget_init(&bud, &k->o, RT_ITERS);
+	bud.batch = PAIR_SPAN;  /* back-to-back round trips, batch-timed */
 	hist_reset(&k->h);
 	struct xh_timed_out d = {0};
 	long n = xh_time_calls_x(k->a, k->b, XC_WAIT, &bud, &k->h, NULL, &d);
@@ -162,6 +163,7 @@ static struct rec *roundtrip(struct dctx *k, const struct rt_cfg *c, int rep)
 	struct rec *r = rec_new("debug", c->kase, "ns", "lower", rep);
 	rec_hist(r, &k->h);
 	common_params(k, r, n, bud.iters);
+	rec_param_i(r, "batch", PAIR_SPAN);
 	rec_param_i(r, "stuck_ms", c->stuck_ms);
 	rec_param_i(r, "trace", c->trace > 0 || (c->trace < 0 && g_out.trace));
 	rec_param_i(r, "follow_os", c->follow_os);

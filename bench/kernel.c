@@ -253,10 +253,12 @@ static struct rec *ipi_measure(struct kctx *k, enum ipi_mode m, const char *kase
 	struct irq_snap *s0 = malloc(sizeof(*s0)), *s1 = malloc(sizeof(*s1));
 	irq_read(s0);
 	budget_start(&b);
-	for (i = 0; budget_more(&b, i) && !err; i++) {
+	/* spans of back-to-back operations between two timestamps, one sample a span */
+	for (i = 0; budget_more(&b, i) && !err; i += PAIR_SPAN) {
 		uint64_t t0 = ticks();
-		err = ipi_op(k, m);
-		hist_add(&h, ticks_span_ns(t0, ticks()));
+		for (int j = 0; j < PAIR_SPAN && !err; j++)
+			err = ipi_op(k, m);
+		hist_add(&h, (ticks_span_ns(t0, ticks()) + PAIR_SPAN / 2) / PAIR_SPAN);
 	}
 	irq_read(s1);
 	unpin_self();
@@ -268,6 +270,7 @@ static struct rec *ipi_measure(struct kctx *k, enum ipi_mode m, const char *kase
 		skip(kase, why);
 	} else {
 		r = krec(k, kase, &h, i, rep);
+		rec_param_i(r, "batch", PAIR_SPAN);
 		if (sp)
 			rec_param_s(r, "spinner", g_spinner_policy);
 		rec_param_s(r, "op", m == K_BROADCAST ? "membarrier(PRIVATE_EXPEDITED)"
@@ -525,6 +528,8 @@ static void compare_xcall(struct kctx *k, const char *kase, long poll, bool gap,
 	struct xh_timed x = {.gap = gap, .gap_ns = 20000};
 	struct xh_timed_out d;
 	irq_read(s0);
+	if (!gap)
+		b.batch = PAIR_SPAN;    /* back to back: batch-timed as the kernel IPI row */
 	long n = xh_time_calls_x(k->a, k->b, XC_WAIT, &b, &h, &x, &d);
 	irq_read(s1);
 	xh_down();

@@ -477,11 +477,14 @@ def test_debug():
                       env={"TMPDIR": tmpdir})
     if res is None:
         return
-    hist_cases = ["stuck/on", "stuck/off", "trace/roundtrip-on", "trace/roundtrip-off",
-                  "trace/storm-on", "trace/storm-off", "urgent/signal", "urgent/none",
-                  "urgent/poll-every-1000", "follow/on", "follow/off"]
+    hist_cases = ["trace/storm-on", "trace/storm-off", "urgent/signal", "urgent/none",
+                  "urgent/poll-every-1000"]
+    # back-to-back round trips, batch-timed: 300 in spans of 100, one sample a span
+    batch_cases = ["stuck/on", "stuck/off", "trace/roundtrip-on", "trace/roundtrip-off", "follow/on",
+                   "follow/off"]
     ratios = ["stuck/ratio", "trace/roundtrip-ratio", "trace/storm-ratio", "follow/ratio"]
     expect_cases("debug", res, hist_cases, repeats=2, n=300)
+    expect_cases("debug batch-timed", res, batch_cases, repeats=2, n=3)
     expect_cases("debug ratios", res, ratios, repeats=2, n=1)
     bad = []
     for rep in (0, 1):
