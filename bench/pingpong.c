@@ -222,6 +222,8 @@ int cmd_pingpong(int argc, char **argv)
 			if (!want[c])
 				continue;
 			budget_init(&bud, &o, desc.default_iters);
+			if (!cases[c].gap)
+				bud.batch = PAIR_SPAN;  /* back to back: batch-timed like the paired rows */
 			hist_reset(&h);
 			progress("pingpong: %s, cpus %s, repeat %d", cases[c].name, pair, rep);
 			struct xh_timed_out d = {0};
@@ -238,6 +240,8 @@ int cmd_pingpong(int argc, char **argv)
 			if (n < 0)
 				return 1;
 			struct rec *r = row[c] = row_new(c, rep, &h, cl, n, bud.iters, &d.delta, &d.target);
+			if (bud.batch > 1)
+				rec_param_i(r, "batch", bud.batch);
 			if (cases[c].gap) {
 				rec_param_i(r, "gap_us", gap_us);
 				rec_counter(r, "gap_timeouts", d.gap_timeouts);
