@@ -192,7 +192,7 @@ long pp_run(enum pp_kind k, int cpu_a, int cpu_b, const struct budget *b, struct
 				uint64_t t0 = ticks();
 				for (int i = 0; i < bb.batch; i++)
 					round_trip(p, &seq);
-				hist_add(h, (ticks_span_ns(t0, ticks()) + (uint64_t)bb.batch / 2) / (uint64_t)bb.batch);
+				hist_add_span(h, t0, bb.batch);
 			}
 		} else {
 			for (done = 0; budget_more(&bb, done); done++) {

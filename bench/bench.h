@@ -142,6 +142,14 @@ static inline uint64_t ticks_span_ns(uint64_t t0, uint64_t t1)
 	return ticks_to_ns(dt > g_timer_floor_ticks ? dt - g_timer_floor_ticks : 0);
 }
 
+/*
+ * A span of @batch back-to-back operations from t0 to now, as one sample of
+ * the time per operation (rounded to the ns): how every back-to-back row is
+ * timed, the timer's cost spread over the span.
+ */
+#define hist_add_span(h, t0, batch) \
+	hist_add((h), (ticks_span_ns((t0), ticks()) + (uint64_t)(batch) / 2) / (uint64_t)(batch))
+
 /* The floor subtracted by ticks_span_ns(), in ns. */
 double timer_floor_ns(void);
 

@@ -237,7 +237,7 @@ static void timed_calls_loop(void *arg)
 			uint64_t t0 = ticks();
 			for (int k = 0; k < t->b.batch; k++)
 				t->err |= xc_call_single(t->target, xh_noop, NULL, t->flags);
-			hist_add(t->h, (ticks_span_ns(t0, ticks()) + (uint64_t)t->b.batch / 2) / (uint64_t)t->b.batch);
+			hist_add_span(t->h, t0, t->b.batch);
 		}
 	} else {
 		for (i = 0; budget_more(&t->b, i) && !t->err; i++) {

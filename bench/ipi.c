@@ -114,7 +114,7 @@ static void ipi_loop(void *arg)
 			uint64_t t0 = ticks();
 			for (int k = 0; k < PAIR_SPAN; k++)
 				r->err |= send_one(r, &d);
-			hist_add(r->total, (ticks_span_ns(t0, ticks()) + PAIR_SPAN / 2) / PAIR_SPAN);
+			hist_add_span(r->total, t0, PAIR_SPAN);
 		}
 	}
 	xh_stats(-1, &s1);

@@ -258,7 +258,7 @@ static struct rec *ipi_measure(struct kctx *k, enum ipi_mode m, const char *kase
 		uint64_t t0 = ticks();
 		for (int j = 0; j < PAIR_SPAN && !err; j++)
 			err = ipi_op(k, m);
-		hist_add(&h, (ticks_span_ns(t0, ticks()) + PAIR_SPAN / 2) / PAIR_SPAN);
+		hist_add_span(&h, t0, PAIR_SPAN);
 	}
 	irq_read(s1);
 	unpin_self();
