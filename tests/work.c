@@ -37,6 +37,16 @@ static void long_item(void *arg)
 		;
 }
 
+/* Holds the worker until released, so that what is queued behind it is surely pending. */
+static _Atomic int gate_open, in_gate;
+
+static void gate_item(void *arg)
+{
+	atomic_store(&in_gate, 1);
+	while (!atomic_load(&gate_open))
+		;
+}
+
 static struct xc_work requeue;
 static _Atomic int requeue_runs;
 
@@ -61,9 +71,20 @@ int main(void)
 	cpu1 = cpus[1];
 	xc_stats_get(cpu1, &before);
 
-	/* the long item holds the worker; queue items behind it and a call */
+	/*
+	 * Behind an item that holds the worker, another is pending and -EBUSY;
+	 * once the worker takes it, it is not. (Right after queueing it on an
+	 * idle worker either may hold: taken, not yet in its first line.)
+	 */
+	struct xc_work gate = { .fn = gate_item };
+	CHECK_RET(xc_queue_work(cpu1, &gate), 0);
+	WAIT_UNTIL(atomic_load(&in_gate));
 	CHECK_RET(xc_queue_work(cpu1, &lw), 0);
-	CHECK(xc_work_pending(&lw) || atomic_load(&in_long));
+	CHECK(xc_work_pending(&lw));
+	CHECK_RET(xc_queue_work(cpu1, &lw), -EBUSY);
+	atomic_store(&gate_open, 1);
+
+	/* the long item holds the worker; queue items behind it and a call */
 	WAIT_UNTIL(atomic_load(&in_long));
 	CHECK(!xc_work_pending(&lw));
 	for (int i = 0; i < NW; i++) {
@@ -87,7 +108,7 @@ int main(void)
 	WAIT_UNTIL(atomic_load(&requeue_runs) == 2);
 
 	xc_stats_get(cpu1, &after);
-	CHECK(after.work_run - before.work_run == 1 + NW + 2);
+	CHECK(after.work_run - before.work_run == 2 + NW + 2);
 	CHECK_RET(xc_exit(), 0);
 	CHECK(requeue_runs == 2);
 	return T_PASS;
