@@ -2,6 +2,7 @@
 #   make                 builds $(BUILD)/xcall-bench
 #   make bench-run       the quick suite: results/latest.json and the tables
 #   make check-bench     every subcommand with tiny sizes, JSON checked for shape
+#   make count-roundtrip instructions per waiting call, per function (callgrind)
 
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_OBJS := $(patsubst bench/%.c,$(BUILD)/bench/%.o,$(BENCH_SRCS))
@@ -26,6 +27,12 @@ bench-run: $(BENCH_BIN)
 
 check-bench: $(BENCH_BIN)
 	python3 bench/tests/check_bench.py $(BENCH_BIN)
+
+# make count-roundtrip: instructions per waiting call, per function, under callgrind
+# (needs valgrind; not part of check: it counts, it does not pass or fail)
+.PHONY: count-roundtrip
+count-roundtrip: $(LIB_A)
+	python3 bench/tools/count_roundtrip.py $(BUILD)
 
 CHECK_TARGETS += check-bench
 RUN_TARGETS += bench-run
