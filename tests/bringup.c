@@ -8,22 +8,16 @@
  * beside it, and when that hook returns its thread leaves without joining
  * the new runtime, which runs calls and exits normally.
  */
-#include "test.h"
-#include <pthread.h>
+#include "reports.h"
 #include <sched.h>
 #include <stdatomic.h>
 
 static _Atomic int init_ran[CPU_SETSIZE];
-static char reports[4096];
 static _Atomic int nreports;
-static pthread_mutex_t rep_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void capture(const char *line)
 {
-	pthread_mutex_lock(&rep_lock);
-	strncat(reports, line, sizeof(reports) - strlen(reports) - 2);
-	strcat(reports, "\n");
-	pthread_mutex_unlock(&rep_lock);
+	t_capture(line);
 	atomic_fetch_add(&nreports, 1);
 }
 
@@ -105,12 +99,12 @@ int main(void)
 				     .report = capture };
 
 		fail_cpu = last;
-		reports[0] = 0;
+		t_clear_reports();
 		CHECK_RET(xc_init(&o), -EPERM);
 		CHECK(t_thread_count() == threads0);
 		char want[64];
 		snprintf(want, sizeof(want), "CPU %d: bringup failed", last);
-		CHECK(strstr(reports, want) != NULL);
+		CHECK(strstr(t_reports, want) != NULL);
 		CHECK_RET(xc_call_single(0, nothing, NULL, 0), -ENXIO);
 	}
 
@@ -125,13 +119,13 @@ int main(void)
 				     .bringup_timeout_ms = 200, .report = capture };
 
 		fail_cpu = last;
-		reports[0] = 0;
+		t_clear_reports();
 		CHECK_RET(xc_init(&o), -ETIMEDOUT);
 		/* cancelled at once; abandoned (and reported) only if it unwinds slower than the grace */
 		WAIT_UNTIL(t_thread_count() == threads0);
 		char want[64];
 		snprintf(want, sizeof(want), "CPU %d: did not report alive within 200 ms", last);
-		CHECK(strstr(reports, want) != NULL);
+		CHECK(strstr(t_reports, want) != NULL);
 	}
 #endif
 
@@ -143,10 +137,10 @@ int main(void)
 
 		fail_cpu = last;
 		atomic_store(&hook_release, 0);
-		reports[0] = 0;
+		t_clear_reports();
 		CHECK_RET(xc_init(&o), -ETIMEDOUT);
 		snprintf(want, sizeof(want), "CPU %d: init hook still running", last);
-		CHECK(strstr(reports, want) != NULL);
+		CHECK(strstr(t_reports, want) != NULL);
 		CHECK(t_thread_count() == threads0 + 1);	/* the abandoned thread, still spinning */
 		CHECK_RET(xc_init(NULL), 0);
 		CHECK(online_cpus() == ncpu);

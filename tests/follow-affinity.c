@@ -81,7 +81,7 @@ int main(void)
 	set_all_threads(getpid(), &startup);
 	WAIT_UNTIL(f_cpu_online(f_target));
 	snprintf(want, sizeof(want), "CPU %d: back", f_target);
-	CHECK(f_reported(want));
+	CHECK(t_reported(want));
 	check_pinned(cpus, n);
 	f_calls_go_on();
 	atomic_store(&f_stop, 1);
@@ -93,27 +93,22 @@ int main(void)
 	CHECK_RET(xc_cpu_offline(f_target), 0);
 	set_all_threads(getpid(), &only_other);
 	snprintf(want, sizeof(want), "CPU %d: taken away while offline", f_target);
-	WAIT_UNTIL(f_reported(want));
+	WAIT_UNTIL(t_reported(want));
 	CHECK_RET(xc_cpu_online(f_target), -ENXIO);
 	/* cleared before the CPU is given back: the worker may report at once */
-	f_clear_reports();
+	t_clear_reports();
 	set_all_threads(getpid(), &startup);
-	snprintf(want, sizeof(want), "CPU %d: back", f_target);
-	WAIT_UNTIL(f_reported(want));
-	CHECK(!f_cpu_online(f_target));
-	CHECK_RET(xc_call_single(f_target, f_where, NULL, XC_WAIT), -ENXIO);
-	CHECK_RET(xc_cpu_online(f_target), 0);
-	CHECK_RET(xc_call_single(f_target, f_where, NULL, XC_WAIT), 0);
+	f_check_user_offline_kept();
 
 	/* 4. offlined by the user while the OS has it: stays offline when given back */
 	set_all_threads(getpid(), &only_other);
 	WAIT_UNTIL(!f_cpu_online(f_target));
 	CHECK_RET(xc_cpu_offline(f_target), 0);
 	CHECK_RET(xc_cpu_offline(f_target), -EINVAL);
-	f_clear_reports();
+	t_clear_reports();
 	set_all_threads(getpid(), &startup);
 	snprintf(want, sizeof(want), "CPU %d: back", f_target);
-	WAIT_UNTIL(f_reported(want));
+	WAIT_UNTIL(t_reported(want));
 	check_pinned(cpus, n);
 	CHECK(!f_cpu_online(f_target));
 	CHECK_RET(xc_cpu_online(f_target), 0);

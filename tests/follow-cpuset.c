@@ -178,7 +178,7 @@ int main(void)
 	CHECK(write_file(mine, "cpuset.cpus", shrunk) == 0);
 	WAIT_UNTIL(!f_cpu_online(target));
 	snprintf(want, sizeof(want), "CPU %d: offline: its cpuset no longer holds it", target);
-	WAIT_UNTIL(f_reported(want));
+	WAIT_UNTIL(t_reported(want));
 	CHECK_RET(xc_call_single(target, nothing, NULL, XC_WAIT), -ENXIO);
 	CHECK_RET(xc_cpu_online(target), -ENXIO);
 

@@ -84,19 +84,14 @@ int main(void)
 
 	/* 3. a user offline survives an OS offline/online cycle */
 	CHECK_RET(xc_cpu_offline(f_target), 0);
-	f_clear_reports();
+	t_clear_reports();
 	CHECK(os_online(f_target, 0) == 0);
 	snprintf(want, sizeof(want), "CPU %d: taken away while offline", f_target);
-	WAIT_UNTIL(f_reported(want));
+	WAIT_UNTIL(t_reported(want));
 	CHECK_RET(xc_cpu_online(f_target), -ENXIO);
-	f_clear_reports();
+	t_clear_reports();
 	CHECK(os_online(f_target, 1) == 0);
-	snprintf(want, sizeof(want), "CPU %d: back", f_target);
-	WAIT_UNTIL(f_reported(want));
-	CHECK(!f_cpu_online(f_target));
-	CHECK_RET(xc_call_single(f_target, f_where, NULL, XC_WAIT), -ENXIO);
-	CHECK_RET(xc_cpu_online(f_target), 0);
-	CHECK_RET(xc_call_single(f_target, f_where, NULL, XC_WAIT), 0);
+	f_check_user_offline_kept();
 	WAIT_UNTIL(f_all_pinned(cpus, n));
 	CHECK(atomic_load(&f_wrong) == wrong_at_detection);
 	CHECK_RET(xc_exit(), 0);

@@ -9,42 +9,16 @@
 #ifndef XC_TEST_FOLLOW_H
 #define XC_TEST_FOLLOW_H
 
-#include "test.h"
+#include "reports.h"
 #include "internal.h"
-#include <pthread.h>
 #include <stdatomic.h>
 
-static char f_reports[16384];
-static pthread_mutex_t f_rep_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* The report hook (xc_opts.report). */
+/* The report hook (xc_opts.report): each line printed as well, for the test's log. */
 static inline void f_capture(const char *line)
 {
 	printf("report: %s\n", line);
 	fflush(stdout);
-	pthread_mutex_lock(&f_rep_lock);
-	if (strlen(f_reports) + strlen(line) + 2 < sizeof(f_reports)) {
-		strcat(f_reports, line);
-		strcat(f_reports, "\n");
-	}
-	pthread_mutex_unlock(&f_rep_lock);
-}
-
-static inline bool f_reported(const char *what)
-{
-	bool found;
-
-	pthread_mutex_lock(&f_rep_lock);
-	found = strstr(f_reports, what) != NULL;
-	pthread_mutex_unlock(&f_rep_lock);
-	return found;
-}
-
-static inline void f_clear_reports(void)
-{
-	pthread_mutex_lock(&f_rep_lock);
-	f_reports[0] = 0;
-	pthread_mutex_unlock(&f_rep_lock);
+	t_capture(line);
 }
 
 static inline bool f_cpu_online(int cpu)
@@ -126,13 +100,29 @@ static inline long f_check_taken(const char *why)
 
 	WAIT_UNTIL(!f_cpu_online(f_target));
 	snprintf(want, sizeof(want), "CPU %d: offline: %s", f_target, why);
-	WAIT_UNTIL(f_reported(want));
+	WAIT_UNTIL(t_reported(want));
 	wrong_at_detection = atomic_load(&f_wrong);
 	CHECK((uint64_t)wrong_at_detection <= f_displaced());
 	WAIT_UNTIL(atomic_load(&f_enxio) > 10);
 	CHECK(atomic_load(&f_wrong) == wrong_at_detection);	/* nothing runs after detection */
 	CHECK_RET(xc_cpu_online(f_target), -ENXIO);
 	return wrong_at_detection;
+}
+
+/*
+ * The OS gave f_target back while the user held it offline: once the worker
+ * says it is back, the CPU stays offline, refuses calls, and opens on request.
+ */
+static inline void f_check_user_offline_kept(void)
+{
+	char want[64];
+
+	snprintf(want, sizeof(want), "CPU %d: back", f_target);
+	WAIT_UNTIL(t_reported(want));
+	CHECK(!f_cpu_online(f_target));
+	CHECK_RET(xc_call_single(f_target, f_where, NULL, XC_WAIT), -ENXIO);
+	CHECK_RET(xc_cpu_online(f_target), 0);
+	CHECK_RET(xc_call_single(f_target, f_where, NULL, XC_WAIT), 0);
 }
 
 #endif

@@ -7,15 +7,7 @@
  * it back (the default for a zero field), bad values and unknown names get
  * -EINVAL and change nothing.
  */
-#include "test.h"
-
-static char reports[8192];
-
-static void capture(const char *line)
-{
-	strncat(reports, line, sizeof(reports) - strlen(reports) - 2);
-	strcat(reports, "\n");
-}
+#include "reports.h"
 
 static void cpulists(void)
 {
@@ -97,7 +89,7 @@ static void opts_set_get(void)
 
 int main(void)
 {
-	struct xc_opts o = { .report = capture };
+	struct xc_opts o = { .report = t_capture };
 	cpu_set_t on;
 
 	cpulists();
@@ -105,7 +97,7 @@ int main(void)
 
 	setenv("XCALL_POLL_NS", "soon", 1);
 	CHECK_RET(xc_init(&o), -EINVAL);
-	CHECK(strstr(reports, "XCALL_POLL_NS=\"soon\": invalid") != NULL);
+	CHECK(strstr(t_reports, "XCALL_POLL_NS=\"soon\": invalid") != NULL);
 	setenv("XCALL_POLL_NS", "forever", 1);
 
 	const char *bad[][2] = { { "XCALL_CPUS", "0-" }, { "XCALL_SERIAL_BRINGUP", "yes" },
@@ -113,21 +105,21 @@ int main(void)
 				 { "XCALL_VERBOSE", "2" }, { "XCALL_BRINGUP_TIMEOUT_MS", "-5" } };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		setenv(bad[i][0], bad[i][1], 1);
-		reports[0] = 0;
+		t_clear_reports();
 		CHECK_RET(xc_init(&o), -EINVAL);
-		CHECK(strstr(reports, bad[i][0]) != NULL);
+		CHECK(strstr(t_reports, bad[i][0]) != NULL);
 		unsetenv(bad[i][0]);
 	}
 
 	setenv("XCALL_CPUS", "0", 1);
 	setenv("XCALL_VERBOSE", "1", 1);
 	setenv("XCALL_ABLATE", "elide,notify", 1);
-	reports[0] = 0;
+	t_clear_reports();
 	CHECK_RET(xc_init(&o), 0);
 	CHECK_RET(xc_online_mask(&on), 1);
 	CHECK(CPU_ISSET(0, &on));
-	CHECK(strstr(reports, "XCALL_POLL_NS") && strstr(reports, "forever"));
-	CHECK(strstr(reports, "elide,notify") != NULL);
+	CHECK(strstr(t_reports, "XCALL_POLL_NS") && strstr(t_reports, "forever"));
+	CHECK(strstr(t_reports, "elide,notify") != NULL);
 	CHECK_RET(xc_exit(), 0);
 
 	/* the xc_opts field wins over the variable */

@@ -8,20 +8,8 @@
  * "unstuck" line follows when it completes; the stats count them. With
  * reports off, the same wait says nothing.
  */
-#include "test.h"
-#include <pthread.h>
+#include "reports.h"
 #include <stdatomic.h>
-
-static char reports[16384];
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void capture(const char *line)
-{
-	pthread_mutex_lock(&lock);
-	strncat(reports, line, sizeof(reports) - strlen(reports) - 2);
-	strcat(reports, "\n");
-	pthread_mutex_unlock(&lock);
-}
 
 /* not static: the report names it through the dynamic symbol table */
 void stuck_test_slow_fn(void *arg)
@@ -59,14 +47,14 @@ static int count(const char *what)
 {
 	int n = 0;
 
-	for (const char *p = reports; (p = strstr(p, what)); p++)
+	for (const char *p = t_reports; (p = strstr(p, what)); p++)
 		n++;
 	return n;
 }
 
 int main(void)
 {
-	struct xc_opts o = { .report = capture, .stuck_ms = 100 };
+	struct xc_opts o = { .report = t_capture, .stuck_ms = 100 };
 	struct xc_stats st;
 	int cpus[CPU_SETSIZE];
 	char want[160];
@@ -78,25 +66,25 @@ int main(void)
 	}
 	CHECK_RET(xc_call_single(cpus[1], stuck_test_slow_fn, (void *)800L, XC_WAIT), 0);
 	snprintf(want, sizeof(want), "stuck call: thread %ld has waited", (long)gettid());
-	CHECK(strstr(reports, want) != NULL);
+	CHECK(strstr(t_reports, want) != NULL);
 	snprintf(want, sizeof(want), "for stuck_test_slow_fn(0x320) on CPU %d; CPU %d is running call stuck_test_slow_fn for",
 		 cpus[1], cpus[1]);
-	CHECK(strstr(reports, want) != NULL);
+	CHECK(strstr(t_reports, want) != NULL);
 	/* 100 ms, then 200 ms later: two reports by 300 ms, with room to spare under load */
 	CHECK(count("stuck call:") >= 2);
 	snprintf(want, sizeof(want), "unstuck call: thread %ld waited", (long)gettid());
-	CHECK(strstr(reports, want) != NULL);
+	CHECK(strstr(t_reports, want) != NULL);
 	CHECK(count("unstuck call:") == 1);
 	CHECK_RET(xc_stats_get(cpus[1], &st), 0);
 	CHECK(st.stuck_reports >= 2);
 
 	snprintf(want, sizeof(want), "CPU %d is running call stuck_test_slow_fn for at least ", cpus[1]);
-	CHECK(strstr(reports, want) != NULL);
+	CHECK(strstr(t_reports, want) != NULL);
 
 	/* a work item is named with its age, also once a call nested in it has returned */
 	struct xc_work w = { .fn = stuck_test_slow_work };
 
-	reports[0] = 0;
+	t_clear_reports();
 	CHECK_RET(xc_queue_work(cpus[1], &w), 0);
 	CHECK_RET(xc_call_single(cpus[1], nested_call, NULL, 0), 0);
 	atomic_store(&go, 1);
@@ -104,16 +92,16 @@ int main(void)
 		t_sleep_ms(1);
 	CHECK_RET(xc_call_single(cpus[1], quick, NULL, XC_WAIT), 0);
 	snprintf(want, sizeof(want), "CPU %d is running work item stuck_test_slow_work for ", cpus[1]);
-	CHECK(strstr(reports, want) != NULL);
-	CHECK(strstr(reports, "for at least") == NULL);
+	CHECK(strstr(t_reports, want) != NULL);
+	CHECK(strstr(t_reports, "for at least") == NULL);
 
 	/* a worker that waits is reported as its CPU */
-	reports[0] = 0;
+	t_clear_reports();
 	CHECK_RET(xc_call_single(cpus[0], stuck_test_from_worker, &cpus[1], XC_WAIT), 0);
 	snprintf(want, sizeof(want), "stuck call: CPU %d has waited", cpus[0]);
-	CHECK(strstr(reports, want) != NULL);
+	CHECK(strstr(t_reports, want) != NULL);
 	snprintf(want, sizeof(want), "unstuck call: CPU %d waited", cpus[0]);
-	CHECK(strstr(reports, want) != NULL);
+	CHECK(strstr(t_reports, want) != NULL);
 
 	/* a call to several CPUs names each target and bounds each one's call */
 	cpu_set_t two;
@@ -121,19 +109,19 @@ int main(void)
 	CPU_ZERO(&two);
 	CPU_SET(cpus[0], &two);
 	CPU_SET(cpus[1], &two);
-	reports[0] = 0;
+	t_clear_reports();
 	/* 800 ms: a second report comes even if the first came before both calls started */
 	CHECK_RET(xc_call_many(&two, stuck_test_slow_fn, (void *)800L, XC_WAIT), 2);
 	snprintf(want, sizeof(want), "on 2 CPUs; CPU %d is running call stuck_test_slow_fn for at least ",
 		 cpus[0]);
-	CHECK(strstr(reports, want) != NULL);
+	CHECK(strstr(t_reports, want) != NULL);
 	snprintf(want, sizeof(want), "; CPU %d is running call stuck_test_slow_fn for at least ", cpus[1]);
-	CHECK(strstr(reports, want) != NULL);
+	CHECK(strstr(t_reports, want) != NULL);
 	CHECK_RET(xc_exit(), 0);
 
 	/* off: silence */
 	o.stuck_ms = XC_STUCK_OFF;
-	reports[0] = 0;
+	t_clear_reports();
 	CHECK_RET(xc_init(&o), 0);
 	CHECK_RET(xc_call_single(cpus[1], stuck_test_slow_fn, (void *)250L, XC_WAIT), 0);
 	CHECK(count("stuck call:") == 0);

@@ -4,19 +4,7 @@
  * function; and, built as symbol-static (-static, tests.mk), where there
  * are no dynamic symbols at all, a global one too.
  */
-#include "test.h"
-#include <pthread.h>
-
-static char reports[4096];
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void capture(const char *line)
-{
-	pthread_mutex_lock(&lock);
-	strncat(reports, line, sizeof(reports) - strlen(reports) - 2);
-	strcat(reports, "\n");
-	pthread_mutex_unlock(&lock);
-}
+#include "reports.h"
 
 /* static: in no dynamic symbol table */
 static void symbol_test_local_fn(void *arg)
@@ -30,22 +18,6 @@ void symbol_test_global_fn(void *arg)
 	t_sleep_ms((long)arg);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	CHECK(f != NULL);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = calloc(1, (size_t)n + 1);
-	CHECK(fread(buf, 1, (size_t)n, f) == (size_t)n);
-	fclose(f);
-	return buf;
-}
-
 static void check_has(const char *hay, const char *needle)
 {
 	if (!strstr(hay, needle)) {
@@ -57,7 +29,7 @@ static void check_has(const char *hay, const char *needle)
 int main(void)
 {
 	char path[] = "/tmp/xcall-symbol-XXXXXX";
-	struct xc_opts o = { .report = capture, .stuck_ms = 20, .trace_file = path };
+	struct xc_opts o = { .report = t_capture, .stuck_ms = 20, .trace_file = path };
 	int cpus[CPU_SETSIZE], fd = mkstemp(path);
 	char *json;
 
@@ -70,9 +42,9 @@ int main(void)
 	CHECK_RET(xc_call_single(cpus[0], symbol_test_global_fn, (void *)80L, XC_WAIT), 0);
 	CHECK_RET(xc_exit(), 0);	/* writes the trace */
 
-	check_has(reports, " for symbol_test_local_fn(0x50) on CPU ");
-	check_has(reports, " for symbol_test_global_fn(0x50) on CPU ");
-	json = slurp(path);
+	check_has(t_reports, " for symbol_test_local_fn(0x50) on CPU ");
+	check_has(t_reports, " for symbol_test_global_fn(0x50) on CPU ");
+	json = t_slurp(path);
 	unlink(path);
 	check_has(json, "{\"name\":\"queue symbol_test_local_fn\"");
 	check_has(json, "{\"name\":\"symbol_test_local_fn\",\"cat\":\"call\",\"ph\":\"B\"");

@@ -90,6 +90,24 @@ static inline int t_cpus(int *out)
 }
 
 /* Take @cpu offline (0) or online (1) through sysfs, as the OS does; 0 or -1. Guests only. */
+/* A whole file, NUL-terminated, in memory the caller frees. */
+static inline char *t_slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	CHECK(f != NULL);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	CHECK(buf != NULL);
+	CHECK(fread(buf, 1, (size_t)n, f) == (size_t)n);
+	fclose(f);
+	return buf;
+}
+
 static inline int t_sysfs_cpu_online(int cpu, int on)
 {
 	char path[96];

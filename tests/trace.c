@@ -59,22 +59,6 @@ static void dump_races_exit(void)
 	unlink(race_path);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	CHECK(f != NULL);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = calloc(1, (size_t)n + 1);
-	CHECK(fread(buf, 1, (size_t)n, f) == (size_t)n);
-	fclose(f);
-	return buf;
-}
-
 /* The JSON parses (python3's json module; skipped if python3 is absent). */
 static void check_json(const char *path)
 {
@@ -131,7 +115,7 @@ int main(void)
 	CHECK_RET(xc_exit(), 0);		/* writes the trace file */
 
 	check_json(path);
-	json = slurp(path);
+	json = t_slurp(path);
 	/* tracks */
 	snprintf(needle, sizeof(needle), "\"args\":{\"name\":\"CPU %d\"}", cpus[1]);
 	CHECK(strstr(json, needle) != NULL);
@@ -165,7 +149,7 @@ int main(void)
 	CHECK_RET(xc_stats_get(cpus[1], &st), 0);
 	CHECK(st.trace_drops > 0);
 	CHECK_RET(xc_exit(), 0);
-	json = slurp(path);
+	json = t_slurp(path);
 	CHECK(strstr(json, "\"dropped_events\":0,") == NULL);
 	free(json);
 	check_json(path);
