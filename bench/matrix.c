@@ -44,8 +44,7 @@ static const char *const mmode_titles[NMMODES] = {"Call all, wait", "Call all, n
 struct mrun {
 	enum mmode mode;
 	bool model;
-	long calls;
-	uint64_t limit_ns;      /* --case-limit: a caller stops there, its count short */
+	struct budget bud;      /* each caller's: the calls, and --case-limit, where it stops short */
 	struct spin_barrier bar;
 	struct mcaller {
 		struct mrun *r;
@@ -72,19 +71,11 @@ static void matrix_loop(void *arg)
 	int target = me->target;
 	int err = 0;
 	spin_barrier_wait(&r->bar, serve_any);
-	uint64_t t0 = now_ns();
-	long i, mask = 63;
-	for (i = 0; i < r->calls && err >= 0; i++) {
-		/*
-		 * The clock every 64 calls, or after every call once the first took
-		 * over 20 us (a call to all where CPUs are shared can take a second).
-		 */
-		if (i == 1 && now_ns() - t0 > 20000)
-			mask = 0;
-		if (!(i & mask) && i && now_ns() - t0 > r->limit_ns) {
-			plan_capped();
-			break;
-		}
+	struct budget b = r->bud;
+	budget_start(&b);
+	uint64_t t0 = b.started;
+	long i;
+	for (i = 0; budget_more(&b, i) && err >= 0; i++) {
 		if (r->model) {
 			m08_serve();
 			switch (r->mode) {
@@ -184,8 +175,7 @@ int cmd_matrix(int argc, char **argv)
 	struct rec *first = NULL;
 	if (!r)
 		return 1;
-	r->calls = calls;
-	r->limit_ns = (uint64_t)(o.case_limit * 1e9);
+	budget_init(&r->bud, &o, desc.default_iters);
 
 	for (int rep = 0; rep < o.repeat; rep++) {
 		for (int impl = 0; impl < 2; impl++) {

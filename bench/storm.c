@@ -74,7 +74,7 @@ struct storm_sender {
 
 struct storm_run {
 	const struct storm_cfg *c;
-	uint64_t limit_ns;      /* --case-limit */
+	struct budget bud;      /* each sender's: --numipi, and --case-limit, where it stops short */
 	struct spin_barrier bar;
 	struct storm_sender s[CPU_SETSIZE];
 	_Atomic long enomem;
@@ -91,19 +91,11 @@ static void storm_loop(void *arg)
 	int err = 0;
 	long enomem = 0;
 	spin_barrier_wait(&r->bar, xh_serve);
-	me->t0 = now_ns();
-	long i, mask = 63;
-	for (i = 0; i < c->numipi && err >= 0; i++) {
-		/*
-		 * The clock every 64 calls, or after every call once the first took
-		 * over 20 us (a call to all where CPUs are shared can take a second).
-		 */
-		if (i == 1 && now_ns() - me->t0 > 20000)
-			mask = 0;
-		if (!(i & mask) && i && now_ns() - me->t0 > r->limit_ns) {
-			plan_capped();
-			break;
-		}
+	struct budget b = r->bud;
+	budget_start(&b);
+	me->t0 = b.started;
+	long i;
+	for (i = 0; budget_more(&b, i) && err >= 0; i++) {
 		while ((err = c->single ? xc_call_single(target, xh_noop, NULL, flags)
 					: xc_call_all(xh_noop, NULL, flags)) == -ENOMEM) {
 			enomem++;
@@ -132,7 +124,7 @@ static struct rec *storm_once(const struct bopts *o, const struct storm_cfg *c, 
 		return NULL;
 	struct storm_run *r = calloc(1, sizeof(*r));
 	r->c = c;
-	r->limit_ns = (uint64_t)(o->case_limit * 1e9);
+	budget_init(&r->bud, o, c->numipi);
 	spin_barrier_init(&r->bar, (unsigned)ns);
 	for (int i = 0; i < ns; i++) {
 		int idx = 0;
