@@ -241,12 +241,17 @@ static inline bool budget_more(struct budget *b, long done)
 struct oversub {
 	bool checked;
 	int workers;
-	double steal_pct;       /* over 0.1 s before the first case; -1 unknown */
+	double steal_pct;       /* the most of any subcommand's run, in % of CPU time; -1 unknown */
 	double quota_cpus;      /* the cgroup's CPU quota, 0 = none */
 };
 extern struct oversub g_oversub;
-/* Once: measure steal and read the quota; warn on stderr when the workers outnumber real CPUs. */
-void oversub_check(int workers);
+/*
+ * Before a subcommand's first case: start measuring steal; the first time,
+ * read the quota and warn on stderr when the workers outnumber real CPUs.
+ */
+void oversub_begin(int workers);
+/* After its last: the steal over the run, warned about from 2% up. */
+void oversub_end(const char *cmd);
 
 /* ---- pinned threads (pin.c) ---- */
 

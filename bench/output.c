@@ -207,7 +207,7 @@ static void json_host(FILE *f)
 	json_str(f, m->cpu_model);
 	fprintf(f, ", \"cpus_online\": %d, \"cores\": %d, ", m->cpus_online, m->cores);
 	if (g_oversub.checked) {
-		/* what oversub.c saw before the first case: steal over 0.1 s, the cgroup's quota */
+		/* what oversub.c saw: the most steal of a run, the cgroup's quota */
 		fputs("\"steal_pct\": ", f);
 		json_num(f, g_oversub.steal_pct);
 		fputs(", \"cpu_quota\": ", f);

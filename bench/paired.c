@@ -256,9 +256,9 @@ long xh_paired(const struct paired_in *in, struct paired_out *out)
 	/* paired ratios: each call block over the lower limit block right before it */
 	out->blocks = p.nblk;
 	if (in->want_limit && in->want_call) {
-		double *r = p.span;     /* reused: as many blocks as fit, a ratio each */
 		int nr = 0;
-		r = realloc(p.span, (size_t)(p.nblk + 1) * sizeof(*r));
+		/* the span buffer, grown to hold a ratio per block */
+		double *r = realloc(p.span, (size_t)(p.nblk + 1) * sizeof(*r));
 		if (!r)
 			goto out;
 		p.span = r;

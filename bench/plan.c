@@ -67,7 +67,7 @@ void plan_start(const char *what)
 {
 	char b[32];
 	out_header();   /* the machine first: the command line is good by now */
-	oversub_check(g_plan.ncpus);
+	oversub_begin(g_plan.ncpus);
 	g_plan.t0 = now_ns();
 	g_plan.started = true;
 	if (g_out.quiet)
@@ -116,6 +116,7 @@ void plan_end(void)
 	if (!g_plan.started)
 		return;
 	g_plan.started = false;
+	oversub_end(g_plan.cmd);
 	double wall = (double)(now_ns() - g_plan.t0) / 1e9;
 	long capped = atomic_load_explicit(&g_plan.capped, memory_order_relaxed);
 	if (ndone < (int)(sizeof(done_list) / sizeof(done_list[0]))) {
