@@ -80,6 +80,61 @@ static inline void pp_line_respond(_Atomic uint64_t *line)
 	}
 }
 
+/*
+ * The slot's handoff bare: libxcall's waiting call to a polling worker
+ * (src/slot.c) with none of the library's code, on a line of the same shape.
+ * The caller writes the call's fields, publishes it by CAS and spins loading
+ * the word; the responder spins loading the word, reads the fields, calls the
+ * function and frees the slot by exchange. Left out: the claim (a CAS on a line
+ * that stays in the caller's cache), the kick decision (a load of a line the
+ * worker does not write while polling), and everything the library does
+ * around the call. So call / handoff is what the library's code costs, and
+ * handoff / limit what the protocol's line pattern costs.
+ */
+struct pp_handoff {
+	_Atomic uint32_t word;          /* 0 free, PP_HANDOFF_PUBLISHED, PP_HANDOFF_STOP */
+	void (*fn)(void *);
+	void *arg;
+	void *waiter;
+};
+#define PP_HANDOFF_PUBLISHED 1u
+#define PP_HANDOFF_STOP 2u
+
+static inline void pp_handoff_round_trip(struct pp_handoff *h, void (*fn)(void *), void *arg)
+{
+	uint32_t w = 0;
+
+	h->fn = fn;
+	h->arg = arg;
+	h->waiter = h;
+	/* seq_cst, as the slot's publication: releases the fields to the responder */
+	atomic_compare_exchange_strong_explicit(&h->word, &w, PP_HANDOFF_PUBLISHED,
+						memory_order_seq_cst, memory_order_relaxed);
+	/* acquire: the function's effects, as the slot's completion wait */
+	while (atomic_load_explicit(&h->word, memory_order_acquire) == PP_HANDOFF_PUBLISHED)
+		cpu_relax();
+}
+
+static inline void pp_handoff_respond(struct pp_handoff *h)
+{
+	for (;;) {
+		uint32_t v;
+
+		/* acquire: the caller's fields, as the worker's poll of its slot */
+		while ((v = atomic_load_explicit(&h->word, memory_order_acquire)) == 0)
+			cpu_relax();
+		if (v == PP_HANDOFF_STOP)
+			return;
+		void (*fn)(void *) = h->fn;
+		void *arg = h->arg;
+		/* volatile read: kept, as the worker reads the waiter to wake it */
+		(void)*(void *volatile *)&h->waiter;
+		fn(arg);
+		/* seq_cst, as the slot's completing exchange */
+		atomic_exchange_explicit(&h->word, 0, memory_order_seq_cst);
+	}
+}
+
 /* ---- the pre-2008 design (model2008.c) ---- */
 
 /*

@@ -278,14 +278,20 @@ void spin_barrier_wait(struct spin_barrier *b, void (*serve)(void));
 #define PAIR_LINES 8            /* lines each limit rotates over, a page each */
 #define PAIR_WARM  32           /* untimed round trips at the start of each block */
 
-/* The limit's two ways, as core-to-core-latency and as a plain ping-pong measure it. */
-enum { LIMIT_STORE, LIMIT_CAS, NLIMITS };
+/*
+ * The line sides of a paired run: the limit's two ways, as a plain ping-pong and
+ * as core-to-core-latency measure it, and the slot's handoff bare (the call's
+ * line protocol with none of the library's code, baselines.h), which splits the
+ * call's distance from the limit into what the protocol costs and what the
+ * code costs. Only the first two are limits.
+ */
+enum { LIMIT_STORE, LIMIT_CAS, LIMIT_HANDOFF, NLIMITS };
 
 struct paired_in {
 	int a, b;                       /* caller and target CPUs, both in the runtime */
 	bool want_limit, want_call;
 	struct budget bud;              /* per side */
-	/* per round trip, from spans of PAIR_SPAN (ns): each limit, the call */
+	/* per round trip, from spans of PAIR_SPAN (ns): each line side, the call */
 	struct hist *h_limit[NLIMITS], *h_call;
 	/* each of PAIR_TAIL round trips per block timed alone (ns), for tails: store/load limit, call */
 	struct hist *h_limit_op, *h_call_op;
@@ -295,14 +301,16 @@ struct paired_out {
 	long n;                         /* round trips per side in spans */
 	int blocks;
 	double ratio_p10, ratio_p50, ratio_p90; /* call block median / the lower limit block median */
-	double limit_p50[NLIMITS];      /* each limit's median over its blocks, ns */
+	double handoff_ratio_p50;       /* per block, bare handoff / lower limit: the protocol's pattern */
+	double code_ratio_p50;          /* per block, call / bare handoff: the library's code */
+	double limit_p50[NLIMITS];      /* each line side's median over its blocks, ns */
 	double line_p50_min, line_p50_max;      /* the cheapest and dearest store/load line's median */
 	struct xc_stats call_delta, call_target; /* over the timed calls: all CPUs, the target */
 };
 
 /*
- * Alternate blocks of the cache-line limit (store/load, then CAS, each over its
- * own lines) and of waiting calls from a to b in the runtime that is up (poll
+ * Alternate blocks of the cache-line limit (store/load, then CAS), of the bare
+ * handoff, each over its own lines, and of waiting calls from a to b in the runtime that is up (poll
  * forever). Every block times its round trips in spans of PAIR_SPAN, then
  * PAIR_TAIL of them one by one. Returns n, or -errno.
  */

@@ -14,6 +14,10 @@
  * mailbox line: one such line per process, so a run is one draw of its
  * placement, and runs in fresh processes sample it.
  *
+ * The bare handoff (baselines.h) runs in the same alternation on lines of
+ * its own: the call's line pattern without the library's code, so that the
+ * call's distance from the limit splits into the pattern's and the code's.
+ *
  * The limit runs on the workers themselves: worker a pings from a work
  * item while worker b responds from another, so both cases use the same
  * pinned threads on the same CPUs.
@@ -29,7 +33,7 @@
 struct responder {
 	struct xc_work w;
 	_Atomic uint64_t *line;
-	bool cas;
+	int side;                       /* LIMIT_* */
 	_Atomic int done;
 };
 
@@ -37,8 +41,10 @@ static void respond_fn(void *arg)
 {
 	struct responder *r = arg;
 
-	if (r->cas)
+	if (r->side == LIMIT_CAS)
 		pp_line_cas_respond(r->line);
+	else if (r->side == LIMIT_HANDOFF)
+		pp_handoff_respond((struct pp_handoff *)r->line);
 	else
 		pp_line_respond(r->line);
 	/* release: the responder no longer touches the line */
@@ -100,19 +106,31 @@ static double quantile(double *v, int n, double q)
 		*(med) = quantile((p)->span, ns_, 0.5);                                     \
 	} while (0)
 
-/* One block of round trips on limit @m's line @k; returns its median, or -1 after an error. */
+/* One block of round trips on line side @m's line @k; returns its median, or -1 after an error. */
 static double limit_block(struct paired *p, int m, int k, int n, int warm)
 {
-	struct responder r = {.w = {.fn = respond_fn}, .line = p->line[m][k], .cas = m == LIMIT_CAS};
+	struct responder r = {.w = {.fn = respond_fn}, .line = p->line[m][k], .side = m};
+	struct pp_handoff *ho = (struct pp_handoff *)r.line;
 	uint64_t seq = 0;
 	double med = 0;
 
 	r.w.arg = &r;
-	atomic_store_explicit(r.line, 0, memory_order_relaxed);
+	if (m == LIMIT_HANDOFF)
+		atomic_store_explicit(&ho->word, 0, memory_order_relaxed);
+	else
+		atomic_store_explicit(r.line, 0, memory_order_relaxed);
 	p->err = xc_queue_work(p->in->b, &r.w);
 	if (p->err)
 		return -1;
-	if (m == LIMIT_CAS) {
+	if (m == LIMIT_HANDOFF) {
+		for (int i = 0; warm_more(&p->bud, i, warm); i++)
+			pp_handoff_round_trip(ho, xh_noop, NULL);
+		if (n)
+			TIMED_BLOCK(p, n, p->in->h_limit[m], (struct hist *)NULL,
+				    pp_handoff_round_trip(ho, xh_noop, NULL), &med);
+		/* release: after the last round trip came back, so the responder sees it next */
+		atomic_store_explicit(&ho->word, PP_HANDOFF_STOP, memory_order_release);
+	} else if (m == LIMIT_CAS) {
 		for (int i = 0; warm_more(&p->bud, i, warm); i++)
 			pp_line_cas_round_trip(r.line, &seq);
 		if (n)
@@ -125,7 +143,8 @@ static double limit_block(struct paired *p, int m, int k, int n, int warm)
 			TIMED_BLOCK(p, n, p->in->h_limit[m], p->in->h_limit_op,
 				    pp_line_round_trip(r.line, &seq), &med);
 	}
-	atomic_store_explicit(r.line, PP_LINE_STOP, memory_order_release);
+	if (m != LIMIT_HANDOFF)
+		atomic_store_explicit(r.line, PP_LINE_STOP, memory_order_release);
 	/* acquire: r is on this stack; it goes once the responder is done with it */
 	while (!atomic_load_explicit(&r.done, memory_order_acquire))
 		cpu_relax();
@@ -229,8 +248,11 @@ long xh_paired(const struct paired_in *in, struct paired_out *out)
 	p.span = malloc((PAIR_BLOCK / PAIR_SPAN + 1) * sizeof(*p.span));
 	for (int m = 0; m <= NLIMITS; m++)
 		p.blk_p50[m] = calloc((size_t)nmax, sizeof(double));
-	if (!p.span || !p.blk_p50[0] || !p.blk_p50[1] || !p.blk_p50[NLIMITS])
+	if (!p.span)
 		goto out;
+	for (int m = 0; m <= NLIMITS; m++)
+		if (!p.blk_p50[m])
+			goto out;
 	for (int i = 0; i < PAIR_LINES; i++) {
 		p.line_blk_p50[i] = calloc((size_t)nmax / PAIR_LINES + 1, sizeof(double));
 		if (!p.line_blk_p50[i])
@@ -272,6 +294,21 @@ long xh_paired(const struct paired_in *in, struct paired_out *out)
 		out->ratio_p10 = quantile(r, nr, 0.10);
 		out->ratio_p50 = quantile(r, nr, 0.50);
 		out->ratio_p90 = quantile(r, nr, 0.90);
+		/* the split: the bare handoff over the limit, the call over the bare handoff */
+		nr = 0;
+		for (int i = 0; i < p.nblk; i++) {
+			double lim = p.blk_p50[LIMIT_STORE][i];
+			if (p.blk_p50[LIMIT_CAS][i] > 0 && p.blk_p50[LIMIT_CAS][i] < lim)
+				lim = p.blk_p50[LIMIT_CAS][i];
+			if (lim > 0)
+				r[nr++] = p.blk_p50[LIMIT_HANDOFF][i] / lim;
+		}
+		out->handoff_ratio_p50 = quantile(r, nr, 0.50);
+		nr = 0;
+		for (int i = 0; i < p.nblk; i++)
+			if (p.blk_p50[LIMIT_HANDOFF][i] > 0)
+				r[nr++] = p.blk_p50[NLIMITS][i] / p.blk_p50[LIMIT_HANDOFF][i];
+		out->code_ratio_p50 = quantile(r, nr, 0.50);
 	}
 	for (int m = 0; m < NLIMITS; m++)
 		out->limit_p50[m] = in->want_limit ? quantile(p.blk_p50[m], p.nblk, 0.5) : 0;

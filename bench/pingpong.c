@@ -145,8 +145,9 @@ int cmd_pingpong(int argc, char **argv)
 	char pair[32];
 	snprintf(pair, sizeof(pair), "%d,%d", a, b);
 	struct rec *first = NULL;
-	struct hist h, h2, hcas, hop, hop2;
-	if (hist_init(&h) || hist_init(&h2) || hist_init(&hcas) || hist_init(&hop) || hist_init(&hop2))
+	struct hist h, h2, hcas, hho, hop, hop2;
+	if (hist_init(&h) || hist_init(&h2) || hist_init(&hcas) || hist_init(&hho) || hist_init(&hop) ||
+	    hist_init(&hop2))
 		return 1;
 	bool want[NCASES];
 	for (size_t c = 0; c < NCASES; c++)
@@ -165,12 +166,13 @@ int cmd_pingpong(int argc, char **argv)
 
 		if (want[0] || want[1]) {
 			struct paired_in in = {.a = a, .b = b, .want_limit = want[0], .want_call = want[1],
-					       .bud = bud, .h_limit = {&h, &hcas}, .h_call = &h2,
+					       .bud = bud, .h_limit = {&h, &hcas, &hho}, .h_call = &h2,
 					       .h_limit_op = &hop, .h_call_op = &hop2};
 			struct paired_out po;
 			hist_reset(&h);
 			hist_reset(&h2);
 			hist_reset(&hcas);
+			hist_reset(&hho);
 			hist_reset(&hop);
 			hist_reset(&hop2);
 			progress("pingpong: %s%s%s paired, cpus %s, repeat %d", want[0] ? cases[0].name : "",
@@ -199,6 +201,8 @@ int cmd_pingpong(int argc, char **argv)
 					rec_param_d(r, "paired_ratio_p10", po.ratio_p10);
 					rec_param_d(r, "paired_ratio_p50", po.ratio_p50);
 					rec_param_d(r, "paired_ratio_p90", po.ratio_p90);
+					rec_param_d(r, "paired_handoff_ratio_p50", po.handoff_ratio_p50);
+					rec_param_d(r, "paired_code_ratio_p50", po.code_ratio_p50);
 				}
 				/* the tails: round trips timed one by one, each carrying the timer */
 				struct rec *t = rec_new("pingpong", c ? "libxcall-polling/per-op" : "cacheline/per-op",
@@ -209,10 +213,12 @@ int cmd_pingpong(int argc, char **argv)
 				rec_param_d(t, "timer_floor_ns", timer_floor_ns());
 				rec_param_s(t, "timing", "each round trip alone: for tails; the timer's own cost stays in");
 			}
+			static const char *const side_name[NLIMITS] = {
+				[LIMIT_STORE] = "cacheline-store", [LIMIT_CAS] = "cacheline-cas",
+				[LIMIT_HANDOFF] = "handoff-bare"};
 			for (int m = 0; m < NLIMITS && want[0]; m++) {
-				struct rec *r = rec_new("pingpong", m == LIMIT_CAS ? "cacheline-cas" : "cacheline-store",
-							"ns", "lower", rep);
-				rec_hist(r, m == LIMIT_CAS ? &hcas : &h);
+				struct rec *r = rec_new("pingpong", side_name[m], "ns", "lower", rep);
+				rec_hist(r, in.h_limit[m]);
 				rec_cpu_list(r, cl, 2);
 				batch_params(r, n, po.blocks);
 				rec_param_i(r, "lines", PAIR_LINES);
@@ -262,6 +268,7 @@ int cmd_pingpong(int argc, char **argv)
 	hist_free(&h);
 	hist_free(&h2);
 	hist_free(&hcas);
+	hist_free(&hho);
 	hist_free(&hop);
 	hist_free(&hop2);
 
@@ -318,6 +325,11 @@ int cmd_pingpong(int argc, char **argv)
 		       rec_param_get(call, "paired_ratio_p50", 0), rec_param_get(call, "paired_ratio_p90", 0),
 		       (int)rec_param_get(call, "blocks", 0), rec_param_get(r, "line_p50_min", 0),
 		       rec_param_get(r, "line_p50_max", 0));
+		const struct rec *ho = rec_find("pingpong", "handoff-bare", r->repeat);
+		printf("  split: the slot's handoff bare %.1f ns, %.2fx the limit (the line pattern);\n"
+		       "  the call %.2fx the bare handoff (the library's code)\n",
+		       ho ? ho->s.p50 : 0, rec_param_get(call, "paired_handoff_ratio_p50", 0),
+		       rec_param_get(call, "paired_code_ratio_p50", 0));
 	}
 	return 0;
 }

@@ -24,25 +24,14 @@
 #include <errno.h>
 #include <string.h>
 
-/* Run one call's function on @c's worker, @from the CPU of its sender (-1: not a worker). */
+/* A call that no waiter waits for: its function and its bookkeeping at once. */
 void xc_call_invoke(struct xc_cpu *c, xc_func_t fn, void *arg, int from, uint32_t flow,
 		    bool urgent)
 {
 	struct xc_activity outer;
 
-	xc_activity_begin(c, urgent ? XC_ACT_URGENT : XC_ACT_CALL, (const void *)fn, 0, &outer);
-	xc_trace(urgent ? XC_EV_URGENT_ENTRY : XC_EV_CALL_ENTRY, from, flow, (const void *)fn);
-	xc_in_call++;
-	fn(arg);
-	xc_in_call--;
-	xc_trace(urgent ? XC_EV_URGENT_EXIT : XC_EV_CALL_EXIT, from, flow, (const void *)fn);
-	xc_activity_end(c, &outer);
-	xc_os_after_run(c);
-	/* an urgent call may interrupt the worker in the middle of its own count */
-	if (urgent)
-		xc_stat_inc_shared(&c->urgent_calls);
-	else
-		xc_stat_inc_own(&c->calls);
+	xc_call_run_fn(c, fn, arg, from, flow, urgent, &outer);
+	xc_call_ended(c, &outer);
 }
 
 static void call_run(struct xc_cpu *c, struct xc_call *call, bool urgent,
@@ -56,14 +45,17 @@ static void call_run(struct xc_cpu *c, struct xc_call *call, bool urgent,
 	uint32_t flow = call->_trace_id;
 	int from = call->_src_cpu;
 
+	struct xc_activity outer;
+
 	if (kind & XC_CALL_POOL)
 		xc_pool_batch_add(ret, call);	/* read out: back to its pool with its batch */
-	xc_call_invoke(c, fn, arg, from, flow, urgent);
+	xc_call_run_fn(c, fn, arg, from, flow, urgent, &outer);
 	if (kind & XC_CALL_WAITED)
 		xc_complete(sync);	/* last touch of a waiting caller's memory */
 	else if (kind & XC_CALL_ASYNC)
 		/* release: fn's effects are visible to whoever sees xc_call_done() */
 		atomic_store_explicit(&call->_flags, 0, memory_order_release);
+	xc_call_ended(c, &outer);
 }
 
 /* Run a taken list: waiting calls first (someone is blocked on them), then the rest, each in FIFO order. */

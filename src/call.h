@@ -9,6 +9,38 @@
 #include "follow.h"
 #include "kick.h"
 #include "wait.h"
+#include "stuck.h"
+#include "trace.h"
+
+/*
+ * Run one call's function on @c's worker, @from the CPU of its sender (-1:
+ * not a worker): the part a waiter waits for, counted before its completion
+ * so that a waiter that returns sees its call counted. The caller then
+ * signals the completion, if any, and calls xc_call_ended() with the same
+ * @outer: what is left is bookkeeping no waiter needs, kept off the round
+ * trip (its activity's end, whether the OS moved the worker meanwhile).
+ */
+static inline void xc_call_run_fn(struct xc_cpu *c, xc_func_t fn, void *arg, int from,
+				  uint32_t flow, bool urgent, struct xc_activity *outer)
+{
+	xc_activity_begin(c, urgent ? XC_ACT_URGENT : XC_ACT_CALL, (const void *)fn, 0, outer);
+	xc_trace(urgent ? XC_EV_URGENT_ENTRY : XC_EV_CALL_ENTRY, from, flow, (const void *)fn);
+	xc_in_call++;
+	fn(arg);
+	xc_in_call--;
+	xc_trace(urgent ? XC_EV_URGENT_EXIT : XC_EV_CALL_EXIT, from, flow, (const void *)fn);
+	/* an urgent call may interrupt the worker in the middle of its own count */
+	if (urgent)
+		xc_stat_inc_shared(&c->urgent_calls);
+	else
+		xc_stat_inc_own(&c->calls);
+}
+
+static inline void xc_call_ended(struct xc_cpu *c, const struct xc_activity *outer)
+{
+	xc_activity_end(c, outer);
+	xc_os_after_run(c);
+}
 
 /* call.c */
 void xc_call_invoke(struct xc_cpu *c, xc_func_t fn, void *arg, int from, uint32_t flow,

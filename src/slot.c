@@ -119,11 +119,12 @@ static void slot_run_published(struct xc_cpu *c, uint32_t after)
 {
 	struct xc_slot *s = &c->slot;
 	struct xc_cpu *waiter = s->done.waiter;
+	struct xc_activity outer;
 	uint32_t old;
 
 	/* a call run from inside this one (xc_poll, a wait) must not run it again */
 	c->slot_running = true;
-	xc_call_invoke(c, s->fn, s->arg, waiter ? waiter->cpu : -1, c->slot_flow, false);
+	xc_call_run_fn(c, s->fn, s->arg, waiter ? waiter->cpu : -1, c->slot_flow, false, &outer);
 	c->slot_running = false;
 	/*
 	 * seq_cst: releases fn's effects and the slot to the owner and the next
@@ -134,6 +135,7 @@ static void slot_run_published(struct xc_cpu *c, uint32_t after)
 	old = atomic_exchange_explicit(&s->done.word, after, memory_order_seq_cst);
 	if (old & XC_DONE_SLEEPING)
 		xc_completion_wake(&s->done, waiter);
+	xc_call_ended(c, &outer);
 	xc_call_returned(c);
 }
 

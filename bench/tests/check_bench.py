@@ -228,7 +228,7 @@ def test_pingpong(n2):
     # back-to-back rows are batch-timed: 300 round trips in spans of 100, one sample a span
     expect_cases("pingpong back to back", res, ["futex", "eventfd", "pipe", "condvar", "libxcall-pollnone",
                                                 "libxcall-polling-queue"], repeats=2, n=3)
-    batch = ["cacheline", "cacheline-store", "cacheline-cas", "libxcall-polling"]
+    batch = ["cacheline", "cacheline-store", "cacheline-cas", "handoff-bare", "libxcall-polling"]
     expect_cases("pingpong batch-timed", res, batch, repeats=2, n=3)
     expect_cases("pingpong per-op tails", res, ["cacheline/per-op", "libxcall-polling/per-op"],
                  repeats=2, n=100)
@@ -251,6 +251,10 @@ def test_pingpong(n2):
     check("pingpong: limit and polling call paired, block ratios ordered",
           p.get("blocks", 0) >= 1 and
           0 < p.get("paired_ratio_p10", 0) <= p.get("paired_ratio_p50", 0) <= p.get("paired_ratio_p90", 0),
+          f"params={p}")
+    # the split of the call's distance from the limit: both parts measured, per block
+    check("pingpong: the call's ratio split into the bare handoff's and the code's",
+          p.get("paired_handoff_ratio_p50", 0) > 0 and p.get("paired_code_ratio_p50", 0) > 0,
           f"params={p}")
     sp = (st or {}).get("params", {})
     check("pingpong: the limit rotated over its lines, their medians ordered",
