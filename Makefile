@@ -30,7 +30,7 @@ EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c)
 all: lib examples
 
 # Debian packages the parts need; each fragment adds its own. `make deps` installs the missing ones.
-APT_PACKAGES := pkgconf
+APT_PACKAGES := pkgconf liburing-dev
 
 lib: $(LIB_A) $(LIB_SO) $(PC_FILE)
 

@@ -13,13 +13,19 @@ BENCH_RUN_TARGET := bench-run
 all: $(BENCH_BIN)
 bench: $(BENCH_BIN)
 
+# liburing for wake's io_uring rows, where its headers and library link (make deps installs
+# liburing-dev); without it those rows say why they are absent
+URING_LIBS := $(shell printf '\043include <liburing.h>\nint main(void){struct io_uring r; return io_uring_queue_init(1, &r, 0);}\n' | \
+	$(CC) -x c - -o /dev/null -luring 2>/dev/null && echo -luring)
+URING_CFLAGS := $(if $(URING_LIBS),-DXB_HAVE_LIBURING)
+
 $(BUILD)/bench/%.o: bench/%.c $(wildcard bench/*.h) include/xcall.h
 	@mkdir -p $(dir $@)
-	$(CC) $(XC_CFLAGS) -Ibench $(CFLAGS) -c $< -o $@
+	$(CC) $(XC_CFLAGS) -Ibench $(URING_CFLAGS) $(CFLAGS) -c $< -o $@
 
 # -rdynamic: stuck reports and --trace name the benchmark's own functions
 $(BENCH_BIN): $(BENCH_OBJS) $(LIB_A) bench/bench.mk
-	$(CC) $(CFLAGS) -rdynamic $(BENCH_OBJS) -o $@ $(LIB_A) $(LDLIBS) -lm
+	$(CC) $(CFLAGS) -rdynamic $(BENCH_OBJS) -o $@ $(LIB_A) $(URING_LIBS) $(LDLIBS) -lm
 
 bench-run: $(BENCH_BIN)
 	@mkdir -p results

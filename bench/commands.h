@@ -14,4 +14,5 @@ BENCH_CMD(bringup, "seed 004: serial vs parallel bringup with a per-CPU init cos
 BENCH_CMD(pingpong, "round trips: cache-line limit, futex, eventfd, pipe, condvar, libxcall")
 BENCH_CMD(heatmap, "CPU x CPU round-trip matrix, libxcall and the cache-line limit")
 BENCH_CMD(kernel, "the host kernel's real IPIs, proven by /proc/interrupts")
+BENCH_CMD(wake, "every way to wake a thread on another CPU: hot, parked, busy; IPIs per wake")
 BENCH_CMD(debug, "cost of stuck reports, tracing and the OS watch; XC_URGENT delivery to a busy worker")

@@ -1,0 +1,544 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wake.c - `xcall-bench wake`: every way Linux lets a thread wake a thread on
+ * another CPU (wake_mech.c), each with the sleeper in three states:
+ *
+ *   hot     woken back to back: it goes straight back to sleep and is woken
+ *           again as soon as its reply arrives;
+ *   parked  the waker sleeps a gap first, long enough for the sleeper's CPU
+ *           to reach its deepest idle state (the gap is printed, with the
+ *           cpuidle states);
+ *   busy    another thread of ours spins on the sleeper's CPU, so the wake
+ *           has to preempt it (a short gap first, so that it runs).
+ *
+ * Each cell times every wake alone: the wake latency (the waker's call until
+ * the sleeper's thread runs, read from the TSC on both CPUs) and the round
+ * trip (until the sleeper's reply, through the same mechanism, reached the
+ * waker). Wakes take microseconds, so the timer's 10-35 ns are noise except
+ * in the spin and polling rows, whose records say so. Per wake: CPU time of
+ * each side (its thread's CPU clock: the sleeper's over the whole run, in
+ * which it does nothing else; the waker's around each wake when it sleeps a
+ * gap between them), syscalls made by each side, and CAL, RES and TLB
+ * interrupts of each CPU from /proc/interrupts.
+ */
+#include "wake_mech.h"
+#include "kernel.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static const char *const state_name[WS_NSTATES] = {"hot", "parked", "busy"};
+
+enum { O_MECHS = 1, O_STATES, O_GAP, O_BUSY_GAP };
+
+static const struct cmd_opt wake_opts[] = {
+	{"mechs", required_argument, O_MECHS, "LIST   only these mechanisms (default: all; see below)"},
+	{"states", required_argument, O_STATES, "LIST  only these sleeper states: hot,parked,busy (default: all)"},
+	{"gap-us", required_argument, O_GAP, "US    parked: idle gap before each wake (default: 4x the deepest\n"
+	 "                  cpuidle state's target residency, at least 1000)"},
+	{"busy-gap-us", required_argument, O_BUSY_GAP, "US busy: gap before each wake, the waker sleeping (default 50)"},
+	{0},
+};
+
+struct wake_args {
+	bool mech[32], state[WS_NSTATES];
+	bool any_mech, any_state;
+	long gap_us, busy_gap_us;
+};
+
+static int on_opt(int id, const char *arg, void *ctx);
+
+static const struct cmd_desc desc = {
+	.name = "wake",
+	.summary = "every way to wake a thread on another CPU: hot, parked, busy; IPIs per wake",
+	.opts = wake_opts,
+	.on_opt = on_opt,
+	.default_iters = 10000,
+};
+
+static int parse_list(const char *list, bool *want, int n, const char *(*name)(int))
+{
+	char buf[512];
+
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return -1;
+	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int i;
+
+		for (i = 0; i < n && strcmp(tok, name(i)); i++)
+			;
+		if (i == n)
+			return -1;
+		want[i] = true;
+	}
+	return 0;
+}
+
+static const char *mech_name(int i)
+{
+	return wake_mechs[i].name;
+}
+
+static const char *state_name_of(int i)
+{
+	return state_name[i];
+}
+
+static int on_opt(int id, const char *arg, void *ctx)
+{
+	struct wake_args *wa = ctx;
+
+	switch (id) {
+	case O_MECHS:
+		wa->any_mech = true;
+		if (parse_list(arg, wa->mech, wake_nmechs, mech_name)) {
+			char names[512] = "";
+			for (int i = 0; i < wake_nmechs; i++) {
+				size_t len = strlen(names);
+				snprintf(names + len, sizeof(names) - len, "%s%s", i ? "," : "", mech_name(i));
+			}
+			cli_fail(desc.name, "bad --mechs '%s': expected names from %s", arg, names);
+		}
+		return 0;
+	case O_STATES:
+		wa->any_state = true;
+		if (parse_list(arg, wa->state, WS_NSTATES, state_name_of))
+			cli_fail(desc.name, "bad --states '%s': expected names from hot,parked,busy", arg);
+		return 0;
+	case O_GAP:
+		return parse_long(arg, 0, 1000000, &wa->gap_us);
+	case O_BUSY_GAP:
+		return parse_long(arg, 0, 1000000, &wa->busy_gap_us);
+	}
+	return -1;
+}
+
+/* ---- the sleeper's CPU: its idle states, and the gap that reaches the deepest ---- */
+
+static long idle_states_print(int cpu)
+{
+	long deepest = 0;
+	int n = 0;
+
+	for (int i = 0;; i++) {
+		char path[128], name[32], lat[32], res[32];
+
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cpuidle/state%d/name", cpu, i);
+		if (sysfs_read(path, name, sizeof(name)))
+			break;
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cpuidle/state%d/latency", cpu, i);
+		if (sysfs_read(path, lat, sizeof(lat)))
+			lat[0] = 0;
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cpuidle/state%d/residency", cpu, i);
+		if (sysfs_read(path, res, sizeof(res)))
+			res[0] = 0;
+		if (!g_out.quiet)
+			fprintf(stderr, "%s cpu %d idle state %d: %s, exit latency %s us, target residency %s us\n",
+				n ? "               " : "xcall-bench wake:", cpu, i, name, lat, res);
+		if (atol(res) > deepest)
+			deepest = atol(res);
+		n++;
+	}
+	if (!n && !g_out.quiet)
+		fprintf(stderr, "xcall-bench wake: cpu %d has no cpuidle states (%s): an idle CPU halts\n", cpu,
+			machine_get()->idle_driver[0] ? machine_get()->idle_driver : "no cpuidle driver");
+	return deepest;
+}
+
+/*
+ * ---- per-thread CPU time ----
+ * Any thread of this process, by its tid: the clock id glibc's
+ * pthread_getcpuclockid() makes, ((~tid) << 3) | CPUCLOCK_PERTHREAD | SCHED,
+ * which also counts the running slice (schedstat's figure waits for a tick).
+ */
+static long long thread_cpu_ns(pid_t tid)
+{
+	struct timespec ts;
+
+	if (tid <= 0 || clock_gettime((clockid_t)((~(unsigned)tid << 3) | 6), &ts))
+		return -1;
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static long long self_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ---- threads: the sleeper, a presence on its CPU, and the busy hog ---- */
+
+struct sleeper_ctl {
+	struct wake_run *r;
+	_Atomic int ready;              /* 1: set up (or failed, r->err) */
+	_Atomic bool hog_stop;
+};
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper_ctl *c = arg;
+	struct wake_run *r = c->r;
+	const struct wake_mech *m = r->m;
+	int err;
+
+	r->side[1].tid = (pid_t)syscall(SYS_gettid);
+	err = m->setup(r, 1);
+	if (err)
+		r->err = -err;
+	/* release: the setup (ring fds, eventfds) before the waker uses it */
+	atomic_store_explicit(&c->ready, 1, memory_order_release);
+	if (err)
+		return NULL;
+	if (m->presence) {
+		/* acquire: pairs with the driver's stop */
+		while (!atomic_load_explicit(&r->stop, memory_order_acquire))
+			cpu_relax();
+	} else {
+		for (;;) {
+			m->wait(r, 1);
+			uint64_t t = ticks();
+			/* acquire: the stop is stored before the last wake */
+			if (atomic_load_explicit(&r->stop, memory_order_acquire) || r->err)
+				break;
+			/* relaxed: the reply's own ordering publishes it */
+			atomic_store_explicit(&r->woke_at, t, memory_order_relaxed);
+			m->wake(r, 0);
+		}
+		if (r->err)
+			m->wake(r, 0);  /* let a waiting waker see the error */
+	}
+	m->teardown(r, 1);
+	return NULL;
+}
+
+static void *hog_main(void *arg)
+{
+	struct sleeper_ctl *c = arg;
+
+	/* relaxed: only a flag to stop on */
+	while (!atomic_load_explicit(&c->hog_stop, memory_order_relaxed))
+		cpu_relax();
+	return NULL;
+}
+
+/* ---- one cell ---- */
+
+struct cell_out {
+	long n;
+	long long cpu_ns[2];            /* per side over the timed part, -1 unknown */
+	long syscalls[2];
+	struct irq_snap s0, s1;
+	bool irq_ok;
+};
+
+static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_us, struct budget *b,
+		     struct hist *h_rt, struct hist *h_wake, struct cell_out *out)
+{
+	const struct wake_mech *m = r->m;
+	struct sleeper_ctl ctl = {.r = r};
+	pthread_t sleeper, hog;
+	bool have_sleeper = !m->synchronous || m->presence, have_hog = state == WS_BUSY;
+	long long cpu0[2] = {-1, -1};
+	long sys0[2] = {0, 0};
+	long long waker_cpu = 0;        /* parked and busy: summed over the wakes alone */
+	long i = 0, warm;
+	int err;
+
+	if (pin_self(r->side[0].cpu))
+		return -1;
+	r->side[0].tid = (pid_t)syscall(SYS_gettid);
+	if (have_hog && thread_start_pinned(&hog, r->side[1].cpu, hog_main, &ctl)) {
+		unpin_self();
+		return -1;
+	}
+	err = m->setup(r, 0);
+	if (err) {
+		r->err = -err;
+		goto out;
+	}
+	if (have_sleeper) {
+		if (thread_start_pinned(&sleeper, r->side[1].cpu, sleeper_main, &ctl)) {
+			r->err = EAGAIN;
+			have_sleeper = false;
+			goto out_teardown;
+		}
+		/* acquire: the sleeper's setup */
+		while (!atomic_load_explicit(&ctl.ready, memory_order_acquire))
+			sched_yield();
+		if (r->err)
+			goto out_teardown;
+	}
+	warm = state == WS_HOT ? warmup_iters(b->iters) : 3;
+	budget_warm(b);
+	for (i = -warm;; i++) {
+		if (i < 0 && !warm_more(b, i + warm, warm))
+			i = 0;
+		if (i == 0) {
+			out->irq_ok = !irq_read(&out->s0);
+			for (int s = 0; s < 2; s++) {
+				cpu0[s] = thread_cpu_ns(r->side[s].tid);
+				sys0[s] = atomic_load_explicit(&r->side[s].syscalls, memory_order_relaxed);
+			}
+			if (m->counts)
+				m->counts(r, true);
+			budget_start(b);
+		}
+		if (i >= 0 && !budget_more(b, i))
+			break;
+		long long c0 = 0;
+		if (state != WS_HOT) {
+			long g = state == WS_PARKED ? gap_us : busy_gap_us;
+			struct timespec ts = {g / 1000000, (g % 1000000) * 1000};
+			clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+			c0 = self_cpu_ns();     /* the waker's CPU time: its wakes, not its gaps */
+		}
+		uint64_t t0 = ticks();
+		m->wake(r, 1);
+		if (!m->synchronous)
+			m->wait(r, 0);
+		uint64_t t1 = ticks();
+		if (r->err)
+			break;
+		if (i < 0)
+			continue;
+		if (state != WS_HOT)
+			waker_cpu += self_cpu_ns() - c0;
+		hist_add(h_rt, ticks_span_ns(t0, t1));
+		if (!m->no_wake_time) {
+			/* relaxed: ordered by the reply (or the call's completion) we just saw */
+			uint64_t w = atomic_load_explicit(&r->woke_at, memory_order_relaxed);
+			hist_add(h_wake, ticks_to_ns(w > t0 ? w - t0 : 0));
+		}
+	}
+	if (out->irq_ok)
+		out->irq_ok = !irq_read(&out->s1);
+	if (m->counts)
+		m->counts(r, false);
+	for (int s = 0; s < 2; s++) {
+		long long c1 = thread_cpu_ns(r->side[s].tid);
+		out->cpu_ns[s] = cpu0[s] >= 0 && c1 >= 0 ? c1 - cpu0[s] : -1;
+		if (s == 0 && state != WS_HOT)
+			out->cpu_ns[s] = waker_cpu;
+		out->syscalls[s] = atomic_load_explicit(&r->side[s].syscalls, memory_order_relaxed) -
+				   (m->counts ? 0 : sys0[s]);
+	}
+out_teardown:
+	if (have_sleeper) {
+		/* release: the sleeper sees it after the last wake below */
+		atomic_store_explicit(&r->stop, true, memory_order_release);
+		if (!m->presence && !r->err)
+			m->wake(r, 1);
+		pthread_join(sleeper, NULL);
+	}
+	m->teardown(r, 0);
+out:
+	if (have_hog) {
+		atomic_store_explicit(&ctl.hog_stop, true, memory_order_relaxed);
+		pthread_join(hog, NULL);
+	}
+	unpin_self();
+	out->n = i > 0 ? i : 0;
+	return r->err ? -r->err : out->n;
+}
+
+/* ---- records ---- */
+
+/* A row or cell that says why it has no figures; @planned: a planned case that will not run. */
+static struct rec *skipped(const char *kase, const char *why, int rep, bool planned)
+{
+	struct rec *r = rec_new("wake", kase, "ns", "lower", rep);
+
+	rec_value(r, 0);
+	r->s.n = 0;
+	rec_param_s(r, "skipped", why);
+	if (planned)
+		plan_skip();
+	if (!g_out.quiet)
+		fprintf(stderr, "xcall-bench wake: %s skipped: %s\n", kase, why);
+	return r;
+}
+
+static void cell_records(const struct wake_mech *m, int state, int rep, const int *cl, long gap,
+			 const struct hist *h_rt, const struct hist *h_wake, const struct cell_out *o)
+{
+	char kase[64];
+
+	snprintf(kase, sizeof(kase), "%s/%s", m->name, state_name[state]);
+	struct rec *r = rec_new("wake", kase, "ns", "lower", rep);
+	rec_hist(r, h_rt);
+	rec_cpu_list(r, cl, 2);
+	rec_param_s(r, "mechanism", m->name);
+	rec_param_s(r, "state", state_name[state]);
+	rec_param_s(r, "sleeper", m->what);
+	rec_param_s(r, "measure", "round trip: a wake there and one back, the same way");
+	rec_param_i(r, "iterations", o->n);
+	rec_param_i(r, "gap_us", gap);
+	rec_param_s(r, "timing", "each wake timed alone; the timer's floor removed");
+	for (int s = 0; s < 2; s++) {
+		char key[32];
+		const char *who = s ? "sleeper" : "waker";
+
+		snprintf(key, sizeof(key), "cpu_ns_per_wake_%s", who);
+		rec_param_d(r, key, o->cpu_ns[s] >= 0 && o->n ? (double)o->cpu_ns[s] / (double)o->n : -1);
+		snprintf(key, sizeof(key), "syscalls_per_wake_%s", who);
+		rec_param_d(r, key, o->n ? (double)o->syscalls[s] / (double)o->n : 0);
+	}
+	if (o->irq_ok) {
+		irq_record(r, &o->s0, &o->s1, "waker", cl[0], o->n);
+		irq_record(r, &o->s0, &o->s1, "sleeper", cl[1], o->n);
+	}
+	if (m->no_wake_time)
+		return;
+	snprintf(kase, sizeof(kase), "%s/%s/wake", m->name, state_name[state]);
+	r = rec_new("wake", kase, "ns", "lower", rep);
+	rec_hist(r, h_wake);
+	rec_cpu_list(r, cl, 2);
+	rec_param_s(r, "mechanism", m->name);
+	rec_param_s(r, "state", state_name[state]);
+	rec_param_s(r, "measure", "wake latency: the waker's call until the sleeper's thread runs");
+	rec_param_i(r, "iterations", o->n);
+}
+
+/* ---- the table ---- */
+
+static void print_table(struct rec *from)
+{
+	printf("\nwake: one waker, one sleeper on another CPU; per wake (p50 / p99 in ns; CPU time\n"
+	       "and syscalls: waker / sleeper; CAL and RES: interrupts on the sleeper's CPU)\n");
+	printf("%-18s %-6s %7s %9s %9s %9s %9s %13s %11s %6s %6s\n", "mechanism", "state", "n", "wake p50",
+	       "wake p99", "rt p50", "rt p99", "cpu ns w/s", "sys w/s", "CAL", "RES");
+	for (struct rec *r = from; r; r = r->next) {
+		if (strcmp(r->bench, "wake") || strstr(r->kase, "/wake"))
+			continue;
+		char mech[32] = "", st[16] = "";
+		const char *slash = strchr(r->kase, '/');
+		snprintf(mech, sizeof(mech), "%.*s", slash ? (int)(slash - r->kase) : (int)strlen(r->kase),
+			 r->kase);
+		if (slash)
+			snprintf(st, sizeof(st), "%s", slash + 1);
+		if (!r->s.n) {
+			const struct kv *why = NULL;
+			for (int i = 0; i < r->nparams; i++)
+				if (!strcmp(r->params[i].key, "skipped"))
+					why = &r->params[i];
+			printf("%-18s %-6s   absent: %s\n", mech, st[0] ? st : "-", why ? why->s : "?");
+			continue;
+		}
+		char kw[80], b[4][32], cpu[32], sys[32], cal[16], res[16];
+		snprintf(kw, sizeof(kw), "%s/wake", r->kase);
+		const struct rec *w = rec_find("wake", kw, r->repeat);
+		double cw = rec_param_get(r, "cpu_ns_per_wake_waker", -1),
+		       cs = rec_param_get(r, "cpu_ns_per_wake_sleeper", -1);
+		snprintf(cpu, sizeof(cpu), "%.0f / %.0f", cw, cs);
+		snprintf(sys, sizeof(sys), "%.2f / %.2f", rec_param_get(r, "syscalls_per_wake_waker", 0),
+			 rec_param_get(r, "syscalls_per_wake_sleeper", 0));
+		snprintf(cal, sizeof(cal), "%.2f", rec_param_get(r, "CAL_per_op_sleeper", -1));
+		snprintf(res, sizeof(res), "%.2f", rec_param_get(r, "RES_per_op_sleeper", -1));
+		printf("%-18s %-6s %7llu %9s %9s %9s %9s %13s %11s %6s %6s\n", mech, st,
+		       (unsigned long long)r->s.n, w ? fmt_ns(w->s.p50, b[0], 32) : "-",
+		       w ? fmt_ns(w->s.p99, b[1], 32) : "-", fmt_ns(r->s.p50, b[2], 32),
+		       fmt_ns(r->s.p99, b[3], 32), cpu, sys, cal, res);
+	}
+}
+
+int cmd_wake(int argc, char **argv)
+{
+	struct bopts o;
+	struct wake_args wa = {.gap_us = -1, .busy_gap_us = 50};
+
+	cli_parse(&desc, argc, argv, &o, &wa);
+	if (o.ncpus < 2)
+		cli_fail(desc.name, "needs 2 CPUs in --cpus, got %d", o.ncpus);
+	int cl[2] = {o.cpu[0], o.cpu[1]};
+	/* registered before any thread of this run starts */
+	wake_membarrier_setup();
+	long deepest = idle_states_print(cl[1]);
+	long gap = wa.gap_us >= 0 ? wa.gap_us : (4 * deepest > 1000 ? 4 * deepest : 1000);
+	if (gap > 1000000)
+		gap = 1000000;
+
+	long cells = 0;
+	for (int i = 0; i < wake_nmechs; i++)
+		if (!wa.any_mech || wa.mech[i])
+			for (int s = 0; s < WS_NSTATES; s++)
+				cells += !wa.any_state || wa.state[s];
+	/* each cell: its case limit, a libxcall runtime or two threads to start */
+	plan_cases(cells * o.repeat, plan_case_s(&o) + plan_start_cost(1));
+	plan_start(NULL);
+	struct rec *mark = rec_last();
+	struct hist h_rt, h_wake;
+	if (hist_init(&h_rt) || hist_init(&h_wake))
+		return 1;
+	int rc = 0;
+
+	for (int rep = 0; rep < o.repeat; rep++) {
+		for (int i = 0; i < wake_nmechs; i++) {
+			const struct wake_mech *m = &wake_mechs[i];
+			const char *why = m->absent ? m->absent() : NULL;
+			int nstates = 0;
+
+			if (wa.any_mech && !wa.mech[i])
+				continue;
+			for (int s = 0; s < WS_NSTATES; s++)
+				nstates += !wa.any_state || wa.state[s];
+			if (why) {
+				skipped(m->name, why, rep, true);
+				for (int s = 1; s < nstates; s++)
+					plan_skip();
+				continue;
+			}
+			for (int s = 0; s < WS_NSTATES; s++) {
+				char kase[64];
+				if (wa.any_state && !wa.state[s])
+					continue;
+				snprintf(kase, sizeof(kase), "%s/%s", m->name, state_name[s]);
+				if (m->no_state[s]) {
+					skipped(kase, m->no_state[s], rep, true);
+					continue;
+				}
+				struct wake_run *r = aligned_alloc(CACHELINE, (sizeof(*r) + CACHELINE - 1) /
+									  CACHELINE * CACHELINE);
+				struct cell_out *out = calloc(1, sizeof(*out));
+				struct budget b;
+				if (!r || !out)
+					return 1;
+				memset(r, 0, sizeof(*r));
+				r->m = m;
+				r->o = &o;
+				r->side[0].cpu = cl[0];
+				r->side[1].cpu = cl[1];
+				budget_init(&b, &o, desc.default_iters);
+				if (s != WS_HOT)        /* each wake waits a gap: a fiftieth of the count */
+					b.iters = b.iters / 50 > 20 ? b.iters / 50 : 20;
+				hist_reset(&h_rt);
+				hist_reset(&h_wake);
+				progress("wake: %s, cpus %d,%d, repeat %d", kase, cl[0], cl[1], rep);
+				long n = cell_run(r, s, gap, wa.busy_gap_us, &b, &h_rt, &h_wake, out);
+				if (n < 0) {
+					char w[128];
+					snprintf(w, sizeof(w), "failed: %s", strerror((int)-n));
+					skipped(kase, w, rep, false);
+					rc = 1;
+				} else {
+					cell_records(m, s, rep, cl, s == WS_PARKED ? gap : s == WS_BUSY ?
+						     wa.busy_gap_us : 0, &h_rt, &h_wake, out);
+				}
+				free(out);
+				free(r);
+			}
+		}
+	}
+	hist_free(&h_rt);
+	hist_free(&h_wake);
+	struct rec *from = mark ? mark->next : rec_first();
+	if (g_out.csv)
+		out_csv(stdout, from);
+	else if (!g_out.quiet)
+		print_table(from);
+	return rc;
+}
