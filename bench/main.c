@@ -91,8 +91,9 @@ static int suite(int argc, char **argv)
 	static const char *const kernel[] = {"kernel", "ipi", "compare", "--iterations", "5000", NULL};
 	static const char *const debug[] = {"debug", "stuck", "trace", "--iterations", "20000", NULL};
 	static const char *const urgent[] = {"debug", "urgent", "--iterations", "200", NULL};
+	static const char *const wake[] = {"wake", "--iterations", "2000", NULL};
 	const char *const *const plan[] = {pingpong, ipi, matrix, storm, idle, bringup, heatmap, kernel,
-					   debug, urgent};
+					   debug, urgent, wake};
 	int rc = 0;
 	uint64_t t0 = now_ns();
 	for (size_t i = 0; i < sizeof(plan) / sizeof(plan[0]); i++) {

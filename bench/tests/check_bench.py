@@ -121,6 +121,12 @@ def check_record(r):
         why.append(f"{name}: unit {r['unit']}")
     if r["better"] not in ("lower", "higher"):
         why.append(f"{name}: better {r['better']}")
+    skipped_why = r.get("params", {}).get("skipped") if isinstance(r.get("params"), dict) else None
+    if skipped_why is not None:
+        # a row that could not run: n = 0 and a reason, never a silent hole
+        if r["n"] != 0 or not isinstance(skipped_why, str) or not skipped_why:
+            why.append(f"{name}: skipped needs n = 0 and a reason, got n {r['n']} {skipped_why!r}")
+        return why
     if r["n"] < 1:
         why.append(f"{name}: n {r['n']}")
     eps = 1e-9
@@ -564,6 +570,94 @@ def test_debug():
               f"{stray} was written")
 
 
+WAKE_MECHS = ["spin", "futex", "eventfd", "epoll", "pipe", "uring-poll", "uring-msg", "uring-msg-defer",
+              "uring-futex", "signal", "signal-handler", "membarrier", "libxcall-sleeping",
+              "libxcall-polling", "uintr"]
+WAKE_STATES = ["hot", "parked", "busy"]
+# syscalls each side's code makes per wake, a round trip in which each side is woken once and
+# wakes once, as (fewest, most) per side (waker, sleeper). A range where a wait enters the
+# kernel only if the other side was not there first, or io_uring's multishot poll is rearmed.
+WAKE_SYSCALLS = {"spin": ((0, 0), (0, 0)), "futex": ((1, 2), (1, 2)), "eventfd": ((2, 2), (2, 2)),
+                 "epoll": ((3, 3), (3, 3)), "pipe": ((2, 2), (2, 2)), "uring-poll": ((2, 3.5), (2, 3.5)),
+                 "uring-msg": ((1, 2), (1, 2)), "uring-msg-defer": ((1, 2), (1, 2)),
+                 "uring-futex": ((1, 2), (1, 2)), "signal": ((2, 2), (2, 2)),
+                 "signal-handler": ((1, 1), (0, 0)), "membarrier": ((1, 1), (0, 0))}
+
+
+def check_wake_results(tag, res, iters):
+    """Every mechanism and cell present, or absent with a reason; counts as asked; syscalls as coded."""
+    missing, bad_n, bad_sys, no_irq = [], [], [], []
+    for m in WAKE_MECHS:
+        whole = find(res, m)
+        if whole is not None:
+            if not whole.get("params", {}).get("skipped"):
+                missing.append(f"{m}: a mechanism record without a reason")
+            continue
+        for st in WAKE_STATES:
+            r = find(res, f"{m}/{st}")
+            if r is None:
+                missing.append(f"{m}/{st}")
+                continue
+            if r["n"] == 0:
+                continue            # absent cell: check_record saw its reason
+            want = iters if st == "hot" else max(20, iters // 50)
+            w = find(res, f"{m}/{st}/wake")
+            if r["n"] != want or (m != "membarrier" and (w is None or w["n"] != want)):
+                bad_n.append(f"{m}/{st}: n {r['n']}, wake n {w and w['n']}, want {want}")
+            p = r.get("params", {})
+            exp = WAKE_SYSCALLS.get(m)
+            got = (p.get("syscalls_per_wake_waker"), p.get("syscalls_per_wake_sleeper"))
+            if exp and any(g is None or not lo - 1e-9 <= g <= hi + 1e-9 for (lo, hi), g in zip(exp, got)):
+                bad_sys.append(f"{m}/{st}: {got}, coded {exp}")
+            if m == "libxcall-polling" and st == "hot" and got[0] != 0:
+                bad_sys.append(f"{m}/{st}: the waker made {got[0]} futex wakes per call to a polling worker")
+            if "CAL_per_op_sleeper" not in p and p.get("CAL_row") != "absent":
+                no_irq.append(f"{m}/{st}")
+    check(f"{tag}: every mechanism and state measured or absent with a reason", not missing,
+          ", ".join(missing[:6]))
+    check(f"{tag}: each cell timed the wakes asked (hot --iterations, parked and busy a fiftieth, "
+          f"at least 20)", not bad_n, "; ".join(bad_n[:4]))
+    check(f"{tag}: syscalls per wake as each mechanism's code makes them", not bad_sys, "; ".join(bad_sys[:4]))
+    check(f"{tag}: interrupts per wake on both CPUs in every cell", not no_irq, ", ".join(no_irq[:4]))
+
+
+def test_wake():
+    res, _ = run_json("wake", ["wake", "--iterations", "200"])
+    if res is None:
+        return
+    check_wake_results("wake", res, 200)
+    uintr = find(res, "uintr")
+    check("wake: uintr absent here, with why", uintr is not None and uintr["n"] == 0 and
+          "UINTR" in uintr.get("params", {}).get("skipped", ""), f"{uintr}")
+    if os.path.exists("/usr/include/liburing.h") and open_first("/proc/sys/kernel/io_uring_disabled") == "0":
+        absent = [f"{m}: {find(res, m)['params']['skipped']}" for m in ("uring-poll", "uring-msg",
+                                                                          "uring-msg-defer")
+                  if find(res, m) is not None]
+        check("wake: io_uring rows measured where liburing and io_uring are here", not absent,
+              "; ".join(absent))
+    rc, out, _ = run(["wake", "--iterations", "100", "--mechs", "spin,uintr"])
+    check("wake: the table lists absent mechanisms and cells with their reason",
+          rc == 0 and "uintr              -        absent: this CPU" in out and
+          "spin               parked   absent: " in out, out[-400:])
+    sub, _ = run_json("wake-subset", ["wake", "--iterations", "100", "--mechs", "pipe,uintr",
+                                      "--states", "hot"])
+    if sub is not None:
+        got = sorted({x["case"] for x in sub})
+        check("wake --mechs --states: only what was named", got == ["pipe/hot", "pipe/hot/wake", "uintr"],
+              f"cases={got}")
+    rc, _, err = run(["wake", "--mechs", "carrier-pigeon"])
+    check("wake: an unknown mechanism exits 2 naming the known ones", rc == 2 and "uring-msg-defer" in err,
+          err.strip()[-200:])
+
+
+def open_first(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
 def test_csv():
     rc, out, _ = run(["ipi", "--iterations", "100", "--csv"])
     lines = out.strip().splitlines()
@@ -713,6 +807,7 @@ def main():
         test_idle(n2)
         test_heatmap(ncpu)
         test_debug()
+        test_wake()
         test_bounds(ncpu)
     test_bringup()
     kernel = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_kernel.py")
