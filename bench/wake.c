@@ -192,8 +192,10 @@ static void *sleeper_main(void *arg)
 		r->err = -err;
 	/* release: the setup (ring fds, eventfds) before the waker uses it */
 	atomic_store_explicit(&c->ready, 1, memory_order_release);
-	if (err)
+	if (err) {
+		m->teardown(r, 1);
 		return NULL;
+	}
 	if (m->presence) {
 		/* acquire: pairs with the driver's stop */
 		while (!atomic_load_explicit(&r->stop, memory_order_acquire))
@@ -259,7 +261,7 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 	err = m->setup(r, 0);
 	if (err) {
 		r->err = -err;
-		goto out;
+		goto out_teardown;      /* every teardown takes a half-made setup */
 	}
 	if (have_sleeper) {
 		if (thread_start_pinned(&sleeper, r->side[1].cpu, sleeper_main, &ctl)) {
@@ -331,12 +333,11 @@ out_teardown:
 	if (have_sleeper) {
 		/* release: the sleeper sees it after the last wake below */
 		atomic_store_explicit(&r->stop, true, memory_order_release);
-		if (!m->presence && !r->err)
-			m->wake(r, 1);
+		if (!m->presence)
+			m->wake(r, 1);  /* after an error too: the sleeper may be waiting */
 		pthread_join(sleeper, NULL);
 	}
 	m->teardown(r, 0);
-out:
 	if (have_hog) {
 		atomic_store_explicit(&ctl.hog_stop, true, memory_order_relaxed);
 		pthread_join(hog, NULL);
