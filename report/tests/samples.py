@@ -45,3 +45,53 @@ def all_benches(scale=1.0, repeats=1):
                 rec("idle", "cpu/forever", 37.7, r, unit="pct", n=1),
                 rec("mystery", "thing/one", 3.5, r, unit="ops/s", better="higher", n=1)]
     return doc(out)
+
+
+WAKE_IPIS = {("futex", "hot"): (0.97, 0.0), ("futex", "parked"): (1.0, 0.05),
+             ("futex", "busy"): (0.1, 0.95), ("spin", "hot"): (0.0, 0.0),
+             ("spin", "busy"): (0.0, 0.0), ("membarrier", "hot"): (0.85, 0.0),
+             ("membarrier", "busy"): (1.0, 0.0), ("libxcall-sleeping", "hot"): (0.01, 0.0),
+             ("libxcall-sleeping", "parked"): (1.0, 0.0),
+             ("libxcall-sleeping", "busy"): (0.0, 1.0)}
+WAKE_P50 = {"hot": 7000.0, "parked": 40000.0, "busy": 11000.0}     # the wake latency, ns
+WAKE_ABSENT = {"spin/parked": "the target spins in user space: it never sleeps",
+               "membarrier/parked": "membarrier interrupts only a CPU that runs our thread",
+               "uintr": "this CPU has no UINTR"}
+NO_WAKE_RECORD = ("membarrier",)         # no code of ours on the sleeper's side
+
+
+def _wake_cell(mech, state, repeat, j):
+    """The round trip of one cell, with its IPIs per wake, and its wake latency unless the
+    mechanism has none; spin is 100 times faster than the rest."""
+    cal, res = WAKE_IPIS[(mech, state)]
+    p50 = WAKE_P50[state] * (0.01 if mech == "spin" else 1.0) * j
+    params = {"mechanism": mech, "state": state, "sleeper": "test", "iterations": 300,
+              "CAL_per_op_waker": 1.0, "RES_per_op_waker": 0.0,
+              "CAL_per_op_sleeper": cal, "RES_per_op_sleeper": res}
+    out = [rec("wake", f"{mech}/{state}", 2 * p50 / 0.9, repeat, p50=2 * p50, p99=5 * p50,
+               params=params)]
+    if mech not in NO_WAKE_RECORD:
+        out.append(rec("wake", f"{mech}/{state}/wake", p50 / 0.9, repeat, p50=p50, p99=3 * p50,
+                       params={"mechanism": mech, "state": state}))
+    return out
+
+
+def _wake_absent(case, repeat):
+    """What xcall-bench writes for a mechanism or cell it could not measure."""
+    return rec("wake", case, 0.0, repeat, n=0, p50=0.0, p90=0.0, p99=0.0, max=0.0, min=0.0,
+               params={"skipped": WAKE_ABSENT[case]})
+
+
+def wake(repeats=1):
+    """xcall-bench wake in small: futex and libxcall-sleeping in every state, spin without
+    parked, membarrier without parked and without a wake record, uintr absent."""
+    out = []
+    for r in range(repeats):
+        j = 1.0 + 0.5 * r
+        for mech in ("futex", "spin", "membarrier", "libxcall-sleeping"):
+            for state in ("hot", "parked", "busy"):
+                case = f"{mech}/{state}"
+                out += [_wake_absent(case, r)] if case in WAKE_ABSENT else \
+                    _wake_cell(mech, state, r, j)
+        out.append(_wake_absent("uintr", r))
+    return doc(out)

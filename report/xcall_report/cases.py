@@ -14,6 +14,8 @@ BRINGUP_MODES = ("serial", "parallel")
 LIMIT_WORDS = ("cacheline", "limit")
 BASELINE_WORDS = ("baseline", "vanilla", "off", "plain")
 HEATMAP_CLASSES = ("smt", "same-llc", "same-node", "cross-node")      # closest first
+WAKE_STATES = ("hot", "parked", "busy")                 # the sleeper's, in xcall-bench's order
+WAKE_ROUND_TRIP, WAKE_LATENCY = "round trip", "wake"
 
 
 @dataclass
@@ -98,6 +100,20 @@ def heatmap_summary(name, params=None):
         return None
     cls = (params or {}).get("class")
     return "/".join(c.tags[1:-1]), cls if isinstance(cls, str) else c.tags[-1]
+
+
+def wake_cell(name, params=None):
+    """(mechanism, state, measure) of a wake case: `futex/parked` is the round trip,
+    `futex/parked/wake` the wake latency, `uintr` a whole mechanism (state None); params
+    {mechanism, state} win."""
+    params = params or {}
+    parts = name.split("/")
+    if not all(parts) or len(parts) > 3 or (len(parts) == 3 and parts[2] != WAKE_LATENCY):
+        return None
+    mech = params.get("mechanism") if isinstance(params.get("mechanism"), str) else parts[0]
+    state = params.get("state") if isinstance(params.get("state"), str) else \
+        (parts[1] if len(parts) > 1 else None)
+    return mech, state, WAKE_LATENCY if len(parts) == 3 else WAKE_ROUND_TRIP
 
 
 def bringup_mode(name):

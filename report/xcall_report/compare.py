@@ -79,6 +79,18 @@ def _cell(runs, metric, better, base=None, base_runs=None):
     return c
 
 
+def _unmeasured(labels, runs):
+    """"not measured in X (why)" for the files where a case has no figures (xcall-bench's
+    skipped records), or "" when it was measured everywhere."""
+    why = {}
+    for lab, rs in zip(labels, runs):
+        reason = next((r.skipped for r in rs if r.skipped is not None), None)
+        if reason is not None:
+            why.setdefault(reason, []).append(lab)
+    return "; ".join(f"not measured in {', '.join(labs)} ({reason})"
+                     for reason, labs in why.items())
+
+
 def compare(results, metrics=METRICS):
     """Build the tables for a list of Results (the first is the baseline)."""
     labels = [r.label for r in results]
@@ -90,6 +102,10 @@ def compare(results, metrics=METRICS):
         if absent:
             present = [lab for lab, rs in zip(labels, runs) if rs]
             skipped.append(f"{bench} {case}: only in {', '.join(present)}")
+            continue
+        unmeasured = _unmeasured(labels, runs)
+        if unmeasured:          # a 0 there would read as a 100% improvement
+            skipped.append(f"{bench} {case}: {unmeasured}")
             continue
         unit, better = runs[0][0].unit, runs[0][0].better
         units = {rs[0].unit for rs in runs}
@@ -223,7 +239,7 @@ def format_csv(cmp):
 def _skipped_lines(cmp, bullet):
     if not cmp.skipped:
         return []
-    return ["Not compared (not in every file, or units differ):"] + \
+    return ["Not compared (not in every file, not measured, or units differ):"] + \
         [f"{bullet or '  '}{s}" for s in cmp.skipped]
 
 

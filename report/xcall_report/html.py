@@ -72,6 +72,11 @@ def results_tables(res):
         rows = []
         for case in res.cases(bench):
             runs = res.runs(bench, case)
+            why = runs[0].skipped
+            if why is not None:         # its zeros are no figures: say why instead
+                rows.append([case, runs[0].unit, runs[0].better, runs[0].n, len(runs),
+                             f"not measured: {why}", "", "", "", ""])
+                continue
             means = [r.stats["mean"] for r in runs]
             agg = {k: mean([r.stats[k] for r in runs]) for k in ("p50", "p90", "p99", "max")}
             sd = stddev(means) if len(runs) > 1 else runs[0].stats.get("stddev")
@@ -107,8 +112,9 @@ def comparison_section(cmp):
         notes = [f"{t.case}: {n}" for t in tables for n in t.notes]
         out.append('<p class="note">' + "<br>".join(esc(x) for x in stat_lines + notes) + "</p>")
     if cmp.skipped:
-        out.append('<p class="note">Not compared (not in every file, or units differ):</p><ul>'
-                   + "".join(f"<li>{esc(s)}</li>" for s in cmp.skipped) + "</ul>")
+        out.append('<p class="note">Not compared (not in every file, not measured, or units '
+                   'differ):</p><ul>' + "".join(f"<li>{esc(s)}</li>" for s in cmp.skipped)
+                   + "</ul>")
     if not cmp.tables:
         out.append('<p class="note">No case is present in every file.</p>')
     return "\n".join(out)

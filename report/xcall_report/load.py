@@ -31,6 +31,20 @@ class Record:
     params: dict = field(default_factory=dict)
     counters: dict = field(default_factory=dict)
 
+    @property
+    def skipped(self):
+        """Why the record has no figures, or None: see skip_reason."""
+        return skip_reason(self.n, self.params)
+
+
+def skip_reason(n, params):
+    """Why a record has no figures: the reason xcall-bench gives in its "skipped" param (its
+    statistics are 0, n is 0), or "no samples" for n = 0 alone; None for a measured record."""
+    why = (params or {}).get("skipped")
+    if why is None and n > 0:
+        return None
+    return str(why) if why else "no samples (n = 0)"
+
 
 @dataclass
 class Results:

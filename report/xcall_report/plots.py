@@ -5,12 +5,16 @@ is needed; every figure is a plain `Figure` that tests can inspect.
 """
 import math
 import os
+import textwrap
 
 import matplotlib
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from . import cases as casenames
-from .stats import aggregate
+from .load import skip_reason
+from .stats import aggregate, mean
 
 TIME_UNITS = {"ns", "us", "ms", "s", "cycles"}
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
@@ -19,6 +23,9 @@ LIMIT_COLOUR = "#d62728"
 MAX_DISTRIBUTION_CASES = 16
 MAX_ANNOTATED_CPUS = 16
 MAX_LABELLED_CPUS = 32          # past it, every k-th CPU labelled on the heatmap's axes
+STATE_COLOURS = {"hot": PALETTE[1], "parked": PALETTE[0], "busy": PALETTE[2]}
+IPI_ROWS = ("CAL", "RES")       # function-call and reschedule IPIs, as /proc/interrupts names them
+NOTE_WIDTH = 160                # characters per line of the notes under a figure
 
 
 # ---------------------------------------------------------------- helpers
@@ -95,12 +102,15 @@ def host_line(res):
     return f"{res.label} · " + ", ".join(bits)
 
 
-def _figure(res, title, width, height, nrows=1, ncols=1):
+def _figure(res, title, width, height, nrows=1, ncols=1, notes=(), **grid):
+    """A figure with its axes; notes are lines written above the machine at the bottom, grid
+    goes to subplots (sharey, gridspec_kw)."""
     fig = Figure(figsize=(width, height), layout="constrained")
-    axes = fig.subplots(nrows, ncols, squeeze=False)
+    axes = fig.subplots(nrows, ncols, squeeze=False, **grid)
     fig.suptitle(title, fontsize=12, fontweight="bold")
     # supxlabel: the layout keeps room for it below everything else
-    fig.supxlabel(host_line(res), x=0.005, ha="left", fontsize=7, color="#555")
+    fig.supxlabel("\n".join([*notes, host_line(res)]), x=0.005, ha="left", fontsize=7,
+                  color="#555")
     return fig, axes
 
 
@@ -428,6 +438,204 @@ def heatmap(res, bench, summ):
     return fig
 
 
+def _wake_grid(summ):
+    """(mechanisms, states, cells, absent) of a wake run: mechanisms in the file's order,
+    states hot, parked, busy first; cells {(mechanism, state): {measure: case}}; absent
+    {(mechanism, state or None): reason}. None when a case name does not fit."""
+    mechs, states, cells, absent = {}, {}, {}, {}
+    for case, s in summ.items():
+        w = casenames.wake_cell(case, s["params"])
+        if w is None:
+            return None
+        mech, state, measure = w
+        mechs[mech] = None
+        why = skip_reason(s["n"], s["params"])
+        if state is None and why is None:       # figures for no state: nowhere to draw them
+            return None
+        if state is not None:
+            states[state] = None
+        if why is not None:
+            absent[(mech, state)] = why
+        else:
+            cells.setdefault((mech, state), {})[measure] = case
+    order = [st for st in casenames.WAKE_STATES if st in states]
+    return list(mechs), order + [st for st in states if st not in order], cells, absent
+
+
+def _wake_shown(cell):
+    """The case a cell's bar shows: its wake latency, else its round trip."""
+    return cell.get(casenames.WAKE_LATENCY) or cell[casenames.WAKE_ROUND_TRIP]
+
+
+def _wake_label(mech, states, cells, absent):
+    """A row's name, saying when its bars are round trips (no wake record) or it is absent."""
+    if (mech, None) in absent:
+        return f"{mech} (absent)"
+    measured = [st for st in states if (mech, st) in cells]
+    rt = [st for st in measured if casenames.WAKE_LATENCY not in cells[(mech, st)]]
+    if rt and rt == measured:
+        return f"{mech} (round trip)"
+    return f"{mech} (round trip: {', '.join(rt)})" if rt else mech
+
+
+def _state_colour(j, state):
+    return STATE_COLOURS.get(state, PALETTE[(j + 3) % len(PALETTE)])
+
+
+def _slots(states):
+    """(bar height, [row offset per state]): the states side by side within a row."""
+    h = 0.84 / len(states)
+    return h, [(j - (len(states) - 1) / 2) * h for j in range(len(states))]
+
+
+def _log_time_axis(ax, lows, highs, unit):
+    """A log time axis from the decade below the lowest bar to room for labels past the
+    highest whisker, ticks written with their unit (100 ns, 10 µs, 1 ms)."""
+    pos = [v for v in lows + highs if v > 0]
+    if not pos:
+        return
+    ax.set_xscale("log")
+    ax.set_xlim(10 ** math.floor(math.log10(min(pos))), max(pos) * 8)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: human(v, unit)))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _wake_latency(ax, summ, mechs, states, cells, absent, unit):
+    """One bar per (mechanism, state): p50 with a whisker to p99, value written at the end;
+    "absent" in the slot of a cell that has no figures, the reason across a row that has none."""
+    h, offsets = _slots(states)
+    rows = ax.get_yaxis_transform()          # x in axes fractions, y in rows: any scale
+    lows, highs = [], []
+    for j, (st, off) in enumerate(zip(states, offsets)):
+        shown = [(i, summ[_wake_shown(cells[(m, st)])]) for i, m in enumerate(mechs)
+                 if (m, st) in cells]
+        ys = [i + off for i, _ in shown]
+        vals = [s["p50"] for _, s in shown]
+        tops = [max(s["p99"], s["p50"]) for _, s in shown]
+        ax.barh(ys, vals, h * 0.9, xerr=[[0] * len(vals), [t - v for v, t in zip(vals, tops)]],
+                color=_state_colour(j, st), capsize=2, error_kw={"elinewidth": 0.8}, label=st)
+        for y, v, t in zip(ys, vals, tops):
+            ax.annotate(human(v, unit), (t, y), xytext=(3, 0), textcoords="offset points",
+                        va="center", fontsize=6)
+        for i, m in enumerate(mechs):
+            if (m, st) in absent:
+                ax.text(0.005, i + off, "absent", transform=rows, va="center", fontsize=6,
+                        color="#777")
+        lows, highs = lows + vals, highs + tops
+    for i, m in enumerate(mechs):
+        if (m, None) in absent:
+            ax.text(0.005, i, f"absent: {absent[(m, None)]}", transform=rows, va="center",
+                    fontsize=7, color="#555")
+    _log_time_axis(ax, lows, highs, unit)
+    ax.set_yticks(range(len(mechs)), [_wake_label(m, states, cells, absent) for m in mechs])
+    ax.set_ylim(len(mechs) - 0.5, -0.5)
+    ax.set_xlabel("wake latency: bar p50, whisker p99 (log scale)")
+    ax.set_title("the waker's call until the sleeper's thread runs; lower is better", fontsize=9)
+    ax.grid(axis="x", alpha=0.3, which="both")
+
+
+def _param_mean(res, bench, case, key):
+    """A numeric param averaged over the repeats that have it; None when none has it."""
+    vals = [r.params[key] for r in res.runs(bench, case)
+            if isinstance(r.params.get(key), (int, float)) and not isinstance(r.params[key], bool)]
+    return mean(vals) if vals else None
+
+
+def _wake_ipis(res, bench, cells):
+    """{(mechanism, state): [CAL, RES]} per wake on the sleeper's CPU, from each cell's round
+    trip, a count None where the record has none (the row absent from /proc/interrupts)."""
+    out = {}
+    for key, cell in cells.items():
+        case = cell.get(casenames.WAKE_ROUND_TRIP)
+        if case is not None:
+            out[key] = [_param_mean(res, bench, case, f"{row}_per_op_sleeper")
+                        for row in IPI_ROWS]
+    return out
+
+
+def _ipi_notes(ipis):
+    """A line per set of interrupt rows that some cells have no count of."""
+    missing = {}
+    for (m, st), counts in ipis.items():
+        rows = tuple(row for row, v in zip(IPI_ROWS, counts) if v is None)
+        if rows:
+            missing.setdefault(rows, []).append(f"{m}/{st}")
+    return [f"{' and '.join(rows)} per wake n/a (no such row in /proc/interrupts, or not "
+            f"read): {', '.join(where)}" for rows, where in missing.items()]
+
+
+def _ipi_bars(ax, mechs, states, ipis):
+    """CAL and RES per wake stacked, in the same slots as the latency bars beside, the two
+    values written at the end."""
+    h, offsets = _slots(states)
+    top = 1.0
+    for j, (st, off) in enumerate(zip(states, offsets)):
+        shown = [(i + off, ipis[(m, st)]) for i, m in enumerate(mechs) if (m, st) in ipis]
+        ys = [y for y, _ in shown]
+        cal = [c[0] or 0.0 for _, c in shown]
+        resched = [c[1] or 0.0 for _, c in shown]
+        colour = _state_colour(j, st)
+        ax.barh(ys, cal, h * 0.9, color=colour, label=f"{st} CAL")
+        ax.barh(ys, resched, h * 0.9, left=cal, color=colour, hatch="////", edgecolor="white",
+                linewidth=0, label=f"{st} RES")
+        for y, end, (_, counts) in zip(ys, [a + b for a, b in zip(cal, resched)], shown):
+            ax.annotate(" + ".join("n/a" if v is None else fmt(v) for v in counts), (end, y),
+                        xytext=(3, 0), textcoords="offset points", va="center", fontsize=6)
+            top = max(top, end)
+    ax.set_xlim(0, top * 1.5)
+    ax.set_xlabel("interrupts per wake: CAL + RES")
+    ax.set_title("IPIs on the sleeper's CPU", fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+
+
+def _wake_notes(absent):
+    """One line per reason: the mechanisms and cells that have no figures, and why."""
+    by_reason = {}
+    for (m, st), why in absent.items():
+        by_reason.setdefault(why, []).append(m if st is None else f"{m}/{st}")
+    return [f"absent: {', '.join(names)}: {why}" for why, names in by_reason.items()]
+
+
+def _wrapped(lines):
+    """Notes cut to NOTE_WIDTH, the rest of a line indented."""
+    return [part for line in lines
+            for part in textwrap.wrap(line, NOTE_WIDTH, subsequent_indent="    ")]
+
+
+def _wake_legend(fig, states):
+    """One legend right of both panels: the states' colours, and CAL against RES."""
+    handles = [Patch(color=_state_colour(j, st), label=st) for j, st in enumerate(states)]
+    handles += [Patch(facecolor="#999", label="CAL (function-call IPIs)"),
+                Patch(facecolor="#999", hatch="////", edgecolor="white",
+                      label="RES (reschedule IPIs)")]
+    fig.legend(handles=handles, loc="outside right upper", fontsize=8)
+
+
+def wake(res, bench, summ):
+    """xcall-bench wake: a row per mechanism, a bar per sleeper state (hot, parked, busy) of
+    the wake latency, p50 to p99 on a log axis (the round trip where there is no wake record,
+    said in the row's name); beside it, sharing the rows, CAL and RES per wake on the
+    sleeper's CPU. What was not measured is marked in place and listed with why under it."""
+    grid = _wake_grid(summ)
+    if grid is None:
+        return None
+    mechs, states, cells, absent = grid
+    units = {summ[c]["unit"] for cell in cells.values() for c in cell.values()}
+    if not states or len(units) > 1 or not units <= set(TIME_SECONDS):
+        return None
+    unit = units.pop() if units else "ns"
+    ipis = _wake_ipis(res, bench, cells)
+    notes = _wrapped(_wake_notes(absent) + _ipi_notes(ipis))
+    fig, axes = _figure(res, f"{bench}: wake latency per mechanism and sleeper state, IPIs per "
+                        f"wake{_repeats_note(summ)}", 12, 2.2 + 0.42 * len(mechs)
+                        + 0.12 * len(notes), 1, 2, notes=notes, sharey=True,
+                        gridspec_kw={"width_ratios": [2.3, 1]})
+    _wake_latency(axes[0, 0], summ, mechs, states, cells, absent, unit)
+    _ipi_bars(axes[0, 1], mechs, states, ipis)
+    _wake_legend(fig, states)
+    return fig
+
+
 def distribution(res, bench, summ):
     """Latency distribution per case from its percentiles: min, p50, p90, p99, max."""
     names = [c for c, s in summ.items() if s["unit"] in TIME_UNITS]
@@ -452,7 +660,8 @@ def distribution(res, bench, summ):
 
 
 SPECIAL = {"pingpong": limit_bars, "kernel": limit_bars, "storm": storm, "matrix": matrix,
-           "bringup": bringup, "heatmap": heatmap}
+           "bringup": bringup, "heatmap": heatmap, "wake": wake}
+NO_DISTRIBUTION = {"heatmap", "wake"}      # their chart already shows each case's spread
 
 
 def figures(res):
@@ -470,7 +679,7 @@ def figures(res):
             fig = generic(res, bench, summ)
         out.append((bench, fig))
         timed = [s for s in summ.values() if s["unit"] in TIME_UNITS and s["n"] > 1]
-        if bench != "heatmap" and timed and len(summ) <= MAX_DISTRIBUTION_CASES:
+        if bench not in NO_DISTRIBUTION and timed and len(summ) <= MAX_DISTRIBUTION_CASES:
             out.append((f"{bench}-distribution", distribution(res, bench, summ)))
     return out
 
