@@ -87,7 +87,7 @@ static void membarrier_setup(struct kctx *k)
 	    !membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0))
 		k->membarrier_rseq_ok = true;
 	if (!k->membarrier_rseq_ok)
-		k->membarrier_why = "membarrier PRIVATE_EXPEDITED_RSEQ is not supported by this kernel";
+		k->membarrier_why = "this kernel's membarrier lacks PRIVATE_EXPEDITED_RSEQ (5.10+)";
 }
 
 /* ---- spinners: threads of ours that keep running on their CPUs ---- */

@@ -468,12 +468,12 @@ static const char *uring_check(int slot, unsigned flags, int op, const char *opn
 		fclose(f);
 	}
 	if (atoi(v) == 2)
-		return "io_uring is disabled (kernel.io_uring_disabled = 2)";
+		return "io_uring is off (kernel.io_uring_disabled = 2)";
 	int err = io_uring_queue_init(4, &ring, flags);
 	if (err) {
 		snprintf(uring_why[slot], sizeof(uring_why[slot]), "io_uring_setup%s: %s%s",
-			 flags ? " with SINGLE_ISSUER | DEFER_TASKRUN" : "", strerror(-err),
-			 atoi(v) == 1 ? " (kernel.io_uring_disabled = 1)" : "");
+			 flags ? "(DEFER_TASKRUN)" : "", strerror(-err),
+			 atoi(v) == 1 ? " (io_uring_disabled = 1)" : "");
 		return uring_why[slot];
 	}
 	const char *why = NULL;
@@ -716,18 +716,15 @@ static const char *uintr_absent(void)
 	if (f)
 		fclose(f);
 	snprintf(why, sizeof(why), "%s",
-		 flag ? "the CPU has UINTR, but this kernel offers no user-interrupt syscalls "
-			"(they were never merged into mainline Linux)"
-		      : "this CPU has no UINTR (user interrupts: Intel Sapphire Rapids and later, "
-			"with a kernel carrying the out-of-tree UINTR patches)");
+		 flag ? "the CPU has UINTR; mainline Linux has no syscalls for it"
+		      : "this CPU has no UINTR (Intel Sapphire Rapids and later)");
 	return why;
 }
 
-/* ---- the table ---- */
+/* ---- the table ---- (every reason fits a record's 63-character string) */
 
 static const char no_park_spin[] = "the target spins in user space: it never sleeps";
-static const char no_park_membarrier[] =
-	"membarrier interrupts only a CPU that runs a thread of this process: a parked one gets no IPI";
+static const char no_park_membarrier[] = "membarrier IPIs only CPUs running our threads, not parked ones";
 
 const struct wake_mech wake_mechs[] = {
 	{.name = "spin", .what = "polls a line (the limit)", .setup = spin_setup, .teardown = nothing,

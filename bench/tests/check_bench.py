@@ -126,6 +126,8 @@ def check_record(r):
         # a row that could not run: n = 0 and a reason, never a silent hole
         if r["n"] != 0 or not isinstance(skipped_why, str) or not skipped_why:
             why.append(f"{name}: skipped needs n = 0 and a reason, got n {r['n']} {skipped_why!r}")
+        elif len(skipped_why) >= 63:
+            why.append(f"{name}: the reason fills a record's string, so it was cut short: {skipped_why!r}")
         return why
     if r["n"] < 1:
         why.append(f"{name}: n {r['n']}")
