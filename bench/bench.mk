@@ -14,10 +14,12 @@ all: $(BENCH_BIN)
 bench: $(BENCH_BIN)
 
 # liburing for wake's io_uring rows, where its headers and library link (make deps installs
-# liburing-dev); without it those rows say why they are absent
-URING_LIBS := $(shell printf '\043include <liburing.h>\nint main(void){struct io_uring r; return io_uring_queue_init(1, &r, 0);}\n' | \
-	$(CC) -x c - -o /dev/null -luring 2>/dev/null && echo -luring)
-URING_CFLAGS := $(if $(URING_LIBS),-DXB_HAVE_LIBURING)
+# liburing-dev); without it those rows say why they are absent. Looked for once, when first
+# used rather than when this file is read: `make check` runs deps before it builds.
+URING_PROBE = printf '\043include <liburing.h>\nint main(void){struct io_uring r; return io_uring_queue_init(1, &r, 0);}\n' | \
+	$(CC) -x c - -o /dev/null -luring 2>/dev/null && echo -luring
+URING_LIBS = $(eval URING_LIBS := $(shell $(URING_PROBE)))$(URING_LIBS)
+URING_CFLAGS = $(if $(URING_LIBS),-DXB_HAVE_LIBURING)
 
 $(BUILD)/bench/%.o: bench/%.c $(wildcard bench/*.h) include/xcall.h
 	@mkdir -p $(dir $@)
