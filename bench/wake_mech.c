@@ -14,6 +14,7 @@
 #include "wake_mech.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/membarrier.h>
 #include <poll.h>
 #include <signal.h>
