@@ -84,6 +84,13 @@ _Noreturn void cli_fail(const char *cmd, const char *fmt, ...)
 int parse_long(const char *s, long min, long max, long *out);
 int parse_double(const char *s, double min, double max, double *out);
 int parse_poll(const char *s, long *out);
+/*
+ * A comma-separated list of names, each one of name(0 .. n-1): sets want[i]
+ * for each. An unknown name, or none, ends in cli_fail() naming --@opt and
+ * every known name.
+ */
+void parse_names(const char *cmd, const char *opt, const char *list, int n, const char *(*name)(int),
+		 bool *want);
 int parse_ablate(const char *s, unsigned *out);
 const char *poll_name(long poll_ns, char *buf, size_t size);
 const char *ablate_name(unsigned ablate, char *buf, size_t size);

@@ -72,6 +72,31 @@ int parse_double(const char *s, double min, double max, double *out)
 }
 
 /* --poll and --ablate take libxcall's own spellings, parsed and printed by libxcall. */
+void parse_names(const char *cmd, const char *opt, const char *list, int n, const char *(*name)(int),
+		 bool *want)
+{
+	char buf[512], names[512] = "";
+	bool any = false, bad = snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf);
+
+	for (char *save, *tok = strtok_r(buf, ",", &save); tok && !bad;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int i;
+
+		for (i = 0; i < n && strcmp(tok, name(i)); i++)
+			;
+		bad = i == n;
+		if (!bad)
+			want[i] = any = true;
+	}
+	if (any && !bad)
+		return;
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(names);
+		snprintf(names + len, sizeof(names) - len, "%s%s", i ? "," : "", name(i));
+	}
+	cli_fail(cmd, "bad --%s '%s': expected names from %s", opt, list, names);
+}
+
 int parse_poll(const char *s, long *out)
 {
 	struct xc_opts o = {0};

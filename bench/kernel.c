@@ -17,21 +17,12 @@
 #include "kernel.h"
 
 #include <errno.h>
-#include <linux/membarrier.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#ifndef MEMBARRIER_CMD_FLAG_CPU
-#define MEMBARRIER_CMD_FLAG_CPU (1 << 0)
-#endif
-#ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ
-#define MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ (1 << 7)
-#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ (1 << 8)
-#endif
 
 enum { O_ALLOW_SYSFS = 1, O_ALLOW_HOTPLUG, O_RESTORE, O_GAP, O_LONG_GAP };
 
@@ -67,27 +58,39 @@ static const struct cmd_desc desc = {
 	.default_iters = 20000,
 };
 
-static long membarrier(int cmd, unsigned flags, int cpu)
+long membarrier(int cmd, unsigned flags, int cpu)
 {
 	return syscall(__NR_membarrier, cmd, flags, cpu);
 }
 
-/* Registration first, while we are single-threaded: registering late waits for RCU. */
-static void membarrier_setup(struct kctx *k)
+void membarrier_register(struct membarrier_reg *m)
 {
 	long q = membarrier(MEMBARRIER_CMD_QUERY, 0, 0);
+
+	*m = (struct membarrier_reg){0};
 	if (q < 0) {
-		k->membarrier_why = "membarrier() is not available";
+		m->why = "membarrier() is not available";
 		return;
 	}
-	if ((q & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
-	    !membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0))
-		k->membarrier_ok = true;
-	if ((q & MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) &&
-	    !membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0))
-		k->membarrier_rseq_ok = true;
-	if (!k->membarrier_rseq_ok)
-		k->membarrier_why = "this kernel's membarrier lacks PRIVATE_EXPEDITED_RSEQ (5.10+)";
+	m->expedited = (q & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+		       !membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
+	if (!(q & MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ))
+		m->why = "this kernel's membarrier lacks PRIVATE_EXPEDITED_RSEQ (5.10+)";
+	else if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0))
+		m->why = "registering for membarrier PRIVATE_EXPEDITED_RSEQ failed";
+	else
+		m->rseq = true;
+}
+
+/* Registration first, while we are single-threaded. */
+static void membarrier_setup(struct kctx *k)
+{
+	struct membarrier_reg m;
+
+	membarrier_register(&m);
+	k->membarrier_ok = m.expedited;
+	k->membarrier_rseq_ok = m.rseq;
+	k->membarrier_why = m.why;
 }
 
 /* ---- spinners: threads of ours that keep running on their CPUs ---- */
@@ -205,16 +208,11 @@ static struct rec *krec(const struct kctx *k, const char *kase, const struct his
 	return r;
 }
 
+/* A planned probe that will not run; a record says why, so the results file tells. */
 static void skip(const char *what, const char *why)
 {
-	if (!g_out.quiet)
-		fprintf(stderr, "xcall-bench kernel: %s skipped: %s\n", what, why);
 	plan_skip();
-	/* a record says so too, so the results file tells why a row is missing */
-	struct rec *r = rec_new("kernel", what, "ns", "lower", 0);
-	rec_value(r, 0);
-	r->s.n = 0;
-	rec_param_s(r, "skipped", why);
+	rec_skipped("kernel", what, why, 0);
 }
 
 /* ---- ipi ---- */

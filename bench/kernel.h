@@ -8,6 +8,16 @@
 
 #include "bench.h"
 
+#include <linux/membarrier.h>
+
+#ifndef MEMBARRIER_CMD_FLAG_CPU
+#define MEMBARRIER_CMD_FLAG_CPU (1 << 0)
+#endif
+#ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ
+#define MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ (1 << 7)
+#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ (1 << 8)
+#endif
+
 /* ---- /proc/interrupts (kernel_irq.c) ---- */
 
 enum irq_row { IRQ_CAL, IRQ_RES, IRQ_TLB, IRQ_NROWS };
@@ -38,6 +48,17 @@ int sysfs_set(const char *path, const char *value);
 /* Restore at exit and on SIGINT/SIGTERM/SIGHUP. */
 void journal_arm(void);
 int sysfs_read(const char *path, char *buf, size_t size);
+
+/* ---- membarrier, the kernel's targeted IPI (kernel.c) ---- */
+
+long membarrier(int cmd, unsigned flags, int cpu);
+/* What registering this process gave: each command usable, and if RSEQ is not, why. */
+struct membarrier_reg {
+	bool expedited, rseq;
+	const char *why;
+};
+/* Register for both expedited commands; call while single-threaded (late, it waits for RCU). */
+void membarrier_register(struct membarrier_reg *m);
 
 /* ---- probes ---- */
 

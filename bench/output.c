@@ -123,6 +123,26 @@ double rec_param_get(const struct rec *r, const char *key, double dflt)
 	return dflt;
 }
 
+const char *rec_param_str(const struct rec *r, const char *key)
+{
+	for (int i = 0; i < r->nparams; i++)
+		if (!strcmp(r->params[i].key, key))
+			return r->params[i].type == 's' ? r->params[i].s : NULL;
+	return NULL;
+}
+
+struct rec *rec_skipped(const char *bench, const char *kase, const char *why, int repeat)
+{
+	struct rec *r = rec_new(bench, kase, "ns", "lower", repeat);
+
+	if (!g_out.quiet)
+		fprintf(stderr, "xcall-bench %s: %s skipped: %s\n", bench, kase, why);
+	rec_value(r, 0);
+	r->s.n = 0;
+	rec_param_s(r, "skipped", why);
+	return r;
+}
+
 struct rec *rec_first(void) { return head; }
 struct rec *rec_last(void) { return tail; }
 

@@ -53,6 +53,14 @@ void rec_counter(struct rec *r, const char *key, long long v);
 long long rec_counter_get(const struct rec *r, const char *key, long long dflt);
 /* A numeric parameter (integer or double) as a double, or dflt if absent. */
 double rec_param_get(const struct rec *r, const char *key, double dflt);
+/* A string parameter, or NULL if absent or not a string. */
+const char *rec_param_str(const struct rec *r, const char *key);
+/*
+ * A row that could not run: n = 0, every statistic 0, params.skipped = @why
+ * (under 63 characters), also said on stderr unless --quiet. The caller tells
+ * the plan (plan_skip) when it was a planned case.
+ */
+struct rec *rec_skipped(const char *bench, const char *kase, const char *why, int repeat);
 
 struct rec *rec_first(void);
 struct rec *rec_find(const char *bench, const char *kase, int repeat);

@@ -225,6 +225,31 @@ static void paired_loop(void *arg)
 	p->out->n = done;
 }
 
+/* Block @i's limit: the lower of its two ways' medians (0: not measured). */
+static double block_limit(const struct paired *p, int i)
+{
+	double lim = p->blk_p50[LIMIT_STORE][i], cas = p->blk_p50[LIMIT_CAS][i];
+
+	return cas > 0 && cas < lim ? cas : lim;
+}
+
+/*
+ * Per block, side @num's median over side @den's (@den < 0: the block's
+ * limit; side NLIMITS is the call) into r[]; returns how many.
+ */
+static int block_ratios(const struct paired *p, int num, int den, double *r)
+{
+	int nr = 0;
+
+	for (int i = 0; i < p->nblk; i++) {
+		double d = den < 0 ? block_limit(p, i) : p->blk_p50[den][i];
+
+		if (d > 0)
+			r[nr++] = p->blk_p50[num][i] / d;
+	}
+	return nr;
+}
+
 /* Room for the per-block medians: as many blocks as the budget can hold. */
 static int max_blocks(const struct paired_in *in)
 {
@@ -278,36 +303,20 @@ long xh_paired(const struct paired_in *in, struct paired_out *out)
 	/* paired ratios: each call block over the lower limit block right before it */
 	out->blocks = p.nblk;
 	if (in->want_limit && in->want_call) {
-		int nr = 0;
+		int nr;
 		/* the span buffer, grown to hold a ratio per block */
 		double *r = realloc(p.span, (size_t)(p.nblk + 1) * sizeof(*r));
 		if (!r)
 			goto out;
 		p.span = r;
-		for (int i = 0; i < p.nblk; i++) {
-			double lim = p.blk_p50[LIMIT_STORE][i];
-			if (p.blk_p50[LIMIT_CAS][i] > 0 && p.blk_p50[LIMIT_CAS][i] < lim)
-				lim = p.blk_p50[LIMIT_CAS][i];
-			if (lim > 0)
-				r[nr++] = p.blk_p50[NLIMITS][i] / lim;
-		}
+		nr = block_ratios(&p, NLIMITS, -1, r);
 		out->ratio_p10 = quantile(r, nr, 0.10);
 		out->ratio_p50 = quantile(r, nr, 0.50);
 		out->ratio_p90 = quantile(r, nr, 0.90);
 		/* the split: the bare handoff over the limit, the call over the bare handoff */
-		nr = 0;
-		for (int i = 0; i < p.nblk; i++) {
-			double lim = p.blk_p50[LIMIT_STORE][i];
-			if (p.blk_p50[LIMIT_CAS][i] > 0 && p.blk_p50[LIMIT_CAS][i] < lim)
-				lim = p.blk_p50[LIMIT_CAS][i];
-			if (lim > 0)
-				r[nr++] = p.blk_p50[LIMIT_HANDOFF][i] / lim;
-		}
+		nr = block_ratios(&p, LIMIT_HANDOFF, -1, r);
 		out->handoff_ratio_p50 = quantile(r, nr, 0.50);
-		nr = 0;
-		for (int i = 0; i < p.nblk; i++)
-			if (p.blk_p50[LIMIT_HANDOFF][i] > 0)
-				r[nr++] = p.blk_p50[NLIMITS][i] / p.blk_p50[LIMIT_HANDOFF][i];
+		nr = block_ratios(&p, NLIMITS, LIMIT_HANDOFF, r);
 		out->code_ratio_p50 = quantile(r, nr, 0.50);
 	}
 	for (int m = 0; m < NLIMITS; m++)

@@ -59,24 +59,6 @@ static const struct cmd_desc desc = {
 	.default_iters = 10000,
 };
 
-static int parse_list(const char *list, bool *want, int n, const char *(*name)(int))
-{
-	char buf[512];
-
-	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
-		return -1;
-	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int i;
-
-		for (i = 0; i < n && strcmp(tok, name(i)); i++)
-			;
-		if (i == n)
-			return -1;
-		want[i] = true;
-	}
-	return 0;
-}
-
 static const char *mech_name(int i)
 {
 	return wake_mechs[i].name;
@@ -94,19 +76,11 @@ static int on_opt(int id, const char *arg, void *ctx)
 	switch (id) {
 	case O_MECHS:
 		wa->any_mech = true;
-		if (parse_list(arg, wa->mech, wake_nmechs, mech_name)) {
-			char names[512] = "";
-			for (int i = 0; i < wake_nmechs; i++) {
-				size_t len = strlen(names);
-				snprintf(names + len, sizeof(names) - len, "%s%s", i ? "," : "", mech_name(i));
-			}
-			cli_fail(desc.name, "bad --mechs '%s': expected names from %s", arg, names);
-		}
+		parse_names(desc.name, "mechs", arg, wake_nmechs, mech_name, wa->mech);
 		return 0;
 	case O_STATES:
 		wa->any_state = true;
-		if (parse_list(arg, wa->state, WS_NSTATES, state_name_of))
-			cli_fail(desc.name, "bad --states '%s': expected names from hot,parked,busy", arg);
+		parse_names(desc.name, "states", arg, WS_NSTATES, state_name_of, wa->state);
 		return 0;
 	case O_GAP:
 		return parse_long(arg, 0, 1000000, &wa->gap_us);
@@ -349,21 +323,6 @@ out_teardown:
 
 /* ---- records ---- */
 
-/* A row or cell that says why it has no figures; @planned: a planned case that will not run. */
-static struct rec *skipped(const char *kase, const char *why, int rep, bool planned)
-{
-	struct rec *r = rec_new("wake", kase, "ns", "lower", rep);
-
-	rec_value(r, 0);
-	r->s.n = 0;
-	rec_param_s(r, "skipped", why);
-	if (planned)
-		plan_skip();
-	if (!g_out.quiet)
-		fprintf(stderr, "xcall-bench wake: %s skipped: %s\n", kase, why);
-	return r;
-}
-
 static void cell_records(const struct wake_mech *m, int state, int rep, const int *cl, long gap,
 			 const struct hist *h_rt, const struct hist *h_wake, const struct cell_out *o)
 {
@@ -423,11 +382,8 @@ static void print_table(struct rec *from)
 		if (slash)
 			snprintf(st, sizeof(st), "%s", slash + 1);
 		if (!r->s.n) {
-			const struct kv *why = NULL;
-			for (int i = 0; i < r->nparams; i++)
-				if (!strcmp(r->params[i].key, "skipped"))
-					why = &r->params[i];
-			printf("%-18s %-6s   absent: %s\n", mech, st[0] ? st : "-", why ? why->s : "?");
+			const char *why = rec_param_str(r, "skipped");
+			printf("%-18s %-6s   absent: %s\n", mech, st[0] ? st : "-", why ? why : "?");
 			continue;
 		}
 		char kw[80], b[4][32], cpu[32], sys[32], cal[16], res[16];
@@ -488,8 +444,8 @@ int cmd_wake(int argc, char **argv)
 			for (int s = 0; s < WS_NSTATES; s++)
 				nstates += !wa.any_state || wa.state[s];
 			if (why) {
-				skipped(m->name, why, rep, true);
-				for (int s = 1; s < nstates; s++)
+				rec_skipped("wake", m->name, why, rep);
+				for (int s = 0; s < nstates; s++)
 					plan_skip();
 				continue;
 			}
@@ -499,7 +455,8 @@ int cmd_wake(int argc, char **argv)
 					continue;
 				snprintf(kase, sizeof(kase), "%s/%s", m->name, state_name[s]);
 				if (m->no_state[s]) {
-					skipped(kase, m->no_state[s], rep, true);
+					rec_skipped("wake", kase, m->no_state[s], rep);
+					plan_skip();
 					continue;
 				}
 				struct wake_run *r = aligned_alloc(CACHELINE, (sizeof(*r) + CACHELINE - 1) /
@@ -523,7 +480,7 @@ int cmd_wake(int argc, char **argv)
 				if (n < 0) {
 					char w[128];
 					snprintf(w, sizeof(w), "failed: %s", strerror((int)-n));
-					skipped(kase, w, rep, false);
+					rec_skipped("wake", kase, w, rep);
 					rc = 1;
 				} else {
 					cell_records(m, s, rep, cl, s == WS_PARKED ? gap : s == WS_BUSY ?

@@ -12,10 +12,10 @@
  * only when there is none.
  */
 #include "wake_mech.h"
+#include "kernel.h"             /* membarrier */
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/membarrier.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -24,14 +24,6 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#ifndef MEMBARRIER_CMD_FLAG_CPU
-#define MEMBARRIER_CMD_FLAG_CPU (1 << 0)
-#endif
-#ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ
-#define MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ (1 << 7)
-#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ (1 << 8)
-#endif
 
 /* Signals of our own, away from libxcall's urgent signal (SIGRTMIN + 1 by default). */
 #define SIG_WAITED  (SIGRTMIN + 5)
@@ -333,22 +325,11 @@ static const char *membarrier_why = "membarrier() not tried";
 
 bool wake_membarrier_setup(void)
 {
-	long q = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	struct membarrier_reg m;
 
-	if (q < 0) {
-		membarrier_why = "membarrier() is not available";
-		return false;
-	}
-	if (!(q & MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ)) {
-		membarrier_why = "this kernel's membarrier lacks PRIVATE_EXPEDITED_RSEQ (5.10+)";
-		return false;
-	}
-	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0)) {
-		membarrier_why = "registering for membarrier PRIVATE_EXPEDITED_RSEQ failed";
-		return false;
-	}
-	membarrier_why = NULL;
-	return true;
+	membarrier_register(&m);
+	membarrier_why = m.why;
+	return m.rseq;
 }
 
 static const char *membarrier_absent(void)
@@ -358,8 +339,7 @@ static const char *membarrier_absent(void)
 
 static void membarrier_wake(struct wake_run *r, int to)
 {
-	if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, MEMBARRIER_CMD_FLAG_CPU,
-		    r->side[to].cpu))
+	if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, MEMBARRIER_CMD_FLAG_CPU, r->side[to].cpu))
 		fail(r, errno);
 	count(r, 1 - to);
 }

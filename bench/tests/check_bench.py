@@ -650,6 +650,8 @@ def test_wake():
     rc, _, err = run(["wake", "--mechs", "carrier-pigeon"])
     check("wake: an unknown mechanism exits 2 naming the known ones", rc == 2 and "uring-msg-defer" in err,
           err.strip()[-200:])
+    rc, _, err = run(["wake", "--mechs", ","])
+    check("wake: a --mechs list naming nothing exits 2", rc == 2 and "bad --mechs" in err, err.strip()[-200:])
 
 
 def open_first(path):

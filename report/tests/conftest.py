@@ -42,6 +42,14 @@ def write(tmp_path):
     return _write
 
 
+def load_doc(tmp_path_factory, name, d):
+    """A results document written under a fresh directory and loaded: for module fixtures."""
+    from xcall_report import load
+    p = tmp_path_factory.mktemp(name) / f"{name}.json"
+    p.write_text(json.dumps(d))
+    return load.load(str(p))
+
+
 def run_cli(*args):
     """Run xcall-report as a separate process, as a user would."""
     import subprocess

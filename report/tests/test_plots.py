@@ -1,20 +1,17 @@
 """plot: every bench gets its chart, written as non-empty PNG and SVG, with the right series."""
-import json
 import os
 
 import numpy as np
 import pytest
 
 import samples
-from conftest import rec, run_cli
+from conftest import load_doc, rec, run_cli
 from xcall_report import load, plots
 
 
 @pytest.fixture(scope="module")
 def full(tmp_path_factory):
-    p = tmp_path_factory.mktemp("full") / "full.json"
-    p.write_text(json.dumps(samples.all_benches()))
-    return load.load(str(p))
+    return load_doc(tmp_path_factory, "full", samples.all_benches())
 
 
 @pytest.fixture(scope="module")

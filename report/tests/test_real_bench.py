@@ -12,17 +12,22 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BENCH = os.path.join(ROOT, "build", "xcall-bench")
 
 
-@pytest.fixture(scope="module")
-def bench_file(tmp_path_factory):
+def run_bench(tmp_path_factory, sub, *args):
+    """xcall-bench SUB ARGS --repeat 2 into a results file; skipped where it cannot run."""
     if not os.access(BENCH, os.X_OK):
         pytest.skip(f"{BENCH} is not built yet (make builds it)")
     if os.cpu_count() is None or len(os.sched_getaffinity(0)) < 2:
-        pytest.skip("pingpong needs 2 CPUs")
-    out = tmp_path_factory.mktemp("bench") / "pingpong.json"
-    p = subprocess.run([BENCH, "pingpong", "--iterations", "1000", "--repeat", "2",
-                        "--json", str(out)], capture_output=True, text=True, timeout=300)
+        pytest.skip(f"{sub} needs 2 CPUs")
+    out = tmp_path_factory.mktemp("bench") / f"{sub}.json"
+    p = subprocess.run([BENCH, sub, *args, "--repeat", "2", "--json", str(out)],
+                       capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, f"xcall-bench failed: {p.stderr[-2000:]}"
     return str(out)
+
+
+@pytest.fixture(scope="module")
+def bench_file(tmp_path_factory):
+    return run_bench(tmp_path_factory, "pingpong", "--iterations", "1000")
 
 
 def test_real_file_loads(bench_file):
@@ -50,15 +55,7 @@ def test_real_compare_plot_html(bench_file, tmp_path):
 
 @pytest.fixture(scope="module")
 def wake_file(tmp_path_factory):
-    if not os.access(BENCH, os.X_OK):
-        pytest.skip(f"{BENCH} is not built yet (make builds it)")
-    if os.cpu_count() is None or len(os.sched_getaffinity(0)) < 2:
-        pytest.skip("wake needs 2 CPUs")
-    out = tmp_path_factory.mktemp("bench") / "wake.json"
-    p = subprocess.run([BENCH, "wake", "--iterations", "50", "--repeat", "2", "--json", str(out)],
-                       capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, f"xcall-bench failed: {p.stderr[-2000:]}"
-    return str(out)
+    return run_bench(tmp_path_factory, "wake", "--iterations", "50")
 
 
 def test_real_wake_chart(wake_file):

@@ -1,13 +1,12 @@
 """wake: one chart, a row per mechanism and a bar per sleeper state, IPIs per wake beside;
 what was not measured is said, in the chart and by compare and html."""
-import json
 import os
 
 import pytest
 from matplotlib.text import Text
 
 import samples
-from conftest import rec, run_cli
+from conftest import load_doc, rec, run_cli
 from xcall_report import compare, load, plots
 
 ROWS = ["futex", "spin", "membarrier (round trip)", "libxcall-sleeping", "uintr (absent)"]
@@ -16,9 +15,7 @@ MECHS = ["futex", "spin", "membarrier", "libxcall-sleeping"]
 
 @pytest.fixture(scope="module")
 def res(tmp_path_factory):
-    p = tmp_path_factory.mktemp("wake") / "wake.json"
-    p.write_text(json.dumps(samples.wake()))
-    return load.load(str(p))
+    return load_doc(tmp_path_factory, "wake", samples.wake())
 
 
 @pytest.fixture(scope="module")
