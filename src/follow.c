@@ -62,8 +62,12 @@ int xc_pin_self(int cpu)
 	return -pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
 }
 
-/* The cgroup cpuset's CPUs, from /proc/self/cgroup (v1 "N:cpuset:/p" or v2 "0::/p"); 0 or -errno. */
-static int cpuset_cpus(cpu_set_t *out)
+/*
+ * The cgroup cpuset's effective CPUs, from /proc/self/cgroup (v1 "N:cpuset:/p"
+ * or v2 "0::/p"): the first such cgroup whose files read; its path goes to
+ * @dir ("" for the root) and its version to @is_v1. 0 or -errno.
+ */
+static int cpuset_cpus(cpu_set_t *out, char *dir, size_t size, bool *is_v1)
 {
 	static const char *const v1[] = { "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus",
 					  "/sys/fs/cgroup/cpuset%s/cpuset.cpus" };
@@ -77,24 +81,44 @@ static int cpuset_cpus(cpu_set_t *out)
 		return ret;
 	while (ret && fgets(line, sizeof(line), f)) {
 		char *p = strchr(line, ':'), *q = p ? strchr(p + 1, ':') : NULL;
-		const char *const *paths;
-		bool is_v1;
 
 		if (!q)
 			continue;
 		*strchrnul(q, '\n') = 0;
-		is_v1 = !strncmp(p + 1, "cpuset:", 7) || strstr(p + 1, ",cpuset:");
+		*is_v1 = !strncmp(p + 1, "cpuset:", 7) || strstr(p + 1, ",cpuset:");
 		/* v2's one line is "0::/path" */
-		if (!is_v1 && strncmp(line, "0::", 3) != 0)
+		if (!*is_v1 && strncmp(line, "0::", 3) != 0)
 			continue;
-		paths = is_v1 ? v1 : v2;
+		snprintf(dir, size, "%s", strcmp(q + 1, "/") ? q + 1 : "");
 		for (int i = 0; i < 2 && ret; i++) {
-			snprintf(path, sizeof(path), paths[i], strcmp(q + 1, "/") ? q + 1 : "");
+			snprintf(path, sizeof(path), (*is_v1 ? v1 : v2)[i], dir);
 			ret = xc_sysfs_cpulist(path, out);
 		}
 	}
 	fclose(f);
 	return ret;
+}
+
+/*
+ * v2: whether @cpu is in every cpuset.cpus configured from the root cgroup
+ * down to @dir (an empty one inherits). Then an effective set without it was
+ * not shrunk by anyone: hotplug takes a CPU out of the effective sets before
+ * it clears it from the online mask. False under v1, whose files cannot tell.
+ */
+static bool cpuset_configured_holds(int cpu, const char *dir, bool is_v1)
+{
+	char path[700];
+	cpu_set_t set;
+
+	if (is_v1)
+		return false;
+	for (const char *end = dir; *end; ) {
+		end = strchrnul(end + 1, '/');
+		snprintf(path, sizeof(path), "/sys/fs/cgroup%.*s/cpuset.cpus", (int)(end - dir), dir);
+		if (!xc_sysfs_cpulist(path, &set) && CPU_COUNT(&set) && !CPU_ISSET(cpu, &set))
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -126,11 +150,13 @@ static int raw_affinity(cpu_set_t *out)
 static int taken_reason(int cpu, bool refused)
 {
 	cpu_set_t set;
+	char dir[512];
+	bool is_v1;
 
 	if (!xc_sysfs_cpulist("/sys/devices/system/cpu/online", &set) && !CPU_ISSET(cpu, &set))
 		return XC_TAKEN_OFFLINE;
-	if (!cpuset_cpus(&set) && !CPU_ISSET(cpu, &set))
-		return XC_TAKEN_CPUSET;
+	if (!cpuset_cpus(&set, dir, sizeof(dir), &is_v1) && !CPU_ISSET(cpu, &set))
+		return cpuset_configured_holds(cpu, dir, is_v1) ? XC_TAKEN_OFFLINE : XC_TAKEN_CPUSET;
 	/* refused though online and in the cpuset: on its way down (online is cleared last) */
 	return refused ? XC_TAKEN_OFFLINE : XC_TAKEN_AFFINITY;
 }
