@@ -17,7 +17,7 @@ void stuck_test_slow_fn(void *arg)
 	t_sleep_ms((long)arg);
 }
 
-static atomic_int go, nested_ran;
+static atomic_int go, nested_ran, polled;
 
 static void nested_call(void *arg)
 {
@@ -31,6 +31,8 @@ void stuck_test_slow_work(void *arg)
 		;
 	while (!atomic_load(&nested_ran))
 		xc_poll();
+	/* out of xc_poll(): a call that comes now waits for the item, and is stuck */
+	atomic_store(&polled, 1);
 	t_sleep_ms(600);
 }
 
@@ -88,7 +90,7 @@ int main(void)
 	CHECK_RET(xc_queue_work(cpus[1], &w), 0);
 	CHECK_RET(xc_call_single(cpus[1], nested_call, NULL, 0), 0);
 	atomic_store(&go, 1);
-	while (!atomic_load(&nested_ran))
+	while (!atomic_load(&polled))
 		t_sleep_ms(1);
 	CHECK_RET(xc_call_single(cpus[1], quick, NULL, XC_WAIT), 0);
 	snprintf(want, sizeof(want), "CPU %d is running work item stuck_test_slow_work for ", cpus[1]);
