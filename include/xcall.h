@@ -126,6 +126,9 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  * @follow_os:          0 = on: each worker watches whether the OS took its CPU
  *                      away (hotplug, affinity, cpuset) and takes it offline
  *                      until it comes back; XC_FOLLOW_OS_OFF = never look.
+ * @attach:             cpulist of CPUs of @cpus that get no libxcall thread:
+ *                      the application's own threads run them, each attached
+ *                      with xc_worker_attach(); NULL = none.
  *
  * A field left zero takes its XCALL_* environment variable, if set, else the
  * default (see the options table in the README, or run with XCALL_VERBOSE=1).
@@ -144,6 +147,7 @@ struct xc_opts {
 	unsigned trace_events;
 	int urgent_signal;
 	int follow_os;
+	const char *attach;
 };
 
 struct xc__link {
@@ -199,12 +203,14 @@ struct xc_work {
 /**
  * struct xc_stats - counters, per CPU or summed.
  * @calls:           call functions run on this CPU (inline self-calls included).
- * @kicks_sent:      futex wakes issued to this CPU's worker.
+ * @kicks_sent:      futex wakes (an attached thread: eventfd writes) issued to
+ *                   this CPU's worker.
  * @kicks_elided:    kicks skipped because the worker was polling or running.
  * @kicks_coalesced: enqueues that needed no kick because the queue was not empty.
  * @free_rides:      kicks skipped because another sender's wakeup was under way.
- * @sleeps:          times the worker went to sleep on its futex.
- * @wakeups:         times it came back from that sleep.
+ * @sleeps:          times the worker went to sleep on its futex (an attached
+ *                   thread: also the sleeps xc_worker_sleep_begin() allowed).
+ * @wakeups:         times it came back from such a sleep.
  * @work_run:        work items run.
  * @poll_ns_now:     the current idle poll window (adaptive policy), in ns.
  * @urgent_calls:    XC_URGENT calls run (also counted in @calls).
@@ -251,8 +257,10 @@ XC_API int xc_init(const struct xc_opts *opts);
  *
  * Context: a thread that is not a worker. Calls racing with xc_exit() either
  * complete or get -ENXIO; none is lost. xc_init() may follow again.
- * Return: 0; -ENXIO not initialised; -EDEADLK called from a worker; the
- * negative errno of writing xc_opts.trace_file (the runtime is down all the same).
+ * Return: 0; -ENXIO not initialised; -EDEADLK called from a worker (an
+ * attached thread too); -EBUSY a thread is still attached (xc_worker_detach()
+ * first; nothing was stopped); the negative errno of writing
+ * xc_opts.trace_file (the runtime is down all the same).
  */
 XC_API int xc_exit(void);
 
@@ -341,10 +349,94 @@ XC_API bool xc_work_pending(const struct xc_work *work);
  * xc_poll() - run the calls queued to the calling worker's CPU now.
  * Context: worker (typically inside a long work item). Inside an XC_URGENT
  * function it runs nothing and returns 0: the signal may have interrupted
- * the worker while it was running its queue.
- * Return: how many ran (>= 0); -ENXIO not called from a worker.
+ * the worker while it was running its queue. From an attached thread's own
+ * loop (not inside a call or work item) it is that CPU's task loop: it also
+ * serves a pending offline request, looks whether the OS took the CPU, and
+ * runs the work items queued (at most 64 in one call, calls before each).
+ * Return: how many calls and work items ran (>= 0); -ENXIO not called from
+ * a worker.
  */
 XC_API int xc_poll(void);
+
+/*
+ * Attached threads: an application that runs its own thread per CPU, each
+ * with its own event loop (epoll, io_uring), makes that thread the CPU's
+ * worker instead of a libxcall thread. The CPU is named in xc_opts.attach;
+ * it is offline until its thread attaches, and offline again once it
+ * detaches. Calls to it run only inside that thread, from xc_poll(). While
+ * the loop sleeps, a sender wakes it by writing the eventfd xc_worker_fd(),
+ * which the loop watches beside its own descriptors, and only when it
+ * really sleeps: the loop announces each sleep.
+ *
+ *	for (;;) {
+ *		xc_poll();				// calls, work items, requests
+ *		... the loop's own ready events ...
+ *		if (xc_worker_sleep_begin() == 0)	// 1: something came, do not sleep
+ *			epoll_wait(ep, ev, n, -1);	// xc_worker_fd() is in ep
+ *		xc_worker_sleep_end();
+ *	}
+ *
+ * A loop that polls and never sleeps needs neither: its calls come with no
+ * kick at all. XC_URGENT calls interrupt an attached thread that is running
+ * by the urgent signal, as any worker (an epoll_wait entered without
+ * xc_worker_sleep_begin() then returns EINTR). The OS taking the CPU away
+ * (follow_os) takes it offline in libxcall at the thread's next xc_poll(),
+ * with a report, and back online once the thread runs pinned there again:
+ * libxcall never moves an application's thread.
+ */
+
+/**
+ * xc_worker_attach() - make the calling thread @cpu's worker.
+ * @cpu: a CPU of xc_opts.attach; the thread must be pinned to it alone.
+ *
+ * Runs the cpu_init hook on this thread first, then brings @cpu online (unless
+ * xc_cpu_offline() took it offline: then at xc_cpu_online()). Unblocks the
+ * urgent signal in this thread until it detaches.
+ * Context: a thread that is not a worker.
+ * Return: 0; -ENXIO runtime not up, or @cpu outside the set; -EINVAL @cpu not
+ * in xc_opts.attach, or the thread's affinity is not @cpu alone; -EBUSY the
+ * thread is a worker already (attached, or libxcall's), or another thread
+ * has @cpu; -EMFILE/-ENFILE/-ENOMEM no eventfd; the cpu_init hook's error.
+ */
+XC_API int xc_worker_attach(int cpu);
+
+/**
+ * xc_worker_detach() - the calling thread is no longer its CPU's worker: new
+ * calls and work get -ENXIO, everything queued runs here, then the CPU is
+ * offline until a thread attaches again. The eventfd is closed: take it out
+ * of the loop's epoll set or ring first. A thread that exits attached is
+ * detached by its exit.
+ * Context: the attached thread, outside any call's function or work item.
+ * Return: 0; -EINVAL the thread is not attached; -EDEADLK inside a call, a
+ * work item or an urgent function.
+ */
+XC_API int xc_worker_detach(void);
+
+/**
+ * xc_worker_fd() - the calling attached thread's eventfd: it becomes readable
+ * when a sender found the thread asleep (between xc_worker_sleep_begin() and
+ * xc_worker_sleep_end()) and kicked it. Watch it for reading (EPOLLIN, an
+ * io_uring poll). xc_worker_sleep_end() reads it; the loop need not.
+ * Return: the descriptor (>= 0); -EINVAL the thread is not attached.
+ */
+XC_API int xc_worker_fd(void);
+
+/**
+ * xc_worker_sleep_begin() - the attached thread is about to sleep in its own
+ * wait: from now on senders kick its eventfd. It then looks once more for
+ * calls, work and requests (what was sent before it announced the sleep).
+ * Call xc_worker_sleep_end() after every xc_worker_sleep_begin().
+ * Return: 0 sleep now; 1 something is pending: do not sleep, call xc_poll();
+ * -EINVAL the thread is not attached; -EDEADLK inside a call or work item.
+ */
+XC_API int xc_worker_sleep_begin(void);
+
+/**
+ * xc_worker_sleep_end() - the attached thread is awake: senders stop kicking
+ * it; reads the eventfd if a sender kicked it. Harmless without a sleep.
+ * Return: 0; -EINVAL the thread is not attached.
+ */
+XC_API int xc_worker_sleep_end(void);
 
 /**
  * xc_cpu_offline() - stop new calls and work to @cpu (they get -ENXIO), run
@@ -368,9 +460,11 @@ XC_API int xc_cpu_offline(int cpu);
 /**
  * xc_cpu_online() - bring back a CPU taken offline by xc_cpu_offline(): calls
  * to it are accepted again.
+ * An attached CPU (xc_opts.attach) with no thread attached stays offline
+ * until one attaches.
  * Return: 0; -EINVAL already online, or offline only because the OS took it
- * (it comes back by itself); -ENXIO the OS has taken it, outside the set, or
- * runtime not up.
+ * (it comes back by itself) or because no thread is attached; -ENXIO the OS
+ * has taken it, outside the set, or runtime not up.
  */
 XC_API int xc_cpu_online(int cpu);
 

@@ -655,7 +655,7 @@ loop_top:
 	 * thread runs on another CPU: one load). Then the full check, xc_os_check:
 	 * the thread's mask, one snapshot of what the OS allows; taken: c->taken set.
 	 */
-	// @src src/worker.c: if (xc_unlikely(os_suspect(c))) {
+	// @src src/worker.c: if (xc_unlikely(xc_os_suspect(c))) {
 	if
 	:: os_recheck || elsewhere ->
 		os_recheck = false;
@@ -875,7 +875,7 @@ sleep_loop:
 #endif
 #if FOLLOW
 	/* ready_idle: ... || os_suspect(c) */
-	// @src src/worker.c: return xc_w2_pending(c, true) || os_suspect(c);
+	// @src src/worker.c: return xc_w2_pending(c, true) || xc_os_suspect(c);
 	if
 	:: mode == MODE_IDLE && elsewhere -> WITNESS(41); goto idle_out	/* ... the thread moved */
 	:: else -> skip
@@ -967,7 +967,7 @@ idle_out:
 #endif
 #if FOLLOW
 	/* cpu_idle: if (os_suspect(c)) break; - before it runs anything */
-	// @src src/worker.c: if (xc_ablated(XC_ABLATE_NOTIFY) || os_suspect(c))
+	// @src src/worker.c: if (xc_ablated(XC_ABLATE_NOTIFY) || xc_os_suspect(c))
 	if
 	:: elsewhere -> goto leave_idle
 	:: else -> skip
@@ -1099,7 +1099,7 @@ end_parked:
 	goto loop_top;
 watch_reopen:
 	/* return c->offline_by_os && taken_cpu_reopen(c); */
-	// @src src/worker.c: return c->offline_by_os && taken_cpu_reopen(c);
+	// @src src/worker.c: return c->offline_by_os && xc_taken_cpu_reopen(c);
 	if
 	:: !offline_by_os -> goto end_parked
 	:: else -> skip

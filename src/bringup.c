@@ -70,6 +70,13 @@ static void cpu_reset(struct xc_cpu *c, int cpu)
 	atomic_store_explicit(&c->work_run, 0, memory_order_relaxed);
 	c->work_head = c->work_tail = NULL;
 	c->thread_live = false;
+	c->attach_cpu = CPU_ISSET(cpu, &xc_rt.cfg.attach);
+	c->attached = false;
+	c->kick_fd = -1;
+	c->fd_kicks_seen = c->fd_kicks_drained = 0;
+	atomic_store_explicit(&c->fd_kicks_done, 0, memory_order_relaxed);
+	c->in_task_loop = false;
+	c->os_watch_ns = 0;
 	xc_topology_read(c);
 }
 
@@ -131,7 +138,9 @@ static int boot_verdict(int first, int n)
 		int b = boot_state(c);
 		int err = 0;
 
-		if (b == XC_BOOT_ALIVE) {
+		if (c->attach_cpu) {
+			continue;	/* no thread of ours */
+		} else if (b == XC_BOOT_ALIVE) {
 			c->tid = c->boot->tid;
 		} else if (b == XC_BOOT_FAILED) {
 			err = c->boot->err;
@@ -158,19 +167,24 @@ static void cpu_stop(struct xc_cpu *c)
 		xc_park_release(c, XC_PARK_EXIT);
 }
 
+/* A CPU set aside for an application thread (attach.c) comes online when one attaches. */
 static void cpu_release_online(struct xc_cpu *c)
 {
+	if (c->attach_cpu)
+		return;
 	xc_cpu_open(c);
 	xc_park_release(c, XC_PARK_RUN);
 }
 
 static int start_workers(int first, int n)
 {
-	int ret = 0;
+	int ret = 0, threads = 0;
 
-	xc_completion_init(&xc_rt.boot_done, (uint32_t)n);
 	for (int i = first; i < first + n; i++)
-		if (cpu_start(&xc_cpus[xc_rt.cpu_list[i]]))
+		threads += !xc_cpus[xc_rt.cpu_list[i]].attach_cpu;
+	xc_completion_init(&xc_rt.boot_done, (uint32_t)threads);
+	for (int i = first; i < first + n; i++)
+		if (!xc_cpus[xc_rt.cpu_list[i]].attach_cpu && cpu_start(&xc_cpus[xc_rt.cpu_list[i]]))
 			xc_complete(&xc_rt.boot_done);	/* nothing will report */
 	xc_completion_wait_until(&xc_rt.boot_done,
 			   xc_now_ns() + (uint64_t)xc_rt.cfg.bringup_timeout_ms * 1000000u);
@@ -321,20 +335,30 @@ int xc_exit(void)
 
 	if (xc_self)
 		return -EDEADLK;
+	/* the lock first: attaching takes it too, so none attaches between the look and STOPPING */
+	pthread_mutex_lock(&xc_rt.hotplug_lock);
+	for (int i = 0; i < xc_rt.nr_cpus; i++)
+		if (xc_cpus[xc_rt.cpu_list[i]].attached) {
+			pthread_mutex_unlock(&xc_rt.hotplug_lock);
+			return -EBUSY;	/* its thread drains it when it detaches */
+		}
 	/* seq_cst: one exiter; new calls see STOPPING and get -ENXIO (urgent.c pairs with it) */
 	if (!atomic_compare_exchange_strong_explicit(&xc_rt.state, &expected, XC_RT_STOPPING,
-						     memory_order_seq_cst, memory_order_relaxed))
+						     memory_order_seq_cst, memory_order_relaxed)) {
+		pthread_mutex_unlock(&xc_rt.hotplug_lock);
 		return -ENXIO;
-	pthread_mutex_lock(&xc_rt.hotplug_lock);
-	for (int i = 0; i < xc_rt.nr_cpus; i++) {
-		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
-
-		cpu_stop(c);
 	}
 	for (int i = 0; i < xc_rt.nr_cpus; i++) {
 		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
 
-		pthread_join(c->thread, NULL);
+		if (c->thread_live)
+			cpu_stop(c);
+	}
+	for (int i = 0; i < xc_rt.nr_cpus; i++) {
+		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
+
+		if (c->thread_live)
+			pthread_join(c->thread, NULL);
 		c->thread_live = false;
 	}
 	xc_urgent_restore();

@@ -20,6 +20,7 @@
 #include "urgent.h"
 #include "pool.h"
 #include "trace.h"
+#include "attach.h"
 
 #include <errno.h>
 #include <string.h>
@@ -480,9 +481,13 @@ int xc_this_cpu(void)
 
 int xc_poll(void)
 {
-	if (!xc_self)
+	struct xc_cpu *self = xc_self;
+
+	if (!self)
 		return -ENXIO;
 	if (xc_in_urgent)
 		return 0;	/* the handler may have interrupted this worker inside its own run */
-	return xc_run_calls(xc_self);
+	if (xc_unlikely(self->attached) && !self->in_task_loop && !xc_in_call)
+		return xc_attached_poll(self);	/* an attached thread's own loop: its task loop */
+	return xc_run_calls(self);
 }

@@ -37,6 +37,10 @@
  *                                    wants the thread elsewhere, and the worker
  *                                    never pins itself against such a mask.
  *
+ * An attached thread (attach.c) is the application's: a lost pin is not
+ * pinned again but taken (affinity), and it comes back once the application
+ * pins the thread there again. Its checks run in xc_poll().
+ *
  * Response (worker.c, cpu_taken): a taken CPU goes offline in libxcall as
  * hotplug does. Its worker closes its queues and runs, wherever it now is,
  * what was queued before (counted displaced), reports it in one line, and
@@ -190,6 +194,8 @@ static int check_mask(struct xc_cpu *c, bool *widened)
 		return taken_reason(c->cpu, false);
 	if (CPU_COUNT(&mask) == 1) {
 		refused = true;		/* pinned there, yet the CPU is not active: going down */
+	} else if (c->attached) {
+		return taken_reason(c->cpu, false);	/* an application's thread: never pinned by us */
 	} else {
 		*widened = true;
 		refused = xc_pin_self(c->cpu) != 0;

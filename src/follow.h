@@ -31,6 +31,13 @@ static inline bool xc_os_elsewhere(const struct xc_cpu *c)
 	return xc_rt.cfg.follow_os && xc_unlikely(xc_running_cpu() != c->cpu);
 }
 
+/* A run ended on another CPU, or the worker runs on one now: time for the full check. */
+static inline bool xc_os_suspect(struct xc_cpu *c)
+{
+	/* relaxed: set by this thread (xc_os_after_run) */
+	return atomic_load_explicit(&c->os_recheck, memory_order_relaxed) || xc_os_elsewhere(c);
+}
+
 /* After a call's function or a work item returned on @c's worker: count a run that ended elsewhere. */
 static inline void xc_os_after_run(struct xc_cpu *c)
 {

@@ -55,6 +55,7 @@ static void fork_child(void)
 
 		c->present = false;
 		c->thread_live = false;
+		c->attached = false;	/* the child's copy of the eventfd stays with the loop that holds it */
 		c->boot = NULL;		/* the parent's to free */
 		/* relaxed: the child has one thread */
 		atomic_store_explicit(&c->online, false, memory_order_relaxed);

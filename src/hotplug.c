@@ -128,6 +128,8 @@ int xc_cpu_online(int cpu)
 		ret = -ENXIO;	/* relaxed: a snapshot of what the worker last found (follow.c) */
 	} else if (atomic_load_explicit(&c->online, memory_order_acquire) || !c->user_offline) {
 		ret = -EINVAL;
+	} else if (c->attach_cpu && !c->attached) {
+		c->user_offline = false;	/* online once a thread attaches (attach.c) */
 	} else {
 		c->user_offline = false;
 		xc_cpu_open(c);

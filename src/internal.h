@@ -17,6 +17,7 @@
  *   work.c, work.h      deferred per-CPU work items
  *   pool.c, pool.h      per-thread descriptor pools for nowait and many calls
  *   worker.c, worker.h  the worker thread: task loop, idle loop, offline drain, park
+ *   attach.c, attach.h  an application thread as a CPU's worker: its loop, its sleeps
  *   bringup.c           xc_init / xc_exit: parallel and serial bringup, teardown
  *   hotplug.c, .h       xc_cpu_offline / xc_cpu_online
  *   follow.c, .h        the OS takes a worker's CPU away (hotplug, affinity, cpuset) and back
@@ -79,6 +80,7 @@ enum xc_idle_state {
 	XC_IDLE_SLEEPING = 2, /* idle, in (or entering) futex_wait on this word */
 	XC_IDLE_WAKING   = 3, /* a sender moved it out of SLEEPING and will futex-wake it */
 	XC_IDLE_WOKENUP  = 4, /* that sender's futex wake has been issued */
+	XC_IDLE_SLEEPING_FD = 5, /* an attached thread sleeps in its own loop: kick its eventfd */
 };
 
 /* Requests from xc_cpu_offline() / xc_exit() to a worker (xc_cpu.ctl). */
@@ -149,6 +151,8 @@ struct xc_cpu {
 	_Atomic uint64_t signals_sent;
 	_Atomic uint64_t stuck_reports;
 	_Atomic uint32_t slot_claim;	/* 1: a sender holds the slot (slot.c) */
+	_Atomic uint64_t fd_kicks_done;	/* eventfd kicks whose write is done (attach.c) */
+	int kick_fd;			/* an attached thread's eventfd; -1: none (attach.c) */
 
 	/* worker-private: written only by this CPU's worker thread */
 	_Atomic uint64_t calls __xc_aligned;
@@ -159,6 +163,10 @@ struct xc_cpu {
 	_Atomic uint64_t urgent_calls;	/* written only by the worker's signal handler */
 	_Atomic uint64_t displaced;	/* runs that ended on another CPU; the handler bumps it too */
 	_Atomic bool os_recheck;	/* a run ended elsewhere: the task loop runs the full check */
+	uint64_t fd_kicks_seen;		/* attached: eventfd kicks it saw claimed (attach.c) */
+	uint64_t fd_kicks_drained;	/* ... and read off the eventfd */
+	uint64_t os_watch_ns;		/* attached, taken by the OS: its next look (xc_coarse_ns) */
+	bool in_task_loop;		/* attached: inside its xc_poll()'s task loop */
 	struct xc__link *work_head;	/* taken work items, FIFO, not yet run */
 	struct xc__link *work_tail;
 	bool slot_running;		/* the slot's call is running: not pending again */
@@ -172,6 +180,9 @@ struct xc_cpu {
 	_Atomic uint32_t ctl __xc_aligned;	/* XC_CTL_*: written by hotplug/exit, read by the worker */
 	int cpu;
 	bool present;			/* in the runtime's set */
+	bool attach_cpu;		/* in xc_opts.attach: an application thread runs it */
+	bool attached;			/* a thread is attached: under xc_rt.hotplug_lock */
+	bool urgent_was_blocked;	/* attached: its thread blocked the urgent signal before */
 	_Atomic bool online;
 	_Atomic int taken;		/* XC_TAKEN_*: written by the worker (follow.c) */
 	bool user_offline;		/* xc_cpu_offline'd: under xc_rt.hotplug_lock */
@@ -191,6 +202,7 @@ _Static_assert(offsetof(struct xc_cpu, slot) + sizeof(struct xc_slot) <= XC_CACH
 /* Resolved options (options.c). */
 struct xc_config {
 	cpu_set_t cpus;
+	cpu_set_t attach;		/* CPUs of cpus that application threads attach to */
 	bool serial_bringup;
 	long poll_ns;
 	int (*cpu_init)(int cpu, void *arg);

@@ -15,7 +15,7 @@
  *             and is about to futex-wake it
  *   WOKENUP   that futex wake was issued       sender CAS WAKING -> WOKENUP
  *
- * A sender enters WAKING only from SLEEPING, and moves WAKING on only to
+ * A sender enters WAKING only from SLEEPING (or SLEEPING_FD, below), and moves WAKING on only to
  * WOKENUP. The owner leaves WAKING or WOKENUP by its exchange to POLLING after
  * futex_wait returns (W4), or, when its re-check W2 found work after a sender
  * had already claimed the wakeup, by setting RUNNING or POLLING; either way a
@@ -52,6 +52,34 @@
  *
  * Waiting for a call's completion is wait.c's; it uses this protocol to
  * sleep a waiting worker (xc_idle_wait) and to wake one (xc_kick).
+ *
+ * == The other sleeper: an attached thread in its own loop (attach.c) ==
+ *
+ * An application thread attached as a CPU's worker sleeps in its own wait
+ * (epoll_wait, io_uring_enter), which no futex wake ends; an eventfd in that
+ * wait does. The protocol is the same, with SLEEPING_FD for SLEEPING and a
+ * write to the eventfd for the futex wake:
+ *
+ *   W1 idle = SLEEPING_FD (seq_cst)       xc_fd_sleep_begin
+ *   W2 re-check (seq_cst loads); found something: exchange idle -> RUNNING,
+ *      "do not sleep"
+ *   W3 the application's own wait, with the eventfd in it
+ *   W4 exchange idle -> RUNNING (seq_cst) xc_fd_sleep_end
+ *
+ * and a sender's S3 CAS from SLEEPING_FD to WAKING is followed by the write.
+ * The argument above holds word for word: W3 cannot miss the write, because
+ * an eventfd stays readable until it is read, as futex_wait compares first.
+ *
+ * The eventfd is read only when a kick was claimed, and its descriptor is
+ * closed only when no write is in flight. The owner counts the claims it
+ * sees (fd_kicks_seen: each exchange of W2-found or W4 that reads WAKING or
+ * WOKENUP saw exactly one successful S3), the senders count the writes done
+ * (fd_kicks_done, after the write). A read after a load of fd_kicks_done
+ * equal to fd_kicks_seen leaves no write behind it, so the fd cannot stay
+ * readable with nobody's kick to read (a loop that spins in epoll); and
+ * detach waits for fd_kicks_done to reach fd_kicks_seen before the close,
+ * so no write can reach a closed or reused descriptor. The loop may read
+ * the fd itself (an io_uring read): the counts do not depend on who reads.
  */
 #include "internal.h"
 #include "kick.h"
@@ -60,7 +88,10 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
+#include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Adaptive poll window bounds, after the kernel's cpuidle-haltpoll governor. */
 #define XC_POLL_MAX_NS        200000L
@@ -81,6 +112,20 @@ static void kick_futex(struct xc_cpu *c)
 	xc_trace(XC_EV_KICK_SENT, c->cpu, 0, NULL);
 }
 
+/* An attached thread sleeps in its own loop: its eventfd ends that sleep. */
+static void kick_fd(struct xc_cpu *c)
+{
+	uint64_t one = 1;
+
+	/* the fd is open: its owner closes it only after fd_kicks_done counts this write */
+	while (write(c->kick_fd, &one, sizeof(one)) < 0 && errno == EINTR)
+		;
+	/* release: the write happens before the owner that sees the count closes or reads */
+	atomic_fetch_add_explicit(&c->fd_kicks_done, 1, memory_order_release);
+	xc_stat_inc_shared(&c->kicks_sent);
+	xc_trace(XC_EV_KICK_SENT, c->cpu, 0, NULL);
+}
+
 /*
  * xc_kick() - make @c's worker look at its queues. Call it after publishing
  * what it must see (S1), from any thread.
@@ -93,12 +138,16 @@ void xc_kick(struct xc_cpu *c)
 	for (;;) {
 		switch (s) {
 		case XC_IDLE_SLEEPING:
+		case XC_IDLE_SLEEPING_FD:
 			/* S3, seq_cst: on failure s holds the new state and we decide again */
 			if (!atomic_compare_exchange_strong_explicit(&c->idle, &s, XC_IDLE_WAKING,
 								     memory_order_seq_cst,
 								     memory_order_seq_cst))
 				continue;
-			kick_futex(c);
+			if (s == XC_IDLE_SLEEPING_FD)
+				kick_fd(c);
+			else
+				kick_futex(c);
 			/* relaxed: publishes nothing; fails harmlessly if the worker moved on */
 			s = XC_IDLE_WAKING;
 			atomic_compare_exchange_strong_explicit(&c->idle, &s, XC_IDLE_WOKENUP,
@@ -281,4 +330,74 @@ void xc_idle_state_set(struct xc_cpu *c, uint32_t state)
 {
 	atomic_store_explicit(&c->idle, state,
 			      state == XC_IDLE_RUNNING ? memory_order_seq_cst : memory_order_relaxed);
+}
+
+/*
+ * The attached thread's exchange (W2's "do not sleep", or W4) read @old:
+ * WAKING or WOKENUP is one claimed kick, whose write is done or on its
+ * way. Read the eventfd while kicks are owed, until a read comes after
+ * the last one's write.
+ */
+static void fd_settle(struct xc_cpu *c, uint32_t old)
+{
+	uint64_t val;
+
+	if (old == XC_IDLE_WAKING || old == XC_IDLE_WOKENUP)
+		c->fd_kicks_seen++;
+	if (c->fd_kicks_drained == c->fd_kicks_seen)
+		return;
+	/* acquire: the writes it counts happened before the read below */
+	uint64_t done = atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire);
+
+	(void)!read(c->kick_fd, &val, sizeof(val));	/* EAGAIN: the loop read it, or it is on its way */
+	if (done == c->fd_kicks_seen)
+		c->fd_kicks_drained = done;
+}
+
+/*
+ * xc_fd_sleep_begin() - W1 and W2 for an attached thread about to sleep in
+ * its own loop: true if it may sleep (senders now kick its eventfd), false
+ * if ready() found something (it is RUNNING again). ready() as for
+ * xc_idle_wait, never asked to run anything. Owner only, RUNNING.
+ */
+bool xc_fd_sleep_begin(struct xc_cpu *c, xc_ready_fn ready, void *ctx)
+{
+	/* W1, seq_cst: ordered before the re-check W2 */
+	atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING_FD, memory_order_seq_cst);
+	if (ready(c, ctx, false)) {	/* W2 */
+		/* seq_cst: as W4; a sender may have claimed a kick meanwhile */
+		fd_settle(c, atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst));
+		return false;
+	}
+	xc_stat_inc_own(&c->sleeps);
+	xc_trace(XC_EV_SLEEP, -1, 0, NULL);
+	return true;
+}
+
+/* xc_fd_sleep_end() - W4 after the attached thread's own wait; a no-op when RUNNING. Owner only. */
+void xc_fd_sleep_end(struct xc_cpu *c)
+{
+	/* relaxed: only this thread stores RUNNING, and senders never move it on */
+	uint32_t old = atomic_load_explicit(&c->idle, memory_order_relaxed);
+
+	if (old != XC_IDLE_RUNNING) {
+		/* W4, seq_cst: leave SLEEPING_FD/WAKING/WOKENUP; senders from now on skip the syscall */
+		old = atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst);
+		xc_stat_inc_own(&c->wakeups);
+		xc_trace(XC_EV_WAKE, -1, 0, NULL);
+	}
+	fd_settle(c, old);
+}
+
+/*
+ * xc_fd_quiesce() - no eventfd write is in flight, nor can one start: the
+ * descriptor may be closed. Owner only, RUNNING (after xc_fd_sleep_end), so
+ * no sender can claim a kick; those claimed before are counted in
+ * fd_kicks_seen and finish their write in a few instructions.
+ */
+void xc_fd_quiesce(struct xc_cpu *c)
+{
+	/* acquire: the writes are done before the close */
+	while (atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire) != c->fd_kicks_seen)
+		sched_yield();
 }

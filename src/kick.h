@@ -22,6 +22,9 @@ typedef int (*xc_ready_fn)(struct xc_cpu *c, void *ctx, bool may_run);
 bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
 		  uint64_t deadline_ns, long sleep_limit_ns);
 long xc_poll_window(struct xc_cpu *c);
+bool xc_fd_sleep_begin(struct xc_cpu *c, xc_ready_fn ready, void *ctx);
+void xc_fd_sleep_end(struct xc_cpu *c);
+void xc_fd_quiesce(struct xc_cpu *c);
 void xc_idle_state_set(struct xc_cpu *c, uint32_t state);
 
 /* Owner only: whether @c's slot holds a call to run (slot.c). Part of the W2 re-check. */

@@ -109,6 +109,35 @@ static void cpus_to(const struct xc_config *cfg, const char *val, struct xc_opts
 	o->cpus = val;	/* the caller's string, as for the field itself */
 }
 
+/* --- attach --- */
+static int attach_env(const char *val, struct xc_config *cfg)
+{
+	if (!strcmp(val, "none")) {
+		CPU_ZERO(&cfg->attach);
+		return 0;
+	}
+	return xc_cpulist_parse(val, &cfg->attach) ? -EINVAL : 0;
+}
+static int attach_opt(const struct xc_opts *o, struct xc_config *cfg)
+{
+	if (!o->attach)
+		return 0;
+	if (attach_env(o->attach, cfg)) {
+		xc_report("xc_opts.attach \"%s\": not a cpulist", o->attach);
+		return -EINVAL;
+	}
+	return 1;
+}
+static void attach_show(const struct xc_config *cfg, char *buf, size_t n)
+{
+	if (CPU_COUNT(&cfg->attach) == 0 || xc_cpulist_format(&cfg->attach, buf, n) < 0)
+		snprintf(buf, n, "none");
+}
+static void attach_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
+{
+	o->attach = val;	/* the caller's string, as for the field itself */
+}
+
 /* --- serial_bringup --- */
 static int serial_env(const char *val, struct xc_config *cfg)
 {
@@ -416,6 +445,9 @@ static const struct xc_option options[] = {
 	{ "XCALL_CPUS", "cpus",
 	  "cpulist of the CPUs to run workers on, e.g. 0-3,8 (default: the affinity the process started with)",
 	  cpus_from_list, cpus_opt, cpus_show, cpus_to },
+	{ "XCALL_ATTACH", "attach",
+	  "cpulist of CPUs (of XCALL_CPUS) that get no libxcall thread: application threads attach to them (xc_worker_attach)",
+	  attach_env, attach_opt, attach_show, attach_to },
 	{ "XCALL_SERIAL_BRINGUP", "serial_bringup",
 	  "1: start workers one at a time instead of all at once",
 	  serial_env, serial_opt, serial_show, serial_to },
@@ -516,6 +548,18 @@ int xc_config_resolve(const struct xc_opts *opts, struct xc_config *cfg)
 	if (cfg->trace_events && (cfg->trace_events < 16 || cfg->trace_events > (1u << 24))) {
 		xc_report("xc_opts.trace_events %u: out of range (16..16777216)", cfg->trace_events);
 		return -EINVAL;
+	}
+	{
+		cpu_set_t inside;
+
+		CPU_AND(&inside, &cfg->attach, &cfg->cpus);
+		if (!CPU_EQUAL(&inside, &cfg->attach)) {
+			char list[256];
+
+			attach_show(cfg, list, sizeof(list));
+			xc_report("attach %s: not a subset of the CPUs (cpus)", list);
+			return -EINVAL;
+		}
 	}
 	if (cfg->ablate & ~XC_ABLATE_ALL) {
 		xc_report("xc_opts.ablate 0x%x: unknown bits", cfg->ablate);

@@ -106,7 +106,13 @@ static void describe_cpu(int cpu, struct xc_stuck_seen *seen, char *buf, size_t 
 		snprintf(buf, n, "CPU %d is idle, polling", cpu);
 		break;
 	case XC_IDLE_RUNNING:
-		snprintf(buf, n, "CPU %d is between tasks", cpu);
+		if (c->attached)
+			snprintf(buf, n, "CPU %d's attached thread is in its own loop, not calling xc_poll()", cpu);
+		else
+			snprintf(buf, n, "CPU %d is between tasks", cpu);
+		break;
+	case XC_IDLE_SLEEPING_FD:
+		snprintf(buf, n, "CPU %d's attached thread is asleep in its own loop", cpu);
 		break;
 	default:
 		snprintf(buf, n, "CPU %d is idle, asleep", cpu);

@@ -33,18 +33,11 @@
 
 __xc_tls struct xc_cpu *xc_self;
 
-/* A run ended on another CPU, or the worker runs on one now: the task loop looks (follow.c). */
-static bool os_suspect(struct xc_cpu *c)
-{
-	/* relaxed: set by this thread (xc_os_after_run) */
-	return atomic_load_explicit(&c->os_recheck, memory_order_relaxed) || xc_os_elsewhere(c);
-}
-
 static int ready_idle(struct xc_cpu *c, void *ctx, bool may_run)
 {
 	if (may_run && xc_slot_run_fast(c))
 		return XC_READY_RAN;
-	return xc_w2_pending(c, true) || os_suspect(c);
+	return xc_w2_pending(c, true) || xc_os_suspect(c);
 }
 
 /*
@@ -69,7 +62,7 @@ static void cpu_idle(struct xc_cpu *c)
 			break;
 		}
 		window = xc_poll_window(c);
-		if (xc_ablated(XC_ABLATE_NOTIFY) || os_suspect(c))
+		if (xc_ablated(XC_ABLATE_NOTIFY) || xc_os_suspect(c))
 			break;	/* ablated: every wakeup goes through the scheduler */
 		xc_run_calls(c);	/* calls go before task work in any case */
 		if (xc_task_pending(c))
@@ -84,7 +77,7 @@ static void cpu_idle(struct xc_cpu *c)
  * hotplug lock, tried and never waited for: its holder may be waiting for a
  * worker that this one's calls hold up; the next park watch tries again.
  */
-static bool taken_cpu_reopen(struct xc_cpu *c)
+bool xc_taken_cpu_reopen(struct xc_cpu *c)
 {
 	bool run = false;
 
@@ -114,7 +107,7 @@ static bool park_watch(struct xc_cpu *c)
 			  c->cpu, xc_taken_name(atomic_load_explicit(&c->taken, memory_order_relaxed)));
 		return false;
 	}
-	return c->offline_by_os && taken_cpu_reopen(c);
+	return c->offline_by_os && xc_taken_cpu_reopen(c);
 }
 
 /*
@@ -150,7 +143,7 @@ static uint32_t cpu_park(struct xc_cpu *c)
 }
 
 /* Refuse new calls and work, run everything queued, mark the CPU offline. */
-static void cpu_drain(struct xc_cpu *c)
+void xc_cpu_drain(struct xc_cpu *c)
 {
 	xc_drain_calls(c);
 	xc_drain_work(c);
@@ -173,7 +166,7 @@ static bool cpu_park_offline(struct xc_cpu *c)
 /* Returns false when the worker must exit. */
 static bool cpu_offline(struct xc_cpu *c)
 {
-	cpu_drain(c);
+	xc_cpu_drain(c);
 	xc_trace(XC_EV_OFFLINE, c->cpu, 0, NULL);
 	/* relaxed: both are read only after offline_done's completion orders them */
 	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
@@ -201,7 +194,7 @@ static bool cpu_taken(struct xc_cpu *c)
 	 */
 	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
 	c->offline_by_os = true;
-	cpu_drain(c);
+	xc_cpu_drain(c);
 	xc_trace(XC_EV_OFFLINE, c->cpu, 0, NULL);
 	xc_report("CPU %d: offline: %s; %llu calls and work items ran displaced (the worker is on CPU %d); "
 		  "online again when the OS gives it back",
@@ -218,7 +211,7 @@ static void worker_loop(struct xc_cpu *c)
 		uint32_t ctl = atomic_load_explicit(&c->ctl, memory_order_acquire);
 
 		if (ctl == XC_CTL_EXIT) {
-			cpu_drain(c);
+			xc_cpu_drain(c);
 			return;
 		}
 		if (ctl == XC_CTL_OFFLINE) {
@@ -226,7 +219,7 @@ static void worker_loop(struct xc_cpu *c)
 				return;
 			continue;
 		}
-		if (xc_unlikely(os_suspect(c))) {
+		if (xc_unlikely(xc_os_suspect(c))) {
 			/* relaxed: this thread's own flag */
 			atomic_store_explicit(&c->os_recheck, false, memory_order_relaxed);
 			if (xc_rt.cfg.follow_os && xc_os_check(c)) {

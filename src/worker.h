@@ -32,5 +32,7 @@ void xc_boot_put(struct xc_boot *b);
 
 
 void *xc_worker_main(void *arg);
+void xc_cpu_drain(struct xc_cpu *c);
+bool xc_taken_cpu_reopen(struct xc_cpu *c);
 
 #endif /* XC_WORKER_H */

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * attach.h - an application thread as a CPU's worker (attach.c)
+ */
+#ifndef XC_ATTACH_H
+#define XC_ATTACH_H
+
+#include "internal.h"
+
+int xc_attached_poll(struct xc_cpu *c);
+
+#endif /* XC_ATTACH_H */
