@@ -3,7 +3,9 @@
  * captureless lambda as the function, std::atomic state, a waiting call that
  * runs on the CPU asked for, a nowait call to every CPU, a call to a mask, an
  * async descriptor and a work item, each run exactly once; bad arguments get
- * their errno. Built with each C++ compiler and standard by tests/api/check.sh.
+ * their errno; a std::thread of the program attached as a CPU's worker runs
+ * the calls to that CPU in its own loop. Built with each C++ compiler and
+ * standard by tests/api/check.sh.
  */
 #include <xcall.h>
 
@@ -11,6 +13,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <thread>
+
+#include <pthread.h>
 
 #define CHECK(cond) do {								\
 	if (!(cond)) {									\
@@ -68,5 +74,32 @@ int main()
 	CHECK(xc_stats_get(-1, &st) == 0 && st.calls + st.work_run == static_cast<uint64_t>(ran.load()));
 	CHECK(xc_exit() == 0);
 	CHECK(xc_call_single(last, count, nullptr, 0) == -ENXIO);
+
+	/* the program's own thread on the last CPU, polling in its loop */
+	std::string attach = std::to_string(last);
+	xc_opts o{};
+	o.attach = attach.c_str();
+	CHECK(xc_init(&o) == 0);
+	std::atomic<bool> stop{false}, attached{false};
+	std::thread shard([&] {
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(last, &one);
+		CHECK(pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0);
+		CHECK(xc_worker_attach(last) == 0);
+		attached = true;
+		while (!stop)
+			CHECK(xc_poll() >= 0);
+		CHECK(xc_worker_detach() == 0);
+	});
+	while (!attached)
+		;
+	ran = 0;
+	CHECK(xc_call_single(last, count, reinterpret_cast<void *>(static_cast<long>(last)), XC_WAIT) == 0);
+	CHECK(ran == 1 && wrong == 0);
+	stop = true;
+	shard.join();
+	CHECK(xc_call_single(last, count, nullptr, 0) == -ENXIO);	/* detached: offline */
+	CHECK(xc_exit() == 0);
 	return 0;
 }
