@@ -16,6 +16,10 @@
  *   - detach runs what was queued, then the CPU is offline and calls get
  *     -ENXIO; another thread may attach again; a thread that exits attached
  *     is detached; xc_exit refuses (-EBUSY) while a thread is attached;
+ *   - the OS taking an attached CPU (its thread's affinity changed from outside):
+ *     the CPU goes offline with a report, calls get -ENXIO, the thread's mask
+ *     is left as it was (widened: never pinned again by libxcall), and the CPU
+ *     comes back once the thread runs pinned there again;
  *   - bad uses get their errno: attach from a thread pinned elsewhere, twice,
  *     from a libxcall worker, to a CPU not set aside or outside the set, a
  *     second thread on a CPU taken; detach, fd, sleep calls from a thread not
@@ -578,11 +582,77 @@ static void test_errors(void)
 	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(all), &all) == 0);
 }
 
+/* --- the OS takes the CPU --- */
+
+static char reports[8192];
+static pthread_mutex_t reports_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void capture(const char *line)
+{
+	pthread_mutex_lock(&reports_lock);
+	strncat(reports, line, sizeof(reports) - strlen(reports) - 2);
+	strcat(reports, "\n");
+	pthread_mutex_unlock(&reports_lock);
+}
+
+static bool reported(const char *what)
+{
+	bool found;
+
+	pthread_mutex_lock(&reports_lock);
+	found = strstr(reports, what) != NULL;
+	pthread_mutex_unlock(&reports_lock);
+	return found;
+}
+
+static void set_affinity(int tid, int a, int b)
+{
+	cpu_set_t m;
+
+	CPU_ZERO(&m);
+	CPU_SET(a, &m);
+	if (b >= 0)
+		CPU_SET(b, &m);
+	CHECK(sched_setaffinity(tid, sizeof(m), &m) == 0);
+}
+
+static void test_os_takes_cpu(void)
+{
+	struct loop *l = &loops[0];
+	int cpu = attach_cpus[0];
+	cpu_set_t m;
+	struct where w;
+
+	if (!nown)
+		return;
+	start_loop(l, cpu, LOOP_POLL);
+	/* moved elsewhere from outside */
+	set_affinity(atomic_load(&l->tid), own_cpus[0], -1);
+	WAIT_UNTIL(!online(cpu));
+	CHECK(reported("the worker's affinity was changed from outside"));
+	CHECK(reported("libxcall never moves it"));
+	CHECK_RET(xc_call_single(cpu, noop, NULL, XC_WAIT), -ENXIO);
+	/* widened back: a lost pin, which libxcall leaves to the application */
+	set_affinity(atomic_load(&l->tid), own_cpus[0], cpu);
+	t_sleep_ms(150);		/* three watch periods */
+	CHECK(!online(cpu));
+	CHECK(sched_getaffinity(atomic_load(&l->tid), sizeof(m), &m) == 0);
+	CHECK(CPU_COUNT(&m) == 2 && CPU_ISSET(cpu, &m));
+	/* pinned there again by the application: back */
+	set_affinity(atomic_load(&l->tid), cpu, -1);
+	WAIT_UNTIL(online(cpu));
+	CHECK(reported("back ("));
+	memset(&w, 0, sizeof(w));
+	CHECK_RET(xc_call_single(cpu, note_where, &w, XC_WAIT), 0);
+	check_where(&w, l, 1);
+	stop_loop(l);
+}
+
 static void init_attached(void)
 {
 	char list[1024];
 	cpu_set_t set;
-	struct xc_opts o = { .attach = list };
+	struct xc_opts o = { .attach = list, .report = capture };
 
 	CPU_ZERO(&set);
 	for (int i = 0; i < nattach; i++)
@@ -641,6 +711,7 @@ int main(void)
 	test_epoll_sleeper_woken();
 	test_urgent_busy();
 	test_offline_online();
+	test_os_takes_cpu();
 	test_detach();
 	CHECK_RET(xc_exit(), 0);
 
