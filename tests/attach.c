@@ -19,7 +19,9 @@
  *   - the OS taking an attached CPU (its thread's affinity changed from outside):
  *     the CPU goes offline with a report, calls get -ENXIO, the thread's mask
  *     is left as it was (widened: never pinned again by libxcall), and the CPU
- *     comes back once the thread runs pinned there again;
+ *     comes back once the thread runs pinned there again; in a guest
+ *     (XCALL_GUEST=1, root) the same with the CPU taken offline through sysfs,
+ *     which is put back online on every exit path, with a line saying so;
  *   - bad uses get their errno: attach from a thread pinned elsewhere, twice,
  *     from a libxcall worker, to a CPU not set aside or outside the set, a
  *     second thread on a CPU taken; detach, fd, sleep calls from a thread not
@@ -648,6 +650,61 @@ static void test_os_takes_cpu(void)
 	stop_loop(l);
 }
 
+static int os_down = -1;	/* the CPU this test took offline through sysfs, not yet put back */
+
+static void os_put_back(void)
+{
+	if (os_down >= 0 && t_sysfs_cpu_online(os_down, 1) == 0) {
+		printf("attach: CPU %d put back online\n", os_down);
+		os_down = -1;
+	}
+}
+
+static void on_signal(int sig)
+{
+	os_put_back();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void test_os_hotplug(void)
+{
+	struct loop *l = &loops[0];
+	int cpu = attach_cpus[0];
+	char path[96];
+	cpu_set_t m;
+	struct where w;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	if (t_env_long("XCALL_GUEST", 0) != 1 || geteuid() != 0 || access(path, W_OK)) {
+		printf("attach: the OS hotplug part runs only in a guest, as root, with CPU %d hot-pluggable\n", cpu);
+		return;
+	}
+	atexit(os_put_back);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	start_loop(l, cpu, LOOP_POLL);
+	CHECK(t_sysfs_cpu_online(cpu, 0) == 0);
+	os_down = cpu;
+	WAIT_UNTIL(!online(cpu));
+	CHECK(reported("the OS took it offline"));
+	CHECK_RET(xc_call_single(cpu, noop, NULL, XC_WAIT), -ENXIO);
+	os_put_back();
+	CHECK_RET(os_down, -1);
+	/* the kernel widened the thread's mask when the CPU went: libxcall leaves it so */
+	t_sleep_ms(150);
+	CHECK(!online(cpu));
+	CHECK(sched_getaffinity(atomic_load(&l->tid), sizeof(m), &m) == 0);
+	CHECK(CPU_COUNT(&m) > 1);
+	set_affinity(atomic_load(&l->tid), cpu, -1);
+	WAIT_UNTIL(online(cpu));
+	memset(&w, 0, sizeof(w));
+	CHECK_RET(xc_call_single(cpu, note_where, &w, XC_WAIT), 0);
+	check_where(&w, l, 1);
+	stop_loop(l);
+}
+
 static void init_attached(void)
 {
 	char list[1024];
@@ -666,6 +723,7 @@ static void timed_out(int sig)
 	static const char msg[] = "attach: timed out: a call to an attached loop never completed\n";
 
 	(void)!write(2, msg, sizeof(msg) - 1);
+	os_put_back();
 	_exit(T_FAIL);
 }
 
@@ -712,6 +770,7 @@ int main(void)
 	test_urgent_busy();
 	test_offline_online();
 	test_os_takes_cpu();
+	test_os_hotplug();
 	test_detach();
 	CHECK_RET(xc_exit(), 0);
 
