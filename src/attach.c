@@ -257,6 +257,7 @@ int xc_attached_poll(struct xc_cpu *c)
 {
 	int n = 0;
 
+	xc_fd_sleep_end(c);	/* a loop that polls without ending its sleep ends it here */
 	c->in_task_loop = true;
 	attached_ctl(c);
 	attached_follow(c);
