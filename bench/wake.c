@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -145,6 +146,14 @@ static long long self_cpu_ns(void)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* This thread's voluntary context switches: each a wait that slept. */
+static long self_sleeps(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_nvcsw;
+}
+
 /* ---- threads: the sleeper, a presence on its CPU, and the busy hog ---- */
 
 struct sleeper_ctl {
@@ -170,7 +179,9 @@ static void *sleeper_main(void *arg)
 		m->teardown(r, 1);
 		return NULL;
 	}
-	if (m->presence) {
+	if (m->loop) {
+		m->loop(r);
+	} else if (m->presence) {
 		/* acquire: pairs with the driver's stop */
 		while (!atomic_load_explicit(&r->stop, memory_order_acquire))
 			cpu_relax();
@@ -210,6 +221,10 @@ struct cell_out {
 	long syscalls[2];
 	struct irq_snap s0, s1;
 	bool irq_ok;
+	/* libxcall rows: the target CPU's counters, and the waker's waits that slept */
+	bool has_target;
+	struct xc_stats target;
+	long waker_sleeps;
 };
 
 static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_us, struct budget *b,
@@ -218,10 +233,11 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 	const struct wake_mech *m = r->m;
 	struct sleeper_ctl ctl = {.r = r};
 	pthread_t sleeper, hog;
-	bool have_sleeper = !m->synchronous || m->presence, have_hog = state == WS_BUSY;
+	bool have_sleeper = !m->synchronous || m->presence || m->loop, have_hog = state == WS_BUSY;
 	long long cpu0[2] = {-1, -1};
 	long sys0[2] = {0, 0};
 	long long waker_cpu = 0;        /* parked and busy: summed over the wakes alone */
+	long waker_sleeps = 0, sleeps0 = 0;     /* counts() rows: the waker's waits that slept, as its CPU time */
 	long i = 0, warm;
 	int err;
 
@@ -260,17 +276,22 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 				cpu0[s] = thread_cpu_ns(r->side[s].tid);
 				sys0[s] = atomic_load_explicit(&r->side[s].syscalls, memory_order_relaxed);
 			}
-			if (m->counts)
+			if (m->counts) {
 				m->counts(r, true);
+				sleeps0 = self_sleeps();
+			}
 			budget_start(b);
 		}
 		if (i >= 0 && !budget_more(b, i))
 			break;
 		long long c0 = 0;
+		long v0 = 0;
 		if (state != WS_HOT) {
 			long g = state == WS_PARKED ? gap_us : busy_gap_us;
 			struct timespec ts = {g / 1000000, (g % 1000000) * 1000};
 			clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+			if (m->counts && i >= 0)
+				v0 = self_sleeps();     /* the waker's waits: in its wakes, not its gaps */
 			c0 = self_cpu_ns();     /* the waker's CPU time: its wakes, not its gaps */
 		}
 		uint64_t t0 = ticks();
@@ -282,8 +303,11 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 			break;
 		if (i < 0)
 			continue;
-		if (state != WS_HOT)
+		if (state != WS_HOT) {
 			waker_cpu += self_cpu_ns() - c0;
+			if (m->counts)
+				waker_sleeps += self_sleeps() - v0;
+		}
 		hist_add(h_rt, ticks_span_ns(t0, t1));
 		if (!m->no_wake_time) {
 			/* relaxed: ordered by the reply (or the call's completion) we just saw */
@@ -291,17 +315,25 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 			hist_add(h_wake, ticks_to_ns(w > t0 ? w - t0 : 0));
 		}
 	}
+	if (m->counts && state == WS_HOT)
+		waker_sleeps = self_sleeps() - sleeps0; /* no gaps: the whole timed part */
 	if (out->irq_ok)
 		out->irq_ok = !irq_read(&out->s1);
-	if (m->counts)
+	if (m->counts) {
+		r->waker_sleeps = waker_sleeps;
 		m->counts(r, false);
+		out->has_target = r->has_target;
+		out->target = r->target;
+		out->waker_sleeps = waker_sleeps;
+	}
 	for (int s = 0; s < 2; s++) {
 		long long c1 = thread_cpu_ns(r->side[s].tid);
 		out->cpu_ns[s] = cpu0[s] >= 0 && c1 >= 0 ? c1 - cpu0[s] : -1;
 		if (s == 0 && state != WS_HOT)
 			out->cpu_ns[s] = waker_cpu;
-		out->syscalls[s] = atomic_load_explicit(&r->side[s].syscalls, memory_order_relaxed) -
-				   (m->counts ? 0 : sys0[s]);
+		/* relaxed: see wake_side */
+		out->syscalls[s] = m->counts ? r->counted[s] :
+				   atomic_load_explicit(&r->side[s].syscalls, memory_order_relaxed) - sys0[s];
 	}
 out_teardown:
 	if (have_sleeper) {
@@ -348,6 +380,19 @@ static void cell_records(const struct wake_mech *m, int state, int rep, const in
 		snprintf(key, sizeof(key), "syscalls_per_wake_%s", who);
 		rec_param_d(r, key, o->n ? (double)o->syscalls[s] / (double)o->n : 0);
 	}
+	if (o->has_target && o->n) {
+		/* libxcall rows: what the target CPU's counters say of each call, a round trip */
+		const struct { const char *key; uint64_t v; } per[] = {
+			{"kicks_sent_per_call", o->target.kicks_sent},
+			{"kicks_elided_per_call", o->target.kicks_elided},
+			{"sleeps_per_call", o->target.sleeps},
+			{"wakeups_per_call", o->target.wakeups},
+		};
+		for (size_t k = 0; k < sizeof(per) / sizeof(per[0]); k++)
+			rec_param_d(r, per[k].key, (double)per[k].v / (double)o->n);
+		rec_param_d(r, "waker_sleeps_per_call", (double)o->waker_sleeps / (double)o->n);
+		rec_xc_target_counters(r, &o->target);
+	}
 	if (o->irq_ok) {
 		irq_record(r, &o->s0, &o->s1, "waker", cl[0], o->n);
 		irq_record(r, &o->s0, &o->s1, "sleeper", cl[1], o->n);
@@ -369,9 +414,10 @@ static void cell_records(const struct wake_mech *m, int state, int rep, const in
 static void print_table(struct rec *from)
 {
 	printf("\nwake: one waker, one sleeper on another CPU; per wake (p50 / p99 in ns; CPU time\n"
-	       "and syscalls: waker / sleeper; CAL and RES: interrupts on the sleeper's CPU)\n");
-	printf("%-18s %-6s %7s %9s %9s %9s %9s %13s %11s %6s %6s\n", "mechanism", "state", "n", "wake p50",
-	       "wake p99", "rt p50", "rt p99", "cpu ns w/s", "sys w/s", "CAL", "RES");
+	       "and syscalls: waker / sleeper; kicks: libxcall's kicks sent per call; CAL and RES:\n"
+	       "interrupts on the sleeper's CPU)\n");
+	printf("%-23s %-6s %7s %9s %9s %9s %9s %13s %11s %5s %6s %6s\n", "mechanism", "state", "n",
+	       "wake p50", "wake p99", "rt p50", "rt p99", "cpu ns w/s", "sys w/s", "kicks", "CAL", "RES");
 	for (struct rec *r = from; r; r = r->next) {
 		if (strcmp(r->bench, "wake") || strstr(r->kase, "/wake"))
 			continue;
@@ -383,10 +429,10 @@ static void print_table(struct rec *from)
 			snprintf(st, sizeof(st), "%s", slash + 1);
 		if (!r->s.n) {
 			const char *why = rec_param_str(r, "skipped");
-			printf("%-18s %-6s   absent: %s\n", mech, st[0] ? st : "-", why ? why : "?");
+			printf("%-23s %-6s   absent: %s\n", mech, st[0] ? st : "-", why ? why : "?");
 			continue;
 		}
-		char kw[80], b[4][32], cpu[32], sys[32], cal[16], res[16];
+		char kw[80], b[4][32], cpu[32], sys[32], kicks[16] = "-", cal[16], res[16];
 		snprintf(kw, sizeof(kw), "%s/wake", r->kase);
 		const struct rec *w = rec_find("wake", kw, r->repeat);
 		double cw = rec_param_get(r, "cpu_ns_per_wake_waker", -1),
@@ -394,12 +440,14 @@ static void print_table(struct rec *from)
 		snprintf(cpu, sizeof(cpu), "%.0f / %.0f", cw, cs);
 		snprintf(sys, sizeof(sys), "%.2f / %.2f", rec_param_get(r, "syscalls_per_wake_waker", 0),
 			 rec_param_get(r, "syscalls_per_wake_sleeper", 0));
+		if (rec_param_get(r, "kicks_sent_per_call", -1) >= 0)
+			snprintf(kicks, sizeof(kicks), "%.2f", rec_param_get(r, "kicks_sent_per_call", -1));
 		snprintf(cal, sizeof(cal), "%.2f", rec_param_get(r, "CAL_per_op_sleeper", -1));
 		snprintf(res, sizeof(res), "%.2f", rec_param_get(r, "RES_per_op_sleeper", -1));
-		printf("%-18s %-6s %7llu %9s %9s %9s %9s %13s %11s %6s %6s\n", mech, st,
+		printf("%-23s %-6s %7llu %9s %9s %9s %9s %13s %11s %5s %6s %6s\n", mech, st,
 		       (unsigned long long)r->s.n, w ? fmt_ns(w->s.p50, b[0], 32) : "-",
 		       w ? fmt_ns(w->s.p99, b[1], 32) : "-", fmt_ns(r->s.p50, b[2], 32),
-		       fmt_ns(r->s.p99, b[3], 32), cpu, sys, cal, res);
+		       fmt_ns(r->s.p99, b[3], 32), cpu, sys, kicks, cal, res);
 	}
 }
 

@@ -4,7 +4,8 @@
  * futex, eventfd, eventfd + epoll, pipe, io_uring (multishot poll of an
  * eventfd, MSG_RING with and without DEFER_TASKRUN, FUTEX_WAIT), signals
  * (sigwaitinfo, and a busy thread's handler), membarrier, libxcall (a
- * sleeping and a polling worker), and user IPIs where they exist.
+ * sleeping and a polling worker, and a thread of ours attached as the worker,
+ * asleep in its own epoll or io_uring loop), and user IPIs where they exist.
  *
  * Each wake and each wait counts the syscalls it makes on its own side, at
  * the call: that is "syscalls per wake" in the records. io_uring waits look
@@ -344,11 +345,16 @@ static void membarrier_wake(struct wake_run *r, int to)
 	count(r, 1 - to);
 }
 
-/* ---- libxcall: a waiting call to a worker that sleeps, or polls ---- */
+/* ---- libxcall: a waiting call to a worker that sleeps, or polls, or to an attached thread ---- */
 
+/* The runtime of the cell that runs (one at a time), for counts(). */
 struct xc_hook {
 	struct xc_stats t0;
+	long own0;              /* an attached sleeper's own syscalls at the start */
+	bool attached;          /* the sleeper's thread is its CPU's worker (its own to read) */
 };
+
+static struct xc_hook xcall_hook;
 
 static void stamp(void *arg)
 {
@@ -366,14 +372,14 @@ static void tid_of_worker(void *arg)
 static int xcall_setup(struct wake_run *r, int me, long poll)
 {
 	char cpu[16];
-	static struct xc_hook hook;
 
 	if (me != 0)
 		return 0;
 	snprintf(cpu, sizeof(cpu), "%d", r->side[1].cpu);
 	if (xh_up(r->o, cpu, poll, 0))
 		return -EIO;
-	r->hook = &hook;
+	memset(&xcall_hook, 0, sizeof(xcall_hook));
+	r->hook = &xcall_hook;
 	return xc_call_single(r->side[1].cpu, tid_of_worker, &r->side[1].tid, XC_WAIT);
 }
 
@@ -399,26 +405,51 @@ static void xcall_wake(struct wake_run *r, int to)
 {
 	int err = xc_call_single(r->side[to].cpu, stamp, r, XC_WAIT);
 
+	/*
+	 * The call after the stop only ends an attached loop, which may have seen the stop
+	 * and detached already: its CPU is then offline, and nothing is left to end.
+	 * relaxed: the driver, this same thread, stored the stop before this call
+	 */
+	if (err == -ENXIO && r->m->loop && atomic_load_explicit(&r->stop, memory_order_relaxed))
+		return;
 	if (err)
 		fail(r, -err);
 }
 
-/* The target's futex wakes (waker side) and futex waits (worker side), from its counters. */
+/*
+ * Syscalls per wake, from the target CPU's counters over the timed part. A round trip
+ * is one waiting call:
+ *   waker:   its kicks (kicks_sent: a futex wake to a worker, an eventfd write to an
+ *            attached thread), and its waits for the call's completion that slept: with
+ *            no poll window, after a short spin, the caller sleeps on a futex (the driver
+ *            counts them as its voluntary context switches in the wakes; a futex wait
+ *            that finds the call done on entering the kernel switches nothing: not seen);
+ *   sleeper: a worker's futex waits (sleeps); an attached thread's own waits
+ *            (epoll_wait, io_uring_enter, counted in its loop at the call) and the
+ *            eventfd read that xc_worker_sleep_end() makes for each kick it was sent
+ *            (kick.c, fd_settle: one read per kick claimed, so kicks_sent; a read done
+ *            again because the write was still on its way is not seen); and either way
+ *            a futex wake for each of the waker's waits that slept.
+ */
 static void xcall_counts(struct wake_run *r, bool start)
 {
 	struct xc_hook *h = r->hook;
 	struct xc_stats now, d;
+	/* relaxed: the sleeper's own count, off by the wait it may be entering (see wake_side) */
+	long own = atomic_load_explicit(&r->side[1].syscalls, memory_order_relaxed);
 
 	xh_stats(r->side[1].cpu, &now);
 	if (start) {
 		h->t0 = now;
-		atomic_store_explicit(&r->side[0].syscalls, 0, memory_order_relaxed);
-		atomic_store_explicit(&r->side[1].syscalls, 0, memory_order_relaxed);
+		h->own0 = own;
 		return;
 	}
 	xc_stats_delta(&d, &h->t0, &now);
-	atomic_store_explicit(&r->side[0].syscalls, (long)d.kicks_sent, memory_order_relaxed);
-	atomic_store_explicit(&r->side[1].syscalls, (long)d.sleeps, memory_order_relaxed);
+	r->target = d;
+	r->has_target = true;
+	r->counted[0] = (long)d.kicks_sent + r->waker_sleeps;
+	r->counted[1] = (r->m->loop ? own - h->own0 + (long)d.kicks_sent : (long)d.sleeps) +
+			r->waker_sleeps;
 }
 
 /* ---- io_uring ---- */
@@ -546,18 +577,23 @@ static int submit(struct wake_run *r, int me)
 	return n < 0 ? n : 0;
 }
 
-/* A multishot poll on this side's eventfd: armed at setup, again if the kernel ends it. */
-static int poll_arm(struct wake_run *r, int me)
+/* A multishot poll on an eventfd in side @me's ring: armed at setup, again if the kernel ends it. */
+static int poll_arm_fd(struct wake_run *r, int me, int fd)
 {
 	struct wake_side *s = &r->side[me];
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
 
 	if (!sqe)
 		return -EBUSY;
-	io_uring_prep_poll_multishot(sqe, s->efd, POLLIN);
+	io_uring_prep_poll_multishot(sqe, fd, POLLIN);
 	io_uring_sqe_set_data64(sqe, URING_POLL_TAG);
 	s->poll_armed = true;
 	return submit(r, me);
+}
+
+static int poll_arm(struct wake_run *r, int me)
+{
+	return poll_arm_fd(r, me, r->side[me].efd);
 }
 
 static int uring_poll_setup(struct wake_run *r, int me)
@@ -680,6 +716,195 @@ static const char *uring_none(void)
 #define URING_ROW(nm, wh, ab, su, wk, wt) {.name = nm, .what = wh, .absent = uring_none}
 #endif
 
+/* ---- libxcall: an attached thread of ours asleep in its own epoll or io_uring loop ---- */
+
+/*
+ * The sleeper's CPU is set aside (xc_opts.attach) for the sleeper's thread, which attaches
+ * in setup(r, 1). No poll window, as libxcall-sleeping: the waiting caller sleeps after its
+ * first short spin, as the fd rows' waker blocks at once, and the waker CPU's own worker,
+ * idle all along, sleeps at once.
+ */
+static int attached_up(struct wake_run *r)
+{
+	char cpus[32], attach[16];
+	struct xc_opts xo = {.cpus = cpus, .attach = attach, .poll_ns = XC_POLL_NONE};
+	int err;
+
+	snprintf(cpus, sizeof(cpus), "%d,%d", r->side[0].cpu, r->side[1].cpu);
+	snprintf(attach, sizeof(attach), "%d", r->side[1].cpu);
+	err = xh_up_opts(&xo);
+	if (err) {
+		fprintf(stderr, "xcall-bench: xc_init(cpus=%s, attach=%s): %s\n", cpus, attach,
+			strerror(-err));
+		return err;
+	}
+	memset(&xcall_hook, 0, sizeof(xcall_hook));
+	r->hook = &xcall_hook;
+	return 0;
+}
+
+/* In the sleeper's thread, pinned to its CPU alone: it becomes that CPU's worker. */
+static int attach_self(struct wake_run *r)
+{
+	struct xc_hook *h = r->hook;
+	int err = xc_worker_attach(r->side[1].cpu);
+
+	if (!err)
+		h->attached = true;
+	return err;
+}
+
+static int attached_epoll_setup(struct wake_run *r, int me)
+{
+	struct wake_side *s = &r->side[me];
+	struct epoll_event ev = {.events = EPOLLIN};
+	int err;
+
+	if (me == 0)
+		return attached_up(r);
+	fd_setup(r, me);
+	err = attach_self(r);
+	if (err)
+		return err;
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, xc_worker_fd(), &ev))
+		return -errno;
+	return 0;
+}
+
+/* Detached before the driver's xc_exit, which refuses while a thread is attached. */
+static void attached_teardown(struct wake_run *r, int me)
+{
+	struct xc_hook *h = r->hook;
+
+	if (me == 0) {
+		xcall_teardown(r, me);
+		return;
+	}
+	/* out of the epoll set and the ring first: the detach closes the eventfd */
+#ifdef XB_HAVE_LIBURING
+	ring_down(r, me);
+#else
+	fd_teardown(r, me);
+#endif
+	if (h && h->attached) {
+		int err = xc_worker_detach();
+
+		if (err)
+			fail(r, -err);
+		h->attached = false;
+	}
+}
+
+/* The loop of tests/attach.c: the calls, then a sleep in its own wait if nothing came. */
+static void attached_loop(struct wake_run *r, void (*sleep)(struct wake_run *r))
+{
+	for (;;) {
+		int ret = xc_poll();
+
+		if (ret < 0) {
+			fail(r, -ret);
+			return;
+		}
+		/* acquire: the stop is stored before the driver's last call, which xc_poll() ran */
+		if (atomic_load_explicit(&r->stop, memory_order_acquire) || r->err)
+			return;
+		ret = xc_worker_sleep_begin();
+		if (ret < 0) {
+			fail(r, -ret);
+			return;
+		}
+		if (ret == 0)
+			sleep(r);
+		xc_worker_sleep_end();  /* reads the eventfd if it was kicked */
+	}
+}
+
+/* epoll_wait with only the worker's eventfd in the set; xc_worker_sleep_end() reads it. */
+static void attached_epoll_sleep(struct wake_run *r)
+{
+	struct epoll_event ev[4];
+	int n;
+
+	do {
+		n = epoll_wait(r->side[1].epfd, ev, 4, -1);
+		count(r, 1);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		fail(r, errno);
+}
+
+static void attached_epoll_loop(struct wake_run *r)
+{
+	attached_loop(r, attached_epoll_sleep);
+}
+
+#ifdef XB_HAVE_LIBURING
+static int attached_uring_setup(struct wake_run *r, int me)
+{
+	int err;
+
+	if (me == 0)
+		return attached_up(r);
+	err = ring_up(r, me, 0);
+	if (err)
+		return err;
+	err = attach_self(r);
+	if (err)
+		return err;
+	return poll_arm_fd(r, me, xc_worker_fd());
+}
+
+/*
+ * Wait in the ring for the multishot poll of the worker's eventfd: peek first, enter the
+ * kernel only when nothing is there, then take every completion there is (a kick whose
+ * completion came after the loop had woken for other reasons is one of them).
+ */
+static void attached_uring_sleep(struct wake_run *r)
+{
+	struct io_uring *ring = &r->side[1].ring;
+	struct io_uring_cqe *cqe;
+	unsigned head, seen = 0;
+	bool rearm = false;
+	int err = 0;
+
+	if (io_uring_peek_cqe(ring, &cqe)) {
+		do {
+			err = io_uring_wait_cqe(ring, &cqe);
+			count(r, 1);
+		} while (err == -EINTR);
+		if (err) {
+			fail(r, -err);
+			return;
+		}
+	}
+	io_uring_for_each_cqe(ring, head, cqe) {
+		if (cqe->res < 0 && !err)
+			err = cqe->res;
+		if (!(cqe->flags & IORING_CQE_F_MORE))
+			rearm = true;
+		seen++;
+	}
+	io_uring_cq_advance(ring, seen);
+	if (err)
+		fail(r, -err);
+	else if (rearm && poll_arm_fd(r, 1, xc_worker_fd()))
+		fail(r, EIO);
+}
+
+static void attached_uring_loop(struct wake_run *r)
+{
+	attached_loop(r, attached_uring_sleep);
+}
+
+#define ATTACHED_URING_ROW(nm, wh)                                                               \
+	{.name = nm, .what = wh, .absent = uring_poll_absent, .setup = attached_uring_setup,    \
+	 .teardown = attached_teardown, .wake = xcall_wake, .wait = nothing, .synchronous = true, \
+	 .loop = attached_uring_loop, .counts = xcall_counts}
+#else
+#define ATTACHED_URING_ROW(nm, wh) {.name = nm, .what = wh, .absent = uring_none}
+#endif
+
 /* ---- user IPIs ---- */
 
 static const char *uintr_absent(void)
@@ -741,6 +966,11 @@ const struct wake_mech wake_mechs[] = {
 	{.name = "libxcall-polling", .what = "a libxcall worker polling; a waiting call",
 	 .setup = xcall_polling_setup, .teardown = xcall_teardown, .wake = xcall_wake, .wait = nothing,
 	 .synchronous = true, .counts = xcall_counts},
+	{.name = "libxcall-attached-epoll", .what = "an attached thread asleep in epoll_wait; a waiting call",
+	 .setup = attached_epoll_setup, .teardown = attached_teardown, .wake = xcall_wake, .wait = nothing,
+	 .synchronous = true, .loop = attached_epoll_loop, .counts = xcall_counts},
+	ATTACHED_URING_ROW("libxcall-attached-uring",
+			   "an attached thread asleep in io_uring (poll); a waiting call"),
 	{.name = "uintr", .what = "user IPIs (SENDUIPI)", .absent = uintr_absent},
 };
 const int wake_nmechs = (int)(sizeof(wake_mechs) / sizeof(wake_mechs[0]));

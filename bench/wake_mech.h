@@ -58,6 +58,11 @@ struct wake_mech {
 	bool synchronous;
 	bool no_wake_time;              /* the other side runs no code of ours: round trip only */
 	bool presence;                  /* synchronous, but a thread of ours must run on the target */
+	/*
+	 * synchronous, and the target is a thread of ours that runs this loop, set up by
+	 * setup(r, 1), until stop: what wake() sends it runs there (an attached libxcall worker)
+	 */
+	void (*loop)(struct wake_run *r);
 	/* the syscall counts come from elsewhere (libxcall's counters): at the timed part's start, end */
 	void (*counts)(struct wake_run *r, bool start);
 };
@@ -71,6 +76,15 @@ struct wake_run {
 	_Alignas(CACHELINE) _Atomic uint64_t woke_at;
 	_Atomic bool stop;
 	void *hook;                     /* mechanism-private */
+	/*
+	 * For counts(): the waker's waits that slept over the timed part (its voluntary
+	 * context switches in the wakes, counted by the driver); and what counts() found:
+	 * the syscalls of each side, and the target CPU's libxcall counters.
+	 */
+	long waker_sleeps;
+	long counted[2];                /* syscalls per side over the timed part */
+	bool has_target;
+	struct xc_stats target;
 };
 
 extern const struct wake_mech wake_mechs[];

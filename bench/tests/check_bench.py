@@ -574,7 +574,12 @@ def test_debug():
 
 WAKE_MECHS = ["spin", "futex", "eventfd", "epoll", "pipe", "uring-poll", "uring-msg", "uring-msg-defer",
               "uring-futex", "signal", "signal-handler", "membarrier", "libxcall-sleeping",
-              "libxcall-polling", "uintr"]
+              "libxcall-polling", "libxcall-attached-epoll", "libxcall-attached-uring", "uintr"]
+# rows whose counts come from libxcall's counters of the target CPU: kicks and sleeps per call
+WAKE_LIBXCALL = ["libxcall-sleeping", "libxcall-polling", "libxcall-attached-epoll",
+                 "libxcall-attached-uring"]
+WAKE_PER_CALL = ["kicks_sent_per_call", "kicks_elided_per_call", "sleeps_per_call", "wakeups_per_call",
+                 "waker_sleeps_per_call"]
 WAKE_STATES = ["hot", "parked", "busy"]
 # syscalls each side's code makes per wake, a round trip in which each side is woken once and
 # wakes once, as (fewest, most) per side (waker, sleeper). A range where a wait enters the
@@ -586,9 +591,39 @@ WAKE_SYSCALLS = {"spin": ((0, 0), (0, 0)), "futex": ((1, 2), (1, 2)), "eventfd":
                  "signal-handler": ((1, 1), (0, 0)), "membarrier": ((1, 1), (0, 0))}
 
 
+def check_wake_libxcall(m, st, r):
+    """What is wrong with a libxcall row's counts: libxcall's counters per call present, one call
+    per round trip, the syscalls made of them, a thread asleep kicked, a polling one never."""
+    p, n = r.get("params", {}), r["n"]
+    per = {k: p.get(k) for k in WAKE_PER_CALL}
+    if any(not isinstance(v, (int, float)) or v < 0 for v in per.values()):
+        return [f"{m}/{st}: per call {per}"]
+    bad = []
+    calls = cnt(r, "targets_calls")
+    if abs(calls - n) > 1:
+        bad.append(f"{m}/{st}: {calls} calls ran on the target for {n} round trips")
+    sys_w, sys_s = p.get("syscalls_per_wake_waker"), p.get("syscalls_per_wake_sleeper")
+    # the waker: its kicks and its waits that slept; the sleeper pays a futex wake for each of those
+    if abs(sys_w - per["kicks_sent_per_call"] - per["waker_sleeps_per_call"]) > 1e-6 or \
+            sys_s < per["waker_sleeps_per_call"] - 1e-6:
+        bad.append(f"{m}/{st}: syscalls {sys_w} / {sys_s}, per call {per}")
+    if m == "libxcall-polling":
+        if per["kicks_sent_per_call"] or per["sleeps_per_call"] or per["waker_sleeps_per_call"]:
+            bad.append(f"{m}/{st}: a polling worker and a spinning waker made syscalls: {per}")
+    elif st == "parked":
+        # asleep after each gap: every call kicks it (an eventfd write to an attached thread)
+        if not (per["kicks_sent_per_call"] > 0 and per["sleeps_per_call"] > 0 and
+                per["wakeups_per_call"] > 0):
+            bad.append(f"{m}/{st}: parked, yet per call {per}")
+        # an attached thread: its own wait and the eventfd read on top of the futex wakes
+        if "attached" in m and not sys_s > per["kicks_sent_per_call"] + per["waker_sleeps_per_call"]:
+            bad.append(f"{m}/{st}: sleeper syscalls {sys_s}, no more than its kicks' reads: {per}")
+    return bad
+
+
 def check_wake_results(tag, res, iters):
     """Every mechanism and cell present, or absent with a reason; counts as asked; syscalls as coded."""
-    missing, bad_n, bad_sys, no_irq = [], [], [], []
+    missing, bad_n, bad_sys, no_irq, bad_xc = [], [], [], [], []
     for m in WAKE_MECHS:
         whole = find(res, m)
         if whole is not None:
@@ -613,6 +648,8 @@ def check_wake_results(tag, res, iters):
                 bad_sys.append(f"{m}/{st}: {got}, coded {exp}")
             if m == "libxcall-polling" and st == "hot" and got[0] != 0:
                 bad_sys.append(f"{m}/{st}: the waker made {got[0]} futex wakes per call to a polling worker")
+            if m in WAKE_LIBXCALL:
+                bad_xc += check_wake_libxcall(m, st, r)
             if "CAL_per_op_sleeper" not in p and p.get("CAL_row") != "absent":
                 no_irq.append(f"{m}/{st}")
     check(f"{tag}: every mechanism and state measured or absent with a reason", not missing,
@@ -620,6 +657,8 @@ def check_wake_results(tag, res, iters):
     check(f"{tag}: each cell timed the wakes asked (hot --iterations, parked and busy a fiftieth, "
           f"at least 20)", not bad_n, "; ".join(bad_n[:4]))
     check(f"{tag}: syscalls per wake as each mechanism's code makes them", not bad_sys, "; ".join(bad_sys[:4]))
+    check(f"{tag}: libxcall rows: kicks, sleeps and wakeups per call, a call a round trip, syscalls of them",
+          not bad_xc, "; ".join(bad_xc[:4]))
     check(f"{tag}: interrupts per wake on both CPUs in every cell", not no_irq, ", ".join(no_irq[:4]))
 
 
@@ -633,14 +672,20 @@ def test_wake():
           "UINTR" in uintr.get("params", {}).get("skipped", ""), f"{uintr}")
     if os.path.exists("/usr/include/liburing.h") and open_first("/proc/sys/kernel/io_uring_disabled") == "0":
         absent = [f"{m}: {find(res, m)['params']['skipped']}" for m in ("uring-poll", "uring-msg",
-                                                                          "uring-msg-defer")
+                                                                          "uring-msg-defer",
+                                                                          "libxcall-attached-uring")
                   if find(res, m) is not None]
         check("wake: io_uring rows measured where liburing and io_uring are here", not absent,
               "; ".join(absent))
     rc, out, _ = run(["wake", "--iterations", "100", "--mechs", "spin,uintr"])
     check("wake: the table lists absent mechanisms and cells with their reason",
-          rc == 0 and "uintr              -        absent: this CPU" in out and
-          "spin               parked   absent: " in out, out[-400:])
+          rc == 0 and f"{'uintr':<23} {'-':<6}   absent: this CPU" in out and
+          f"{'spin':<23} {'parked':<6}   absent: " in out, out[-400:])
+    # attached threads detach before the runtime comes down: xc_exit would refuse otherwise
+    rc, _, err = run(["wake", "--iterations", "100", "--mechs", "libxcall-attached-epoll,libxcall-attached-uring",
+                      "--quiet"])
+    check("wake: the attached rows set up and tear down cleanly (no libxcall report, xc_exit succeeds)",
+          rc == 0 and "xc_exit" not in err and "libxcall:" not in err and "failed" not in err, err[-400:])
     sub, _ = run_json("wake-subset", ["wake", "--iterations", "100", "--mechs", "pipe,uintr",
                                       "--states", "hot"])
     if sub is not None:

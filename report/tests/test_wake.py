@@ -187,3 +187,29 @@ def test_wake_html(tmp_path, write):
     assert "<td>futex/parked/wake</td>" in page
     assert f"<td>not measured: {samples.WAKE_ABSENT['uintr']}</td>" in page
     assert page.count("data:image/svg+xml") == 1
+
+
+def test_wake_attached_rows(write):
+    """libxcall's attached rows, as xcall-bench names them: in the file's order after the
+    worker rows, each state's bar and IPIs; the io_uring one absent where liburing is not
+    built in, with its reason."""
+    why = "built without liburing (make deps installs liburing-dev)"
+    out = []
+    for mech in ("libxcall-sleeping", "libxcall-attached-epoll"):
+        for state, p50 in samples.WAKE_P50.items():
+            params = {"mechanism": mech, "state": state, "CAL_per_op_sleeper": 1.0,
+                      "RES_per_op_sleeper": 0.0, "kicks_sent_per_call": 1.0}
+            out += [rec("wake", f"{mech}/{state}", 2 * p50, p50=2 * p50, params=params),
+                    rec("wake", f"{mech}/{state}/wake", p50, p50=p50,
+                        params={"mechanism": mech, "state": state})]
+    out.append(rec("wake", "libxcall-attached-uring", 0.0, n=0, p50=0.0, p90=0.0, p99=0.0,
+                   max=0.0, min=0.0, params={"skipped": why}))
+    fig = dict(plots.figures(load.load(write("a.json", out))))["wake"]
+    lat, ipi = _panels(fig)
+    assert [t.get_text() for t in lat.get_yticklabels()] == [
+        "libxcall-sleeping", "libxcall-attached-epoll", "libxcall-attached-uring (absent)"]
+    for state, c in _containers(lat).items():
+        assert [_row(p.get_y() + p.get_height() / 2) for p in c.patches] == [0, 1]
+        assert [p.get_width() for p in c.patches] == [samples.WAKE_P50[state]] * 2
+    assert all(len(c.patches) == 2 for c in _containers(ipi).values())
+    assert f"absent: libxcall-attached-uring: {why}" in " ".join(fig._supxlabel.get_text().split())
