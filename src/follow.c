@@ -182,20 +182,22 @@ const char *xc_taken_name(int taken)
 static int check_mask(struct xc_cpu *c, bool *widened)
 {
 	cpu_set_t mask;
-	bool refused;
+	bool refused, active;
 
 	*widened = false;
 	if (sched_getaffinity(0, sizeof(mask), &mask))
 		return XC_TAKEN_NONE;	/* cannot tell: keep going */
 	if (CPU_ISSET(c->cpu, &mask) && CPU_COUNT(&mask) == 1)
 		return XC_TAKEN_NONE;	/* the common answer: one syscall */
+	active = CPU_ISSET(c->cpu, &mask);	/* the syscall's mask holds active CPUs only */
 	raw_affinity(&mask);		/* else the mask above is the best there is */
 	if (!CPU_ISSET(c->cpu, &mask))
 		return taken_reason(c->cpu, false);
 	if (CPU_COUNT(&mask) == 1) {
 		refused = true;		/* pinned there, yet the CPU is not active: going down */
 	} else if (c->attached) {
-		return taken_reason(c->cpu, false);	/* an application's thread: never pinned by us */
+		/* an application's thread, never pinned by us: an inactive CPU is on its way down */
+		return taken_reason(c->cpu, !active);
 	} else {
 		*widened = true;
 		refused = xc_pin_self(c->cpu) != 0;

@@ -268,13 +268,14 @@ static void test_epoll_sleeper_woken(void)
 	struct xc_stats before, after;
 	struct where w;
 
+	long slept = 0;
+
 	start_loop(l, cpu, LOOP_EPOLL);
 	for (int i = 0; i < 50; i++) {
-		long slept = atomic_load(&l->sleeps);
-
-		/* the loop is in epoll_wait (or on its way): wait for it, then call */
-		WAIT_UNTIL(atomic_load(&l->sleeps) > slept || i == 0);
+		/* the loop announced a sleep since the last call, and is in epoll_wait by now, or soon */
+		WAIT_UNTIL(atomic_load(&l->sleeps) > slept);
 		t_sleep_ms(2);
+		slept = atomic_load(&l->sleeps);
 		CHECK_RET(xc_stats_get(cpu, &before), 0);
 		memset(&w, 0, sizeof(w));
 		CHECK_RET(xc_call_single(cpu, note_where, &w, XC_WAIT), 0);
@@ -603,6 +604,8 @@ static bool reported(const char *what)
 
 	pthread_mutex_lock(&reports_lock);
 	found = strstr(reports, what) != NULL;
+	if (!found)
+		fprintf(stderr, "attach: no report says \"%s\"; the reports:\n%s", what, reports);
 	pthread_mutex_unlock(&reports_lock);
 	return found;
 }
@@ -703,6 +706,7 @@ static void test_os_hotplug(void)
 	CHECK_RET(xc_call_single(cpu, note_where, &w, XC_WAIT), 0);
 	check_where(&w, l, 1);
 	stop_loop(l);
+	printf("attach: the OS took CPU %d offline and back; offline in libxcall, back once pinned there again\n", cpu);
 }
 
 static void init_attached(void)
@@ -718,11 +722,15 @@ static void init_attached(void)
 	CHECK_RET(xc_init(&o), 0);
 }
 
+static const char *step = "start";	/* the part running now, for a timeout */
+
+#define STEP(call) do { step = #call; call; } while (0)
+
 static void timed_out(int sig)
 {
-	static const char msg[] = "attach: timed out: a call to an attached loop never completed\n";
-
-	(void)!write(2, msg, sizeof(msg) - 1);
+	/* not async-signal-safe, and need not be: the test ends here */
+	fprintf(stderr, "attach: timed out in %s: a call to an attached loop never completed\n", step);
+	fprintf(stderr, "%s", reports);
 	os_put_back();
 	_exit(T_FAIL);
 }
@@ -761,21 +769,21 @@ int main(void)
 	init_attached();
 	for (int i = 0; i < nattach; i++)
 		CHECK(!online(attach_cpus[i]));
-	test_errors();
-	test_calls_run_on_thread(LOOP_POLL);
-	test_calls_run_on_thread(LOOP_EPOLL);
-	test_call_all();
-	test_polling_elides();
-	test_epoll_sleeper_woken();
-	test_urgent_busy();
-	test_offline_online();
-	test_os_takes_cpu();
-	test_os_hotplug();
-	test_detach();
+	STEP(test_errors());
+	STEP(test_calls_run_on_thread(LOOP_POLL));
+	STEP(test_calls_run_on_thread(LOOP_EPOLL));
+	STEP(test_call_all());
+	STEP(test_polling_elides());
+	STEP(test_epoll_sleeper_woken());
+	STEP(test_urgent_busy());
+	STEP(test_offline_online());
+	STEP(test_os_takes_cpu());
+	STEP(test_os_hotplug());
+	STEP(test_detach());
 	CHECK_RET(xc_exit(), 0);
 
 	init_attached();
-	test_stress();			/* ends with xc_exit */
+	STEP(test_stress());			/* ends with xc_exit */
 	printf("attach: all checks passed\n");
 	return T_PASS;
 }

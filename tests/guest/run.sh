@@ -94,7 +94,7 @@ awk -v accel="$GUEST_ACCEL" -v resdir="$RESDIR" '
 		if (rc == 0) {
 			n = split(out, l, "\n")
 			for (i = 1; i <= n; i++)
-				if (l[i] ~ /\| (stress|follow-hotplug|topology):/ || l[i] ~ /\| xcall-bench[^:]*: (warning|[0-9]+ cases|took)/ ||
+				if (l[i] ~ /\| (stress|follow-hotplug|topology|attach):/ || l[i] ~ /\| xcall-bench[^:]*: (warning|[0-9]+ cases|took)/ ||
 				    l[i] ~ /\| xcall-bench .*stopped at --case-limit/)
 					print l[i]
 		}
