@@ -47,6 +47,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -155,7 +156,7 @@ int xc_worker_attach(int cpu)
 		xc_self = NULL;
 		if (ret) {
 			ret = ret < 0 ? ret : -EIO;
-			xc_report("CPU %d: cpu_init failed on the attaching thread: %d", cpu, ret);
+			xc_report("CPU %d: cpu_init failed on the attaching thread: %s", cpu, strerror(-ret));
 		}
 	}
 	pthread_mutex_lock(&xc_rt.hotplug_lock);
