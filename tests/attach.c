@@ -22,6 +22,8 @@
  *     comes back once the thread runs pinned there again; in a guest
  *     (XCALL_GUEST=1, root) the same with the CPU taken offline through sysfs,
  *     which is put back online on every exit path, with a line saying so;
+ *   - the cpu_init hook runs on the attaching thread; its error fails the
+ *     attach, which leaves the CPU free and offline;
  *   - bad uses get their errno: attach from a thread pinned elsewhere, twice,
  *     from a libxcall worker, to a CPU not set aside or outside the set, a
  *     second thread on a CPU taken; detach, fd, sleep calls from a thread not
@@ -533,6 +535,49 @@ static void *second_attacher(void *arg)
 	return (void *)(long)xc_worker_attach(cpu);
 }
 
+/* The calling thread back on every CPU of the set. */
+static void unpin(void)
+{
+	cpu_set_t all;
+
+	CPU_ZERO(&all);
+	for (int i = 0; i < ncpu; i++)
+		CPU_SET(cpus[i], &all);
+	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(all), &all) == 0);
+}
+
+static _Atomic int hook_fail, hook_tid;
+
+static int init_hook(int cpu, void *arg)
+{
+	if (cpu != attach_cpus[0])
+		return 0;
+	atomic_store(&hook_tid, gettid_());
+	return atomic_load(&hook_fail) ? -EPERM : 0;
+}
+
+static bool reported(const char *what);
+
+static void test_hook(void)
+{
+	int cpu = attach_cpus[0];
+
+	pin(cpu);
+	atomic_store(&hook_fail, 1);
+	CHECK_RET(xc_worker_attach(cpu), -EPERM);
+	CHECK_RET(atomic_load(&hook_tid), gettid_());
+	CHECK(reported("cpu_init failed on the attaching thread"));
+	CHECK(!online(cpu));
+	CHECK_RET(xc_worker_fd(), -EINVAL);
+	atomic_store(&hook_fail, 0);
+	atomic_store(&hook_tid, 0);
+	CHECK_RET(xc_worker_attach(cpu), 0);
+	CHECK_RET(atomic_load(&hook_tid), gettid_());
+	CHECK(online(cpu));
+	CHECK_RET(xc_worker_detach(), 0);
+	unpin();
+}
+
 static void test_errors(void)
 {
 	int cpu = attach_cpus[0];
@@ -713,7 +758,7 @@ static void init_attached(void)
 {
 	char list[1024];
 	cpu_set_t set;
-	struct xc_opts o = { .attach = list, .report = capture };
+	struct xc_opts o = { .attach = list, .report = capture, .cpu_init = init_hook };
 
 	CPU_ZERO(&set);
 	for (int i = 0; i < nattach; i++)
@@ -770,6 +815,7 @@ int main(void)
 	for (int i = 0; i < nattach; i++)
 		CHECK(!online(attach_cpus[i]));
 	STEP(test_errors());
+	STEP(test_hook());
 	STEP(test_calls_run_on_thread(LOOP_POLL));
 	STEP(test_calls_run_on_thread(LOOP_EPOLL));
 	STEP(test_call_all());
