@@ -643,16 +643,27 @@ static void capture(const char *line)
 	pthread_mutex_unlock(&reports_lock);
 }
 
-static bool reported(const char *what)
+static bool has_report(const char *what)
 {
 	bool found;
 
 	pthread_mutex_lock(&reports_lock);
 	found = strstr(reports, what) != NULL;
-	if (!found)
-		fprintf(stderr, "attach: no report says \"%s\"; the reports:\n%s", what, reports);
 	pthread_mutex_unlock(&reports_lock);
 	return found;
+}
+
+/* A report comes after the CPU went offline: wait (bounded) for it, then say what came instead. */
+static bool reported(const char *what)
+{
+	for (int i = 0; i < 5000 && !has_report(what); i++)
+		t_sleep_ms(1);
+	if (has_report(what))
+		return true;
+	pthread_mutex_lock(&reports_lock);
+	fprintf(stderr, "attach: no report says \"%s\"; the reports:\n%s", what, reports);
+	pthread_mutex_unlock(&reports_lock);
+	return false;
 }
 
 static void set_affinity(int tid, int a, int b)
