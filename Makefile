@@ -73,6 +73,7 @@ clean:
 # Each part adds its own targets and hooks itself into check/run.
 include tests/tests.mk
 -include bench/bench.mk
+-include examples/examples.mk
 -include report/report.mk
 -include model/model.mk
 -include kmod/kmod.mk
