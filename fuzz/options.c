@@ -16,16 +16,17 @@
  *   the rest     raw bytes, little-endian, zero-padded: serial_bringup (1),
  *                poll_ns (8), bringup_timeout_ms (4), ablate (4), stuck_ms (4),
  *                trace_events (4), urgent_signal (4), follow_os (4).
- * XCALL_FOLLOW_OS is not fuzzed (it takes "0" or "1", as XCALL_VERBOSE does);
- * it stays out of the fields so that earlier inputs keep their meaning.
+ * XCALL_FOLLOW_OS is not fuzzed (it takes "0" or "1", as XCALL_VERBOSE does),
+ * nor XCALL_ATTACH (a cpulist, the parser XCALL_CPUS exercises); they stay out
+ * of the fields so that earlier inputs keep their meaning.
  *
  * Properties: the return is 0 or -EINVAL; -EINVAL says why through the report
  * hook (at least one line), 0 says nothing; every line fits the library's
  * 512-byte line; an accepted configuration is in range (a non-empty CPU set
  * within the process's affinity, poll_ns >= XC_POLL_FOREVER, stuck_ms >= 0, a
  * real-time signal, trace_events 0 or 16..2^24, known ablate bits, a
- * NUL-terminated trace file name), and xc_config_print() (XCALL_VERBOSE's
- * table) prints it in 12 lines.
+ * NUL-terminated trace file name, no CPU attached outside the set), and
+ * xc_config_print() (XCALL_VERBOSE's table) prints it in 13 lines.
  */
 #include "internal.h"
 
@@ -141,13 +142,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(cfg->trace_events == 0 || (cfg->trace_events >= 16 && cfg->trace_events <= (1u << 24)),
 	      "trace_events %u", cfg->trace_events);
 	CHECK(!(cfg->ablate & ~XC_ABLATE_ALL), "ablate 0x%x", cfg->ablate);
+	CPU_AND(&inside, &cfg->attach, &cfg->cpus);
+	CHECK(CPU_EQUAL(&inside, &cfg->attach), "attached CPUs outside the set");
 	if (cfg->trace_file)
 		CHECK(cfg->trace_file == cfg->trace_file_buf &&
 		      strnlen(cfg->trace_file_buf, sizeof(cfg->trace_file_buf)) < sizeof(cfg->trace_file_buf),
 		      "trace file name not owned or not terminated");
 	lines = 0;
 	xc_config_print(cfg);
-	CHECK(lines == 1 + (int)NVARS + 1, "config table of %d lines", lines);	/* + XCALL_FOLLOW_OS */
+	CHECK(lines == 1 + (int)NVARS + 2, "config table of %d lines", lines);	/* + XCALL_FOLLOW_OS, XCALL_ATTACH */
 out:
 	memset(cfg, 0, sizeof(*cfg));
 	for (size_t i = 0; i < nenv; i++)
