@@ -49,6 +49,8 @@ struct loop {
 	_Atomic int stop;
 	_Atomic int busy_go;		/* LOOP_BUSY: spin without polling while set */
 	_Atomic long sleeps;		/* epoll_wait calls that slept */
+	_Atomic long polls, refusals;	/* xc_poll() calls; sleeps xc_worker_sleep_begin() refused */
+	_Atomic int in_epoll;		/* inside epoll_wait now */
 	bool exit_attached;		/* leave without xc_worker_detach */
 };
 
@@ -91,6 +93,7 @@ static void *loop_main(void *arg)
 	}
 	while (!atomic_load(&l->stop)) {
 		CHECK(xc_poll() >= 0);
+		atomic_fetch_add(&l->polls, 1);
 		if (l->mode == LOOP_BUSY) {
 			while (atomic_load(&l->busy_go))
 				;	/* busy, not polling: only the urgent signal gets in */
@@ -102,8 +105,12 @@ static void *loop_main(void *arg)
 		CHECK(r == 0 || r == 1);
 		if (r == 0) {
 			atomic_fetch_add(&l->sleeps, 1);
+			atomic_store(&l->in_epoll, 1);
 			r = epoll_wait(ep, out, 4, -1);		/* no timeout: only a kick ends it */
+			atomic_store(&l->in_epoll, 0);
 			CHECK(r >= 0 || errno == EINTR);
+		} else {
+			atomic_fetch_add(&l->refusals, 1);
 		}
 		CHECK_RET(xc_worker_sleep_end(), 0);
 	}
@@ -785,8 +792,18 @@ static const char *step = "start";	/* the part running now, for a timeout */
 static void timed_out(int sig)
 {
 	/* not async-signal-safe, and need not be: the test ends here */
+	struct loop *l = &loops[0];
+	struct xc_stats st = { 0 };
+
 	fprintf(stderr, "attach: timed out in %s: a call to an attached loop never completed\n", step);
 	fprintf(stderr, "%s", reports);
+	xc_stats_get(l->cpu, &st);
+	fprintf(stderr, "attach: loop on CPU %d: %ld polls, %ld sleeps, %ld refused, in epoll_wait %d; "
+		"CPU %d: %llu calls, %llu kicks sent, %llu elided, %llu sleeps, %llu wakeups, online %d\n",
+		l->cpu, atomic_load(&l->polls), atomic_load(&l->sleeps), atomic_load(&l->refusals),
+		atomic_load(&l->in_epoll), l->cpu, (unsigned long long)st.calls,
+		(unsigned long long)st.kicks_sent, (unsigned long long)st.kicks_elided,
+		(unsigned long long)st.sleeps, (unsigned long long)st.wakeups, online(l->cpu));
 	os_put_back();
 	_exit(T_FAIL);
 }
