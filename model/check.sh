@@ -5,8 +5,9 @@
 # Env:   PAN_CC=cc  the C compiler for the verifiers (default gcc)
 #        JOBS=n   verifications run at once (default: the number of CPUs, at most 2)
 #        QUICK=1  skip the 3-sender run
-#        FULL=1   also the long liveness runs: LTL over 2 senders x 2 calls, and no
-#                 cycle with a work item (several minutes more)
+#        FULL=1   also the long runs: LTL over 2 senders x 2 calls, no cycle with a
+#                 work item, and the attached thread with 2 senders x 2 calls and
+#                 offline/online (several minutes more)
 #
 # Each verification gets its own directory under OUTDIR: the model files, pan.c,
 # pan, pan.out (the verifier's report) and, when spin found an error, trail.txt
@@ -14,12 +15,16 @@
 # another error than the one expected). Expectations:
 #   - the real model passes, in each configuration: safety (assertions,
 #     urgent promptness at each work item, invalid end states), the LTL
-#     liveness property, and the absence of any cycle (no livelock);
+#     liveness property, and the absence of any cycle (no livelock); with
+#     ATTACHED, the same for an attached thread asleep in its own loop (its
+#     eventfd's accounting, and with DETACH the close of the eventfd);
 #   - each mutant FAILS with the bug it puts back: the lost wakeup (in the
 #     safety run and in the LTL run), the urgent call left behind a work item
 #     (nocatchup, relaxedrecheck, and both: the code before the fix), the
 #     lost completion kick (noaskwake), the call wiped by a reopen of a CPU
-#     the OS gave back without the hotplug lock (noreopenlock, FOLLOW);
+#     the OS gave back without the hotplug lock (noreopenlock, FOLLOW), the
+#     attached thread's lost wakeup (fdnorecheck), and its eventfd closed
+#     with a write to come, or read never again (fdnocount, ATTACHED);
 #   - each coverage witness is reached (its assertion fails), so no property
 #     holds vacuously because a path of the protocol was never taken;
 #   - every "// @src FILE: TEXT" line of the model still quotes its FILE.
@@ -132,6 +137,15 @@ MWH="-DNSENDERS=1 -DNCALLS=2 -DNURGENT=0 -DNWORK=2"		# work items + offline/onli
 MP="-DPAIR=1 -DNSENDERS=1 -DNCALLS=1 -DNURGENT=0 -DHOTPLUG=0"	# two workers waiting on each other
 MF="-DFOLLOW=1 -DNSENDERS=2 -DNCALLS=1 -DNURGENT=1 -DSPURIOUS=0"	# the OS takes the CPU (once) + offline/online
 MF2="-DFOLLOW=1 -DNSENDERS=1 -DNCALLS=2 -DNURGENT=0 -DNTAKE=2"	# ... twice, 1 plain sender x 2 calls
+# An attached thread as CPU 0's worker, asleep in its own loop on an eventfd
+MA="-DATTACHED=1 -DNSENDERS=2 -DNCALLS=1 -DNURGENT=1"		# urgent + slot + queue + offline/online (witnesses)
+MA2="-DATTACHED=1 -DNSENDERS=2 -DNCALLS=2 -DNURGENT=1 -DSPURIOUS=0 -DONLINE=0"	# 2 x 2 + offline, no spurious return
+MA2F="-DATTACHED=1 -DNSENDERS=2 -DNCALLS=2 -DNURGENT=1 -DSPURIOUS=0"	# ... + online (FULL)
+MAL="-DATTACHED=1 -DNSENDERS=1 -DNCALLS=2 -DNURGENT=0"		# liveness: 1 plain x 2 + offline/online
+MAL2="-DATTACHED=1 -DNSENDERS=2 -DNCALLS=1 -DNURGENT=1 -DHOTPLUG=0"	# liveness: 2 x 1 (1 urgent)
+MAW="-DATTACHED=1 -DNSENDERS=2 -DNCALLS=1 -DNURGENT=1 -DNWORK=1 -DHOTPLUG=0"	# a work item behind urgent calls
+MAWH="-DATTACHED=1 -DNSENDERS=1 -DNCALLS=2 -DNURGENT=0 -DNWORK=1"	# a work item + offline/online
+MAD="-DATTACHED=1 -DDETACH=1 -DNSENDERS=2 -DNCALLS=1 -DNURGENT=1"	# the thread may detach + offline/online
 
 # The real model: must pass. Longest first, so that two at a time finish together.
 if [ "$FULL" = 1 ]; then
@@ -139,11 +153,15 @@ if [ "$FULL" = 1 ]; then
 		wakeup.pml "$M2 -DLIVENESS" "-O2 -DCOLLAPSE" "-a -m10000 -w24" pass
 	add nocycle-work "model + work item, 2 senders x 2 calls (1 urgent): no cycle at all (-DNP)" \
 		wakeup.pml "$MW" "-O2 -DNP -DCOLLAPSE" "-l -m10000 -w24" pass
+	add attached-2x2-online "model, attached thread, 2 senders x 2 calls (1 urgent) + offline/online, no spurious return: assertions, end states, eventfd counts" \
+		wakeup.pml "$MA2F" "$SAFE_BIG -DCOLLAPSE" "-m10000 -w24" pass
 fi
 if [ "$QUICK" != 1 ]; then
 	add safety-3x1 "model, 3 senders x 1 call (1 urgent) + offline/online: assertions, end states" \
 		wakeup.pml "$M3" "$SAFE_BIG -DCOLLAPSE" "-m10000 -w24" pass
 fi
+add attached-2x2 "model, attached thread, 2 senders x 2 calls (1 urgent) + offline, no spurious return: assertions, end states, eventfd counts" \
+	wakeup.pml "$MA2" "$SAFE_BIG" "-m10000 -w24" pass
 add follow-2x1 "model + the OS taking the CPU once, 2 senders x 1 call (1 urgent) + offline/online: assertions, end states, coming back" \
 	wakeup.pml "$MF" "$SAFE_BIG" "-m10000 -w24" pass
 add work-2x2 "model + work item, 2 senders x 2 calls (1 urgent): urgent promptness, assertions, end states" \
@@ -160,6 +178,22 @@ add work-hotplug "model + 2 work items, 1 sender x 2 calls + offline/online: ass
 	wakeup.pml "$MWH" "$SAFE_BIG" "-m10000 -w22" pass
 add follow-1x2 "model + the OS taking the CPU twice, 1 sender x 2 calls + offline/online: assertions, end states, coming back" \
 	wakeup.pml "$MF2" "$SAFE_BIG" "-m10000 -w23" pass
+add attached-work-hotplug "model, attached thread + work item, 1 sender x 2 calls + offline/online: assertions, end states, eventfd counts" \
+	wakeup.pml "$MAWH" "$SAFE_BIG" "-m10000 -w24" pass
+add attached-detach "model, attached thread that may detach, 2 senders x 1 call (1 urgent) + offline/online: assertions, end states, no write to a closed eventfd" \
+	wakeup.pml "$MAD" "$SAFE_BIG" "-m10000 -w24" pass
+add attached-work "model, attached thread + work item, 2 senders x 1 call (1 urgent): urgent promptness, assertions, end states" \
+	wakeup.pml "$MAW" "$SAFE_BIG" "-m10000 -w23" pass
+# (the detach run covers $MA too: its thread may never detach; witnesses run in $MA)
+# small runs: -O0, whose compile takes seconds less than the run gains
+add attached-nocycle-1x2 "model, attached thread, 1 plain sender x 2 calls + offline/online: no cycle at all (-DNP): the loop never spins" \
+	wakeup.pml "$MAL" "-O0 -DNP" "-l -m10000 -w22" pass
+add attached-ltl-1x2 "model, attached thread, 1 plain sender x 2 calls + offline/online: LTL no_lost_wakeup" \
+	wakeup.pml "$MAL -DLIVENESS" "-O0" "-a -m10000 -w22" pass
+add attached-nocycle-2x1 "model, attached thread, 2 senders x 1 call (1 urgent): no cycle at all (-DNP)" \
+	wakeup.pml "$MAL2" "-O0 -DNP" "-l -m10000 -w20" pass
+add attached-ltl-2x1 "model, attached thread, 2 senders x 1 call (1 urgent): LTL no_lost_wakeup" \
+	wakeup.pml "$MAL2 -DLIVENESS" "-O0" "-a -m10000 -w20" pass
 
 # The mutants: spin must find the bug each one puts back.
 LOST_CALL='assertion violated +!\(\(waiter\[0\]&&\(+callq\[0\]\.nodes!=0\)'
@@ -169,6 +203,8 @@ DEFERRED='assertion violated +!\(\(?(1&&)?deferred\[me\]\)'
 UNSIGNALLED='assertion violated \(\( !\(\(urgentq\[me\]\.nodes!=0\)\)\|\|\(sig_pending\[me\]>0\)\)\|\|\(s2_due\[me\]>0\)\)'
 ACCEPT='acceptance cycle'
 WIPED='assertion violated \(callq\[(0|me)\]\.nodes==0\)'
+FDCLOSED='assertion violated \(fd_writes==fd_claims\)'
+NONPROGRESS='non-progress cycle'
 add mutant-norecheck "mutant norecheck (no W2): lost call wakeup found" \
 	wakeup-mutant-norecheck.pml "-DNSENDERS=2 -DNCALLS=1 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w18" "$LOST_CALL"
 add mutant-norecheck-ltl "mutant norecheck (no W2): LTL violation found" \
@@ -195,6 +231,14 @@ add mutant-noreopenlock "mutant noreopenlock (the worker reopens a CPU the OS ga
 	wakeup-mutant-noreopenlock.pml "-DFOLLOW=1 -DNSENDERS=1 -DNCALLS=1 -DNURGENT=0" "$SMALL -DREACH" "-i -w20" "$WIPED"
 add mutant-noaskwake "mutant noaskwake (no XC_SYNC_SLEEPING): lost completion kick found" \
 	wakeup-mutant-noaskwake.pml "-DPAIR=1 -DNSENDERS=0 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w20" "$LOST_DONE"
+add mutant-fdnorecheck "mutant fdnorecheck (attached thread, no W2): lost call wakeup found" \
+	wakeup-mutant-fdnorecheck.pml "-DATTACHED=1 -DNSENDERS=2 -DNCALLS=1 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w18" "$LOST_CALL"
+add mutant-fdnorecheck-ltl "mutant fdnorecheck (attached thread, no W2): LTL violation found" \
+	wakeup-mutant-fdnorecheck.pml "-DATTACHED=1 -DNSENDERS=2 -DNCALLS=1 -DLIVENESS" "-O0" "-a -w18" "$ACCEPT"
+add mutant-fdnocount "mutant fdnocount (a claimed eventfd kick not counted), detach: eventfd closed with a write to come found" \
+	wakeup-mutant-fdnocount.pml "-DATTACHED=1 -DDETACH=1 -DNSENDERS=1 -DNCALLS=1 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w18" "$FDCLOSED"
+add mutant-fdnocount-spin "mutant fdnocount (a claimed eventfd kick not counted): the eventfd stays readable, the loop spins (-DNP)" \
+	wakeup-mutant-fdnocount.pml "-DATTACHED=1 -DNSENDERS=1 -DNCALLS=1 -DHOTPLUG=0" "-O0 -DNP" "-l -w18" "$NONPROGRESS"
 
 # Coverage witnesses: every interesting step of the protocol is reachable,
 # each in the configuration that has it.
@@ -243,6 +287,14 @@ WIT=(
 	"W2 re-check sees the thread moved (os_suspect)"
 	"the OS takes the CPU of a worker parked by the user"
 	"the worker runs with c->taken stale (xc_cpu_online released it, the OS gave the CPU back)"
+	"a sender writes the eventfd of the attached thread asleep (kick_fd)"
+	"W2 of the attached thread finds something after a sender claimed the kick (its exchange reads WAKING/WOKENUP)"
+	"fd_settle reads the eventfd before the claimed kick's write is counted (fd_kicks_done < fd_kicks_seen)"
+	"the attached thread's wait returns at once: the counter > 0 before any kick of this sleep (a leftover write)"
+	"detach's xc_fd_quiesce waits for a write in flight"
+	"a kick to the attached thread after xc_cpu_offline and xc_cpu_online (it slept on offline, no park)"
+	"detach's trylock loop serves an offline request (the requester holds the hotplug lock)"
+	"the loop's own read (io_uring) takes the eventfd's counter in its wait"
 )
 NWIT=$(( ${#WIT[@]} - 1 ))
 for n in $(seq 1 "$NWIT"); do
@@ -250,6 +302,8 @@ for n in $(seq 1 "$NWIT"); do
 	2[0-6]|32) cfg=$MW ;;
 	2[7-9]|3[01]) cfg=$MP ;;
 	3[3-9]|4[0-3]) cfg="-DFOLLOW=1 -DNSENDERS=1 -DNCALLS=2 -DNURGENT=0" ;;
+	48|50) cfg=$MAD ;;
+	4[4-9]|5[01]) cfg=$MA ;;
 	*) cfg=$M2 ;;
 	esac
 	add "witness-$n" "witness $n reached: ${WIT[$n]}" \

@@ -4,9 +4,10 @@
 #                      liveness, no cycles), require each mutant to fail with its bug and
 #                      each coverage witness to be reached; part of `make check`. Verifiers
 #                      are built in build/model/<check>/; a counterexample is replayed into
-#                      its trail.txt. About 2.5 to 4.5 minutes on 2 cores.
-#   make check-model MODEL_QUICK=1   skip the 3-sender run (about 1.5 minutes)
-#   make check-model MODEL_FULL=1    add the long liveness runs (LTL 2 x 2, no cycle with work)
+#                      its trail.txt. About 3.5 to 5.5 minutes on 2 cores.
+#   make check-model MODEL_QUICK=1   skip the 3-sender run (about 3 minutes)
+#   make check-model MODEL_FULL=1    add the long runs (LTL 2 x 2, no cycle with work,
+#                                    the attached thread 2 x 2 with offline/online)
 #
 # See docs/model.md.
 

@@ -18,7 +18,11 @@
  *                  xc_idle_state_set; with PAIR the completions: xc_sync_spin,
  *                  sync_wait_after_spin (sync_ask_wake, ready_sync, the loop
  *                  that runs the waiter's own calls), xc_sync_complete and
- *                  xc_sync_wake (the completer kicks a waiting worker)
+ *                  xc_sync_wake (the completer kicks a waiting worker); with
+ *                  ATTACHED xc_kick's SLEEPING_FD case and kick_fd (the
+ *                  eventfd write, fd_kicks_done), xc_fd_sleep_begin (W1, W2,
+ *                  the exchange of "do not sleep"), xc_fd_sleep_end (W4),
+ *                  fd_settle (fd_kicks_seen, the read), xc_fd_quiesce
  *   src/urgent.c   xc_kick_urgent (RUNNING: signal; else xc_kick), the handler
  *                  (defers while xc_in_call is nonzero, else xc_run_urgent)
  *   src/worker.c   worker_loop (calls, then one work item), cpu_idle,
@@ -32,9 +36,16 @@
  *   src/follow.c   (FOLLOW) xc_os_elsewhere, the cheap check; xc_os_check
  *                  and xc_os_come_back, the full check, as one read of what
  *                  the OS allows
+ *   src/attach.c   (ATTACHED) the attached thread's loop around xc_poll:
+ *                  xc_attached_poll (attached_ctl, attached_offline, the
+ *                  calls, work items), ready_attached, xc_worker_sleep_begin
+ *                  and _end; (DETACH) attached_leave (the trylock loop, the
+ *                  drain, xc_fd_quiesce, the close), and xc_cpu_online's
+ *                  case of a CPU no thread is attached to (src/hotplug.c)
  * with the labels S1-S3 and W1-W4 of the argument in src/kick.c's header.
  *
- * Processes: a worker per CPU (one, or two with PAIR); NSENDERS senders,
+ * Processes: a worker per CPU (one, or two with PAIR; with ATTACHED, CPU 0's
+ * is an attached thread); NSENDERS senders,
  * each queueing NCALLS calls on CPU 0 (the first NURGENT of them with
  * XC_URGENT, on the urgent queue; the others either through the mailbox
  * slot, when they can claim it, or through the call queue, as spin
@@ -77,6 +88,39 @@
  * worker with nothing to do is blocked and quiescence can be seen.
  * xc_cpu_offline and xc_cpu_online take the lock and race all of it.
  *
+ * ATTACHED: CPU 0's worker is an application thread attached to it
+ * (src/attach.c), in its own event loop: xc_poll (xc_attached_poll: an
+ * offline request, the calls, then work items, each followed by the calls),
+ * then xc_worker_sleep_begin (W1: idle = SLEEPING_FD; W2: ready_attached,
+ * the same loads as ready_idle; found something: exchange idle -> RUNNING
+ * and return 1), the loop's own wait (W3), xc_worker_sleep_end (W4:
+ * exchange idle -> RUNNING), and around again. The thread is RUNNING except
+ * between W1 and W4: it never polls. Senders kick it through the same
+ * xc_kick: from SLEEPING_FD the S3 CAS to WAKING is followed by a write to
+ * its eventfd and fd_kicks_done++ (release). An offline request drains the
+ * CPU and completes offline_done as cpu_offline does, but the thread does
+ * not park: its loop goes on, sleeping with the queues closed, until
+ * xc_cpu_online reopens them. The urgent handler runs on it as on a worker.
+ * DETACH: at its loop's top the thread may detach (attached_leave):
+ * xc_fd_sleep_end, the hotplug lock by trylock (serving an offline request
+ * and the calls while a requester holds it), the drain of an online CPU,
+ * xc_fd_quiesce (until fd_kicks_done == fd_kicks_seen), the close of the
+ * eventfd, c->attached = false. The requester then takes the hotplug lock
+ * for each request, as with FOLLOW, and xc_cpu_online of a CPU with no
+ * thread attached only clears user_offline.
+ *
+ * The eventfd: a counter (fd_count). A sender's write adds 1. The loop's
+ * wait (epoll_wait, io_uring_enter) blocks until the counter is > 0 (an
+ * eventfd stays readable until read, so a write before the wait is not
+ * lost, as futex_wait compares first), or returns spuriously (another
+ * descriptor, a signal's EINTR; at most SPURIOUS in a run). With
+ * io_uring the loop's own read may complete in its wait and take the
+ * counter to 0. fd_settle's read takes it to 0 too (EAGAIN if 0). The
+ * thread's counts fd_kicks_seen and fd_kicks_drained, and the senders'
+ * fd_kicks_done, are kept relative to fd_kicks_drained (the code only
+ * compares them), so that the states of successive sleeps merge. Ghosts
+ * count the claims (successful S3 from SLEEPING_FD) and the writes.
+ *
  * Memory model. Spin executes one statement at a time in a single global
  * order: the model is sequentially consistent. That is what the argument in
  * kick.c relies on: S1 (the push's successful CAS, or hotplug's ctl store, or
@@ -93,6 +137,10 @@
  * (coherence-ordered-before, C++20 [atomics.order]), and each relaxed write
  * to the idle word is followed, in its writer's program order, by a seq_cst
  * write of the worker (W1, W4, or RUNNING) before the worker can sleep. The
+ * attached thread's W1 (SLEEPING_FD), W2 and both exchanges are seq_cst as
+ * well; fd_kicks_done is incremented with release after the write and
+ * loaded with acquire before the read and the close, so the write happens
+ * before them whenever the load counts it, which SC gives too. The
  * model does not check weak-memory reorderings beyond that argument, with
  * one exception: MUTANT_RELAXEDRECHECK lets the worker's RUNNING store sit
  * in a store buffer past its next loads, the reordering that C11 allows
@@ -145,7 +193,18 @@
  *     online exactly when its worker is not parked and its queues are open;
  *   - with -DLIVENESS: the LTL property no_lost_wakeup (a queued call or work
  *     item is eventually taken, a request eventually served), instead of the
- *     checker.
+ *     checker;
+ *   - ATTACHED: the checks above hold with the attached thread (waiter: it
+ *     is blocked in its wait; at quiescence not with anything pending);
+ *     fd_settle's read takes only writes of kicks the thread counted
+ *     (fd_writes <= fd_kicks_seen); at quiescence every claimed kick was
+ *     written, counted done and seen (none in flight, none missed), and a
+ *     thread blocked in its wait has a counter of 0; with -DNP no cycle (the
+ *     loop never spins on a readable eventfd);
+ *   - DETACH: no write reaches the eventfd after its close, and at the close
+ *     no sender is between its S3 and its write; at quiescence no lock is
+ *     held, the CPU is online exactly when its queues are open, and a
+ *     detached CPU is offline.
  *
  * Mutants, built from this file with a -D macro so they cannot drift:
  *   -DMUTANT_NORECHECK   W2 removed: the worker sleeps right after W1
@@ -160,6 +219,11 @@
  *   -DMUTANT_NOREOPENLOCK  (FOLLOW) taken_cpu_reopen without the hotplug
  *                        lock: it races xc_cpu_offline + xc_cpu_online, both
  *                        open the queues, and a call pushed in between is wiped
+ *   -DMUTANT_FDNORECHECK (ATTACHED) the attached thread's W2 removed: it
+ *                        enters its wait right after W1
+ *   -DMUTANT_FDNOCOUNT   (ATTACHED) fd_settle does not count a claimed kick:
+ *                        detach closes the eventfd with a write to come, and
+ *                        the eventfd, never read, keeps the loop spinning
  * Coverage witnesses: -DCOVER=n makes the n-th interesting step fail an
  * assertion, so spin proves the step reachable (no property holds vacuously).
  * -DCHECK_URGENT_PROMPT adds the promptness claim of the first XC_URGENT
@@ -198,6 +262,12 @@
 #ifndef NTAKE
 #define NTAKE 1			/* ... at most this many times in a run */
 #endif
+#ifndef ATTACHED
+#define ATTACHED 0		/* CPU 0's worker is an attached thread in its own loop (src/attach.c) */
+#endif
+#ifndef DETACH
+#define DETACH 0		/* ... which may detach at its loop's top (attached_leave) */
+#endif
 #ifndef COVER
 #define COVER 0
 #endif
@@ -208,12 +278,18 @@
 #define NCPUS 2
 #define NWORKITEMS 2	/* one per worker, queued before it starts */
 #define NBITS (NSENDERS * NCALLS + 2)
-#if HOTPLUG || NURGENT > 0 || NWORK > 0
-#error "PAIR is a configuration of its own: no hotplug, no urgent calls, no work queuer"
+#if HOTPLUG || NURGENT > 0 || NWORK > 0 || ATTACHED
+#error "PAIR is a configuration of its own: no hotplug, no urgent calls, no work queuer, no attached thread"
 #endif
 #else
 #if FOLLOW && !HOTPLUG
 #error "FOLLOW models the hotplug lock against a requester: HOTPLUG=1"
+#endif
+#if ATTACHED && FOLLOW
+#error "ATTACHED: the OS check of an attached thread (attached_follow) is not modelled: FOLLOW=0"
+#endif
+#if DETACH && !ATTACHED
+#error "DETACH is the attached thread's: ATTACHED=1"
 #endif
 #define NCPUS 1
 #define NWORKITEMS NWORK
@@ -227,6 +303,7 @@
 #define SLEEPING 2
 #define WAKING   3
 #define WOKENUP  4
+#define SLEEPING_FD 5	/* an attached thread sleeps in its own loop: kick its eventfd */
 
 /* src/internal.h: XC_CTL_*, XC_PARK_* */
 #define CTL_NONE    0
@@ -270,7 +347,8 @@ bool slot_pub[NCPUS];
 bool slot_closed[NCPUS];	/* the CPU starts online: xc_cpu_open opened it */
 byte slot_call[NCPUS];		/* the published call's bit */
 
-bool waiter[NCPUS];		/* the worker is queued in futex_wait(&c->idle) */
+bool waiter[NCPUS];		/* the worker is queued in futex_wait(&c->idle); (ATTACHED) CPU 0's
+				 * attached thread is in its loop's own wait (W3) */
 byte spurious = SPURIOUS;	/* spurious wakeups left */
 byte sig_pending[NCPUS];	/* urgent signals sent to the worker, not yet handled */
 byte in_call[NCPUS];		/* xc_in_call: the worker is inside a call's fn */
@@ -291,23 +369,67 @@ byte work_refused = 0;		/* work items refused (-ENXIO) */
 byte work_ran = 0;		/* work items that started */
 byte senders_done = 0;
 
+#if FOLLOW || DETACH
+/* the hotplug lock and what it guards (src/hotplug.c), CPU 0 only */
+bool user_offline = false;	/* c->user_offline (under the hotplug lock) */
+bool online = true;		/* c->online */
+byte hp_lock = 0;		/* xc_rt.hotplug_lock: 0 free, LOCK_USER, LOCK_WORKER */
+#define LOCK_USER   1
+#define LOCK_WORKER 2
+#endif
 #if FOLLOW
 /* follow_os (src/follow.c, src/worker.c, src/hotplug.c), CPU 0 only */
 bool os_has = true;		/* the OS lets the worker run on CPU 0 (its mask holds it, it is up) */
 bool elsewhere = false;		/* the kernel moved the thread off CPU 0: xc_os_elsewhere (the cheap check) */
 bool taken_flag = false;	/* c->taken != XC_TAKEN_NONE: set by xc_os_check, cleared by xc_os_come_back */
 bool offline_by_os = false;	/* c->offline_by_os (worker only) */
-bool user_offline = false;	/* c->user_offline (under the hotplug lock) */
-bool online = true;		/* c->online */
-byte hp_lock = 0;		/* xc_rt.hotplug_lock: 0 free, LOCK_USER, LOCK_WORKER */
 bool parked = false;		/* ghost: the worker is in cpu_park */
-#define LOCK_USER   1
-#define LOCK_WORKER 2
+#endif
+
+#if ATTACHED
+/* CPU 0's attached thread (src/attach.c) and its eventfd (src/kick.c) */
+byte fd_count = 0;		/* the eventfd's counter: a write adds 1, a read takes it to 0 */
+byte fd_kicks_done = 0;		/* c->fd_kicks_done: writes counted by their senders (release) */
+byte fd_kicks_seen = 0;		/* c->fd_kicks_seen: claimed kicks the thread saw (its own) */
+byte fd_kicks_drained = 0;	/* c->fd_kicks_drained: ... and read off the eventfd (its own) */
+byte fd_claims = 0;		/* ghost: successful S3 CAS SLEEPING_FD -> WAKING */
+byte fd_writes = 0;		/* ghost: eventfd writes done */
+#if DETACH
+bool fd_closed = false;		/* close(c->kick_fd) by attached_leave */
+bool attached_on = true;	/* c->attached (under the hotplug lock) */
+#endif
+#define FD_CLAIM(s)	if :: s == SLEEPING_FD -> fd_claims++ :: else -> skip fi
+#else
+#define FD_CLAIM(s)	skip
 #endif
 
 #define PENDING(q)	(q.nodes != 0)	/* xc_llist_nonempty: not NULL, not CLOSED */
 #define SLOT_PENDING(c)	(slot_pub[c])	/* xc_slot_pending */
 #define CTL_READY(c)	(ctl[c] != CTL_NONE)
+
+#if ATTACHED
+/*
+ * kick_fd (src/kick.c): after a successful S3 from SLEEPING_FD, write the
+ * eventfd (its counter += 1), then count the write done (release). The fd
+ * is open: its owner closes it only once fd_kicks_done counts this write.
+ */
+inline kick_fd(c)
+{
+	// @src src/kick.c: while (write(c->kick_fd, &one, sizeof(one)) < 0 && errno == EINTR)
+	atomic {
+#if DETACH
+		assert(!fd_closed);	/* no write reaches a closed (or reused) descriptor */
+#endif
+		fd_count++;
+		fd_writes++;
+		WITNESS(44);	/* a sender writes the eventfd of the attached thread */
+		/* ... after xc_cpu_offline and xc_cpu_online: the thread slept on, its CPU offline, no park */
+		if :: offline_done && !callq[c].closed -> WITNESS(49) :: else -> skip fi
+	}
+	// @src src/kick.c: atomic_fetch_add_explicit(&c->fd_kicks_done, 1, memory_order_release);
+	fd_kicks_done++
+}
+#endif
 
 /*
  * xc_kick(c), src/kick.c, after its S2 load (the caller did s = idle[c]).
@@ -317,17 +439,25 @@ bool parked = false;		/* ghost: the worker is in cpu_park */
 inline xc_kick(c, s, ok, why)
 {
 	do
-	:: s == SLEEPING ->
-		/* S3: CAS idle SLEEPING -> WAKING, seq_cst; on failure s = the current state */
+	// @src src/kick.c: case XC_IDLE_SLEEPING_FD:
+	:: s == SLEEPING || s == SLEEPING_FD ->
+		/* S3: CAS idle s -> WAKING (s: SLEEPING, or SLEEPING_FD: an attached
+		 * thread's claimed kick), seq_cst; on failure s = the current state */
 		// @src src/kick.c: /* S3, seq_cst: on failure s holds the new state and we decide again */
 		atomic {
 			if
-			:: idle[c] == SLEEPING -> idle[c] = WAKING; ok = true
+			:: idle[c] == s -> idle[c] = WAKING; ok = true; FD_CLAIM(s)
 			:: else -> s = idle[c]; ok = false
 			fi
 		}
 		if
 		:: ok ->
+#if ATTACHED
+			// @src src/kick.c: if (s == XC_IDLE_SLEEPING_FD)
+			if
+			:: s == SLEEPING_FD -> kick_fd(c)
+			:: else ->
+#endif
 			/* kick_futex: futex_wake(&c->idle, 1) - dequeues the waiter, if any */
 			// @src src/kick.c: xc_futex_wake(&c->idle, 1);
 			atomic {
@@ -338,6 +468,9 @@ inline xc_kick(c, s, ok, why)
 				fi;
 				waiter[c] = false
 			}
+#if ATTACHED
+			fi;
+#endif
 			/* CAS idle WAKING -> WOKENUP, relaxed; fails harmlessly if the worker moved on */
 			// @src src/kick.c: s = XC_IDLE_WAKING;
 			atomic {
@@ -605,10 +738,89 @@ inline cpu_open(c)
 	llist_open(urgentq[c]);
 	// @src src/hotplug.c: xc_slot_open(c);
 	slot_closed[c] = false
-#if FOLLOW
+#if FOLLOW || DETACH
 	;
 	// @src src/hotplug.c: atomic_store_explicit(&c->online, true, memory_order_release);
 	online = true
+#endif
+}
+
+#if WORK
+/* xc_run_one_work (src/work.c): take the queue into work_head if it is empty */
+inline work_take(me)
+{
+	// @src src/work.c: work_adopt(c, xc_llist_take(&c->workq));
+	atomic {
+		if
+		:: work_head == 0 && !workq[me].closed -> work_head = workq[me].nodes; workq[me].nodes = 0
+		:: else -> skip
+		fi
+	}
+}
+
+/* ... and the oldest item starts (work_head != 0): fn(arg), RUNNING, xc_in_call 0 */
+inline work_start(me)
+{
+	// @src src/work.c: fn(arg);
+	atomic {
+		wbit = work_head & (-work_head);
+		work_head = work_head & ~wbit;
+		/* urgent promptness: a deferred urgent call ran before this item */
+		assert(!deferred[me]);
+		/* ... and a queued urgent call has a signal on its way, to interrupt the
+		 * item: sent, or due from a sender that has yet to read RUNNING (S2) */
+		assert(!PENDING(urgentq[me]) || sig_pending[me] > 0 || s2_due[me] > 0);
+		assert((wbit & ~work_accepted) == 0 && (work_ran & wbit) == 0);
+		work_ran = work_ran | wbit;
+		in_work[me] = true;
+		WITNESS(24)
+	}
+}
+#endif
+
+/*
+ * xc_cpu_drain (src/worker.c) for an offline: xc_drain_calls (close the
+ * urgent queue and run it, then the call queue, then close the slot and run
+ * the call published before), xc_drain_work (close the work queue, run every
+ * item taken), then online = false (release). By the worker (cpu_offline,
+ * cpu_taken) and the attached thread (attached_offline, attached_leave).
+ */
+inline cpu_drain(me)
+{
+	/* xc_drain_calls: close the urgent queue, then the call queue */
+	// @src src/call.c: int n = run_list(c, xc_llist_close(&c->urgentq), true);
+	atomic { taken = urgentq[me].nodes; urgentq[me].nodes = 0; urgentq[me].closed = true; deferred[me] = false }
+	run_list(taken);
+	// @src src/call.c: n += run_list(c, xc_llist_close(&c->callq), false);
+	atomic { taken = callq[me].nodes; callq[me].nodes = 0; callq[me].closed = true }
+	if :: taken != 0 -> WITNESS(10) :: else -> skip fi;
+#if FOLLOW
+	if :: by_os && taken != 0 -> WITNESS(33) :: else -> skip fi;	/* run displaced */
+#endif
+	run_list(taken);
+	/* xc_slot_close: fetch_or CLOSED; run the call published before */
+	// @src src/call.c: return n + xc_slot_close(c);
+	atomic { slot_closed[me] = true; if :: slot_pub[me] -> WITNESS(19) :: else -> skip fi }
+	if
+	:: SLOT_PENDING(me) -> slot_run(me)
+	:: else -> skip
+	fi
+#if WORK
+	;
+	/* xc_drain_work: close the work queue, run every item taken */
+	// @src src/work.c: work_adopt(c, xc_llist_close(&c->workq));
+	atomic { work_head = work_head | workq[me].nodes; workq[me].nodes = 0; workq[me].closed = true }
+	atomic {
+		assert((work_head & ~work_accepted) == 0 && (work_ran & work_head) == 0);
+		work_ran = work_ran | work_head;
+		work_head = 0
+	}
+#endif
+#if FOLLOW || DETACH
+	;
+	/* cpu_drain: online = false (release), after the drain */
+	// @src src/worker.c: atomic_store_explicit(&c->online, false, memory_order_release);
+	online = false
 #endif
 }
 
@@ -672,32 +884,11 @@ loop_top:
 	// @src src/worker.c: xc_run_calls(c);
 	run_calls(me);
 #if WORK
-	/* xc_run_one_work (src/work.c): take the queue into work_head if it is empty */
-	// @src src/work.c: work_adopt(c, xc_llist_take(&c->workq));
-	atomic {
-		if
-		:: work_head == 0 && !workq[me].closed -> work_head = workq[me].nodes; workq[me].nodes = 0
-		:: else -> skip
-		fi
-	}
+	work_take(me);
 	// @src src/worker.c: if (xc_run_one_work(c))
 	if
 	:: work_head != 0 ->
-		/* the oldest item starts: fn(arg), RUNNING, xc_in_call 0 */
-		// @src src/work.c: fn(arg);
-		atomic {
-			wbit = work_head & (-work_head);
-			work_head = work_head & ~wbit;
-			/* urgent promptness: a deferred urgent call ran before this item */
-			assert(!deferred[me]);
-			/* ... and a queued urgent call has a signal on its way, to interrupt the
-			 * item: sent, or due from a sender that has yet to read RUNNING (S2) */
-			assert(!PENDING(urgentq[me]) || sig_pending[me] > 0 || s2_due[me] > 0);
-			assert((wbit & ~work_accepted) == 0 && (work_ran & wbit) == 0);
-			work_ran = work_ran | wbit;
-			in_work[me] = true;
-			WITNESS(24)
-		}
+		work_start(me);
 #if PAIR
 		/* the item's fn: xc_call_single(o, fn, arg, XC_WAIT) */
 		if
@@ -1016,38 +1207,9 @@ os_took:
 #endif
 offline:
 	DRAIN_RUNNING(me)	/* (MUTANT_RELAXEDRECHECK) the drain's RMWs come after the store */
-	/* cpu_offline -> cpu_drain -> xc_drain_calls: close the urgent queue, then the call queue */
-	// @src src/call.c: int n = run_list(c, xc_llist_close(&c->urgentq), true);
-	atomic { taken = urgentq[me].nodes; urgentq[me].nodes = 0; urgentq[me].closed = true; deferred[me] = false }
-	run_list(taken);
-	// @src src/call.c: n += run_list(c, xc_llist_close(&c->callq), false);
-	atomic { taken = callq[me].nodes; callq[me].nodes = 0; callq[me].closed = true }
-	if :: taken != 0 -> WITNESS(10) :: else -> skip fi;
+	/* cpu_offline -> cpu_drain */
+	cpu_drain(me);
 #if FOLLOW
-	if :: by_os && taken != 0 -> WITNESS(33) :: else -> skip fi;	/* run displaced */
-#endif
-	run_list(taken);
-	/* xc_slot_close: fetch_or CLOSED; run the call published before */
-	// @src src/call.c: return n + xc_slot_close(c);
-	atomic { slot_closed[me] = true; if :: slot_pub[me] -> WITNESS(19) :: else -> skip fi }
-	if
-	:: SLOT_PENDING(me) -> slot_run(me)
-	:: else -> skip
-	fi;
-#if WORK
-	/* xc_drain_work: close the work queue, run every item taken */
-	// @src src/work.c: work_adopt(c, xc_llist_close(&c->workq));
-	atomic { work_head = work_head | workq[me].nodes; workq[me].nodes = 0; workq[me].closed = true }
-	atomic {
-		assert((work_head & ~work_accepted) == 0 && (work_ran & work_head) == 0);
-		work_ran = work_ran | work_head;
-		work_head = 0
-	}
-#endif
-#if FOLLOW
-	/* cpu_drain: online = false (release), after the drain */
-	// @src src/worker.c: atomic_store_explicit(&c->online, false, memory_order_release);
-	online = false;
 	if
 	:: by_os -> by_os = false; goto park_loop	/* cpu_taken: cpu_park_offline */
 	:: else -> skip
@@ -1147,6 +1309,292 @@ watch_reopen:
 	goto end_parked
 #endif
 }
+
+#if ATTACHED
+/*
+ * The attached thread's exchange of its idle word to RUNNING (seq_cst):
+ * xc_fd_sleep_begin's "do not sleep" after W2 found something (w2), or W4 in
+ * xc_fd_sleep_end. Then fd_settle's count, in the same step (the thread's
+ * own word): read WAKING or WOKENUP, one claimed kick, whose write is done
+ * or on its way.
+ */
+inline fd_exchange(me, w2)
+{
+	atomic {
+		old = idle[me];
+		idle[me] = RUNNING;
+#ifndef MUTANT_FDNOCOUNT
+		// @src src/kick.c: if (old == XC_IDLE_WAKING || old == XC_IDLE_WOKENUP)
+		// @src src/kick.c: c->fd_kicks_seen++;
+		if
+		:: old == WAKING || old == WOKENUP ->
+			fd_kicks_seen++;
+			if :: w2 -> WITNESS(45) :: else -> skip fi	/* W2 found something after a kick was claimed */
+		:: else -> skip
+		fi;
+#else
+		/* MUTANT: the claimed kick is not counted */
+#endif
+		old = 0
+	}
+}
+
+/*
+ * Every count is at least fd_kicks_drained: it is set to fd_kicks_done when
+ * that equals fd_kicks_seen, fd_claims >= fd_writes >= fd_kicks_done, and
+ * the counts only grow. The code only compares the counts with each other,
+ * so the model keeps them relative to fd_kicks_drained: the step that moves
+ * it subtracts it from every count, itself included, and the states of
+ * successive sleeps merge.
+ */
+#define FD_REBASE() \
+	fd_kicks_seen = fd_kicks_seen - fd_kicks_drained; \
+	fd_kicks_done = fd_kicks_done - fd_kicks_drained; \
+	fd_claims = fd_claims - fd_kicks_drained; \
+	fd_writes = fd_writes - fd_kicks_drained; \
+	fd_kicks_drained = 0
+
+/*
+ * fd_settle (src/kick.c), after its count: while kicks are owed (drained !=
+ * seen, the thread's own words), load fd_kicks_done (acquire), read the
+ * eventfd (the counter to 0; EAGAIN if it is 0), and mark the kicks drained
+ * only if the load equals fd_kicks_seen (every write counted came before
+ * the read). One step: the check and the mark are the thread's own; the
+ * load conflicts only with a sender's fd_kicks_done++ and the read only with
+ * a sender's write, two steps apart in each sender, so an interleaving with
+ * a sender step between the load and the read reaches the same states as
+ * one with its write before the load or its count after the read.
+ */
+inline fd_settle(me)
+{
+	// @src src/kick.c: if (c->fd_kicks_drained == c->fd_kicks_seen)
+	// @src src/kick.c: uint64_t done = atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire);
+	// @src src/kick.c: (void)!read(c->kick_fd, &val, sizeof(val));
+	// @src src/kick.c: if (done == c->fd_kicks_seen)
+	atomic {
+		if
+		:: fd_kicks_drained != fd_kicks_seen ->
+			done = fd_kicks_done;
+			/* a read takes only writes of kicks the thread counted */
+			assert(fd_writes <= fd_kicks_seen);
+			if :: done < fd_kicks_seen -> WITNESS(46) :: else -> skip fi;	/* a write not counted yet */
+			fd_count = 0;
+			if
+			:: done == fd_kicks_seen -> fd_kicks_drained = done; FD_REBASE()
+			:: else -> skip	/* still owed: the next settle reads again */
+			fi;
+			done = 0
+		:: else -> skip
+		fi
+	}
+}
+
+/*
+ * attached_offline (src/attach.c): an offline request: xc_cpu_drain, ctl =
+ * NONE (relaxed), xc_complete(&c->offline_done). No park: the thread stays
+ * attached and its loop goes on (c->park = WAIT is read by no one here);
+ * xc_cpu_online reopens the queues (xc_cpu_open).
+ */
+inline attached_offline(me)
+{
+	// @src src/attach.c: xc_cpu_drain(c);
+	cpu_drain(me);
+	// @src src/attach.c: atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
+	ctl[me] = CTL_NONE;
+	// @src src/attach.c: xc_complete(&c->offline_done);
+	offline_done = true
+}
+
+/* the attached thread enters its wait (W3): a ghost flag; a counter > 0 before
+ * any kick of this sleep is a leftover write that fd_settle has yet to read */
+#define FD_WAIT_ENTER(me) \
+	waiter[me] = true; \
+	if :: fd_count > 0 && idle[me] == SLEEPING_FD -> WITNESS(47) :: else -> skip fi
+
+/*
+ * CPU 0's worker as an attached thread (src/attach.c): an application
+ * thread in its own event loop,
+ *   for (;;) {
+ *       xc_poll();                            xc_attached_poll
+ *       ... the loop's own events ...         (not modelled)
+ *       if (xc_worker_sleep_begin() == 0)     xc_fd_sleep_begin: W1, W2
+ *           epoll_wait(...);                  W3, the eventfd in it
+ *       xc_worker_sleep_end();                xc_fd_sleep_end: W4
+ *   }
+ * attach_finish left it RUNNING, its counts 0, the CPU open: the initial
+ * state. With DETACH it may detach at its loop's top (attached_leave).
+ */
+proctype attached(byte me)
+{
+	byte taken = 0;		/* a taken call list */
+	byte cbit = 0;		/* the call running from it */
+	byte utaken = 0;	/* a taken urgent list */
+	byte ubit = 0;
+	byte wbit = 0;		/* the work item running */
+	byte work_head = 0;	/* c->work_head (thread-private) */
+	byte old = 0;		/* the state an exchange read */
+	byte done = 0;		/* fd_settle's load of fd_kicks_done */
+	byte s;
+	bool ok;
+	bool k;
+	byte w;
+	bool again = false;
+#ifdef MUTANT_RELAXEDRECHECK
+	bool running_buffered = false;	/* (never buffered here) */
+#endif
+
+loop_top:
+#if DETACH
+	/* xc_worker_detach (attached_self: not inside xc_poll, a call or an item): here, or not yet */
+	// @src src/attach.c: attached_leave(c);
+	if
+	:: goto leave
+	:: skip
+	fi;
+#endif
+	/* xc_poll -> xc_attached_poll: first xc_fd_sleep_end (RUNNING here: fd_settle only) */
+	// @src src/attach.c: xc_fd_sleep_end(c);	/* a loop that polls without ending its sleep ends it here */
+	fd_settle(me);
+	/* attached_ctl: ctl (acquire) == OFFLINE: attached_offline */
+	// @src src/attach.c: if (atomic_load_explicit(&c->ctl, memory_order_acquire) != XC_CTL_OFFLINE)
+	if
+	:: ctl[me] == CTL_OFFLINE -> attached_offline(me)
+	:: else -> skip
+	fi;
+	/* (attached_follow: follow_os off) the calls */
+	// @src src/attach.c: n += xc_run_calls(c);
+	run_calls(me);
+#if WORK
+	/* work items, each followed by the calls (the batch of XC_ATTACHED_WORK_BATCH is never full here) */
+	// @src src/attach.c: for (int i = 0; i < XC_ATTACHED_WORK_BATCH && xc_run_one_work(c); i++)
+work_loop:
+	work_take(me);
+	if
+	:: work_head != 0 ->
+		work_start(me);
+		atomic { in_work[me] = false; wbit = 0 }
+		// @src src/attach.c: n += 1 + xc_run_calls(c);
+		run_calls(me);
+		goto work_loop
+	:: else -> skip
+	fi;
+#endif
+	/* the loop's own events; xc_worker_sleep_begin -> xc_fd_sleep_begin */
+	/* W1: idle = SLEEPING_FD, seq_cst */
+	// @src src/kick.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING_FD, memory_order_seq_cst);
+	idle[me] = SLEEPING_FD;
+#ifndef MUTANT_FDNORECHECK
+	/*
+	 * W2: ready_attached = xc_w2_pending(c, true): xc_calls_pending (slot,
+	 * call queue, urgent queue), then xc_task_pending (work_head, empty
+	 * here; the work queue; ctl), each a seq_cst load
+	 */
+	// @src src/kick.c: if (ready(c, ctx, false)) {	/* W2 */
+	// @src src/attach.c: return xc_w2_pending(c, true) || (!taken && xc_os_suspect(c));
+	if
+	:: SLOT_PENDING(me) -> goto fd_ready
+	:: else -> skip
+	fi;
+	if
+	:: PENDING(callq[me]) -> goto fd_ready
+	:: else -> skip
+	fi;
+	if
+	:: PENDING(urgentq[me]) -> goto fd_ready
+	:: else -> skip
+	fi;
+#if WORK
+	if
+	:: PENDING(workq[me]) -> goto fd_ready
+	:: else -> skip
+	fi;
+#endif
+	/*
+	 * ... the last load of W2 found nothing: xc_worker_sleep_begin returns 0
+	 * and the loop enters its wait, in the same step (the entry is a ghost's).
+	 */
+	if
+	:: CTL_READY(me) -> goto fd_ready
+	:: atomic { else -> FD_WAIT_ENTER(me) }
+	fi;
+#else
+	/* MUTANT: no W2 - xc_fd_sleep_begin returns 0 right after W1 */
+	atomic { FD_WAIT_ENTER(me) };
+#endif
+	/*
+	 * W3: the loop's own wait, the eventfd in it: it returns once the
+	 * counter is > 0 (an eventfd stays readable until read), or spuriously
+	 * (another descriptor, a signal's EINTR; at most SPURIOUS in a run). With
+	 * io_uring the loop may read the eventfd itself: its read completes and
+	 * takes the counter to 0. Blocking here for good is a valid end only if
+	 * nothing is pending (quiescence).
+	 */
+end_fdwait:
+	if
+	:: atomic { fd_count > 0 -> waiter[me] = false }
+	:: atomic { fd_count > 0 -> waiter[me] = false; fd_count = 0; WITNESS(51) }
+	:: atomic { spurious > 0 -> spurious--; waiter[me] = false }
+	fi;
+	/*
+	 * xc_worker_sleep_end -> xc_fd_sleep_end: idle (relaxed) is not RUNNING
+	 * (only this thread stores RUNNING): W4, exchange idle -> RUNNING, seq_cst
+	 */
+	// @src src/kick.c: old = atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst);
+	fd_exchange(me, 0);
+	// @src src/kick.c: fd_settle(c, old);
+	fd_settle(me);
+	goto loop_top;
+
+fd_ready:
+	/* W2 found something: exchange idle -> RUNNING, seq_cst, and fd_settle; returns 1 */
+	// @src src/kick.c: fd_settle(c, atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst));
+	fd_exchange(me, 1);
+	fd_settle(me);
+	/* xc_worker_sleep_end: RUNNING, so fd_settle only */
+	fd_settle(me);
+	goto loop_top;
+
+#if DETACH
+leave:
+	/* attached_leave: xc_fd_sleep_end (RUNNING here: fd_settle only); no sender claims a kick from here */
+	// @src src/attach.c: xc_fd_sleep_end(c);	/* RUNNING: no sender claims a kick from here */
+	fd_settle(me);
+	/*
+	 * The hotplug lock by trylock; while another holds it, serve an offline
+	 * request (attached_ctl) and the calls. A round that finds nothing to do
+	 * changes nothing and is left out.
+	 */
+	// @src src/attach.c: while (pthread_mutex_trylock(&xc_rt.hotplug_lock)) {
+	do
+	:: atomic { hp_lock == 0 -> hp_lock = LOCK_WORKER } -> break
+	:: hp_lock != 0 && ctl[me] == CTL_OFFLINE ->
+		WITNESS(50);	/* the requester holds the lock and waits for this thread */
+		attached_offline(me)
+	:: hp_lock != 0 && (SLOT_PENDING(me) || PENDING(callq[me]) || PENDING(urgentq[me])) ->
+		run_calls(me)
+	od;
+	/* under the lock: drain an online CPU as an offline does */
+	// @src src/attach.c: if (atomic_load_explicit(&c->online, memory_order_acquire)) {
+	if
+	:: online -> cpu_drain(me)
+	:: else -> skip
+	fi;
+	/* xc_fd_quiesce: until fd_kicks_done (acquire) == fd_kicks_seen */
+	// @src src/kick.c: while (atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire) != c->fd_kicks_seen)
+	if
+	:: fd_kicks_done != fd_kicks_seen -> WITNESS(48)	/* a write in flight: wait for it */
+	:: else -> skip
+	fi;
+	fd_kicks_done == fd_kicks_seen;
+	/* close(c->kick_fd): no sender is between its S3 and its write, nor can one start */
+	// @src src/attach.c: close(c->kick_fd);
+	atomic { assert(fd_writes == fd_claims); fd_closed = true }
+	/* c->attached = false, then unlock (the wait for urgent senders and the signal mask: not modelled) */
+	// @src src/attach.c: c->attached = false;
+	atomic { attached_on = false; hp_lock = 0 }
+#endif
+}
+#endif
 
 /*
  * A sender: NCALLS times call_push (src/call.c) onto CPU 0.
@@ -1355,7 +1803,7 @@ proctype work_queuer()
 #endif
 
 #if HOTPLUG
-#if !FOLLOW
+#if !FOLLOW && !DETACH
 /* xc_cpu_offline, then (ONLINE) xc_cpu_online, src/hotplug.c, on CPU 0 */
 active proctype hotplug()
 {
@@ -1380,7 +1828,8 @@ active proctype hotplug()
 /*
  * FOLLOW: xc_cpu_offline, then (ONLINE) xc_cpu_online, src/hotplug.c, on
  * CPU 0, each under the hotplug lock (a plain mutex for a requester that is
- * no worker), racing the OS and the worker that follows it.
+ * no worker), racing the OS and the worker that follows it. DETACH: the
+ * same, racing the attached thread's detach, which takes the lock too.
  */
 active proctype hotplug()
 {
@@ -1393,9 +1842,12 @@ active proctype hotplug()
 	// @src src/hotplug.c: } else if (!atomic_load_explicit(&c->online, memory_order_acquire)) {
 	if
 	:: !online ->
-		/* the OS took it: it stays offline when it comes back */
+		/* the OS took it (DETACH: the thread detached): it stays offline when it comes back */
 		// @src src/hotplug.c: c->user_offline = true;	/* the OS took it: it stays offline when it comes back */
-		user_offline = true; WITNESS(35)
+		user_offline = true
+#if FOLLOW
+		; WITNESS(35)
+#endif
 	:: else ->
 		/* xc_completion_init(&c->offline_done, 1); xc_cpu_request(c, XC_CTL_OFFLINE) */
 		// @src src/hotplug.c: xc_completion_init(&c->offline_done, 1);
@@ -1414,25 +1866,39 @@ active proctype hotplug()
 #if ONLINE
 	/* xc_cpu_online */
 	atomic { hp_lock == 0 -> hp_lock = LOCK_USER }
+#if FOLLOW
 	// @src src/hotplug.c: } else if (atomic_load_explicit(&c->taken, memory_order_relaxed) != XC_TAKEN_NONE) {
 	if
 	:: taken_flag -> WITNESS(38)	/* -ENXIO: the OS has it */
 	:: else ->
+#endif
 		// @src src/hotplug.c: } else if (atomic_load_explicit(&c->online, memory_order_acquire) || !c->user_offline) {
 		if
 		:: online || !user_offline -> skip	/* -EINVAL */
+#if DETACH
+		/* the thread detached: online once a thread attaches */
+		// @src src/hotplug.c: } else if (c->attach_cpu && !c->attached) {
+		:: !online && user_offline && !attached_on -> user_offline = false
+		:: !online && user_offline && attached_on ->
+#else
 		:: else ->
+#endif
 			// @src src/hotplug.c: c->user_offline = false;
 			user_offline = false;
 			cpu_open(0);
 			// @src src/hotplug.c: xc_park_release(c, XC_PARK_RUN);
 			park[0] = PARK_RUN
 		fi
-	fi;
+#if FOLLOW
+	fi
+#endif
+	;
 	hp_lock = 0
 #endif
 }
+#endif
 
+#if FOLLOW
 /*
  * The OS: at any step it may take CPU 0 away (hotplug, an affinity change,
  * a shrinking cpuset), up to NTAKE times; the kernel moves the worker's
@@ -1487,6 +1953,20 @@ end_check:
 	assert((accepted | refused) == ALLCALLS && (accepted & refused) == 0);
 	assert(work_ran == work_accepted && (work_accepted | work_refused) == ALLWORK);
 	assert(senders_done == NSENDERS)
+#if ATTACHED
+	;
+	/* every claimed kick was written, counted done and seen by the thread (none in flight) */
+	assert(fd_writes == fd_claims && fd_kicks_done == fd_writes && fd_kicks_seen == fd_claims);
+	/* the thread blocked in its wait has nothing to read: no kick is owed to it */
+	assert(!waiter[0] || fd_count == 0)
+#endif
+#if DETACH
+	;
+	assert(hp_lock == 0);
+	/* online exactly when the queues are open; detached, offline */
+	assert(online == !callq[0].closed && online == !urgentq[0].closed && online == !slot_closed[0]);
+	assert(attached_on || !online)
+#endif
 #if FOLLOW
 	;
 	assert(hp_lock == 0);
@@ -1515,7 +1995,11 @@ init
 		workq[1].nodes = 2;
 		work_accepted = 3;
 #endif
+#if ATTACHED
+		run attached(0);
+#else
 		run worker(0);
+#endif
 #if PAIR
 		run worker(1);
 #endif
