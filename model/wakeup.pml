@@ -37,7 +37,7 @@
  *                  and xc_os_come_back, the full check, as one read of what
  *                  the OS allows
  *   src/attach.c   (ATTACHED) the attached thread's loop around xc_poll:
- *                  xc_attached_poll (attached_ctl, attached_offline, the
+ *                  xc_attached_poll (attached_ctl and xc_cpu_offline_served, the
  *                  calls, work items), ready_attached, xc_worker_sleep_begin
  *                  and _end; (DETACH) attached_leave (the trylock loop, the
  *                  drain, xc_fd_quiesce, the close), and xc_cpu_online's
@@ -783,7 +783,7 @@ inline work_start(me)
  * urgent queue and run it, then the call queue, then close the slot and run
  * the call published before), xc_drain_work (close the work queue, run every
  * item taken), then online = false (release). By the worker (cpu_offline,
- * cpu_taken) and the attached thread (attached_offline, attached_leave).
+ * cpu_taken) and the attached thread (xc_cpu_offline_served, attached_leave).
  */
 inline cpu_drain(me)
 {
@@ -1390,18 +1390,20 @@ inline fd_settle(me)
 }
 
 /*
- * attached_offline (src/attach.c): an offline request: xc_cpu_drain, ctl =
- * NONE (relaxed), xc_complete(&c->offline_done). No park: the thread stays
+ * attached_ctl's xc_cpu_offline_served (src/worker.c, shared with the
+ * worker's cpu_offline): an offline request: xc_cpu_drain, ctl = NONE
+ * (relaxed), xc_complete(&c->offline_done). No park: the thread stays
  * attached and its loop goes on (c->park = WAIT is read by no one here);
  * xc_cpu_online reopens the queues (xc_cpu_open).
  */
 inline attached_offline(me)
 {
-	// @src src/attach.c: xc_cpu_drain(c);
+	// @src src/attach.c: xc_cpu_offline_served(c);	/* the thread stays attached, its CPU offline */
+	// @src src/worker.c: xc_cpu_drain(c);
 	cpu_drain(me);
-	// @src src/attach.c: atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
+	// @src src/worker.c: atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
 	ctl[me] = CTL_NONE;
-	// @src src/attach.c: xc_complete(&c->offline_done);
+	// @src src/worker.c: xc_complete(&c->offline_done);
 	offline_done = true
 }
 

@@ -43,6 +43,7 @@
 #include "worker.h"
 #include "stuck.h"
 #include "trace.h"
+#include "urgent.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -171,43 +172,14 @@ int xc_worker_attach(int cpu)
 	return ret;
 }
 
-/* An offline request (xc_cpu_offline): drain, offline, done; the thread stays attached. */
-static void attached_offline(struct xc_cpu *c)
-{
-	xc_cpu_drain(c);
-	xc_trace(XC_EV_OFFLINE, c->cpu, 0, NULL);
-	/* relaxed: read only after offline_done's completion orders them */
-	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
-	atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
-	xc_complete(&c->offline_done);
-}
-
 /* Serve an offline request if one is pending; true if it was. */
 static bool attached_ctl(struct xc_cpu *c)
 {
 	/* acquire: the request's setup (offline_done) is visible */
 	if (atomic_load_explicit(&c->ctl, memory_order_acquire) != XC_CTL_OFFLINE)
 		return false;
-	attached_offline(c);
+	xc_cpu_offline_served(c);	/* the thread stays attached, its CPU offline */
 	return true;
-}
-
-/* The OS took the CPU: offline in libxcall, what was queued runs here, reported. */
-static void attached_taken(struct xc_cpu *c)
-{
-	/* relaxed: counters and this thread's own words */
-	uint64_t before = atomic_load_explicit(&c->displaced, memory_order_relaxed);
-	int taken = atomic_load_explicit(&c->taken, memory_order_relaxed);
-
-	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
-	c->offline_by_os = true;
-	xc_cpu_drain(c);
-	xc_trace(XC_EV_OFFLINE, c->cpu, 0, NULL);
-	xc_report("CPU %d: offline: %s; %llu calls and work items ran displaced (the attached thread "
-		  "is on CPU %d); online again once the thread runs pinned there (libxcall never moves it)",
-		  c->cpu, xc_taken_name(taken),
-		  (unsigned long long)(atomic_load_explicit(&c->displaced, memory_order_relaxed) - before),
-		  xc_running_cpu());
 }
 
 /* Whether a look at the taken CPU is due (once per park watch period). */
@@ -247,7 +219,7 @@ static void attached_follow(struct xc_cpu *c)
 	c->os_watch_ns = xc_coarse_ns() + XC_OS_PARK_WATCH_NS;
 	/* acquire: pairs with xc_cpu_open's release */
 	if (atomic_load_explicit(&c->online, memory_order_acquire))
-		attached_taken(c);
+		xc_cpu_taken_drain(c);
 	else
 		xc_report("CPU %d: taken away while offline: %s", c->cpu, xc_taken_name(
 			  atomic_load_explicit(&c->taken, memory_order_relaxed)));
@@ -349,9 +321,7 @@ static void attached_leave(struct xc_cpu *c)
 	 * be on their way to signal this thread: wait them out, so that a
 	 * signal they send is delivered while our handler is installed.
 	 */
-	/* seq_cst: as xc_urgent_restore's wait */
-	while (atomic_load_explicit(&xc_rt.urgent_senders, memory_order_seq_cst))
-		sched_yield();
+	xc_urgent_quiesce();
 	c->attached = false;
 	pthread_mutex_unlock(&xc_rt.hotplug_lock);
 	pthread_setspecific(attach_key, NULL);

@@ -81,13 +81,19 @@ int xc_urgent_install(void)
 	return 0;
 }
 
+/* Every urgent sender that counted itself in has sent its signal. */
+void xc_urgent_quiesce(void)
+{
+	/* seq_cst: pairs with the senders' count-then-check in xc_urgent_enter() */
+	while (atomic_load_explicit(&xc_rt.urgent_senders, memory_order_seq_cst))
+		sched_yield();
+}
+
 void xc_urgent_restore(void)
 {
 	if (!installed_signal)
 		return;
-	/* seq_cst: pairs with the senders' count-then-check in xc_urgent_enter() */
-	while (atomic_load_explicit(&xc_rt.urgent_senders, memory_order_seq_cst))
-		sched_yield();
+	xc_urgent_quiesce();
 	sigaction(installed_signal, &old_action, NULL);
 	installed_signal = 0;
 }

@@ -9,6 +9,7 @@
 
 int xc_urgent_install(void);
 void xc_urgent_restore(void);
+void xc_urgent_quiesce(void);
 void xc_kick_urgent(struct xc_cpu *c);
 bool xc_urgent_enter(void);
 void xc_urgent_leave(void);

@@ -163,8 +163,11 @@ static bool cpu_park_offline(struct xc_cpu *c)
 	return run;
 }
 
-/* Returns false when the worker must exit. */
-static bool cpu_offline(struct xc_cpu *c)
+/*
+ * Serve an offline request: drain, offline, complete it. A worker then parks;
+ * an attached thread (attach.c) loops on with its queues closed.
+ */
+void xc_cpu_offline_served(struct xc_cpu *c)
 {
 	xc_cpu_drain(c);
 	xc_trace(XC_EV_OFFLINE, c->cpu, 0, NULL);
@@ -172,16 +175,22 @@ static bool cpu_offline(struct xc_cpu *c)
 	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
 	atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
 	xc_complete(&c->offline_done);
+}
+
+/* Returns false when the worker must exit. */
+static bool cpu_offline(struct xc_cpu *c)
+{
+	xc_cpu_offline_served(c);
 	return cpu_park_offline(c);
 }
 
 /*
- * The OS took this worker's CPU (follow.c): offline in libxcall, as by
- * hotplug. What was queued runs here, wherever the worker now is, counted
- * as displaced; then it parks until the CPU comes back. Returns false when
- * the worker must exit.
+ * The OS took @c's CPU (follow.c): offline in libxcall, as by hotplug. What
+ * was queued runs here, wherever the thread now is, counted as displaced,
+ * and one line says so. A worker then parks until the CPU comes back; an
+ * attached thread (attach.c) loops on, and libxcall never moves it.
  */
-static bool cpu_taken(struct xc_cpu *c)
+void xc_cpu_taken_drain(struct xc_cpu *c)
 {
 	/* relaxed: counters and this thread's own word */
 	uint64_t before = atomic_load_explicit(&c->displaced, memory_order_relaxed);
@@ -196,11 +205,18 @@ static bool cpu_taken(struct xc_cpu *c)
 	c->offline_by_os = true;
 	xc_cpu_drain(c);
 	xc_trace(XC_EV_OFFLINE, c->cpu, 0, NULL);
-	xc_report("CPU %d: offline: %s; %llu calls and work items ran displaced (the worker is on CPU %d); "
-		  "online again when the OS gives it back",
+	xc_report("CPU %d: offline: %s; %llu calls and work items ran displaced (the %s is on CPU %d); %s",
 		  c->cpu, xc_taken_name(taken),
 		  (unsigned long long)(atomic_load_explicit(&c->displaced, memory_order_relaxed) - before),
-		  where);
+		  c->attached ? "attached thread" : "worker", where,
+		  c->attached ? "online again once the thread runs pinned there (libxcall never moves it)"
+			      : "online again when the OS gives it back");
+}
+
+/* Returns false when the worker must exit. */
+static bool cpu_taken(struct xc_cpu *c)
+{
+	xc_cpu_taken_drain(c);
 	return cpu_park_offline(c);
 }
 

@@ -33,6 +33,8 @@ void xc_boot_put(struct xc_boot *b);
 
 void *xc_worker_main(void *arg);
 void xc_cpu_drain(struct xc_cpu *c);
+void xc_cpu_offline_served(struct xc_cpu *c);
+void xc_cpu_taken_drain(struct xc_cpu *c);
 bool xc_taken_cpu_reopen(struct xc_cpu *c);
 
 #endif /* XC_WORKER_H */
