@@ -67,37 +67,72 @@ int xc_pin_self(int cpu)
 }
 
 /*
- * The cgroup cpuset's effective CPUs, from /proc/self/cgroup (v1 "N:cpuset:/p"
- * or v2 "0::/p"): the first such cgroup whose files read; its path goes to
- * @dir ("" for the root) and its version to @is_v1. 0 or -errno.
+ * One line of /proc/self/cgroup, split in place (see follow.h). The v1
+ * controller list names the hierarchy's mount directory too.
+ */
+int xc_cgroup_cpuset_line(char *line, const char **ctrls, const char **path)
+{
+	char *p = strchr(line, ':'), *q = p ? strchr(p + 1, ':') : NULL;
+	int kind = XC_CGROUP_NONE;
+
+	if (!q)
+		return kind;
+	*strchrnul(q, '\n') = 0;
+	*q = 0;
+	if (q == p + 1 && p - line == 1 && line[0] == '0')
+		kind = XC_CGROUP_V2;	/* "0::": the unified hierarchy, no controller list */
+	for (const char *c = p + 1; *c && !kind; ) {
+		size_t n = strcspn(c, ",");
+
+		if (n == 6 && !strncmp(c, "cpuset", 6))
+			kind = XC_CGROUP_V1;
+		c += n + (c[n] == ',');
+	}
+	if (kind) {
+		*ctrls = p + 1;
+		*path = strcmp(q + 1, "/") ? q + 1 : "";
+	}
+	return kind;
+}
+
+/*
+ * The cgroup cpuset's effective CPUs, from /proc/self/cgroup (v1
+ * "N:cpuset,...:/p" or v2 "0::/p"): the first such cgroup whose files read;
+ * its path goes to @dir ("" for the root) and its version to @is_v1. A v1
+ * cpuset is mounted at cpuset/, or (mounted with other controllers) at the
+ * directory its controller list names, e.g. cpuset,cpu/. 0 or -errno.
  */
 static int cpuset_cpus(cpu_set_t *out, char *dir, size_t size, bool *is_v1)
 {
-	static const char *const v1[] = { "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus",
-					  "/sys/fs/cgroup/cpuset%s/cpuset.cpus" };
-	static const char *const v2[] = { "/sys/fs/cgroup%s/cpuset.cpus.effective",
-					  "/sys/fs/cgroup/unified%s/cpuset.cpus.effective" };
-	char line[512], path[700];
+	static const char *const v1_files[] = { "cpuset.effective_cpus", "cpuset.cpus", NULL };
+	static const char *const v2_files[] = { "cpuset.cpus.effective", NULL };
+	char line[512], path[1024], mounts[2][256];
 	FILE *f = fopen("/proc/self/cgroup", "re");
 	int ret = -ENOENT;
 
 	if (!f)
 		return ret;
 	while (ret && fgets(line, sizeof(line), f)) {
-		char *p = strchr(line, ':'), *q = p ? strchr(p + 1, ':') : NULL;
+		const char *ctrls, *cg;
+		int kind = xc_cgroup_cpuset_line(line, &ctrls, &cg), nr_mounts = 2;
 
-		if (!q)
+		if (!kind)
 			continue;
-		*strchrnul(q, '\n') = 0;
-		*is_v1 = !strncmp(p + 1, "cpuset:", 7) || strstr(p + 1, ",cpuset:");
-		/* v2's one line is "0::/path" */
-		if (!*is_v1 && strncmp(line, "0::", 3) != 0)
-			continue;
-		snprintf(dir, size, "%s", strcmp(q + 1, "/") ? q + 1 : "");
-		for (int i = 0; i < 2 && ret; i++) {
-			snprintf(path, sizeof(path), (*is_v1 ? v1 : v2)[i], dir);
-			ret = xc_sysfs_cpulist(path, out);
+		*is_v1 = kind == XC_CGROUP_V1;
+		snprintf(dir, size, "%s", cg);
+		if (*is_v1) {
+			snprintf(mounts[0], sizeof(mounts[0]), "/sys/fs/cgroup/cpuset");
+			snprintf(mounts[1], sizeof(mounts[1]), "/sys/fs/cgroup/%s", ctrls);
+			nr_mounts = strcmp(ctrls, "cpuset") ? 2 : 1;
+		} else {
+			snprintf(mounts[0], sizeof(mounts[0]), "/sys/fs/cgroup");
+			snprintf(mounts[1], sizeof(mounts[1]), "/sys/fs/cgroup/unified");
 		}
+		for (int m = 0; m < nr_mounts && ret; m++)
+			for (const char *const *file = *is_v1 ? v1_files : v2_files; *file && ret; file++) {
+				snprintf(path, sizeof(path), "%s%s/%s", mounts[m], dir, *file);
+				ret = xc_sysfs_cpulist(path, out);
+			}
 	}
 	fclose(f);
 	return ret;

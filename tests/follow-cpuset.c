@@ -7,9 +7,12 @@
  * exactly its CPU. The test creates the cgroup beside its own, and moves the
  * process back and removes the cgroup on every exit (atexit, and the usual
  * signals); one left behind by a killed run is removed by the next. Skips
- * (77) where no cpuset hierarchy is writable.
+ * (77) where no cpuset hierarchy is writable. First, everywhere: the parse
+ * of a /proc/self/cgroup line finds the cpuset among v1 controllers mounted
+ * together ("3:cpu,cpuset,cpuacct:/p"), v2's "0::/p", and nothing else.
  */
 #include "follow.h"
+#include "../src/follow.h"	/* xc_cgroup_cpuset_line (this directory has a follow.h too) */
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
@@ -73,7 +76,7 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
-/* The cpuset hierarchy this process is in: v1 "N:cpuset:/path", or v2 "0::/path". */
+/* The cpuset hierarchy this process is in: v1 "N:...,cpuset,...:/path", or v2 "0::/path". */
 static bool find_home(bool *v1)
 {
 	char line[512];
@@ -83,19 +86,20 @@ static bool find_home(bool *v1)
 	if (!f)
 		return false;
 	while (!found && fgets(line, sizeof(line), f)) {
-		char *p = strchr(line, ':'), *q = p ? strchr(p + 1, ':') : NULL;
+		const char *ctrls, *cg;
+		int kind = xc_cgroup_cpuset_line(line, &ctrls, &cg);
 		struct stat st;
 
-		if (!q)
-			continue;
-		q[strcspn(q, "\n")] = 0;
-		if (!strncmp(p + 1, "cpuset:", 7) || strstr(p + 1, ",cpuset:")) {
-			snprintf(home, sizeof(home), "/sys/fs/cgroup/cpuset%s", strcmp(q + 1, "/") ? q + 1 : "");
+		if (kind == XC_CGROUP_V1) {
+			/* mounted at cpuset/, or with other controllers at the directory they name */
+			snprintf(home, sizeof(home), "/sys/fs/cgroup/cpuset%s", cg);
+			if (stat(home, &st))
+				snprintf(home, sizeof(home), "/sys/fs/cgroup/%s%s", ctrls, cg);
 			*v1 = true;
-		} else if (!strncmp(line, "0::", 3)) {
+		} else if (kind == XC_CGROUP_V2) {
 			char ctl[256];
 
-			snprintf(home, sizeof(home), "/sys/fs/cgroup%s", strcmp(q + 1, "/") ? q + 1 : "");
+			snprintf(home, sizeof(home), "/sys/fs/cgroup%s", cg);
 			*v1 = false;
 			/* v2: only where children of home may use cpuset already; this test enables nothing */
 			if (read_file(home, "cgroup.subtree_control", ctl, sizeof(ctl)) || !strstr(ctl, "cpuset"))
@@ -131,6 +135,46 @@ static void nothing(void *arg)
 {
 }
 
+/* Lines of /proc/self/cgroup of every shape, through the library's parse. */
+static void cgroup_lines(void)
+{
+	static const struct { const char *line; int kind; const char *ctrls, *path; } cases[] = {
+		{ "3:cpuset:/a/b\n", XC_CGROUP_V1, "cpuset", "/a/b" },
+		{ "3:cpuset,cpu,cpuacct:/a\n", XC_CGROUP_V1, "cpuset,cpu,cpuacct", "/a" },
+		{ "3:cpu,cpuset,cpuacct:/\n", XC_CGROUP_V1, "cpu,cpuset,cpuacct", "" },
+		{ "3:cpu,cpuacct,cpuset:/x", XC_CGROUP_V1, "cpu,cpuacct,cpuset", "/x" },
+		{ "5:cpuset:/a:b\n", XC_CGROUP_V1, "cpuset", "/a:b" },
+		{ "0::/user.slice/x\n", XC_CGROUP_V2, "", "/user.slice/x" },
+		{ "0::/\n", XC_CGROUP_V2, "", "" },
+		{ "2:cpuacct:/\n", XC_CGROUP_NONE, NULL, NULL },
+		{ "2:cpu,cpuacct:/cpuset\n", XC_CGROUP_NONE, NULL, NULL },
+		{ "1:cpusets,cpu:/\n", XC_CGROUP_NONE, NULL, NULL },
+		{ "1:cpu,xcpuset:/\n", XC_CGROUP_NONE, NULL, NULL },
+		{ "1:name=cpuset:/\n", XC_CGROUP_NONE, NULL, NULL },
+		{ "12::/\n", XC_CGROUP_NONE, NULL, NULL },
+		{ "cpuset\n", XC_CGROUP_NONE, NULL, NULL },
+		{ "", XC_CGROUP_NONE, NULL, NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char line[128];
+		const char *ctrls = "untouched", *path = "untouched";
+		int kind;
+
+		snprintf(line, sizeof(line), "%s", cases[i].line);
+		kind = xc_cgroup_cpuset_line(line, &ctrls, &path);
+		if (kind != cases[i].kind ||
+		    (kind && (strcmp(ctrls, cases[i].ctrls) || strcmp(path, cases[i].path))) ||
+		    (!kind && (strcmp(ctrls, "untouched") || strcmp(path, "untouched")))) {
+			fprintf(stderr, "cgroup line \"%.*s\": kind %d, controllers \"%s\", path \"%s\"; "
+				"want %d, \"%s\", \"%s\"\n", (int)strcspn(cases[i].line, "\n"), cases[i].line, kind, ctrls, path, cases[i].kind,
+				cases[i].kind ? cases[i].ctrls : "untouched",
+				cases[i].kind ? cases[i].path : "untouched");
+			exit(T_FAIL);
+		}
+	}
+}
+
 int main(void)
 {
 	struct xc_opts o = { .report = f_capture };
@@ -139,6 +183,7 @@ int main(void)
 	cpu_set_t set;
 	bool v1;
 
+	cgroup_lines();
 	if (geteuid() != 0)
 		t_skip("needs root to make a cgroup cpuset");
 	if (!find_home(&v1))
