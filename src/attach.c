@@ -44,6 +44,7 @@
 #include "stuck.h"
 #include "trace.h"
 #include "urgent.h"
+#include "thread.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -55,16 +56,6 @@
 
 /* Work items one xc_poll() runs at most, so that the loop gets back to its own events. */
 #define XC_ATTACHED_WORK_BATCH 64
-
-static pthread_key_t attach_key;	/* set while attached: its destructor detaches an exiting thread */
-static pthread_once_t attach_key_once = PTHREAD_ONCE_INIT;
-
-static void detach_at_exit(void *v);
-
-static void attach_key_create(void)
-{
-	pthread_key_create(&attach_key, detach_at_exit);
-}
 
 static bool pinned_to(int cpu)
 {
@@ -111,14 +102,14 @@ static void attach_finish(struct xc_cpu *c, int fd)
 	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
 	xc_idle_state_set(c, XC_IDLE_RUNNING);
 	urgent_signal_mask(c, true);
-	pthread_setspecific(attach_key, c);
+	xc_thread_exit_register();	/* an exit while attached detaches (thread.c) */
 	if (!c->user_offline) {
 		xc_cpu_open(c);		/* release: tid and the rest before any push */
 		xc_trace(XC_EV_ONLINE, c->cpu, 0, NULL);
 	}
 }
 
-int xc_worker_attach(int cpu)
+static int worker_attach(int cpu)
 {
 	struct xc_cpu *c;
 	int fd, ret = 0;
@@ -130,7 +121,6 @@ int xc_worker_attach(int cpu)
 	c = &xc_cpus[cpu];
 	if (!c->attach_cpu || !pinned_to(cpu))
 		return -EINVAL;
-	pthread_once(&attach_key_once, attach_key_create);
 	ret = xc_pool_prepare();	/* the urgent handler's pool, before any urgent call */
 	if (ret)
 		return ret;
@@ -152,9 +142,12 @@ int xc_worker_attach(int cpu)
 	}
 	/* the init hook as a worker runs it: pinned, xc_this_cpu() its CPU, before online */
 	if (xc_rt.cfg.cpu_init) {
+		int was = xc_user_begin();
+
 		xc_self = c;
 		ret = xc_rt.cfg.cpu_init(cpu, xc_rt.cfg.cpu_init_arg);
 		xc_self = NULL;
+		xc_user_end(was);
 		if (ret) {
 			ret = ret < 0 ? ret : -EIO;
 			xc_report("CPU %d: cpu_init failed on the attaching thread: %s", cpu, strerror(-ret));
@@ -170,6 +163,11 @@ int xc_worker_attach(int cpu)
 	}
 	pthread_mutex_unlock(&xc_rt.hotplug_lock);
 	return ret;
+}
+
+int xc_worker_attach(int cpu)
+{
+	return XC_GUARDED(worker_attach(cpu));
 }
 
 /* Serve an offline request if one is pending; true if it was. */
@@ -264,7 +262,7 @@ static int attached_self(struct xc_cpu **out)
 	return 0;
 }
 
-int xc_worker_sleep_begin(void)
+static int worker_sleep_begin(void)
 {
 	struct xc_cpu *c;
 	int ret = attached_self(&c);
@@ -274,7 +272,12 @@ int xc_worker_sleep_begin(void)
 	return xc_fd_sleep_begin(c, ready_attached, NULL) ? 0 : 1;
 }
 
-int xc_worker_sleep_end(void)
+int xc_worker_sleep_begin(void)
+{
+	return XC_GUARDED(worker_sleep_begin());
+}
+
+static int worker_sleep_end(void)
 {
 	struct xc_cpu *c = xc_self;
 
@@ -282,6 +285,11 @@ int xc_worker_sleep_end(void)
 		return -EINVAL;
 	xc_fd_sleep_end(c);
 	return 0;
+}
+
+int xc_worker_sleep_end(void)
+{
+	return XC_GUARDED(worker_sleep_end());
 }
 
 int xc_worker_fd(void)
@@ -324,12 +332,11 @@ static void attached_leave(struct xc_cpu *c)
 	xc_urgent_quiesce();
 	c->attached = false;
 	pthread_mutex_unlock(&xc_rt.hotplug_lock);
-	pthread_setspecific(attach_key, NULL);
 	urgent_signal_mask(c, false);
 	xc_self = NULL;
 }
 
-int xc_worker_detach(void)
+static int worker_detach(void)
 {
 	struct xc_cpu *c;
 	int ret = attached_self(&c);
@@ -340,11 +347,16 @@ int xc_worker_detach(void)
 	return 0;
 }
 
-/* A thread that exits attached detaches on its way out. */
-static void detach_at_exit(void *v)
+int xc_worker_detach(void)
 {
-	struct xc_cpu *c = v;
+	return XC_GUARDED(worker_detach());
+}
 
-	if (xc_self == c && c->attached)
+/* A thread that exits attached detaches on its way out (thread.c), before its pool goes. */
+void xc_attach_thread_exit(void)
+{
+	struct xc_cpu *c = xc_self;
+
+	if (c && c->attached)
 		attached_leave(c);
 }

@@ -8,5 +8,6 @@
 #include "internal.h"
 
 int xc_attached_poll(struct xc_cpu *c);
+void xc_attach_thread_exit(void);
 
 #endif /* XC_ATTACH_H */

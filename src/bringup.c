@@ -12,6 +12,7 @@
  * hook stuck at a cancellation point is cancelled, every thread is joined.
  */
 #include "internal.h"
+#include "thread.h"
 #include "kick.h"
 #include "wait.h"
 #include "urgent.h"
@@ -117,7 +118,7 @@ static int cpu_start(struct xc_cpu *c)
 	/* relaxed: published to the thread by pthread_create */
 	atomic_init(&b->state, XC_BOOT_STARTING);
 	atomic_init(&b->refs, 2);
-	err = pthread_create(&c->thread, NULL, xc_worker_main, b);
+	err = xc_thread_create(&c->thread, xc_worker_main, b);
 	if (err) {
 		free(b);
 		xc_report("CPU %d: cannot start its worker: %s", c->cpu, strerror(err));
@@ -285,7 +286,7 @@ static void runtime_clear(void)
 	xc_rt.nr_cpus = 0;
 }
 
-int xc_init(const struct xc_opts *opts)
+static int runtime_init(const struct xc_opts *opts)
 {
 	int expected = XC_RT_DOWN, ret, n = 0;
 
@@ -329,7 +330,12 @@ int xc_init(const struct xc_opts *opts)
 	return 0;
 }
 
-int xc_exit(void)
+int xc_init(const struct xc_opts *opts)
+{
+	return XC_GUARDED(runtime_init(opts));
+}
+
+static int runtime_exit(void)
 {
 	int expected = XC_RT_UP, ret = 0;
 
@@ -369,4 +375,9 @@ int xc_exit(void)
 	pthread_mutex_unlock(&xc_rt.hotplug_lock);
 	atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_release);
 	return ret;
+}
+
+int xc_exit(void)
+{
+	return XC_GUARDED(runtime_exit());
 }

@@ -12,6 +12,7 @@
  * and may run in its worker's signal handler (urgent.c).
  */
 #include "internal.h"
+#include "thread.h"
 #include "kick.h"
 #include "wait.h"
 #include "call.h"
@@ -193,11 +194,26 @@ static int call_push(struct xc_cpu *c, struct xc_call *call, unsigned flags)
 	return r == XC_PUSH_CLOSED ? -ENXIO : 0;
 }
 
+/*
+ * A thread's call to its own CPU runs inline, but not while that CPU is
+ * offline (an attached thread's, taken by the user or the OS): then it gets
+ * -ENXIO as every other thread's call does. A worker draining its queue is
+ * still online until the drain is over (xc_cpu_drain).
+ */
+static bool self_online(struct xc_cpu *self)
+{
+	/* relaxed: this thread's own word, or hotplug's under the lock before the CPU reopens */
+	return atomic_load_explicit(&self->online, memory_order_relaxed);
+}
+
 static void call_inline(struct xc_cpu *self, xc_func_t fn, void *arg)
 {
+	int was = xc_user_begin();
+
 	xc_in_call++;
 	fn(arg);
 	xc_in_call--;
+	xc_user_end(was);
 	xc_os_after_run(self);
 	if (xc_in_urgent) {
 		xc_stat_inc_shared(&self->urgent_calls);
@@ -214,8 +230,8 @@ static int check_flags(unsigned flags)
 {
 	if (flags & ~XC_FLAGS_ALL)
 		return -EINVAL;
-	if ((flags & XC_WAIT) && xc_in_urgent)
-		return -EDEADLK;	/* nothing runs on this CPU until the handler returns */
+	if ((flags & XC_WAIT) && (xc_in_urgent || xc_in_fd_sleep(xc_self)))
+		return -EDEADLK;	/* nothing runs on this CPU until the handler returns; a sleep announced */
 	return 0;
 }
 
@@ -232,7 +248,7 @@ static int check_mask_call(const cpu_set_t *mask, xc_func_t fn, unsigned flags)
 	return xc_rt_accepting() ? 0 : -ENXIO;
 }
 
-int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
+static int call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 {
 	struct xc_cpu *c;
 	struct xc_call *call;
@@ -247,6 +263,8 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 	if (!c)
 		return -ENXIO;
 	if (c == xc_self) {
+		if (!self_online(c))
+			return -ENXIO;
 		call_inline(c, fn, arg);
 		return 0;
 	}
@@ -280,7 +298,12 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 	return ret;
 }
 
-int xc_call_async(int cpu, struct xc_call *call)
+int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
+{
+	return XC_GUARDED(call_single(cpu, fn, arg, flags));
+}
+
+static int call_async(int cpu, struct xc_call *call)
 {
 	struct xc_cpu *c;
 	uint16_t idle = 0;
@@ -298,6 +321,10 @@ int xc_call_async(int cpu, struct xc_call *call)
 		return -EBUSY;
 	call->_completion = NULL;
 	if (c == xc_self) {
+		if (!self_online(c)) {
+			atomic_store_explicit(&call->_flags, 0, memory_order_relaxed);
+			return -ENXIO;
+		}
 		call_inline(c, call->fn, call->arg);
 		atomic_store_explicit(&call->_flags, 0, memory_order_release);
 		return 0;
@@ -306,6 +333,11 @@ int xc_call_async(int cpu, struct xc_call *call)
 	if (ret)
 		atomic_store_explicit(&call->_flags, 0, memory_order_release);
 	return ret;
+}
+
+int xc_call_async(int cpu, struct xc_call *call)
+{
+	return XC_GUARDED(call_async(cpu, call));
 }
 
 bool xc_call_done(const struct xc_call *call)
@@ -351,8 +383,14 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 		/* relaxed: a hint; the queue's closed state is the authority */
 		if (!atomic_load_explicit(&xc_cpus[cpu].online, memory_order_relaxed))
 			continue;
-		if (cond && !cond(cpu, arg))
-			continue;
+		if (cond) {
+			int was = xc_user_begin();
+			bool wanted = cond(cpu, arg);
+
+			xc_user_end(was);
+			if (!wanted)
+				continue;
+		}
 		if (self && cpu == self->cpu)
 			run_local = flags & XC_RUN_LOCAL;
 		else
@@ -407,23 +445,38 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 	return sent;
 }
 
-int xc_call_many(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags)
+static int call_many_mask(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags)
 {
 	return call_many(mask, NULL, fn, arg, flags);
 }
 
-int xc_call_cond(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *arg, unsigned flags)
+int xc_call_many(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags)
+{
+	return XC_GUARDED(call_many_mask(mask, fn, arg, flags));
+}
+
+static int call_cond(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *arg, unsigned flags)
 {
 	if (!cond)
 		return -EINVAL;
 	return call_many(mask, cond, fn, arg, flags);
 }
 
-int xc_call_all(xc_func_t fn, void *arg, unsigned flags)
+int xc_call_cond(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *arg, unsigned flags)
+{
+	return XC_GUARDED(call_cond(mask, cond, fn, arg, flags));
+}
+
+static int call_all(xc_func_t fn, void *arg, unsigned flags)
 {
 	if (!xc_rt_accepting())
 		return fn && !(flags & ~XC_FLAGS_ALL) ? -ENXIO : -EINVAL;
 	return call_many(&xc_rt.cfg.cpus, NULL, fn, arg, flags);
+}
+
+int xc_call_all(xc_func_t fn, void *arg, unsigned flags)
+{
+	return XC_GUARDED(call_all(fn, arg, flags));
 }
 
 /* Topological distance from @ref to @cpu: 0 same CPU, 1 same LLC, 2 same node, 3 farther. */
@@ -440,7 +493,7 @@ static int cpu_distance(int ref, int cpu)
 	return 3;
 }
 
-int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags)
+static int call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags)
 {
 	cpu_set_t left;
 	int ref, ret = check_mask_call(mask, fn, flags);
@@ -467,11 +520,16 @@ int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags)
 		}
 		if (best < 0)
 			return -ENXIO;
-		ret = xc_call_single(best, fn, arg, flags);
+		ret = call_single(best, fn, arg, flags);
 		if (ret != -ENXIO)
 			return ret < 0 ? ret : best;
 		CPU_CLR(best, &left);
 	}
+}
+
+int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags)
+{
+	return XC_GUARDED(call_any(mask, fn, arg, flags));
 }
 
 int xc_this_cpu(void)
@@ -479,7 +537,7 @@ int xc_this_cpu(void)
 	return xc_self ? xc_self->cpu : -1;
 }
 
-int xc_poll(void)
+static int poll_self(void)
 {
 	struct xc_cpu *self = xc_self;
 
@@ -490,4 +548,9 @@ int xc_poll(void)
 	if (xc_unlikely(self->attached) && !self->in_task_loop && !xc_in_call)
 		return xc_attached_poll(self);	/* an attached thread's own loop: its task loop */
 	return xc_run_calls(self);
+}
+
+int xc_poll(void)
+{
+	return XC_GUARDED(poll_self());
 }

@@ -11,6 +11,7 @@
 #include "wait.h"
 #include "stuck.h"
 #include "trace.h"
+#include "thread.h"
 
 /*
  * Run one call's function on @c's worker, @from the CPU of its sender (-1:
@@ -25,9 +26,12 @@ static inline void xc_call_run_fn(struct xc_cpu *c, xc_func_t fn, void *arg, int
 {
 	xc_activity_begin(c, urgent ? XC_ACT_URGENT : XC_ACT_CALL, (const void *)fn, 0, outer);
 	xc_trace(urgent ? XC_EV_URGENT_ENTRY : XC_EV_CALL_ENTRY, from, flow, (const void *)fn);
+	int was = xc_user_begin();
+
 	xc_in_call++;
 	fn(arg);
 	xc_in_call--;
+	xc_user_end(was);
 	xc_trace(urgent ? XC_EV_URGENT_EXIT : XC_EV_CALL_EXIT, from, flow, (const void *)fn);
 	/* an urgent call may interrupt the worker in the middle of its own count */
 	if (urgent)

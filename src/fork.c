@@ -8,7 +8,7 @@
  *
  * The handlers (pthread_atfork, registered at the first xc_init):
  *   prepare  holds the locks whose data the child goes on using: the trace
- *            dump's, the thread-ring registry's, the spare pools'. Each is a
+ *            dump's and the thread-ring registry's. Each is a
  *            leaf, held only for a short update, so prepare never waits long
  *            and never on a worker. The hotplug lock is not taken: its holder
  *            may be waiting for the very worker that forks (a call's function
@@ -26,6 +26,7 @@
  * should only exec or _exit, and calls it makes get -ENXIO.
  */
 #include "internal.h"
+#include "thread.h"
 #include "urgent.h"
 #include "pool.h"
 #include "fork.h"
@@ -35,16 +36,20 @@
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
+/* fork() is the application's, so this thread was outside libxcall: inside while the locks are held */
+static __xc_tls int fork_was_inside;
+
 static void fork_prepare(void)
 {
+	fork_was_inside = xc_inside;
+	xc_inside = 1;	/* a handler that interrupts the fork must not wait on a lock held here (thread.h) */
 	xc_trace_fork_prepare();
-	xc_pool_fork_prepare();
 }
 
 static void fork_parent(void)
 {
-	xc_pool_fork_parent();
 	xc_trace_fork_parent();
+	xc_inside = fork_was_inside;
 }
 
 static void fork_child(void)
@@ -68,6 +73,7 @@ static void fork_child(void)
 	xc_trace_fork_child();
 	/* relaxed: one thread; a later xc_init's CAS starts from here */
 	atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_relaxed);
+	xc_inside = fork_was_inside;
 }
 
 static void fork_register(void)

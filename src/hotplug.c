@@ -12,6 +12,7 @@
  * itself, and back online by itself under that lock (worker.c, follow.c).
  */
 #include "internal.h"
+#include "thread.h"
 #include "kick.h"
 #include "wait.h"
 #include "call.h"
@@ -80,14 +81,35 @@ void xc_park_release(struct xc_cpu *c, uint32_t how)
 	xc_futex_wake(&c->park, 1);
 }
 
-int xc_cpu_offline(int cpu)
+/*
+ * Wait for @c's worker to serve the offline request. A worker waiting here
+ * serves its own CPU meanwhile, and says each time a serve found nothing
+ * (served_empty): @c's worker, itself blocked in a wait for a call to this
+ * CPU, learns from two such serves that its call cannot run before this
+ * one returns, and refuses the request with -EDEADLK (wait.c).
+ */
+static void offline_wait(struct xc_cpu *c)
+{
+	struct xc_cpu *self = xc_self;
+
+	if (!self) {
+		xc_completion_wait_until(&c->offline_done, 0);
+		return;
+	}
+	while (xc_completion_wait_until(&c->offline_done, xc_now_ns() + XC_DEADLOCK_LOOK_NS))
+		if (!xc_wait_serve())
+			/* release: after the take that found nothing (pairs with wait.c's acquire) */
+			atomic_fetch_add_explicit(&self->served_empty, 1, memory_order_release);
+}
+
+static int cpu_offline(int cpu)
 {
 	struct xc_cpu *c = xc_cpu_get(cpu);
 	int ret;
 
 	if (!c)
 		return -ENXIO;
-	if (c == xc_self || xc_in_urgent)
+	if (c == xc_self || xc_in_urgent || xc_in_fd_sleep(xc_self))
 		return -EDEADLK;
 	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
 		return -ENXIO;	/* exiting: every CPU goes down anyway */
@@ -101,23 +123,33 @@ int xc_cpu_offline(int cpu)
 	} else if (!atomic_load_explicit(&c->online, memory_order_acquire)) {
 		c->user_offline = true;	/* the OS took it: it stays offline when it comes back */
 	} else {
+		c->offline_result = 0;
+		/* relaxed: published by the request's seq_cst store of ctl */
+		atomic_store_explicit(&c->ctl_from, xc_self ? xc_self->cpu : -1, memory_order_relaxed);
 		xc_completion_init(&c->offline_done, 1);
 		xc_cpu_request(c, XC_CTL_OFFLINE);
-		xc_completion_wait_until(&c->offline_done, 0);
-		c->user_offline = true;
+		offline_wait(c);
+		ret = c->offline_result;	/* ordered by the completion's acquire */
+		if (!ret)
+			c->user_offline = true;
 	}
 	xc_hotplug_unlock();
 	return ret;
 }
 
-int xc_cpu_online(int cpu)
+int xc_cpu_offline(int cpu)
+{
+	return XC_GUARDED(cpu_offline(cpu));
+}
+
+static int cpu_online(int cpu)
 {
 	struct xc_cpu *c = xc_cpu_get(cpu);
 	int ret = 0;
 
 	if (!c || atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
 		return -ENXIO;
-	if (xc_in_urgent)
+	if (xc_in_urgent || xc_in_fd_sleep(xc_self))
 		return -EDEADLK;
 	ret = xc_hotplug_lock();
 	if (ret)
@@ -137,6 +169,11 @@ int xc_cpu_online(int cpu)
 	}
 	xc_hotplug_unlock();
 	return ret;
+}
+
+int xc_cpu_online(int cpu)
+{
+	return XC_GUARDED(cpu_online(cpu));
 }
 
 int xc_online_mask(cpu_set_t *out)

@@ -167,6 +167,7 @@ struct xc_cpu {
 	uint64_t fd_kicks_drained;	/* ... and read off the eventfd */
 	uint64_t os_watch_ns;		/* attached, taken by the OS: its next look (xc_coarse_ns) */
 	bool in_task_loop;		/* attached: inside its xc_poll()'s task loop */
+	bool fd_sleep_open;		/* attached: between a sleep_begin that said sleep and its end (kick.c) */
 	struct xc__link *work_head;	/* taken work items, FIFO, not yet run */
 	struct xc__link *work_tail;
 	bool slot_running;		/* the slot's call is running: not pending again */
@@ -193,6 +194,10 @@ struct xc_cpu {
 	int tid;			/* Linux thread id: target of urgent signals */
 	bool thread_live;		/* thread created and not yet joined */
 	struct xc__completion offline_done;	/* completed by the worker once drained */
+	/* an offline request from a worker, and the answer (hotplug.c, wait.c) */
+	_Atomic int ctl_from;		/* the requesting worker's CPU, -1 a plain thread */
+	int offline_result;		/* 0, or -EDEADLK: published by offline_done */
+	_Atomic uint64_t served_empty;	/* requests it waits on: serves that found nothing */
 	int llc_id, node_id;		/* topology: first CPU of the shared LLC; NUMA node */
 };
 
@@ -267,6 +272,17 @@ static inline struct xc_cpu *xc_cpu_get(int cpu)
 static inline bool xc_ablated(unsigned bit)
 {
 	return xc_rt.cfg.ablate & bit;
+}
+
+/*
+ * An attached thread between xc_worker_sleep_begin() and _end(): its idle
+ * word announces the eventfd sleep (SLEEPING_FD, or WAKING / WOKENUP once a
+ * sender claimed a kick), and a wait's own idle states would overwrite it
+ * and lose the claim's count (kick.c), so waits there get -EDEADLK.
+ */
+static inline bool xc_in_fd_sleep(const struct xc_cpu *self)
+{
+	return self && self->fd_sleep_open;
 }
 
 /* Counters with one writer (the worker) need no read-modify-write. */

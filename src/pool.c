@@ -12,23 +12,32 @@
  * flight waits for some to come back (running its own CPU's calls meanwhile
  * if it is a worker), the way the kernel's csd_lock_wait() throttles a sender.
  *
- * Pools live as long as the process: a thread's pool goes to a spare list
- * when the thread exits and the next new thread adopts it, so descriptors
+ * Pools live as long as the process: a thread's pool is released when the
+ * thread exits (thread.c) and the next new thread adopts it, so descriptors
  * still in flight always have a live owner to return to.
+ *
+ * A thread's first call may come from a signal handler that interrupted
+ * the application anywhere, in malloc or holding a lock of its own (a
+ * handler that interrupts libxcall itself is refused: thread.h). So
+ * adopting or making a pool takes no lock and no malloc: pools are mapped
+ * with mmap and kept on a push-only registry, each with an owned flag
+ * claimed by CAS; descriptor slabs are mapped too.
  *
  * A worker's urgent signal handler may interrupt its own pool in the middle
  * of an update, so nowait calls made from urgent functions use a second
  * pool of the worker's, filled before the worker goes online; it never grows
- * (no malloc in a signal handler) and never waits: empty, it gives -ENOMEM.
+ * (no allocation in a signal handler) and never waits: empty, it gives -ENOMEM.
  */
 #include "internal.h"
 #include "wait.h"
 #include "pool.h"
+#include "thread.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #define XC_POOL_SLAB  64
 #define XC_POOL_MAX   4096
@@ -37,51 +46,62 @@ struct xc_pool {
 	struct xc__link *free;			/* owner only */
 	unsigned total;				/* owner only: descriptors this pool owns */
 	struct xc_pool *urgent;			/* a worker's pool for its signal handler */
-	struct xc_pool *next_spare;		/* under spare_lock */
+	struct xc_pool *next;			/* the registry; written once, before the push */
+	_Atomic bool owned;			/* a live thread holds it */
 	_Atomic(struct xc__link *) returned __xc_aligned;	/* pushed by runners */
 };
 
-static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct xc_pool *spare_pools;
-static pthread_key_t pool_key;
-static pthread_once_t pool_key_once = PTHREAD_ONCE_INIT;
+/* Every pool ever made, newest first; pools are never freed, so a reader needs no lock. */
+static _Atomic(struct xc_pool *) all_pools;
 static __xc_tls struct xc_pool *my_pool;
+
+/* Anonymous memory: async-signal-safe, unlike malloc. NULL on failure. */
+static void *pool_map(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
 
 static struct xc_pool *pool_new(void)
 {
-	struct xc_pool *pool = aligned_alloc(XC_CACHELINE, sizeof(*pool));
+	struct xc_pool *pool = pool_map(sizeof(*pool));
 
 	if (!pool)
 		return NULL;
-	pool->free = NULL;
-	pool->total = 0;
-	pool->urgent = NULL;
-	pool->next_spare = NULL;
-	atomic_init(&pool->returned, NULL);
+	/* mmap's pages are zero: free, total, urgent, next and returned are empty */
+	atomic_init(&pool->owned, true);
 	return pool;
 }
 
-/*
- * The thread exits (its key's destructor): the pool goes to the spare list,
- * and the thread forgets it, so that a key destructor that runs after this
- * one and makes calls does not use a pool another thread may adopt: it
- * adopts one of its own, and the key hands that back in the destructors'
- * next round.
- */
-static void pool_release(void *p)
+/* The thread exits (thread.c): its pool is free for the next thread to adopt. */
+void xc_pool_thread_exit(void)
 {
-	struct xc_pool *pool = p;
+	struct xc_pool *pool = my_pool;
 
+	if (!pool)
+		return;
 	my_pool = NULL;
-	pthread_mutex_lock(&spare_lock);
-	pool->next_spare = spare_pools;
-	spare_pools = pool;
-	pthread_mutex_unlock(&spare_lock);
+	/* release: the owner's free list and count before the next owner's acquire CAS */
+	atomic_store_explicit(&pool->owned, false, memory_order_release);
 }
 
-static void pool_key_create(void)
+/* A free pool of the registry, claimed; NULL if none. */
+static struct xc_pool *pool_adopt(void)
 {
-	pthread_key_create(&pool_key, pool_release);
+	/* acquire: pairs with the release push, so a pool's fields are initialised */
+	for (struct xc_pool *p = atomic_load_explicit(&all_pools, memory_order_acquire); p;
+	     p = p->next) {
+		bool free = false;
+
+		/* acquire: pairs with the last owner's release at exit */
+		if (!atomic_load_explicit(&p->owned, memory_order_relaxed) &&
+		    atomic_compare_exchange_strong_explicit(&p->owned, &free, true,
+							    memory_order_acquire,
+							    memory_order_relaxed))
+			return p;
+	}
+	return NULL;
 }
 
 static struct xc_pool *pool_self(void)
@@ -90,26 +110,26 @@ static struct xc_pool *pool_self(void)
 
 	if (xc_likely(pool))
 		return pool;
-	pthread_once(&pool_key_once, pool_key_create);
-	pthread_mutex_lock(&spare_lock);
-	pool = spare_pools;
-	if (pool)
-		spare_pools = pool->next_spare;
-	pthread_mutex_unlock(&spare_lock);
+	pool = pool_adopt();
 	if (!pool) {
 		pool = pool_new();
 		if (!pool)
 			return NULL;
+		pool->next = atomic_load_explicit(&all_pools, memory_order_relaxed);
+		/* release: the pool's fields before a reader that finds it */
+		while (!atomic_compare_exchange_weak_explicit(&all_pools, &pool->next, pool,
+							      memory_order_release,
+							      memory_order_relaxed))
+			;
 	}
-	pool->next_spare = NULL;
-	pthread_setspecific(pool_key, pool);
 	my_pool = pool;
+	xc_thread_exit_register();
 	return pool;
 }
 
 static bool pool_grow(struct xc_pool *pool)
 {
-	struct xc_call *slab = aligned_alloc(XC_CACHELINE, XC_POOL_SLAB * sizeof(*slab));
+	struct xc_call *slab = pool_map(XC_POOL_SLAB * sizeof(*slab));
 
 	if (!slab)
 		return false;
@@ -151,7 +171,10 @@ struct xc_call *xc_pool_get(void)
 	struct xc_pool *pool;
 
 	if (xc_unlikely(xc_in_urgent)) {
-		pool = my_pool->urgent;	/* prepared before the worker went online */
+		/* prepared before the worker went online; released only after it detached */
+		pool = my_pool ? my_pool->urgent : NULL;
+		if (!pool)
+			return NULL;
 		if (!pool->free)
 			/* acquire: as below */
 			pool->free = atomic_exchange_explicit(&pool->returned, NULL,
@@ -211,17 +234,6 @@ void xc_pool_put_local(struct xc_call *call)
 	pool->free = &call->_link;
 }
 
-/* fork.c: the spare list is consistent in the child. */
-void xc_pool_fork_prepare(void)
-{
-	pthread_mutex_lock(&spare_lock);
-}
-
-void xc_pool_fork_parent(void)
-{
-	pthread_mutex_unlock(&spare_lock);
-}
-
 /* In the child: what is not free or returned was in flight in the parent and never comes back. */
 static void pool_recount(struct xc_pool *pool)
 {
@@ -242,11 +254,15 @@ static void pool_recount(struct xc_pool *pool)
 		pool_recount(pool->urgent);
 }
 
+/*
+ * fork.c, in the child: the free pools and this thread's are recounted. A
+ * pool the parent's other threads held stays held: its owner may have been
+ * in the middle of an update when the fork copied it.
+ */
 void xc_pool_fork_child(void)
 {
-	if (my_pool)
-		pool_recount(my_pool);
-	for (struct xc_pool *p = spare_pools; p; p = p->next_spare)
-		pool_recount(p);
-	pthread_mutex_unlock(&spare_lock);
+	/* relaxed, all: the child has one thread */
+	for (struct xc_pool *p = atomic_load_explicit(&all_pools, memory_order_relaxed); p; p = p->next)
+		if (p == my_pool || !atomic_load_explicit(&p->owned, memory_order_relaxed))
+			pool_recount(p);
 }

@@ -17,8 +17,7 @@ struct xc_pool_batch {
 void xc_pool_batch_add(struct xc_pool_batch *b, struct xc_call *call);
 void xc_pool_batch_flush(struct xc_pool_batch *b);
 
-void xc_pool_fork_prepare(void);
-void xc_pool_fork_parent(void);
+void xc_pool_thread_exit(void);
 void xc_pool_fork_child(void);
 
 #endif /* XC_POOL_H */

@@ -16,6 +16,7 @@
 #include "internal.h"
 #include "kick.h"
 #include "trace.h"
+#include "thread.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -74,8 +76,6 @@ static uint64_t untraced_threads;		/* under rings_lock: no ring id left for them
 /* Held by a dump and by xc_trace_stop: a dump never reads CPU rings being freed. */
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_key_t ring_key;
-static pthread_once_t ring_key_once = PTHREAD_ONCE_INIT;
 static __xc_tls struct xc_ring *my_ring;
 static __xc_tls bool my_ring_refused;	/* no ring id was left: untraced for life */
 
@@ -98,21 +98,40 @@ static struct xc_ring *ring_new(uint64_t events)
 	return r;
 }
 
-/* The thread exits: its ring is free for the next thread, and this one forgets it (as pool.c's). */
-static void ring_release(void *p)
+/*
+ * A thread ring: mapped, not allocated, since a thread's first call may come
+ * from a signal handler that interrupted malloc (thread.h). Thread rings are
+ * never freed.
+ */
+static struct xc_ring *thread_ring_new(uint64_t events)
 {
+	struct xc_ring *r = mmap(NULL, sizeof(*r) + events * sizeof(struct xc_ev_slot),
+				 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (r == MAP_FAILED)
+		return NULL;
+	r->mask = events - 1;	/* the rest is zero, as mmap gives it */
+	return r;
+}
+
+/* The thread exits (thread.c): its ring is free for the next thread, and this one forgets it. */
+void xc_trace_thread_exit(void)
+{
+	struct xc_ring *r = my_ring;
+
+	if (!r)
+		return;
 	my_ring = NULL;
 	pthread_mutex_lock(&rings_lock);
-	((struct xc_ring *)p)->in_use = false;
+	r->in_use = false;
 	pthread_mutex_unlock(&rings_lock);
 }
 
-static void ring_key_create(void)
-{
-	pthread_key_create(&ring_key, ring_release);
-}
-
-/* The calling thread's ring for this generation, adopting or making one. */
+/*
+ * The calling thread's ring for this generation, adopting or making one.
+ * A signal handler may get here (thread.h): rings_lock is then held, if at
+ * all, by another thread, since this one takes it only inside libxcall.
+ */
 static struct xc_ring *thread_ring(void)
 {
 	struct xc_ring *r = my_ring;
@@ -122,7 +141,6 @@ static struct xc_ring *thread_ring(void)
 		return r;
 	if (my_ring_refused)
 		return NULL;
-	pthread_once(&ring_key_once, ring_key_create);
 	pthread_mutex_lock(&rings_lock);
 	if (!r) {
 		for (r = thread_rings; r; r = r->next)
@@ -133,7 +151,7 @@ static struct xc_ring *thread_ring(void)
 			untraced_threads++;
 			my_ring_refused = true;
 		} else if (!r) {
-			r = ring_new(events);
+			r = thread_ring_new(events);
 			if (r) {
 				r->id = XC_THREAD_RING_ID0 + ++thread_ring_ids;
 				r->next = thread_rings;
@@ -142,7 +160,7 @@ static struct xc_ring *thread_ring(void)
 		}
 		if (r) {
 			r->in_use = true;
-			pthread_setspecific(ring_key, r);
+			xc_thread_exit_register();
 		}
 	}
 	if (r) {

@@ -42,6 +42,7 @@ uint32_t xc_trace_flow_new(void);
 int xc_trace_start(void);
 void xc_trace_stop(void);
 uint64_t xc_trace_drops(int cpu);
+void xc_trace_thread_exit(void);
 void xc_trace_fork_prepare(void);
 void xc_trace_fork_parent(void);
 void xc_trace_fork_child(void);

@@ -28,6 +28,7 @@
 #include "stuck.h"
 #include "urgent.h"
 #include "trace.h"
+#include "thread.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -54,10 +55,21 @@ static void urgent_handler(int sig)
 	 * before that check.
 	 */
 	if (c && !xc_in_call) {
+		/*
+		 * The handler runs libxcall's code, whatever it interrupted: inside
+		 * (thread.h), but for the urgent functions themselves (call.h), whose
+		 * calls take the handler's own pool and ring (xc_in_urgent).
+		 */
+		int was = xc_inside;
+
+		xc_inside = 1;
+		atomic_signal_fence(memory_order_seq_cst);
 		/* each urgent call puts back what it interrupted, for stuck reports (xc_activity_end) */
 		xc_in_urgent++;
 		xc_run_urgent(c);
 		xc_in_urgent--;
+		atomic_signal_fence(memory_order_seq_cst);
+		xc_inside = was;
 	}
 	errno = saved_errno;
 }
@@ -70,7 +82,18 @@ int xc_urgent_install(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = urgent_handler;
 	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
+	/*
+	 * No other handler nests inside ours: an application's handler on an
+	 * attached thread would otherwise run while the urgent pool is half
+	 * updated. The faults a thread raises itself stay deliverable.
+	 */
+	sigfillset(&sa.sa_mask);
+	sigdelset(&sa.sa_mask, SIGSEGV);
+	sigdelset(&sa.sa_mask, SIGBUS);
+	sigdelset(&sa.sa_mask, SIGFPE);
+	sigdelset(&sa.sa_mask, SIGILL);
+	sigdelset(&sa.sa_mask, SIGTRAP);
+	sigdelset(&sa.sa_mask, SIGSYS);
 	if (sigaction(sig, &sa, &old_action)) {
 		int err = errno;
 

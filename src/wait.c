@@ -180,28 +180,98 @@ static bool done_spin(const struct wait_ref *r, long budget_ns, uint64_t deadlin
 }
 
 /*
+ * An offline request for this worker, which is blocked in a wait: it is
+ * served only once the wait ends (worker.c). If the requester is a worker
+ * this wait waits on, it may wait for a call that cannot run before the
+ * request is served: the call runs, or was taken to run, further up the
+ * requester's own stack. The requester says when a serve of its queue found
+ * nothing (hotplug.c, served_empty). Two such serves after this look began
+ * mean that a take of the requester's queue found nothing after this
+ * worker's calls were pushed (the first may have taken before the push),
+ * so if the wait is still not done, its call is stuck behind the request:
+ * refuse it with -EDEADLK, and the requester returns, and runs the call.
+ * A cycle through a third CPU is not seen.
+ */
+struct deadlock_look {
+	int from;		/* the requester the look began with; -1 none */
+	uint64_t empty0;	/* its served_empty then */
+};
+
+static bool waits_on(const struct xc_waitinfo *wi, int cpu)
+{
+	for (int i = 0; wi && i < wi->ncpus; i++)
+		if (wi->cpus[i] == cpu)
+			return true;
+	return false;
+}
+
+/* True if a pending offline request should be looked at again soon. */
+static bool deadlock_look(struct xc_cpu *self, const struct wait_ref *r, const struct xc_waitinfo *wi,
+			  struct deadlock_look *dl)
+{
+	int from;
+	uint64_t empty;
+
+	/* acquire: the requester's ctl_from and offline_done are visible */
+	if (atomic_load_explicit(&self->ctl, memory_order_acquire) != XC_CTL_OFFLINE) {
+		dl->from = -1;
+		return false;
+	}
+	/* relaxed: ordered by the acquire above */
+	from = atomic_load_explicit(&self->ctl_from, memory_order_relaxed);
+	if (from < 0 || !waits_on(wi, from))
+		return false;
+	/* acquire: pairs with the requester's release after a take that found nothing */
+	empty = atomic_load_explicit(&xc_cpus[from].served_empty, memory_order_acquire);
+	if (dl->from != from) {
+		dl->from = from;
+		dl->empty0 = empty;
+		return true;
+	}
+	if (empty < dl->empty0 + 2 || ref_done(r))
+		return true;
+	self->offline_result = -EDEADLK;	/* published by the completion */
+	/* relaxed: read by the requester only after offline_done, as in xc_cpu_offline_served */
+	atomic_store_explicit(&self->ctl, XC_CTL_NONE, memory_order_relaxed);
+	dl->from = -1;
+	xc_complete(&self->offline_done);
+	return false;
+}
+
+/*
  * The one waiting loop of the library, after its first phase, a short spin
  * without the clock (xc_completion_spin in internal.h). A worker keeps running
  * the calls queued to its own CPU meanwhile, so two workers that wait on
  * each other do not deadlock. @deadline_ns (0: none) bounds the wait; @st,
  * if not NULL, reports the wait when it gets stuck.
  */
-static int wait_after_spin(const struct wait_ref *r, uint64_t deadline_ns, struct xc_stuck *st)
+static int wait_after_spin(const struct wait_ref *r, uint64_t deadline_ns, struct xc_stuck *st,
+			   const struct xc_waitinfo *wi)
 {
 	struct xc_cpu *self = xc_self;
 	long poll = xc_rt.cfg.poll_ns;
 
 	if (self) {
+		struct deadlock_look dl = { .from = -1 };
 		int ret = 0;
 
 		if (!ask_wake(r))
 			return 0;
 		while (!ref_done(r)) {
 			uint64_t until = st ? xc_stuck_deadline(st) : deadline_ns;
+			uint64_t look = 0;
 
 			if (xc_wait_serve())
 				continue;
-			if (!xc_idle_wait(self, ready_done, (void *)r, xc_poll_window(self), until, 0)) {
+			if (wi && deadlock_look(self, r, wi, &dl)) {
+				look = xc_now_ns() + XC_DEADLOCK_LOOK_NS;
+				if (until && until < look)
+					look = 0;
+			}
+			if (!xc_idle_wait(self, ready_done, (void *)r, xc_poll_window(self),
+					  look ? look : until, 0)) {
+				if (look)
+					continue;	/* the look's own deadline: look again */
 				if (!st) {
 					ret = -ETIMEDOUT;
 					break;
@@ -231,7 +301,7 @@ int xc_completion_wait_until(struct xc__completion *s, uint64_t deadline_ns)
 {
 	struct wait_ref r = { s, 0 };
 
-	return xc_completion_spin(s, 0) ? 0 : wait_after_spin(&r, deadline_ns, NULL);
+	return xc_completion_spin(s, 0) ? 0 : wait_after_spin(&r, deadline_ns, NULL, NULL);
 }
 
 /* xc_completion_wait() (internal.h) once its first spin is over. */
@@ -240,6 +310,6 @@ void xc_completion_wait_rest(struct xc__completion *s, uint32_t busy, const stru
 	struct wait_ref r = { s, busy };
 	struct xc_stuck st = { .wi = wi };
 
-	wait_after_spin(&r, 0, xc_rt.cfg.stuck_ms > 0 ? &st : NULL);
+	wait_after_spin(&r, 0, xc_rt.cfg.stuck_ms > 0 ? &st : NULL, wi);
 	xc_stuck_end(&st);
 }

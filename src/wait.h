@@ -22,6 +22,9 @@ struct xc_waitinfo {
 
 void xc_completion_init(struct xc__completion *s, uint32_t count);
 void xc_complete(struct xc__completion *s);
+/* How often a worker blocked in a wait looks whether an offline request for it deadlocks (wait.c). */
+#define XC_DEADLOCK_LOOK_NS 1000000L
+
 void xc_completion_wait_rest(struct xc__completion *s, uint32_t busy, const struct xc_waitinfo *wi);
 void xc_completion_wake(struct xc__completion *s, struct xc_cpu *waiter);
 int xc_completion_wait_until(struct xc__completion *s, uint64_t deadline_ns);

@@ -8,6 +8,7 @@
  * until it starts, so it may be queued again while it runs.
  */
 #include "internal.h"
+#include "thread.h"
 #include "kick.h"
 #include "stuck.h"
 #include "follow.h"
@@ -16,7 +17,7 @@
 
 #include <errno.h>
 
-int xc_queue_work(int cpu, struct xc_work *work)
+static int queue_work(int cpu, struct xc_work *work)
 {
 	struct xc_cpu *c;
 	unsigned idle = 0;
@@ -46,6 +47,11 @@ int xc_queue_work(int cpu, struct xc_work *work)
 		xc_trace(XC_EV_KICK_COALESCED, cpu, 0, NULL);
 	}
 	return 0;
+}
+
+int xc_queue_work(int cpu, struct xc_work *work)
+{
+	return XC_GUARDED(queue_work(cpu, work));
 }
 
 bool xc_work_pending(const struct xc_work *work)
@@ -100,7 +106,10 @@ bool xc_run_one_work(struct xc_cpu *c)
 	xc_activity_begin(c, XC_ACT_WORK, (const void *)fn,
 			  xc_rt.cfg.stuck_ms > 0 ? xc_coarse_ns() : 0, &outer);
 	xc_trace(XC_EV_WORK_ENTRY, from, flow, (const void *)fn);
+	int was = xc_user_begin();
+
 	fn(arg);
+	xc_user_end(was);
 	xc_os_after_run(c);
 	xc_trace(XC_EV_WORK_EXIT, from, flow, (const void *)fn);
 	xc_activity_end(c, &outer);

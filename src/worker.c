@@ -12,6 +12,7 @@
  * schedule_idle() does.
  */
 #include "internal.h"
+#include "thread.h"
 #include "kick.h"
 #include "wait.h"
 #include "call.h"
@@ -274,7 +275,10 @@ static int run_init_hook(struct xc_boot *b)
 
 	pthread_cleanup_push(boot_put_cancelled, b);
 	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+	int was = xc_user_begin();
+
 	r = b->cpu_init(b->c->cpu, b->cpu_init_arg);
+	xc_user_end(was);
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	pthread_cleanup_pop(0);
 	return r ? (r < 0 ? r : -EIO) : 0;
@@ -309,6 +313,7 @@ void *xc_worker_main(void *arg)
 
 	/* only the cpu_init hook may be cancelled */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	xc_inside = 1;		/* a worker runs libxcall's code, but for the application's functions */
 	xc_self = c;
 	err = xc_pin_self(c->cpu);
 	if (err)

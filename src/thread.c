@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/*
+ * thread.c - a thread's own libxcall state: the inside-libxcall word that
+ * guards against re-entry from signal handlers (thread.h), the one exit
+ * hook that releases what a thread holds, and the signal mask libxcall's
+ * own threads start with.
+ *
+ * Exit: one pthread key, created when the library loads, so that its
+ * destructor runs in a fixed order of ours: detach an attached thread
+ * first (it drains its CPU, which may run calls that need the pool and
+ * the trace ring), then its trace ring, then its pool. A key of the
+ * application's, created before or after, runs before or after all three,
+ * never between. A destructor that runs after ours and calls libxcall
+ * adopts a pool afresh, and the key, set again, releases it in the next
+ * round of destructors.
+ *
+ * Setting the key is the last step of a thread's first call, which a
+ * signal handler may make (thread.h). glibc stores a key below 32
+ * (PTHREAD_KEY_2NDLEVEL_SIZE) in the thread's descriptor with two plain
+ * stores and no allocation; a constructor's key is among a process's first.
+ */
+#include "internal.h"
+#include "thread.h"
+#include "attach.h"
+#include "pool.h"
+#include "trace.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+__xc_tls volatile int xc_inside;
+
+static pthread_key_t exit_key;
+static bool exit_key_ok;
+static __xc_tls bool exit_registered;
+
+static void thread_exit(void *unused)
+{
+	int was = xc_inside;
+
+	exit_registered = false;
+	xc_inside = 1;		/* a handler during the release is refused, as inside any call */
+	atomic_signal_fence(memory_order_seq_cst);
+	xc_attach_thread_exit();
+	xc_trace_thread_exit();
+	xc_pool_thread_exit();
+	atomic_signal_fence(memory_order_seq_cst);
+	xc_inside = was;
+}
+
+__attribute__((constructor)) static void exit_key_create(void)
+{
+	exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
+}
+
+void xc_thread_exit_register(void)
+{
+	if (exit_registered || !exit_key_ok)
+		return;
+	exit_registered = true;
+	pthread_setspecific(exit_key, &exit_registered);
+}
+
+/*
+ * The signals a libxcall thread blocks: every asynchronous one, so that a
+ * process-directed signal always runs the application's handler on one of
+ * its own threads. Left as the application set them:
+ *   - the faults a thread raises by what it executes (SIGSEGV, SIGBUS,
+ *     SIGFPE, SIGILL, SIGTRAP, SIGSYS): blocking them would not stop them;
+ *   - SIGPIPE and SIGXFSZ: the kernel sends them to the thread whose write
+ *     raised them, so they are the call's own, like a fault. A call that
+ *     writes to a closed pipe then gets on a worker what it would get on the
+ *     application's threads: EPIPE if ignored, the handler if one is set,
+ *     the default's exit otherwise; blocked, the signal would stay pending
+ *     on the worker for good and the handler would never see it.
+ * The urgent signal is blocked too until the worker is ready for it
+ * (worker.c unblocks it). glibc keeps its own cancellation and setxid
+ * signals out of any mask, so bringup's cancellation of a cpu_init hook
+ * still works.
+ */
+static void async_signals(sigset_t *set)
+{
+	static const int own[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGPIPE, SIGXFSZ };
+
+	sigfillset(set);
+	for (unsigned i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		sigdelset(set, own[i]);
+}
+
+int xc_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	sigset_t set;
+	int err;
+
+	async_signals(&set);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+	/* the new thread's mask alone: the creator's stays as it is throughout */
+	pthread_attr_t attr;
+
+	err = pthread_attr_init(&attr);
+	if (err)
+		return err;
+	err = pthread_attr_setsigmask_np(&attr, &set);
+	if (!err)
+		err = pthread_create(thread, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+#else
+	/* the thread inherits the creator's mask: block around the create, then put it back */
+	sigset_t old;
+
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	err = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+#endif
+	return err;
+}
