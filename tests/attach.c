@@ -48,6 +48,7 @@ struct loop {
 	_Atomic int attached;		/* 1 attached, -errno failed */
 	_Atomic int stop;
 	_Atomic int busy_go;		/* LOOP_BUSY: spin without polling while set */
+	_Atomic int busy_in;		/* LOOP_BUSY: spinning now, past its last xc_poll() */
 	_Atomic long sleeps;		/* epoll_wait calls that slept */
 	_Atomic long polls, refusals;	/* xc_poll() calls; sleeps xc_worker_sleep_begin() refused */
 	_Atomic int in_epoll;		/* inside epoll_wait now */
@@ -95,21 +96,32 @@ static void *loop_main(void *arg)
 		CHECK(xc_poll() >= 0);
 		atomic_fetch_add(&l->polls, 1);
 		if (l->mode == LOOP_BUSY) {
-			while (atomic_load(&l->busy_go))
-				;	/* busy, not polling: only the urgent signal gets in */
+			if (atomic_load(&l->busy_go)) {
+				atomic_store(&l->busy_in, 1);
+				while (atomic_load(&l->busy_go))
+					;	/* busy, not polling: only the urgent signal gets in */
+				atomic_store(&l->busy_in, 0);
+			}
 			continue;
 		}
 		if (l->mode != LOOP_EPOLL)
 			continue;
 		r = xc_worker_sleep_begin();
 		CHECK(r == 0 || r == 1);
-		if (r == 0) {
+		/*
+		 * stop_loop() sets stop, then sends a call to wake the loop. That call
+		 * may have run in the xc_poll() above, before this sleep was announced:
+		 * no kick will come for it, so look at stop once more before sleeping.
+		 * Past sleep_begin, a call sent after stop was set either ran above
+		 * (and stop is seen here) or kicks the eventfd.
+		 */
+		if (r == 0 && !atomic_load(&l->stop)) {
 			atomic_fetch_add(&l->sleeps, 1);
 			atomic_store(&l->in_epoll, 1);
 			r = epoll_wait(ep, out, 4, -1);		/* no timeout: only a kick ends it */
 			atomic_store(&l->in_epoll, 0);
 			CHECK(r >= 0 || errno == EINTR);
-		} else {
+		} else if (r == 1) {
 			atomic_fetch_add(&l->refusals, 1);
 		}
 		CHECK_RET(xc_worker_sleep_end(), 0);
@@ -123,6 +135,12 @@ static void *loop_main(void *arg)
 
 static void noop(void *arg)
 {
+}
+
+static _Atomic long queued_ran;
+static void count_ran(void *arg)
+{
+	atomic_fetch_add(&queued_ran, 1);
 }
 
 static void start_loop(struct loop *l, int cpu, enum loop_mode mode)
@@ -139,7 +157,10 @@ static void stop_loop(struct loop *l)
 {
 	atomic_store(&l->stop, 1);
 	atomic_store(&l->busy_go, 0);
-	/* a nowait call wakes a sleeping loop; -ENXIO if it is offline (it then sleeps no more than 0) */
+	/*
+	 * A nowait call wakes a sleeping loop (which looks at stop after it
+	 * announces a sleep: loop_main); -ENXIO if it is offline.
+	 */
 	for (int r; (r = xc_call_single(l->cpu, noop, NULL, 0)) == -ENOMEM; )
 		;
 	CHECK(pthread_join(l->thread, NULL) == 0);
@@ -255,11 +276,19 @@ static void test_polling_elides(void)
 
 	start_loop(l, cpu, LOOP_POLL);
 	CHECK_RET(xc_stats_get(cpu, &before), 0);
+	atomic_store(&queued_ran, 0);
 	for (int i = 0; i < 2000; i++) {
 		CHECK_RET(xc_call_single(cpu, noop, NULL, XC_WAIT), 0);
-		for (int r; (r = xc_call_single(cpu, noop, NULL, 0)) == -ENOMEM; )
+		for (int r; (r = xc_call_single(cpu, count_ran, NULL, 0)) == -ENOMEM; )
 			;
 	}
+	/*
+	 * A waiting call may run before the nowait calls queued ahead of it
+	 * (waiting calls go first in a batch): wait for the nowait calls' own
+	 * count. The waiting call after it is counted in the stats, and so is
+	 * every call that ran before it.
+	 */
+	WAIT_UNTIL(atomic_load(&queued_ran) == 2000);
 	CHECK_RET(xc_call_single(cpu, noop, NULL, XC_WAIT), 0);
 	CHECK_RET(xc_stats_get(cpu, &after), 0);
 	xc_stats_delta(&after, &before, &after);
@@ -277,27 +306,22 @@ static void test_epoll_sleeper_woken(void)
 	struct xc_stats before, after;
 	struct where w;
 
-	long slept = 0;
-
 	start_loop(l, cpu, LOOP_EPOLL);
-	for (int i = 0; i < 50; i++) {
-		/* the loop announced a sleep since the last call, and is in epoll_wait by now, or soon */
-		WAIT_UNTIL(atomic_load(&l->sleeps) > slept);
-		t_sleep_ms(2);
-		slept = atomic_load(&l->sleeps);
-		CHECK_RET(xc_stats_get(cpu, &before), 0);
-		memset(&w, 0, sizeof(w));
-		CHECK_RET(xc_call_single(cpu, note_where, &w, XC_WAIT), 0);
-		check_where(&w, l, 1);
-		CHECK_RET(xc_stats_get(cpu, &after), 0);
-		xc_stats_delta(&after, &before, &after);
-		if (after.kicks_sent) {
-			CHECK(after.wakeups >= 1);
-			stop_loop(l);
-			return;		/* a sleeping loop was woken by its eventfd */
-		}
-	}
-	CHECK(!"no call found the loop asleep in 50 tries");
+	/*
+	 * in_epoll: sleep_begin announced the sleep (SLEEPING_FD), and the loop is
+	 * in epoll_wait or on its way there; nothing else sends to it. A call now
+	 * must kick the eventfd, which alone ends that epoll_wait.
+	 */
+	WAIT_UNTIL(atomic_load(&l->in_epoll));
+	CHECK_RET(xc_stats_get(cpu, &before), 0);
+	memset(&w, 0, sizeof(w));
+	CHECK_RET(xc_call_single(cpu, note_where, &w, XC_WAIT), 0);
+	check_where(&w, l, 1);
+	CHECK_RET(xc_stats_get(cpu, &after), 0);
+	xc_stats_delta(&after, &before, &after);
+	CHECK(after.kicks_sent >= 1);
+	CHECK(after.wakeups >= 1);
+	stop_loop(l);
 }
 
 /* --- exactly once, under stress --- */
@@ -414,7 +438,7 @@ static void test_urgent_busy(void)
 
 	start_loop(l, cpu, LOOP_BUSY);
 	atomic_store(&l->busy_go, 1);
-	t_sleep_ms(5);
+	WAIT_UNTIL(atomic_load(&l->busy_in));	/* past its last xc_poll(): only the signal gets in */
 	memset(&w, 0, sizeof(w));
 	CHECK_RET(xc_call_single(cpu, note_where, &w, XC_WAIT | XC_URGENT), 0);
 	check_where(&w, l, 1);
@@ -433,7 +457,7 @@ static void test_offline_online(void)
 	struct where w;
 
 	start_loop(l, cpu, LOOP_EPOLL);
-	t_sleep_ms(5);			/* asleep in epoll: the request must kick it */
+	WAIT_UNTIL(atomic_load(&l->in_epoll));	/* asleep in epoll: the request must kick it */
 	CHECK_RET(xc_cpu_offline(cpu), 0);
 	CHECK(!online(cpu));
 	CHECK_RET(xc_call_single(cpu, noop, NULL, 0), -ENXIO);
@@ -443,12 +467,6 @@ static void test_offline_online(void)
 	CHECK_RET(xc_call_single(cpu, note_where, &w, XC_WAIT), 0);
 	check_where(&w, l, 1);
 	stop_loop(l);
-}
-
-static _Atomic long queued_ran;
-static void count_ran(void *arg)
-{
-	atomic_fetch_add(&queued_ran, 1);
 }
 
 /* A loop that stops polling, gets nowait calls queued, then detaches: they all run, once. */
