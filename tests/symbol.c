@@ -6,16 +6,28 @@
  */
 #include "reports.h"
 
+/*
+ * Each function runs until its caller has reported it stuck: the report is
+ * the event the test waits for, whenever it comes (20 ms after the caller's
+ * watch starts, much later on a loaded machine or in an emulated guest),
+ * bounded only to turn a missing report into a failure.
+ */
+static void until_reported(const char *what)
+{
+	for (int i = 0; i < 60000 && !t_reported(what); i++)
+		t_sleep_ms(1);
+}
+
 /* static: in no dynamic symbol table */
 static void symbol_test_local_fn(void *arg)
 {
-	t_sleep_ms((long)arg);
+	until_reported(" for symbol_test_local_fn(0x50) on CPU ");
 }
 
 /* not static: dladdr() names it, but not in a static executable */
 void symbol_test_global_fn(void *arg)
 {
-	t_sleep_ms((long)arg);
+	until_reported(" for symbol_test_global_fn(0x50) on CPU ");
 }
 
 static void check_has(const char *hay, const char *needle)
@@ -37,7 +49,7 @@ int main(void)
 	close(fd);
 	CHECK_RET(xc_init(&o), 0);
 	t_cpus(cpus);
-	/* this thread is no worker, so even CPU 0 makes it wait: 20 ms, then a report */
+	/* this thread is no worker, so even CPU 0 makes it wait: 20 ms, then a report; the arg names the call */
 	CHECK_RET(xc_call_single(cpus[0], symbol_test_local_fn, (void *)80L, XC_WAIT), 0);
 	CHECK_RET(xc_call_single(cpus[0], symbol_test_global_fn, (void *)80L, XC_WAIT), 0);
 	CHECK_RET(xc_exit(), 0);	/* writes the trace */
