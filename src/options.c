@@ -313,8 +313,15 @@ static int trace_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
 	if (!o->trace_file)
 		return 0;
+	/* as XCALL_TRACE: a name cut short would send the trace to another file */
+	if (!o->trace_file[0] || strlen(o->trace_file) >= sizeof(cfg->trace_file_buf)) {
+		xc_report("xc_opts.trace_file \"%.40s%s\": %s", o->trace_file,
+			  strlen(o->trace_file) > 40 ? "..." : "", o->trace_file[0] ?
+			  "longer than 255 bytes" : "empty (NULL: no tracing)");
+		return -EINVAL;
+	}
 	/* a copy: the caller's string need not live until xc_exit */
-	snprintf(cfg->trace_file_buf, sizeof(cfg->trace_file_buf), "%s", o->trace_file);
+	strcpy(cfg->trace_file_buf, o->trace_file);
 	cfg->trace_file = cfg->trace_file_buf;
 	return 1;
 }

@@ -5,7 +5,9 @@
  * report hook; cpulists parse and format the kernel's way; xc_opts_set()
  * sets each field from the environment's spelling and xc_opts_get() spells
  * it back (the default for a zero field), bad values and unknown names get
- * -EINVAL and change nothing.
+ * -EINVAL and change nothing; a trace file name longer than 255 bytes is
+ * refused by xc_init() with a report, as XCALL_TRACE refuses it, and one of
+ * 255 bytes is the file the trace goes to, whole.
  */
 #include "reports.h"
 
@@ -87,6 +89,42 @@ static void opts_set_get(void)
 	CHECK_RET(xc_opts_get(&o, "XCALL_FOLLOW_OS", buf, sizeof(buf)), -EINVAL);
 }
 
+/* The trace file name: 255 bytes at most, from the field as from the variable. */
+static void trace_file_length(void)
+{
+	struct xc_opts o = { .report = t_capture };
+	char path[300], buf[300];
+	size_t dir;
+
+	snprintf(path, sizeof(path), "/tmp/xcall-options-%d-", (int)getpid());
+	dir = strlen(path);
+	memset(path + dir, 'a', 256 - dir);
+	path[256] = 0;				/* 256 bytes: refused */
+	o.trace_file = path;
+	t_clear_reports();
+	CHECK_RET(xc_init(&o), -EINVAL);
+	CHECK(t_reported("xc_opts.trace_file"));
+	CHECK_RET(xc_opts_get(&o, "XCALL_TRACE", buf, sizeof(buf)), -EINVAL);
+	o.trace_file = "";
+	CHECK_RET(xc_init(&o), -EINVAL);
+	o.trace_file = NULL;
+	setenv("XCALL_TRACE", path, 1);
+	t_clear_reports();
+	CHECK_RET(xc_init(&o), -EINVAL);
+	CHECK(t_reported("XCALL_TRACE"));
+	unsetenv("XCALL_TRACE");
+
+	path[255] = 0;				/* 255 bytes: the trace goes there */
+	o.trace_file = path;
+	CHECK_RET(xc_opts_get(&o, "XCALL_TRACE", buf, sizeof(buf)), 255);
+	CHECK(!strcmp(buf, path));
+	unlink(path);
+	CHECK_RET(xc_init(&o), 0);
+	CHECK_RET(xc_exit(), 0);
+	CHECK(access(path, F_OK) == 0);
+	unlink(path);
+}
+
 int main(void)
 {
 	struct xc_opts o = { .report = t_capture };
@@ -94,6 +132,7 @@ int main(void)
 
 	cpulists();
 	opts_set_get();
+	trace_file_length();
 
 	setenv("XCALL_POLL_NS", "soon", 1);
 	CHECK_RET(xc_init(&o), -EINVAL);
