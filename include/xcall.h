@@ -525,9 +525,12 @@ XC_API int xc_opts_set(struct xc_opts *o, const char *var, const char *value);
 
 /**
  * xc_opts_get() - the value that @o gives the option @var, as XCALL_VERBOSE
- * spells it (the default when the field is left zero), into @buf.
- * Return: its length (truncated to @size - 1); -EINVAL unknown @var, a field
- * out of range, or NULL argument.
+ * spells it (the default when the field is left zero), into @buf: as much of
+ * it as fits in @size bytes, NUL-terminated, as snprintf() writes it.
+ * Return: the length written, the value's or @size - 1 if it was cut;
+ * -EINVAL unknown @var, a field value that xc_init() refuses (judged by
+ * itself: whether @attach lies within @cpus is xc_init()'s to tell), NULL
+ * argument or @size 0; nothing is reported.
  */
 XC_API int xc_opts_get(const struct xc_opts *o, const char *var, char *buf, size_t size);
 

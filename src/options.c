@@ -17,6 +17,14 @@
 #include <string.h>
 
 enum xc_source { SRC_DEFAULT, SRC_ENV, SRC_OPTS };
+/*
+ * The longest value a show() writes, with its NUL: a cpulist of every CPU
+ * apart ("0,2,4,...": under 5 bytes a CPU); a trace file name is 255.
+ */
+#define OPT_VALUE_MAX (XC_MAX_CPUS * 5 + 1)
+/* xc_opts_set / xc_opts_get: a refusal is their return value, not a report line */
+static __xc_tls bool quiet;
+#define opt_report(...) do { if (!quiet) xc_report(__VA_ARGS__); } while (0)
 static const char *const source_name[] = { "default", "env", "xc_opts" };
 
 struct xc_option {
@@ -25,9 +33,12 @@ struct xc_option {
 	const char *help;
 	/* parse an environment value into cfg; 0 or -EINVAL */
 	int (*parse_env)(const char *val, struct xc_config *cfg);
-	/* take the xc_opts field if set: 1 if it was, 0 if not, -EINVAL (reported) if bad */
+	/*
+	 * take the xc_opts field if set: 1 if it was, 0 if not, -EINVAL (reported)
+	 * if xc_init refuses its value; xc_opts_get refuses what this refuses
+	 */
 	int (*take_opt)(const struct xc_opts *o, struct xc_config *cfg);
-	/* the value in force, for XCALL_VERBOSE */
+	/* the value in force, for XCALL_VERBOSE; @n is OPT_VALUE_MAX */
 	void (*show)(const struct xc_config *cfg, char *buf, size_t n);
 	/* the xc_opts field from a parsed value (xc_opts_set); @val is the string parsed */
 	void (*to_opt)(const struct xc_config *cfg, const char *val, struct xc_opts *o);
@@ -84,8 +95,8 @@ static int cpus_from_list(const char *list, struct xc_config *cfg)
 		return 0;
 	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++)
 		if (CPU_ISSET(cpu, &cfg->cpus) && !CPU_ISSET(cpu, &usable)) {
-			xc_report("CPU %d: %s", cpu, CPU_ISSET(cpu, &startup_affinity) ?
-				  "offline (the OS took it)" : "not in the CPUs this process may use");
+			opt_report("CPU %d: %s", cpu, CPU_ISSET(cpu, &startup_affinity) ?
+				   "offline (the OS took it)" : "not in the CPUs this process may use");
 			break;
 		}
 	return -EINVAL;
@@ -95,7 +106,7 @@ static int cpus_opt(const struct xc_opts *o, struct xc_config *cfg)
 	if (!o->cpus)
 		return 0;
 	if (cpus_from_list(o->cpus, cfg)) {
-		xc_report("xc_opts.cpus \"%s\": not a cpulist of CPUs this process may use", o->cpus);
+		opt_report("xc_opts.cpus \"%s\": not a cpulist of CPUs this process may use", o->cpus);
 		return -EINVAL;
 	}
 	return 1;
@@ -123,7 +134,7 @@ static int attach_opt(const struct xc_opts *o, struct xc_config *cfg)
 	if (!o->attach)
 		return 0;
 	if (attach_env(o->attach, cfg)) {
-		xc_report("xc_opts.attach \"%s\": not a cpulist", o->attach);
+		opt_report("xc_opts.attach \"%s\": not a cpulist", o->attach);
 		return -EINVAL;
 	}
 	return 1;
@@ -184,6 +195,10 @@ static int poll_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
 	if (o->poll_ns == XC_POLL_ADAPTIVE)
 		return 0;
+	if (o->poll_ns < XC_POLL_FOREVER) {
+		opt_report("xc_opts.poll_ns %ld: invalid (XC_POLL_* or a positive ns)", o->poll_ns);
+		return -EINVAL;
+	}
 	cfg->poll_ns = o->poll_ns;
 	return 1;
 }
@@ -259,6 +274,10 @@ static int ablate_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
 	if (!o->ablate)
 		return 0;
+	if (o->ablate & ~XC_ABLATE_ALL) {
+		opt_report("xc_opts.ablate 0x%x: unknown bits", o->ablate);
+		return -EINVAL;
+	}
 	cfg->ablate = o->ablate;
 	return 1;
 }
@@ -289,6 +308,10 @@ static int stuck_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
 	if (!o->stuck_ms)
 		return 0;
+	if (o->stuck_ms < 0 && o->stuck_ms != XC_STUCK_OFF) {
+		opt_report("xc_opts.stuck_ms %d: invalid (ms, or XC_STUCK_OFF)", o->stuck_ms);
+		return -EINVAL;
+	}
 	cfg->stuck_ms = o->stuck_ms == XC_STUCK_OFF ? 0 : o->stuck_ms;
 	return 1;
 }
@@ -315,9 +338,9 @@ static int trace_opt(const struct xc_opts *o, struct xc_config *cfg)
 		return 0;
 	/* as XCALL_TRACE: a name cut short would send the trace to another file */
 	if (!o->trace_file[0] || strlen(o->trace_file) >= sizeof(cfg->trace_file_buf)) {
-		xc_report("xc_opts.trace_file \"%.40s%s\": %s", o->trace_file,
-			  strlen(o->trace_file) > 40 ? "..." : "", o->trace_file[0] ?
-			  "longer than 255 bytes" : "empty (NULL: no tracing)");
+		opt_report("xc_opts.trace_file \"%.40s%s\": %s", o->trace_file,
+			   strlen(o->trace_file) > 40 ? "..." : "", o->trace_file[0] ?
+			   "longer than 255 bytes" : "empty (NULL: no tracing)");
 		return -EINVAL;
 	}
 	/* a copy: the caller's string need not live until xc_exit */
@@ -343,6 +366,10 @@ static int trace_events_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
 	if (!o->trace_events)
 		return 0;
+	if (o->trace_events < 16 || o->trace_events > (1u << 24)) {
+		opt_report("xc_opts.trace_events %u: out of range (16..16777216)", o->trace_events);
+		return -EINVAL;
+	}
 	cfg->trace_events = o->trace_events;
 	return 1;
 }
@@ -365,6 +392,11 @@ static int signal_opt(const struct xc_opts *o, struct xc_config *cfg)
 {
 	if (!o->urgent_signal)
 		return 0;
+	if (o->urgent_signal < SIGRTMIN || o->urgent_signal > SIGRTMAX) {
+		opt_report("xc_opts.urgent_signal %d: not a real-time signal (%d..%d)",
+			   o->urgent_signal, SIGRTMIN, SIGRTMAX);
+		return -EINVAL;
+	}
 	cfg->urgent_signal = o->urgent_signal;
 	return 1;
 }
@@ -386,7 +418,7 @@ static int follow_opt(const struct xc_opts *o, struct xc_config *cfg)
 	if (!o->follow_os)
 		return 0;
 	if (o->follow_os != XC_FOLLOW_OS_OFF) {
-		xc_report("xc_opts.follow_os %d: invalid (0 or XC_FOLLOW_OS_OFF)", o->follow_os);
+		opt_report("xc_opts.follow_os %d: invalid (0 or XC_FOLLOW_OS_OFF)", o->follow_os);
 		return -EINVAL;
 	}
 	cfg->follow_os = false;
@@ -534,45 +566,38 @@ int xc_config_resolve(const struct xc_opts *opts, struct xc_config *cfg)
 		if (!env)
 			continue;
 		if (opt->parse_env(env, cfg)) {
-			xc_report("%s=\"%s\": invalid (%s)", opt->env, env, opt->help);
+			opt_report("%s=\"%s\": invalid (%s)", opt->env, env, opt->help);
 			return -EINVAL;
 		}
 		sources[i] = SRC_ENV;
 	}
-	if (cfg->poll_ns < XC_POLL_FOREVER) {
-		xc_report("xc_opts.poll_ns %ld: invalid (XC_POLL_* or a positive ns)", cfg->poll_ns);
-		return -EINVAL;
-	}
-	if (cfg->stuck_ms < 0) {
-		xc_report("xc_opts.stuck_ms %d: invalid (ms, or XC_STUCK_OFF)", cfg->stuck_ms);
-		return -EINVAL;
-	}
-	if (cfg->urgent_signal < SIGRTMIN || cfg->urgent_signal > SIGRTMAX) {
-		xc_report("xc_opts.urgent_signal %d: not a real-time signal (%d..%d)",
-			  cfg->urgent_signal, SIGRTMIN, SIGRTMAX);
-		return -EINVAL;
-	}
-	if (cfg->trace_events && (cfg->trace_events < 16 || cfg->trace_events > (1u << 24))) {
-		xc_report("xc_opts.trace_events %u: out of range (16..16777216)", cfg->trace_events);
-		return -EINVAL;
-	}
+	/* each value was judged as it was taken (take_opt, parse_env); what is left is how two relate */
 	{
 		cpu_set_t inside;
 
 		CPU_AND(&inside, &cfg->attach, &cfg->cpus);
 		if (!CPU_EQUAL(&inside, &cfg->attach)) {
-			char list[256];
+			char list[OPT_VALUE_MAX];
 
 			attach_show(cfg, list, sizeof(list));
-			xc_report("attach %s: not a subset of the CPUs (cpus)", list);
+			opt_report("attach %s: not a subset of the CPUs (cpus)", list);
 			return -EINVAL;
 		}
 	}
-	if (cfg->ablate & ~XC_ABLATE_ALL) {
-		xc_report("xc_opts.ablate 0x%x: unknown bits", cfg->ablate);
-		return -EINVAL;
-	}
 	return 0;
+}
+
+/* @opt's value in @cfg into @buf: as much as fits in @n bytes, NUL-terminated; returns that length. */
+static size_t option_show(const struct xc_option *opt, const struct xc_config *cfg, char *buf, size_t n)
+{
+	char val[OPT_VALUE_MAX];
+	size_t len;
+
+	opt->show(cfg, val, sizeof(val));
+	len = strnlen(val, n - 1);
+	memcpy(buf, val, len);
+	buf[len] = 0;
+	return len;
 }
 
 void xc_config_print(const struct xc_config *cfg)
@@ -583,8 +608,8 @@ void xc_config_print(const struct xc_config *cfg)
 	config_defaults(&def);
 	xc_report("%-26s %-20s %-9s %s", "variable", "value", "source", "meaning");
 	for (size_t i = 0; i < NR_OPTIONS; i++) {
-		options[i].show(cfg, val, sizeof(val));
-		options[i].show(&def, dval, sizeof(dval));
+		option_show(&options[i], cfg, val, sizeof(val));
+		option_show(&options[i], &def, dval, sizeof(dval));
 		xc_report("%-26s %-20s %-9s %s (default %s)", options[i].env, val,
 			  source_name[sources[i]], options[i].help, dval);
 	}
@@ -602,11 +627,15 @@ int xc_opts_set(struct xc_opts *o, const char *var, const char *value)
 {
 	const struct xc_option *opt = option_named(var);
 	struct xc_config cfg;
+	int ret;
 
 	if (!o || !value || !opt || !opt->to_opt)
 		return -EINVAL;
 	config_defaults(&cfg);
-	if (opt->parse_env(value, &cfg))
+	quiet = true;
+	ret = opt->parse_env(value, &cfg);
+	quiet = false;
+	if (ret)
 		return -EINVAL;
 	opt->to_opt(&cfg, value, o);
 	return 0;
@@ -616,12 +645,15 @@ int xc_opts_get(const struct xc_opts *o, const char *var, char *buf, size_t size
 {
 	const struct xc_option *opt = option_named(var);
 	struct xc_config cfg;
+	int ret;
 
 	if (!o || !buf || !size || !opt || !opt->to_opt)
 		return -EINVAL;
 	config_defaults(&cfg);
-	if (opt->take_opt(o, &cfg) < 0)
+	quiet = true;
+	ret = opt->take_opt(o, &cfg);	/* refuses what xc_init refuses */
+	quiet = false;
+	if (ret < 0)
 		return -EINVAL;
-	opt->show(&cfg, buf, size);
-	return (int)strlen(buf);
+	return (int)option_show(opt, &cfg, buf, size);
 }

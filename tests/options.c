@@ -5,11 +5,14 @@
  * report hook; cpulists parse and format the kernel's way; xc_opts_set()
  * sets each field from the environment's spelling and xc_opts_get() spells
  * it back (the default for a zero field), bad values and unknown names get
- * -EINVAL and change nothing; a trace file name longer than 255 bytes is
- * refused by xc_init() with a report, as XCALL_TRACE refuses it, and one of
- * 255 bytes is the file the trace goes to, whole.
+ * -EINVAL and change nothing; xc_opts_get() refuses every field value that
+ * xc_init() refuses, and into a short buffer writes the value's prefix, as
+ * snprintf does, returning its length; a trace file name longer than 255
+ * bytes is refused by xc_init() with a report, as XCALL_TRACE refuses it,
+ * and one of 255 bytes is the file the trace goes to, whole.
  */
 #include "reports.h"
+#include <signal.h>
 
 static void cpulists(void)
 {
@@ -89,6 +92,76 @@ static void opts_set_get(void)
 	CHECK_RET(xc_opts_get(&o, "XCALL_FOLLOW_OS", buf, sizeof(buf)), -EINVAL);
 }
 
+/* @o's field named by @var is one xc_init refuses: xc_opts_get refuses it too. */
+static void refused(const struct xc_opts *bad, const char *var, const char *field)
+{
+	struct xc_opts o = *bad;
+	char buf[128];
+
+	o.report = t_capture;
+	t_clear_reports();
+	CHECK_RET(xc_init(&o), -EINVAL);
+	CHECK(t_reported(field));
+	CHECK_RET(xc_opts_get(&o, var, buf, sizeof(buf)), -EINVAL);
+}
+
+/* xc_opts_get of @var into @size bytes is @want's prefix, NUL-terminated, and returns its length. */
+static void get_short(const struct xc_opts *o, const char *var, const char *want, size_t size)
+{
+	char buf[512];
+	size_t len = strlen(want) < size - 1 ? strlen(want) : size - 1;
+
+	memset(buf, 'x', sizeof(buf));
+	CHECK_RET(xc_opts_get(o, var, buf, size), (long)len);
+	if (strncmp(buf, want, len) || buf[len] || buf[size] != 'x') {
+		fprintf(stderr, "%s into %zu bytes: \"%.*s\", want \"%.*s\"\n", var, size,
+			(int)size, buf, (int)len, want);
+		exit(T_FAIL);
+	}
+}
+
+static void opts_get_contract(void)
+{
+	struct xc_opts o, zero = { 0 };
+	char list[4096];
+	cpu_set_t mine;
+
+	o = zero, o.stuck_ms = -5;
+	refused(&o, "XCALL_STUCK_MS", "xc_opts.stuck_ms");
+	o = zero, o.poll_ns = -7;
+	refused(&o, "XCALL_POLL_NS", "xc_opts.poll_ns");
+	o = zero, o.trace_events = 3;
+	refused(&o, "XCALL_TRACE_EVENTS", "xc_opts.trace_events");
+	o = zero, o.trace_events = (1u << 24) + 1;
+	refused(&o, "XCALL_TRACE_EVENTS", "xc_opts.trace_events");
+	o = zero, o.ablate = 0x100;
+	refused(&o, "XCALL_ABLATE", "xc_opts.ablate");
+	o = zero, o.urgent_signal = 5;
+	refused(&o, "XCALL_URGENT_SIGNAL", "xc_opts.urgent_signal");
+	o = zero, o.urgent_signal = SIGRTMAX + 1;
+	refused(&o, "XCALL_URGENT_SIGNAL", "xc_opts.urgent_signal");
+
+	/* short buffers: the prefix, as snprintf writes it */
+	o = zero, o.attach = "0-1";
+	get_short(&o, "XCALL_ATTACH", "0-1", 3);
+	get_short(&o, "XCALL_ATTACH", "0-1", 1);
+	get_short(&o, "XCALL_ATTACH", "0-1", 4);
+	o = zero, o.poll_ns = XC_POLL_FOREVER;
+	get_short(&o, "XCALL_POLL_NS", "forever", 4);
+	o = zero, o.ablate = XC_ABLATE_ALL;
+	get_short(&o, "XCALL_ABLATE", "elide,coalesce,freeride,notify,slot", 8);
+	o = zero, o.stuck_ms = 123456;
+	get_short(&o, "XCALL_STUCK_MS", "123456", 3);
+	o = zero, o.trace_file = "/tmp/a-trace.json";
+	get_short(&o, "XCALL_TRACE", "/tmp/a-trace.json", 6);
+	/* the CPUs this process may use, e.g. "0-1", one byte short */
+	CHECK(sched_getaffinity(0, sizeof(mine), &mine) == 0);
+	CHECK(xc_cpulist_format(&mine, list, sizeof(list)) > 0);
+	o = zero, o.cpus = list;
+	get_short(&o, "XCALL_CPUS", list, strlen(list));
+	get_short(&o, "XCALL_CPUS", list, strlen(list) + 1);
+}
+
 /* The trace file name: 255 bytes at most, from the field as from the variable. */
 static void trace_file_length(void)
 {
@@ -132,6 +205,7 @@ int main(void)
 
 	cpulists();
 	opts_set_get();
+	opts_get_contract();
 	trace_file_length();
 
 	setenv("XCALL_POLL_NS", "soon", 1);
