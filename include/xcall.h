@@ -229,10 +229,34 @@ struct xc_stats {
 };
 
 /**
+ * DOC: signals
+ *
+ * libxcall's own worker threads start with every asynchronous signal
+ * blocked, so that a process-directed signal always runs the application's
+ * handler on one of the application's threads. Left as the application set
+ * them: the faults a thread raises itself (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+ * SIGTRAP, SIGSYS), and SIGPIPE and SIGXFSZ, which the kernel sends to the
+ * thread whose write raised them, so that a call's write behaves on a
+ * worker as on the application's threads. The urgent signal is unblocked
+ * once a worker is ready for it. A program spawned from a call or work item
+ * (posix_spawn, system(), fork + exec) inherits that blocked mask, as any
+ * child inherits its creator's: reset it (posix_spawnattr_setsigmask) if the
+ * program needs signals. An attached thread keeps the application's mask:
+ * xc_worker_attach() unblocks only the urgent signal, and detach puts it back.
+ *
+ * Each function says whether a signal handler may call it. The rule behind
+ * it: every function that touches libxcall's state refuses with -EAGAIN a
+ * handler that interrupted libxcall in the same thread, and a thread's first
+ * call takes no lock of its own and allocates nothing with malloc, so it may
+ * come from a handler that interrupted the application anywhere.
+ */
+/**
  * xc_init() - start one worker per CPU and bring them online.
  * @opts: options, or NULL for defaults (and the XCALL_* environment).
  *
  * Context: any thread that is not a worker.
+ * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
+ *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0; -EBUSY already initialised; -EINVAL a bad option or environment
  * value, or a CPU the process may not run on; -ENOMEM; -ETIMEDOUT a worker did
  * not report alive in time; the negative errno a cpu_init hook returned
@@ -257,6 +281,8 @@ XC_API int xc_init(const struct xc_opts *opts);
  *
  * Context: a thread that is not a worker. Calls racing with xc_exit() either
  * complete or get -ENXIO; none is lost. xc_init() may follow again.
+ * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
+ *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0; -ENXIO not initialised; -EDEADLK called from a worker (an
  * attached thread too); -EBUSY a thread is still attached (xc_worker_detach()
  * first; nothing was stopped); the negative errno of writing
@@ -272,10 +298,17 @@ XC_API int xc_exit(void);
  * @flags: XC_WAIT to return only after fn has run; XC_URGENT to interrupt a
  *         busy worker (see the rules above).
  *
- * On the calling worker's own CPU fn runs at once, inline.
+ * On the calling worker's own CPU fn runs at once, inline; not while that
+ * CPU is offline (an attached thread's): -ENXIO, as for any other thread.
+ * Signal handler: yes. Refused with -EAGAIN when the handler interrupted libxcall in the same
+ *   thread (the call then never ran); a thread's first call may be its handler's. A waiting call
+ *   blocks the handler until the function ran, and a stuck report due meanwhile runs the report
+ *   hook inside it.
  * Return: 0; -EINVAL NULL fn or unknown flags; -ENXIO @cpu absent or offline,
  * or the runtime is not up; -ENOMEM no descriptor for a nowait call;
- * -EDEADLK XC_WAIT from inside an urgent function.
+ * -EDEADLK XC_WAIT from inside an urgent function, or from an attached
+ * thread between xc_worker_sleep_begin() and xc_worker_sleep_end();
+ * -EAGAIN from a signal handler that interrupted libxcall in this thread.
  */
 XC_API int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags);
 
@@ -287,6 +320,10 @@ XC_API int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags);
  *
  * Queues on every target first, then kicks them, then runs the local call,
  * then waits.
+ * Signal handler: yes. Refused with -EAGAIN when the handler interrupted libxcall in the same
+ *   thread (the call then never ran); a thread's first call may be its handler's. A waiting call
+ *   blocks the handler until the function ran, and a stuck report due meanwhile runs the report
+ *   hook inside it.
  * Return: the number of CPUs fn was sent to or ran on (>= 0); -EINVAL NULL or
  * empty mask, NULL fn, unknown flags; -ENXIO a CPU of the mask is outside the
  * runtime's set, or the runtime is not up; -ENOMEM.
@@ -296,6 +333,10 @@ XC_API int xc_call_many(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned
 /**
  * xc_call_cond() - xc_call_many() on the CPUs of @mask for which cond(cpu, arg) is true.
  * @cond: evaluated on the calling thread, once per CPU, before anything is queued.
+ * Signal handler: yes. Refused with -EAGAIN when the handler interrupted libxcall in the same
+ *   thread (the call then never ran); a thread's first call may be its handler's. A waiting call
+ *   blocks the handler until the function ran, and a stuck report due meanwhile runs the report
+ *   hook inside it. @cond then runs in the handler.
  * Return: as xc_call_many(); -EINVAL also for a NULL @cond.
  */
 XC_API int xc_call_cond(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *arg, unsigned flags);
@@ -303,6 +344,10 @@ XC_API int xc_call_cond(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, voi
 /**
  * xc_call_all() - run fn(arg) on every online CPU but the calling worker's own
  * (that one too with XC_RUN_LOCAL).
+ * Signal handler: yes. Refused with -EAGAIN when the handler interrupted libxcall in the same
+ *   thread (the call then never ran); a thread's first call may be its handler's. A waiting call
+ *   blocks the handler until the function ran, and a stuck report due meanwhile runs the report
+ *   hook inside it.
  * Return: as xc_call_many().
  */
 XC_API int xc_call_all(xc_func_t fn, void *arg, unsigned flags);
@@ -311,6 +356,10 @@ XC_API int xc_call_all(xc_func_t fn, void *arg, unsigned flags);
  * xc_call_any() - run fn(arg) on one online CPU of @mask, the nearest:
  * the calling worker's own, then one sharing its last-level cache, then one on
  * its NUMA node, then any.
+ * Signal handler: yes. Refused with -EAGAIN when the handler interrupted libxcall in the same
+ *   thread (the call then never ran); a thread's first call may be its handler's. A waiting call
+ *   blocks the handler until the function ran, and a stuck report due meanwhile runs the report
+ *   hook inside it.
  * Return: the CPU chosen (>= 0); -EINVAL as xc_call_single() or NULL/empty
  * mask; -ENXIO no CPU of @mask is online.
  */
@@ -319,6 +368,10 @@ XC_API int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned 
 /**
  * xc_call_async() - run call->fn(call->arg) on @cpu without waiting, using the
  * caller's own descriptor; poll xc_call_done() to learn when it has run.
+ * Signal handler: yes. Refused with -EAGAIN when the handler interrupted libxcall in the same
+ *   thread (the call then never ran); a thread's first call may be its handler's. A waiting call
+ *   blocks the handler until the function ran, and a stuck report due meanwhile runs the report
+ *   hook inside it.
  * Return: 0; -EINVAL NULL call or fn; -EBUSY the descriptor is still in
  * flight; -ENXIO as xc_call_single(). On the calling worker's own CPU it runs
  * at once.
@@ -328,6 +381,7 @@ XC_API int xc_call_async(int cpu, struct xc_call *call);
 /**
  * xc_call_done() - true once an async call's function has returned (or the
  * descriptor was never queued). Its effects are visible to the caller then.
+ * Signal handler: yes: it only reads.
  */
 XC_API bool xc_call_done(const struct xc_call *call);
 
@@ -335,6 +389,7 @@ XC_API bool xc_call_done(const struct xc_call *call);
  * xc_queue_work() - run work->fn(work->arg) later in @cpu's task context.
  * Work items run one at a time in the order queued; calls to the CPU run
  * before the next item and at each xc_poll() inside one.
+ * Signal handler: yes; -EAGAIN when the handler interrupted libxcall in the same thread.
  * Return: 0; -EINVAL NULL work or fn; -EBUSY queued and not yet started;
  * -ENXIO @cpu absent or offline, or the runtime is not up.
  */
@@ -342,6 +397,7 @@ XC_API int xc_queue_work(int cpu, struct xc_work *work);
 
 /**
  * xc_work_pending() - true while @work is queued and has not started.
+ * Signal handler: yes: it only reads.
  */
 XC_API bool xc_work_pending(const struct xc_work *work);
 
@@ -353,6 +409,8 @@ XC_API bool xc_work_pending(const struct xc_work *work);
  * loop (not inside a call or work item) it is that CPU's task loop: it also
  * serves a pending offline request, looks whether the OS took the CPU, and
  * runs the work items queued (at most 64 in one call, calls before each).
+ * Signal handler: yes, on an attached thread: the handler then runs its CPU's calls; -EAGAIN when
+ *   it interrupted libxcall (its own xc_poll() included).
  * Return: how many calls and work items ran (>= 0); -ENXIO not called from
  * a worker.
  */
@@ -393,6 +451,8 @@ XC_API int xc_poll(void);
  * xc_cpu_offline() took it offline: then at xc_cpu_online()). Unblocks the
  * urgent signal in this thread until it detaches.
  * Context: a thread that is not a worker.
+ * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
+ *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0; -ENXIO runtime not up, or @cpu outside the set; -EINVAL @cpu not
  * in xc_opts.attach, or the thread's affinity is not @cpu alone; -EBUSY the
  * thread is a worker already (attached, or libxcall's), or another thread
@@ -407,6 +467,8 @@ XC_API int xc_worker_attach(int cpu);
  * of the loop's epoll set or ring first. A thread that exits attached is
  * detached by its exit.
  * Context: the attached thread, outside any call's function or work item.
+ * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
+ *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0; -EINVAL the thread is not attached; -EDEADLK inside a call, a
  * work item or an urgent function.
  */
@@ -417,6 +479,7 @@ XC_API int xc_worker_detach(void);
  * when a sender found the thread asleep (between xc_worker_sleep_begin() and
  * xc_worker_sleep_end()) and kicked it. Watch it for reading (EPOLLIN, an
  * io_uring poll). xc_worker_sleep_end() reads it; the loop need not.
+ * Signal handler: yes: it only reads.
  * Return: the descriptor (>= 0); -EINVAL the thread is not attached.
  */
 XC_API int xc_worker_fd(void);
@@ -426,6 +489,8 @@ XC_API int xc_worker_fd(void);
  * wait: from now on senders kick its eventfd. It then looks once more for
  * calls, work and requests (what was sent before it announced the sleep).
  * Call xc_worker_sleep_end() after every xc_worker_sleep_begin().
+ * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
+ *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0 sleep now; 1 something is pending: do not sleep, call xc_poll();
  * -EINVAL the thread is not attached; -EDEADLK inside a call or work item.
  */
@@ -434,6 +499,8 @@ XC_API int xc_worker_sleep_begin(void);
 /**
  * xc_worker_sleep_end() - the attached thread is awake: senders stop kicking
  * it; reads the eventfd if a sender kicked it. Harmless without a sleep.
+ * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
+ *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0; -EINVAL the thread is not attached.
  */
 XC_API int xc_worker_sleep_end(void);
@@ -452,8 +519,14 @@ XC_API int xc_worker_sleep_end(void);
  * does meanwhile; this call on a CPU the OS has taken marks it so.
  *
  * Context: any thread but @cpu's own worker. Blocks until done.
+ * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
+ *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0; -EINVAL @cpu is already offline by this call; -ENXIO @cpu outside
- * the set or runtime not up; -EDEADLK called from @cpu's own worker.
+ * the set or runtime not up; -EDEADLK called from @cpu's own worker, from an
+ * urgent function, from an attached thread between xc_worker_sleep_begin()
+ * and _end(), or from a call or work item on a CPU that @cpu's worker is
+ * waiting on (its wait could end only after this call returns; @cpu stays
+ * online; a cycle through a third CPU is not detected).
  */
 XC_API int xc_cpu_offline(int cpu);
 
@@ -462,17 +535,21 @@ XC_API int xc_cpu_offline(int cpu);
  * to it are accepted again.
  * An attached CPU (xc_opts.attach) with no thread attached stays offline
  * until one attaches.
+ * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
+ *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0; -EINVAL already online, or offline only because the OS took it
  * (it comes back by itself) or because no thread is attached; -ENXIO the OS
  * has taken it, outside the set, or runtime not up.
  */
 XC_API int xc_cpu_online(int cpu);
 
-/** xc_this_cpu() - the calling worker's CPU, or -1 on any other thread. */
+/** xc_this_cpu() - the calling worker's CPU, or -1 on any other thread. * Signal handler: yes: it only reads.
+ */
 XC_API int xc_this_cpu(void);
 
 /**
  * xc_online_mask() - the CPUs whose workers are online now.
+ * Signal handler: yes: it only reads.
  * Return: how many (>= 0); -EINVAL NULL @out; -ENXIO runtime not up.
  */
 XC_API int xc_online_mask(cpu_set_t *out);
@@ -480,6 +557,8 @@ XC_API int xc_online_mask(cpu_set_t *out);
 /**
  * xc_stats_get() - read the counters of one CPU, or (cpu = -1) their sum.
  * Counters survive offline/online and are reset by xc_init().
+ * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
+ *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0; -EINVAL NULL @out; -ENXIO @cpu outside the set or runtime not up.
  */
 XC_API int xc_stats_get(int cpu, struct xc_stats *out);
@@ -488,12 +567,14 @@ XC_API int xc_stats_get(int cpu, struct xc_stats *out);
  * xc_stats_delta() - what happened between two readings: @out = @later - @earlier,
  * counter by counter, with @later's poll_ns_now (a value, not a count).
  * @out may be either input.
+ * Signal handler: yes: it only reads.
  */
 XC_API void xc_stats_delta(struct xc_stats *out, const struct xc_stats *earlier,
 			   const struct xc_stats *later);
 
 /**
  * xc_stats_add() - @sum += @add, counter by counter; poll_ns_now is @add's.
+ * Signal handler: yes: it only reads.
  */
 XC_API void xc_stats_add(struct xc_stats *sum, const struct xc_stats *add);
 
@@ -501,12 +582,15 @@ XC_API void xc_stats_add(struct xc_stats *sum, const struct xc_stats *add);
  * xc_trace_dump() - write every recorded event, now, as Chrome trace JSON
  * (loads in Perfetto and chrome://tracing: one track per CPU and per calling
  * thread, flows from each queued call to its entry).
+ * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
+ *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0; -EINVAL NULL @path; -ENXIO tracing is off; -errno of the write.
  */
 XC_API int xc_trace_dump(const char *path);
 
 /**
  * xc_cpulist_parse() - parse a cpulist ("0-3,8,10-15:2") into @out.
+ * Signal handler: yes: it only reads. (it writes only @out)
  * Return: 0; -EINVAL malformed, empty, or a CPU >= CPU_SETSIZE.
  */
 XC_API int xc_cpulist_parse(const char *list, cpu_set_t *out);
@@ -518,6 +602,7 @@ XC_API int xc_cpulist_parse(const char *list, cpu_set_t *out);
  * uses, for programs that take libxcall's options from their own command
  * line or configuration. A string option (cpus, trace_file) keeps @value
  * itself, which must outlive @o's use.
+ * Signal handler: no.
  * Return: 0; -EINVAL unknown @var (XCALL_VERBOSE has no field), bad @value,
  * or NULL argument; @o is unchanged then.
  */
@@ -527,6 +612,7 @@ XC_API int xc_opts_set(struct xc_opts *o, const char *var, const char *value);
  * xc_opts_get() - the value that @o gives the option @var, as XCALL_VERBOSE
  * spells it (the default when the field is left zero), into @buf: as much of
  * it as fits in @size bytes, NUL-terminated, as snprintf() writes it.
+ * Signal handler: no.
  * Return: the length written, the value's or @size - 1 if it was cut;
  * -EINVAL unknown @var, a field value that xc_init() refuses (judged by
  * itself: whether @attach lies within @cpus is xc_init()'s to tell), NULL
@@ -536,6 +622,7 @@ XC_API int xc_opts_get(const struct xc_opts *o, const char *var, char *buf, size
 
 /**
  * xc_cpulist_format() - write @set as a cpulist ("0-3,8") into @buf.
+ * Signal handler: no.
  * Return: the length written (excluding NUL); -ENOSPC @buf too small.
  */
 XC_API int xc_cpulist_format(const cpu_set_t *set, char *buf, size_t size);
