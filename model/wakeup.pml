@@ -967,7 +967,7 @@ wait_loop:
 		:: else -> skip
 		fi;
 		/* xc_idle_wait(self, ready_sync, r, window, until, 0): until = 0 (stuck reports off) */
-		// @src src/wait.c: if (!xc_idle_wait(self, ready_done, (void *)r, xc_poll_window(self), until, 0)) {
+		// @src src/wait.c: if (!xc_idle_wait(self, ready_done, (void *)r, xc_poll_window(self),
 		mode = MODE_SYNC;
 		goto idle_wait;
 wait_end:
