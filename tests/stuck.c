@@ -11,10 +11,28 @@
 #include "reports.h"
 #include <stdatomic.h>
 
+/*
+ * What the slow function and work item wait for before they return: the
+ * reports they are there to cause, whenever those come (a loaded machine may
+ * run the caller's watch late, or start the function late). Set before the
+ * call is sent; empty: the function sleeps arg ms.
+ */
+static char await_what[2][160];
+static int await_n;		/* reports of await_what[0]; one of await_what[1] */
+
+static void await_reports(void)
+{
+	for (int i = 0; i < 2 && await_what[i][0]; i++)
+		t_await_reported(await_what[i], i ? 1 : await_n);
+}
+
 /* not static: the report names it through the dynamic symbol table */
 void stuck_test_slow_fn(void *arg)
 {
-	t_sleep_ms((long)arg);
+	if (await_what[0][0])
+		await_reports();
+	else
+		t_sleep_ms((long)arg);
 }
 
 static atomic_int go, nested_ran, polled;
@@ -33,7 +51,7 @@ void stuck_test_slow_work(void *arg)
 		xc_poll();
 	/* out of xc_poll(): a call that comes now waits for the item, and is stuck */
 	atomic_store(&polled, 1);
-	t_sleep_ms(600);
+	await_reports();
 }
 
 static void quick(void *arg)
@@ -47,11 +65,14 @@ void stuck_test_from_worker(void *arg)
 
 static int count(const char *what)
 {
-	int n = 0;
+	return t_count_reported(what);
+}
 
-	for (const char *p = t_reports; (p = strstr(p, what)); p++)
-		n++;
-	return n;
+static void await_set(int n, const char *first, const char *second)
+{
+	await_n = n;
+	snprintf(await_what[0], sizeof(await_what[0]), "%s", first ? first : "");
+	snprintf(await_what[1], sizeof(await_what[1]), "%s", second ? second : "");
 }
 
 int main(void)
@@ -59,34 +80,39 @@ int main(void)
 	struct xc_opts o = { .report = t_capture, .stuck_ms = 100 };
 	struct xc_stats st;
 	int cpus[CPU_SETSIZE];
-	char want[160];
+	char want[160], want2[160];
 
 	CHECK_RET(xc_init(&o), 0);
 	if (t_cpus(cpus) < 2) {
 		xc_exit();
 		t_skip("needs 2 CPUs");
 	}
+	/* it runs until it was reported twice, and once as the call that CPU runs */
+	snprintf(want, sizeof(want), "CPU %d is running call stuck_test_slow_fn for at least ", cpus[1]);
+	await_set(2, "stuck call:", want);
 	CHECK_RET(xc_call_single(cpus[1], stuck_test_slow_fn, (void *)800L, XC_WAIT), 0);
 	snprintf(want, sizeof(want), "stuck call: thread %ld has waited", (long)gettid());
-	CHECK(strstr(t_reports, want) != NULL);
+	CHECK_REPORTS(t_reported(want));
 	snprintf(want, sizeof(want), "for stuck_test_slow_fn(0x320) on CPU %d; CPU %d is running call stuck_test_slow_fn for",
 		 cpus[1], cpus[1]);
-	CHECK(strstr(t_reports, want) != NULL);
-	/* 100 ms, then 200 ms later: two reports by 300 ms, with room to spare under load */
-	CHECK(count("stuck call:") >= 2);
+	CHECK_REPORTS(t_reported(want));
+	/* 100 ms, then 200 ms later: the function waited for both */
+	CHECK_REPORTS(count("stuck call:") >= 2);
 	snprintf(want, sizeof(want), "unstuck call: thread %ld waited", (long)gettid());
-	CHECK(strstr(t_reports, want) != NULL);
-	CHECK(count("unstuck call:") == 1);
+	CHECK_REPORTS(t_reported(want));
+	CHECK_REPORTS(count("unstuck call:") == 1);
 	CHECK_RET(xc_stats_get(cpus[1], &st), 0);
 	CHECK(st.stuck_reports >= 2);
 
 	snprintf(want, sizeof(want), "CPU %d is running call stuck_test_slow_fn for at least ", cpus[1]);
-	CHECK(strstr(t_reports, want) != NULL);
+	CHECK_REPORTS(t_reported(want));
 
 	/* a work item is named with its age, also once a call nested in it has returned */
 	struct xc_work w = { .fn = stuck_test_slow_work };
 
 	t_clear_reports();
+	snprintf(want, sizeof(want), "CPU %d is running work item stuck_test_slow_work for ", cpus[1]);
+	await_set(1, want, NULL);	/* the item runs until a waiter reports it */
 	CHECK_RET(xc_queue_work(cpus[1], &w), 0);
 	CHECK_RET(xc_call_single(cpus[1], nested_call, NULL, 0), 0);
 	atomic_store(&go, 1);
@@ -94,16 +120,18 @@ int main(void)
 		t_sleep_ms(1);
 	CHECK_RET(xc_call_single(cpus[1], quick, NULL, XC_WAIT), 0);
 	snprintf(want, sizeof(want), "CPU %d is running work item stuck_test_slow_work for ", cpus[1]);
-	CHECK(strstr(t_reports, want) != NULL);
-	CHECK(strstr(t_reports, "for at least") == NULL);
+	CHECK_REPORTS(t_reported(want));
+	CHECK_REPORTS(!t_reported("for at least"));
 
 	/* a worker that waits is reported as its CPU */
 	t_clear_reports();
+	snprintf(want, sizeof(want), "stuck call: CPU %d has waited", cpus[0]);
+	await_set(1, want, NULL);
 	CHECK_RET(xc_call_single(cpus[0], stuck_test_from_worker, &cpus[1], XC_WAIT), 0);
 	snprintf(want, sizeof(want), "stuck call: CPU %d has waited", cpus[0]);
-	CHECK(strstr(t_reports, want) != NULL);
+	CHECK_REPORTS(t_reported(want));
 	snprintf(want, sizeof(want), "unstuck call: CPU %d waited", cpus[0]);
-	CHECK(strstr(t_reports, want) != NULL);
+	CHECK_REPORTS(t_reported(want));
 
 	/* a call to several CPUs names each target and bounds each one's call */
 	cpu_set_t two;
@@ -112,21 +140,23 @@ int main(void)
 	CPU_SET(cpus[0], &two);
 	CPU_SET(cpus[1], &two);
 	t_clear_reports();
-	/* 800 ms: a second report comes even if the first came before both calls started */
-	CHECK_RET(xc_call_many(&two, stuck_test_slow_fn, (void *)800L, XC_WAIT), 2);
+	/* each runs until both were reported running: a later report does, if the first came too early */
 	snprintf(want, sizeof(want), "on 2 CPUs; CPU %d is running call stuck_test_slow_fn for at least ",
 		 cpus[0]);
-	CHECK(strstr(t_reports, want) != NULL);
-	snprintf(want, sizeof(want), "; CPU %d is running call stuck_test_slow_fn for at least ", cpus[1]);
-	CHECK(strstr(t_reports, want) != NULL);
+	snprintf(want2, sizeof(want2), "; CPU %d is running call stuck_test_slow_fn for at least ", cpus[1]);
+	await_set(1, want, want2);
+	CHECK_RET(xc_call_many(&two, stuck_test_slow_fn, (void *)800L, XC_WAIT), 2);
+	CHECK_REPORTS(t_reported(want));
+	CHECK_REPORTS(t_reported(want2));
 	CHECK_RET(xc_exit(), 0);
 
 	/* off: silence */
 	o.stuck_ms = XC_STUCK_OFF;
 	t_clear_reports();
+	await_set(0, NULL, NULL);	/* 250 ms, and nothing to say */
 	CHECK_RET(xc_init(&o), 0);
 	CHECK_RET(xc_call_single(cpus[1], stuck_test_slow_fn, (void *)250L, XC_WAIT), 0);
-	CHECK(count("stuck call:") == 0);
+	CHECK_REPORTS(count("stuck call:") == 0);
 	CHECK_RET(xc_exit(), 0);
 	return T_PASS;
 }

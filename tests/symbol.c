@@ -14,8 +14,7 @@
  */
 static void until_reported(const char *what)
 {
-	for (int i = 0; i < 60000 && !t_reported(what); i++)
-		t_sleep_ms(1);
+	t_await_reported(what, 1);
 }
 
 /* static: in no dynamic symbol table */
