@@ -13,12 +13,26 @@
  * then bounded by the waiter: the target's sequence number unchanged since
  * the watch started (or since the last report) means the same activity has
  * run at least that long. Work items carry their start time.
+ *
+ * What the library noted is what the worker said when it last ran: a worker
+ * that the OS does not run (other load on its CPU, a higher scheduling
+ * class, a debugger) still reads "idle, polling", and a sender rightly
+ * elides its kick, yet nothing runs its queue. So the waiter also asks the
+ * OS: a quarter of stuck_ms into the wait it reads each described target
+ * thread's CPU time (its thread CPU-time clock, exact while it runs), and
+ * when it reports, a target whose CPU time has not moved since is named as
+ * not running, with its thread's state from /proc (runnable: the OS has not
+ * scheduled it; stopped; in uninterruptible sleep). Idle targets also say
+ * whether calls wait in their queue, which tells which targets of a call to
+ * several CPUs still owe it. None of this costs anything before the wait
+ * has lasted a quarter of stuck_ms.
  */
 #include "internal.h"
 #include "kick.h"
 #include "wait.h"
 #include "stuck.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -46,7 +60,8 @@ uint64_t xc_stuck_deadline(struct xc_stuck *st)
 	if (!st->start_ns) {
 		st->start_ns = xc_now_ns();
 		st->interval_ns = (uint64_t)xc_rt.cfg.stuck_ms * 1000000u;
-		st->next_ns = st->start_ns + st->interval_ns;
+		/* first the look at the targets' threads (xc_stuck_check), then the first report */
+		st->next_ns = st->start_ns + st->interval_ns / 4;
 		for (int i = 0; i < described(st->wi); i++) {
 			/* relaxed: a diagnostic snapshot */
 			st->seen[i].seq = atomic_load_explicit(&xc_cpus[st->wi->cpus[i]].cur_seq,
@@ -65,6 +80,82 @@ static void describe_caller(char *buf, size_t n)
 		snprintf(buf, n, "thread %ld", (long)syscall(SYS_gettid));
 }
 
+/* @tid's CPU time in ns, brought up to date by the kernel also while it runs; false: unknown. */
+static bool thread_run_ns(int tid, uint64_t *ns)
+{
+	/* its thread CPU-time clock, as pthread_getcpuclockid() makes it: ~tid << 3, per thread, sched */
+	clockid_t id = (clockid_t)((~(unsigned)tid << 3) | 6u);
+	struct timespec ts;
+
+	if (tid <= 0 || clock_gettime(id, &ts))
+		return false;
+	*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 1;	/* never 0 */
+	return true;
+}
+
+/* @tid's scheduler state, the letter of /proc/self/task/TID/stat (R, S, D, t, ...); 0: unknown. */
+static char thread_state(int tid)
+{
+	char path[64], buf[512];
+	const char *p;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = 0;
+	p = strrchr(buf, ')');	/* the name in parentheses may hold anything */
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/*
+ * Whether @c's thread has not run since the waiter's last look (its CPU time
+ * unchanged), and for at least how long (*for_ns); @seen keeps the look.
+ */
+static bool thread_not_run(struct xc_cpu *c, struct xc_stuck_seen *seen, uint64_t now, uint64_t *for_ns)
+{
+	uint64_t run;
+
+	if (!thread_run_ns(c->tid, &run)) {
+		seen->run_ns = 0;
+		return false;
+	}
+	if (seen->run_ns == run) {
+		*for_ns = now - seen->run_seen_ns;
+		return true;
+	}
+	seen->run_ns = run;	/* it ran: from now on it is watched */
+	seen->run_seen_ns = now;
+	return false;
+}
+
+/* Why a thread that has not run is not running, from its state letter; NULL: it sleeps. */
+static const char *not_running_why(char state, char *buf, size_t n)
+{
+	switch (state) {
+	case 'R':
+		return "runnable, the OS has not scheduled it";
+	case 't':
+	case 'T':
+		return "stopped (a signal or a debugger)";
+	case 'D':
+		return "in uninterruptible sleep";
+	case 'S':
+		return NULL;
+	case 0:
+		return "not running (state unknown)";
+	default:
+		snprintf(buf, n, "in state %c", state);
+		return buf;
+	}
+}
+
 /* What @cpu runs now; @seen is updated when its activity changed since the last look. */
 static void describe_cpu(int cpu, struct xc_stuck_seen *seen, char *buf, size_t n)
 {
@@ -74,9 +165,11 @@ static void describe_cpu(int cpu, struct xc_stuck_seen *seen, char *buf, size_t 
 	const void *fn = atomic_load_explicit(&c->cur_fn, memory_order_relaxed);
 	uint64_t since = atomic_load_explicit(&c->cur_since_ns, memory_order_relaxed);
 	uint32_t seq = atomic_load_explicit(&c->cur_seq, memory_order_relaxed);
-	uint64_t now = xc_now_ns();
-	bool same = seen->seq == seq;
-	char name[96], age[48] = "";
+	uint32_t idle = atomic_load_explicit(&c->idle, memory_order_relaxed);
+	uint64_t now = xc_now_ns(), not_run_ns;
+	bool same = seen->seq == seq, polls = false;
+	char name[96], age[48] = "", what[160], queued[24] = "", other[24];
+	const char *who = NULL;	/* NULL: "CPU N is ..."; else "CPU N's <who> is ..." */
 
 	if (!same) {
 		seen->seq = seq;	/* a new activity: from now on it is watched */
@@ -96,28 +189,59 @@ static void describe_cpu(int cpu, struct xc_stuck_seen *seen, char *buf, size_t 
 		else if (same)
 			snprintf(age, sizeof(age), " for at least %llu ms",
 				 (unsigned long long)((now - seen->ns) / 1000000u));
-		snprintf(buf, n, "CPU %d is running %s %s%s", cpu,
+		snprintf(what, sizeof(what), "running %s %s%s",
 			 kind == XC_ACT_WORK ? "work item" : kind == XC_ACT_URGENT ? "urgent call" : "call",
 			 xc_symbol(fn, name, sizeof(name)), age);
-		return;
+	} else {
+		switch (idle) {
+		case XC_IDLE_POLLING:
+			snprintf(what, sizeof(what), "idle, polling");
+			polls = true;
+			break;
+		case XC_IDLE_RUNNING:
+			if (c->attached) {
+				who = "attached thread";
+				snprintf(what, sizeof(what), "in its own loop, not calling xc_poll()");
+			} else {
+				snprintf(what, sizeof(what), "between tasks");
+				polls = true;
+			}
+			break;
+		case XC_IDLE_SLEEPING_FD:
+			who = "attached thread";
+			snprintf(what, sizeof(what), "asleep in its own loop");
+			break;
+		default:
+			snprintf(what, sizeof(what), "idle, asleep");
+			break;
+		}
+		/* seq_cst loads, as the worker's own re-check: a snapshot here */
+		snprintf(queued, sizeof(queued), xc_calls_pending(c) ? ", calls queued" : ", nothing queued");
 	}
-	switch (atomic_load_explicit(&c->idle, memory_order_relaxed)) {
-	case XC_IDLE_POLLING:
-		snprintf(buf, n, "CPU %d is idle, polling", cpu);
-		break;
-	case XC_IDLE_RUNNING:
-		if (c->attached)
-			snprintf(buf, n, "CPU %d's attached thread is in its own loop, not calling xc_poll()", cpu);
-		else
-			snprintf(buf, n, "CPU %d is between tasks", cpu);
-		break;
-	case XC_IDLE_SLEEPING_FD:
-		snprintf(buf, n, "CPU %d's attached thread is asleep in its own loop", cpu);
-		break;
-	default:
-		snprintf(buf, n, "CPU %d is idle, asleep", cpu);
-		break;
+	if (thread_not_run(c, seen, now, &not_run_ns)) {
+		const char *why = not_running_why(thread_state(c->tid), other, sizeof(other));
+
+		/* asleep in the kernel while the worker's own word says it polls: blocked there */
+		if (!why && polls)
+			why = "blocked in the kernel";
+		/* a call or work item is still what the worker runs: the OS's view follows it */
+		if (why && kind != XC_ACT_NONE) {
+			snprintf(buf, n, "CPU %d is %s; its thread has not run in the last %llu ms: %s",
+				 cpu, what, (unsigned long long)(not_run_ns / 1000000u), why);
+			return;
+		}
+		/* an idle word is what the worker said when it last ran: the OS's view goes first */
+		if (why) {
+			snprintf(buf, n, "CPU %d's %s has not run in the last %llu ms: %s (last noted: %s%s)",
+				 cpu, c->attached ? "attached thread" : "worker",
+				 (unsigned long long)(not_run_ns / 1000000u), why, what, queued);
+			return;
+		}
 	}
+	if (who)
+		snprintf(buf, n, "CPU %d's %s is %s%s", cpu, who, what, queued);
+	else
+		snprintf(buf, n, "CPU %d is %s%s", cpu, what, queued);
 }
 
 /* The targets, and what the first few are doing. */
@@ -127,7 +251,7 @@ static void describe_targets(struct xc_stuck *st, char *buf, size_t n)
 	size_t used = 0;
 
 	if (wi->ncpus == 1) {
-		char what[192];
+		char what[320];
 
 		describe_cpu(wi->cpus[0], &st->seen[0], what, sizeof(what));
 		snprintf(buf, n, "on CPU %d; %s", wi->cpus[0], what);
@@ -135,7 +259,7 @@ static void describe_targets(struct xc_stuck *st, char *buf, size_t n)
 	}
 	used = (size_t)snprintf(buf, n, "on %d CPUs", wi->ncpus);
 	for (int i = 0; i < described(wi) && used < n; i++) {
-		char what[192];
+		char what[320];
 
 		describe_cpu(wi->cpus[i], &st->seen[i], what, sizeof(what));
 		used += (size_t)snprintf(buf + used, n - used, "; %s", what);
@@ -144,11 +268,25 @@ static void describe_targets(struct xc_stuck *st, char *buf, size_t n)
 
 void xc_stuck_check(struct xc_stuck *st)
 {
-	char caller[48], fn[96], targets[400];
+	char caller[48], fn[96], targets[1400];
 	uint64_t now = xc_now_ns();
 
 	if (!st->start_ns || now < st->next_ns)
 		return;
+	if (!st->sampled) {
+		/* the look at the targets' threads that the first report compares with */
+		for (int i = 0; i < described(st->wi); i++) {
+			uint64_t unused;
+
+			thread_not_run(&xc_cpus[st->wi->cpus[i]], &st->seen[i], now, &unused);
+		}
+		st->sampled = true;
+		/* a waiter that woke late still looks a while before it reports */
+		st->next_ns = st->start_ns + st->interval_ns;
+		if (st->next_ns < now + st->interval_ns / 4)
+			st->next_ns = now + st->interval_ns / 4;
+		return;
+	}
 	st->reports++;
 	st->interval_ns *= 2;
 	st->next_ns = now + st->interval_ns;

@@ -13,11 +13,20 @@
 struct xc_stuck_seen {
 	uint32_t seq;		/* a target's xc_cpu.cur_seq ... */
 	uint64_t ns;		/* ... seen unchanged since then (xc_now_ns) */
+	uint64_t run_ns;	/* its thread's CPU time (0: unknown) ... */
+	uint64_t run_seen_ns;	/* ... seen unchanged since then (xc_now_ns) */
 };
+/*
+ * The waiter looks at its targets' threads once before it first reports, a
+ * quarter of stuck_ms into the wait (sampled), so that the report can say
+ * whether each has run since: a worker that the OS does not run looks idle
+ * to the library's own words.
+ */
 struct xc_stuck {
 	const struct xc_waitinfo *wi;
 	uint64_t start_ns, next_ns, interval_ns;
 	unsigned reports;
+	bool sampled;
 	struct xc_stuck_seen seen[XC_STUCK_DESCRIBE];	/* per described target */
 };
 uint64_t xc_stuck_deadline(struct xc_stuck *st);
