@@ -45,11 +45,13 @@ check-tsan:
 CHECK_TARGETS += check-lib check-asan check-tsan
 
 # make check-flaky [K=10] [TESTS="attach symbol"]: a test that fails 1 run in 20 on a
-# loaded machine fails here, where one run of check-lib would most often pass.
+# loaded machine fails here, where one run of check-lib would most often pass. Many
+# runs rather than big ones: the stress sizes are the sanitizers' (check-lib runs the full).
 K ?= 10
 FLAKY_BINS = $(if $(TESTS),$(addprefix $(BUILD)/tests/,$(TESTS)),$(TEST_BINS))
 .PHONY: check-flaky
 check-flaky: $(TEST_BINS)
+	XCALL_STRESS_OPS=$${XCALL_STRESS_OPS:-$(SAN_STRESS_OPS)} \
 	tests/run.sh --label flaky --flaky $(K) $(FLAKY_BINS)
 
 # make soak [SOAK_SECONDS=300] [SAN=thread OPT=-O1]: the stress test in rounds for minutes,
