@@ -29,20 +29,24 @@ static void stats_add(struct xc_stats *out, struct xc_cpu *c)
 
 int xc_stats_get(int cpu, struct xc_stats *out)
 {
+	int ret = 0;
+
 	if (!out)
 		return -EINVAL;
-	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
+	/* the set and the rings stay while we read: xc_exit clears them only after we are out */
+	if (!xc_trace_read_begin())
 		return -ENXIO;
 	memset(out, 0, sizeof(*out));
 	if (cpu == -1) {
 		for (int i = 0; i < xc_rt.nr_cpus; i++)
 			stats_add(out, &xc_cpus[xc_rt.cpu_list[i]]);
-		return 0;
+	} else if (cpu < 0 || cpu >= XC_MAX_CPUS || !xc_cpus[cpu].present) {
+		ret = -ENXIO;
+	} else {
+		stats_add(out, &xc_cpus[cpu]);
 	}
-	if (cpu < 0 || cpu >= XC_MAX_CPUS || !xc_cpus[cpu].present)
-		return -ENXIO;
-	stats_add(out, &xc_cpus[cpu]);
-	return 0;
+	xc_trace_read_end();
+	return ret;
 }
 
 /*
