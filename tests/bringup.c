@@ -91,7 +91,7 @@ int main(void)
 		for (int c = 0; c < CPU_SETSIZE; c++)
 			CHECK(init_ran[c] == (CPU_ISSET(c, &allowed) ? 1 : 0));
 		CHECK_RET(xc_exit(), 0);
-		CHECK(t_thread_count() == threads0);
+		T_THREADS_SETTLE(threads0);
 	}
 
 	for (int serial = 0; serial < 2; serial++) {
@@ -101,7 +101,7 @@ int main(void)
 		fail_cpu = last;
 		t_clear_reports();
 		CHECK_RET(xc_init(&o), -EPERM);
-		CHECK(t_thread_count() == threads0);
+		T_THREADS_SETTLE(threads0);
 		char want[64];
 		snprintf(want, sizeof(want), "CPU %d: bringup failed", last);
 		CHECK(strstr(t_reports, want) != NULL);
@@ -141,7 +141,7 @@ int main(void)
 		CHECK_RET(xc_init(&o), -ETIMEDOUT);
 		snprintf(want, sizeof(want), "CPU %d: init hook still running", last);
 		CHECK(strstr(t_reports, want) != NULL);
-		CHECK(t_thread_count() == threads0 + 1);	/* the abandoned thread, still spinning */
+		T_THREADS_SETTLE(threads0 + 1);	/* the abandoned thread, still spinning */
 		CHECK_RET(xc_init(NULL), 0);
 		CHECK(online_cpus() == ncpu);
 		CHECK_RET(xc_call_all(nothing, NULL, XC_WAIT), ncpu);
@@ -149,13 +149,13 @@ int main(void)
 		WAIT_UNTIL(t_thread_count() == threads0 + ncpu);	/* and its thread leaves */
 		CHECK_RET(xc_call_all(nothing, NULL, XC_WAIT), ncpu);
 		CHECK_RET(xc_exit(), 0);
-		CHECK(t_thread_count() == threads0);
+		T_THREADS_SETTLE(threads0);
 	}
 
 	/* and a clean start after all that */
 	CHECK_RET(xc_init(NULL), 0);
 	CHECK(online_cpus() == ncpu);
 	CHECK_RET(xc_exit(), 0);
-	CHECK(t_thread_count() == threads0);
+	T_THREADS_SETTLE(threads0);
 	return T_PASS;
 }

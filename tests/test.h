@@ -134,4 +134,12 @@ static inline int t_sysfs_cpu_online(int cpu, int on)
 	}									\
 } while (0)
 
+/*
+ * The process's thread count once threads that were joined have left: the
+ * kernel wakes a joiner (CLONE_CHILD_CLEARTID) before it takes the exiting
+ * thread off /proc/self/task, and a loaded machine may run that last step
+ * late. Wait (bounded) for @want; the bound only turns a leak into a failure.
+ */
+#define T_THREADS_SETTLE(want) WAIT_UNTIL(t_thread_count() == (want))
+
 #endif
