@@ -332,10 +332,12 @@ void *xc_worker_main(void *arg)
 	/* from here this thread is the CPU's: the starter joins it */
 	if (failed)
 		xc_report("CPU %d: %s: %s", c->cpu, failed, strerror(-err));
+	/* before the starter can see it alive: xc_init returns with every worker's mask final */
+	if (!err)
+		unblock_urgent_signal();
 	xc_complete(&xc_rt.boot_done);
 	if (err)
 		return NULL;
-	unblock_urgent_signal();
 	if (cpu_park(c) == XC_PARK_RUN)
 		worker_loop(c);
 	return NULL;
