@@ -445,14 +445,9 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 	return sent;
 }
 
-static int call_many_mask(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags)
-{
-	return call_many(mask, NULL, fn, arg, flags);
-}
-
 int xc_call_many(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags)
 {
-	return XC_GUARDED(call_many_mask(mask, fn, arg, flags));
+	return XC_GUARDED(call_many(mask, NULL, fn, arg, flags));
 }
 
 static int call_cond(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *arg, unsigned flags)

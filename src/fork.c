@@ -41,15 +41,14 @@ static __xc_tls int fork_was_inside;
 
 static void fork_prepare(void)
 {
-	fork_was_inside = xc_inside;
-	xc_inside = 1;	/* a handler that interrupts the fork must not wait on a lock held here (thread.h) */
+	fork_was_inside = xc_inside_swap(1);	/* a handler that interrupts the fork must not wait on a lock held here (thread.h) */
 	xc_trace_fork_prepare();
 }
 
 static void fork_parent(void)
 {
 	xc_trace_fork_parent();
-	xc_inside = fork_was_inside;
+	xc_inside_restore(fork_was_inside);
 }
 
 static void fork_child(void)
@@ -73,7 +72,7 @@ static void fork_child(void)
 	xc_trace_fork_child();
 	/* relaxed: one thread; a later xc_init's CAS starts from here */
 	atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_relaxed);
-	xc_inside = fork_was_inside;
+	xc_inside_restore(fork_was_inside);
 }
 
 static void fork_register(void)

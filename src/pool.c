@@ -37,7 +37,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #define XC_POOL_SLAB  64
 #define XC_POOL_MAX   4096
@@ -55,17 +54,9 @@ struct xc_pool {
 static _Atomic(struct xc_pool *) all_pools;
 static __xc_tls struct xc_pool *my_pool;
 
-/* Anonymous memory: async-signal-safe, unlike malloc. NULL on failure. */
-static void *pool_map(size_t size)
-{
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
 static struct xc_pool *pool_new(void)
 {
-	struct xc_pool *pool = pool_map(sizeof(*pool));
+	struct xc_pool *pool = xc_map(sizeof(*pool));
 
 	if (!pool)
 		return NULL;
@@ -129,7 +120,7 @@ static struct xc_pool *pool_self(void)
 
 static bool pool_grow(struct xc_pool *pool)
 {
-	struct xc_call *slab = pool_map(XC_POOL_SLAB * sizeof(*slab));
+	struct xc_call *slab = xc_map(XC_POOL_SLAB * sizeof(*slab));
 
 	if (!slab)
 		return false;

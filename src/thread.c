@@ -27,6 +27,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 
 __xc_tls volatile int xc_inside;
 
@@ -36,16 +37,14 @@ static __xc_tls bool exit_registered;
 
 static void thread_exit(void *unused)
 {
-	int was = xc_inside;
+	int was;
 
 	exit_registered = false;
-	xc_inside = 1;		/* a handler during the release is refused, as inside any call */
-	atomic_signal_fence(memory_order_seq_cst);
+	was = xc_inside_swap(1);	/* a handler during the release is refused, as inside any call */
 	xc_attach_thread_exit();
 	xc_trace_thread_exit();
 	xc_pool_thread_exit();
-	atomic_signal_fence(memory_order_seq_cst);
-	xc_inside = was;
+	xc_inside_restore(was);
 }
 
 __attribute__((constructor)) static void exit_key_create(void)
@@ -62,9 +61,10 @@ void xc_thread_exit_register(void)
 }
 
 /*
- * The signals a libxcall thread blocks: every asynchronous one, so that a
- * process-directed signal always runs the application's handler on one of
- * its own threads. Left as the application set them:
+ * The signals a libxcall thread blocks, and its urgent handler while it
+ * runs: every asynchronous one, so that a process-directed signal always
+ * runs the application's handler on one of its own threads, and never in
+ * the middle of the urgent handler. Left as the application set them:
  *   - the faults a thread raises by what it executes (SIGSEGV, SIGBUS,
  *     SIGFPE, SIGILL, SIGTRAP, SIGSYS): blocking them would not stop them;
  *   - SIGPIPE and SIGXFSZ: the kernel sends them to the thread whose write
@@ -78,7 +78,7 @@ void xc_thread_exit_register(void)
  * signals out of any mask, so bringup's cancellation of a cpu_init hook
  * still works.
  */
-static void async_signals(sigset_t *set)
+void xc_signals_async(sigset_t *set)
 {
 	static const int own[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGPIPE, SIGXFSZ };
 
@@ -87,12 +87,19 @@ static void async_signals(sigset_t *set)
 		sigdelset(set, own[i]);
 }
 
+void *xc_map(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 int xc_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
 {
 	sigset_t set;
 	int err;
 
-	async_signals(&set);
+	xc_signals_async(&set);
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
 	/* the new thread's mask alone: the creator's stays as it is throughout */
 	pthread_attr_t attr;

@@ -25,6 +25,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 
 extern __xc_tls volatile int xc_inside;
@@ -55,21 +56,47 @@ static inline void xc_leave(void)
 	}						\
 	xc_r_; })
 
-/* Around the application's own code run from inside libxcall; returns what to put back. */
-static inline int xc_user_begin(void)
+/*
+ * Mark this thread inside (1) or outside (0) libxcall for a stretch, and
+ * put back what was there after it: the fences keep the stretch's accesses
+ * between the two stores.
+ */
+static inline int xc_inside_swap(int now)
 {
 	int was = xc_inside;
 
 	atomic_signal_fence(memory_order_seq_cst);
-	xc_inside = 0;
+	xc_inside = now;
+	atomic_signal_fence(memory_order_seq_cst);
 	return was;
+}
+
+static inline void xc_inside_restore(int was)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	xc_inside = was;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* Around the application's own code run from inside libxcall; returns what to put back. */
+static inline int xc_user_begin(void)
+{
+	return xc_inside_swap(0);
 }
 
 static inline void xc_user_end(int was)
 {
-	xc_inside = was;
-	atomic_signal_fence(memory_order_seq_cst);
+	xc_inside_restore(was);
 }
+
+/* Anonymous zeroed memory from mmap: async-signal-safe, unlike malloc; NULL on failure. */
+void *xc_map(size_t size);
+
+/*
+ * The signals libxcall blocks in its own threads and while its urgent
+ * handler runs: every asynchronous one (thread.c says which are left).
+ */
+void xc_signals_async(sigset_t *set);
 
 /* This thread holds something of libxcall's (a pool, a trace ring, an attached CPU): release it at exit. */
 void xc_thread_exit_register(void);

@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -114,10 +113,9 @@ static struct xc_ring *ring_new(uint64_t events)
  */
 static struct xc_ring *thread_ring_new(uint64_t events)
 {
-	struct xc_ring *r = mmap(NULL, sizeof(*r) + events * sizeof(struct xc_ev_slot),
-				 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct xc_ring *r = xc_map(sizeof(*r) + events * sizeof(struct xc_ev_slot));
 
-	if (r == MAP_FAILED)
+	if (!r)
 		return NULL;
 	r->mask = events - 1;	/* the rest is zero, as mmap gives it */
 	return r;

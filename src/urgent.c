@@ -60,16 +60,13 @@ static void urgent_handler(int sig)
 		 * (thread.h), but for the urgent functions themselves (call.h), whose
 		 * calls take the handler's own pool and ring (xc_in_urgent).
 		 */
-		int was = xc_inside;
+		int was = xc_inside_swap(1);
 
-		xc_inside = 1;
-		atomic_signal_fence(memory_order_seq_cst);
 		/* each urgent call puts back what it interrupted, for stuck reports (xc_activity_end) */
 		xc_in_urgent++;
 		xc_run_urgent(c);
 		xc_in_urgent--;
-		atomic_signal_fence(memory_order_seq_cst);
-		xc_inside = was;
+		xc_inside_restore(was);
 	}
 	errno = saved_errno;
 }
@@ -83,17 +80,11 @@ int xc_urgent_install(void)
 	sa.sa_handler = urgent_handler;
 	sa.sa_flags = SA_RESTART;
 	/*
-	 * No other handler nests inside ours: an application's handler on an
-	 * attached thread would otherwise run while the urgent pool is half
-	 * updated. The faults a thread raises itself stay deliverable.
+	 * No asynchronous handler nests inside ours: an application's handler on
+	 * an attached thread would otherwise run while the urgent pool is half
+	 * updated. What an urgent function raises itself stays deliverable.
 	 */
-	sigfillset(&sa.sa_mask);
-	sigdelset(&sa.sa_mask, SIGSEGV);
-	sigdelset(&sa.sa_mask, SIGBUS);
-	sigdelset(&sa.sa_mask, SIGFPE);
-	sigdelset(&sa.sa_mask, SIGILL);
-	sigdelset(&sa.sa_mask, SIGTRAP);
-	sigdelset(&sa.sa_mask, SIGSYS);
+	xc_signals_async(&sa.sa_mask);
 	if (sigaction(sig, &sa, &old_action)) {
 		int err = errno;
 

@@ -199,7 +199,7 @@ struct deadlock_look {
 
 static bool waits_on(const struct xc_waitinfo *wi, int cpu)
 {
-	for (int i = 0; wi && i < wi->ncpus; i++)
+	for (int i = 0; i < wi->ncpus; i++)
 		if (wi->cpus[i] == cpu)
 			return true;
 	return false;

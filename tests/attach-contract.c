@@ -66,15 +66,9 @@ int main(void)
 	char attach[16];
 	struct xc_opts o = { .attach = attach };
 	int cpus[CPU_SETSIZE], n;
-	cpu_set_t all;
 	pthread_t t;
 
-	CHECK(sched_getaffinity(0, sizeof(all), &all) == 0);
-	if (CPU_COUNT(&all) < 2)
-		t_skip("needs 2 CPUs");
-	for (attach_cpu = 0; !CPU_ISSET(attach_cpu, &all); attach_cpu++)
-		;
-	snprintf(attach, sizeof(attach), "%d", attach_cpu);
+	attach_cpu = t_attach_first_cpu(attach, sizeof(attach));
 	CHECK_RET(xc_init(&o), 0);
 	n = t_cpus(cpus);
 	target = cpus[n - 1];

@@ -250,16 +250,9 @@ int main(void)
 	struct sigaction sa = { 0 };
 	struct itimerval every_ms = { { 0, 1000 }, { 0, 1000 } }, off = { 0 };
 	int cpus[CPU_SETSIZE], n, fd, fds[2];
-	cpu_set_t all;
 	pthread_t p, a, al;
 
-	CHECK(sched_getaffinity(0, sizeof(all), &all) == 0);
-	if (CPU_COUNT(&all) < 2)
-		t_skip("needs 2 CPUs");
-	for (n = 0; !CPU_ISSET(n, &all); n++)
-		;
-	attach_cpu = n;
-	snprintf(attach, sizeof(attach), "%d", attach_cpu);
+	attach_cpu = t_attach_first_cpu(attach, sizeof(attach));
 	fd = mkstemp(trace);
 	CHECK(fd >= 0);
 	close(fd);

@@ -10,6 +10,7 @@
 #include <xcall.h>
 
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,25 @@ static inline int t_sysfs_cpu_online(int cpu, int on)
 		return -1;
 	ok = fprintf(f, "%d\n", on) > 0;
 	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/*
+ * An attached-thread test's setup: the first CPU this process may use, to be
+ * set aside for an attached thread, spelled into @buf for xc_opts.attach;
+ * skips unless a second CPU is left for libxcall's own worker.
+ */
+static inline int t_attach_first_cpu(char *buf, size_t n)
+{
+	cpu_set_t all;
+	int cpu = 0;
+
+	CHECK(sched_getaffinity(0, sizeof(all), &all) == 0);
+	if (CPU_COUNT(&all) < 2)
+		t_skip("needs 2 CPUs");
+	while (!CPU_ISSET(cpu, &all))
+		cpu++;
+	snprintf(buf, n, "%d", cpu);
+	return cpu;
 }
 
 /* Wait (bounded) until cond holds; the bound only turns a hang into a failure. */
