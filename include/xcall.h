@@ -557,8 +557,8 @@ XC_API int xc_online_mask(cpu_set_t *out);
 /**
  * xc_stats_get() - read the counters of one CPU, or (cpu = -1) their sum.
  * Counters survive offline/online and are reset by xc_init().
- * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
- *   interrupting libxcall in the same thread gets -EAGAIN.
+ * Signal handler: yes: it never waits or allocates; -EAGAIN when the handler
+ *   interrupted libxcall in the same thread.
  * Return: 0; -EINVAL NULL @out; -ENXIO @cpu outside the set or runtime not up.
  */
 XC_API int xc_stats_get(int cpu, struct xc_stats *out);

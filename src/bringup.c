@@ -369,7 +369,7 @@ static int runtime_exit(void)
 	}
 	xc_urgent_restore();
 	if (xc_rt.cfg.trace_file)
-		ret = xc_trace_dump(xc_rt.cfg.trace_file);
+		ret = xc_trace_write(xc_rt.cfg.trace_file);
 	xc_trace_stop();
 	runtime_clear();
 	pthread_mutex_unlock(&xc_rt.hotplug_lock);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* stats.c - reading the per-CPU counters (each is written where it happens). */
 #include "internal.h"
+#include "thread.h"
 #include "trace.h"
 
 #include <errno.h>
@@ -27,7 +28,7 @@ static void stats_add(struct xc_stats *out, struct xc_cpu *c)
 #undef RD
 }
 
-int xc_stats_get(int cpu, struct xc_stats *out)
+static int stats_get(int cpu, struct xc_stats *out)
 {
 	int ret = 0;
 
@@ -47,6 +48,11 @@ int xc_stats_get(int cpu, struct xc_stats *out)
 	}
 	xc_trace_read_end();
 	return ret;
+}
+
+int xc_stats_get(int cpu, struct xc_stats *out)
+{
+	return XC_GUARDED(stats_get(cpu, out));
 }
 
 /*

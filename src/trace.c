@@ -428,7 +428,7 @@ static size_t ring_snapshot(const struct xc_ring *r, struct xc_ev **out, uint64_
 	return n;
 }
 
-int xc_trace_dump(const char *path)
+int xc_trace_write(const char *path)
 {
 	enum { MAX_RINGS = XC_RING_ID_MAX + 1 };	/* every ring id */
 	static struct xc_ring *rings[MAX_RINGS];
@@ -496,6 +496,11 @@ out:
 		free(evs[i]);
 	pthread_mutex_unlock(&dump_lock);
 	return ret;
+}
+
+int xc_trace_dump(const char *path)
+{
+	return XC_GUARDED(xc_trace_write(path));
 }
 
 /* fork.c: the ring registry (and a dump's arrays) are consistent in the child. */

@@ -49,6 +49,8 @@ uint64_t xc_trace_drops(int cpu);
  */
 bool xc_trace_read_begin(void);
 void xc_trace_read_end(void);
+/* xc_trace_dump() from inside libxcall (xc_exit writes xc_opts.trace_file) */
+int xc_trace_write(const char *path);
 void xc_trace_thread_exit(void);
 void xc_trace_fork_prepare(void);
 void xc_trace_fork_parent(void);
