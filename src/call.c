@@ -248,7 +248,8 @@ static int check_mask_call(const cpu_set_t *mask, xc_func_t fn, unsigned flags)
 	return xc_rt_accepting() ? 0 : -ENXIO;
 }
 
-static int call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
+static inline __attribute__((always_inline)) int call_single(int cpu, xc_func_t fn, void *arg,
+							   unsigned flags)
 {
 	struct xc_cpu *c;
 	struct xc_call *call;
