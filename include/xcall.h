@@ -116,13 +116,17 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  * @bringup_timeout_ms: how long a worker may take to report alive; 0 = 10000.
  * @report:             receives every diagnostic line (no newline); NULL = stderr.
  * @ablate:             XC_ABLATE_* bits (benchmarks only).
- * @stuck_ms:           report a waiting call not done after this long (repeating,
- *                      with growing intervals); 0 = 5000, XC_STUCK_OFF = never.
+ * @stuck_ms:           report a waiting call not done after this many ms (repeating,
+ *                      with growing intervals); 0 = 5000, XC_STUCK_OFF = never
+ *                      (XCALL_STUCK_MS: ms, or "off"; "0" is refused there).
  * @trace_file:         record events in per-CPU rings and write them there, as
- *                      Chrome trace JSON, at xc_exit(); NULL = no tracing.
+ *                      Chrome trace JSON, at xc_exit(); NULL = no tracing
+ *                      (XCALL_TRACE: a path, or "off").
  * @trace_events:       ring size in events, per CPU and per calling thread; 0 = 65536.
  * @urgent_signal:      the signal that interrupts a busy worker for XC_URGENT
- *                      calls; 0 = SIGRTMIN + 2.
+ *                      calls; 0 = SIGRTMIN + 2. A real-time signal only
+ *                      (SIGRTMIN..SIGRTMAX): libxcall takes its handler over in
+ *                      the whole process from xc_init() to xc_exit().
  * @follow_os:          0 = on: each worker watches whether the OS took its CPU
  *                      away (hotplug, affinity, cpuset) and takes it offline
  *                      until it comes back; XC_FOLLOW_OS_OFF = never look.
@@ -598,20 +602,25 @@ XC_API int xc_cpulist_parse(const char *list, cpu_set_t *out);
 /**
  * xc_opts_set() - set the field of @o that the option @var names (its XCALL_*
  * environment variable, e.g. "XCALL_POLL_NS"), from @value spelled as in the
- * environment ("adaptive", "elide,slot", "0-3", ...): the parser xc_init()
- * uses, for programs that take libxcall's options from their own command
- * line or configuration. A string option (cpus, trace_file) keeps @value
- * itself, which must outlive @o's use.
+ * environment ("adaptive", "elide,slot", "0-3", "off", "SIGRTMIN+2", ...): the
+ * parser xc_init() uses, for programs that take libxcall's options from their
+ * own command line or configuration. A string option (cpus, attach,
+ * trace_file) keeps @value itself, which must outlive @o's use. What
+ * xc_opts_get() writes, set back, gives the same value.
  * Signal handler: no.
- * Return: 0; -EINVAL unknown @var (XCALL_VERBOSE has no field), bad @value,
- * or NULL argument; @o is unchanged then.
+ * Return: 0; -EINVAL unknown @var (XCALL_VERBOSE has no field), bad @value
+ * (among them a signal that is not a real-time one, and stuck "0"), or NULL
+ * argument; @o is unchanged then, and nothing is reported: the reason is
+ * what xc_init() reports for the same XCALL_* value.
  */
 XC_API int xc_opts_set(struct xc_opts *o, const char *var, const char *value);
 
 /**
  * xc_opts_get() - the value that @o gives the option @var, as XCALL_VERBOSE
  * spells it (the default when the field is left zero), into @buf: as much of
- * it as fits in @size bytes, NUL-terminated, as snprintf() writes it.
+ * it as fits in @size bytes, NUL-terminated, as snprintf() writes it. Every
+ * value is spelled so that xc_opts_set() takes it back: "off" for no stuck
+ * reports or no trace, the urgent signal as "SIGRTMIN+N" or "SIGRTMAX-N".
  * Signal handler: no.
  * Return: the length written, the value's or @size - 1 if it was cut;
  * -EINVAL unknown @var, a field value that xc_init() refuses (judged by

@@ -25,6 +25,12 @@ enum xc_source { SRC_DEFAULT, SRC_ENV, SRC_OPTS };
 /* xc_opts_set / xc_opts_get: a refusal is their return value, not a report line */
 static __xc_tls bool quiet;
 #define opt_report(...) do { if (!quiet) xc_report(__VA_ARGS__); } while (0)
+/*
+ * Why a parse_env refused its value, where the option's help does not say it
+ * (a static string: a buffer here would be initial-exec TLS that a dlopen()ed
+ * libxcall has little room for).
+ */
+static __xc_tls const char *why;
 static const char *const source_name[] = { "default", "env", "xc_opts" };
 
 struct xc_option {
@@ -295,13 +301,26 @@ static void ablate_show(const struct xc_config *cfg, char *buf, size_t n)
 }
 
 /* --- stuck_ms --- */
+/*
+ * One meaning in the field and in the variable: a time in ms, or off. 0 is
+ * the field's "left unset" (the default, 5000), as for every field, and so is
+ * no time for the variable either: refused there, where it used to mean off.
+ */
 static int stuck_env(const char *val, struct xc_config *cfg)
 {
 	unsigned long v;
 
+	if (!strcmp(val, "off")) {
+		cfg->stuck_ms = 0;	/* the config's 0 is off */
+		return 0;
+	}
 	if (parse_ulong(val, INT_MAX, &v))
 		return -EINVAL;
-	cfg->stuck_ms = (int)v;		/* 0 = off */
+	if (v == 0) {
+		why = "not a time: off turns the reports off (0 in xc_opts.stuck_ms means the default, 5000)";
+		return -EINVAL;
+	}
+	cfg->stuck_ms = (int)v;
 	return 0;
 }
 static int stuck_opt(const struct xc_opts *o, struct xc_config *cfg)
@@ -324,8 +343,16 @@ static void stuck_show(const struct xc_config *cfg, char *buf, size_t n)
 }
 
 /* --- trace --- */
+/*
+ * "off" is no tracing, as XCALL_VERBOSE and xc_opts_get spell it; a file of
+ * that name is "./off". The field is a path as it stands (NULL: no tracing).
+ */
 static int trace_env(const char *val, struct xc_config *cfg)
 {
+	if (!strcmp(val, "off")) {
+		cfg->trace_file = NULL;
+		return 0;
+	}
 	if (!val[0] || strlen(val) >= sizeof(cfg->trace_file_buf))
 		return -EINVAL;
 	strcpy(cfg->trace_file_buf, val);
@@ -350,7 +377,9 @@ static int trace_opt(const struct xc_opts *o, struct xc_config *cfg)
 }
 static void trace_show(const struct xc_config *cfg, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s", cfg->trace_file ? cfg->trace_file : "off");
+	const char *f = cfg->trace_file;
+
+	snprintf(buf, n, "%s", !f ? "off" : strcmp(f, "off") ? f : "./off");
 }
 
 static int trace_events_env(const char *val, struct xc_config *cfg)
@@ -379,13 +408,46 @@ static void trace_events_show(const struct xc_config *cfg, char *buf, size_t n)
 }
 
 /* --- urgent_signal --- */
+/*
+ * A real-time signal only: libxcall takes the signal's handler over in the
+ * whole process from xc_init to xc_exit, and a standard signal already means
+ * something to someone (the kernel sends SIGCHLD, SIGPIPE, SIGSEGV ...; SIGUSR1
+ * and SIGUSR2 are the application's, or a runtime's, or a kill's from the
+ * shell). SIGRTMIN..SIGRTMAX mean nothing until a program gives them a use.
+ * Spelled by number or by name relative to SIGRTMIN and SIGRTMAX, which differ
+ * between C libraries (glibc keeps 32 and 33 for itself).
+ */
+#define SIGNAL_WHY "not a real-time signal; the urgent signal must be one (SIGRTMIN..SIGRTMAX: " \
+	"SIGRTMIN+N, SIGRTMAX-N or its number) because libxcall takes its handler over in the " \
+	"whole process from xc_init to xc_exit, and only those mean nothing to the kernel, a " \
+	"runtime or the shell's kill"
+#define SIGNAL_SPELLING "not a signal: SIGRTMIN+N, SIGRTMAX-N or a number"
+
 static int signal_env(const char *val, struct xc_config *cfg)
 {
-	unsigned long v;
+	unsigned long v, n = 0;
+	long sig;
 
-	if (parse_ulong(val, (unsigned long)SIGRTMAX, &v) || (int)v < SIGRTMIN)
+	if (!strncmp(val, "SIGRTMIN", 8) || !strncmp(val, "SIGRTMAX", 8)) {
+		const char *rest = val + 8;
+
+		if (*rest && ((*rest != '+' && *rest != '-') || rest[1] < '0' || rest[1] > '9' ||
+			      parse_ulong(rest + 1, INT_MAX, &n))) {
+			why = SIGNAL_SPELLING;
+			return -EINVAL;
+		}
+		sig = (val[6] == 'A' ? SIGRTMAX : SIGRTMIN) + (*rest == '-' ? -(long)n : (long)n);
+	} else if (!parse_ulong(val, INT_MAX, &v)) {
+		sig = (long)v;
+	} else {
+		why = strncmp(val, "SIG", 3) ? SIGNAL_SPELLING : SIGNAL_WHY;
 		return -EINVAL;
-	cfg->urgent_signal = (int)v;
+	}
+	if (sig < SIGRTMIN || sig > SIGRTMAX) {
+		why = sig > SIGRTMAX ? "beyond SIGRTMAX, the last real-time signal" : SIGNAL_WHY;
+		return -EINVAL;
+	}
+	cfg->urgent_signal = (int)sig;
 	return 0;
 }
 static int signal_opt(const struct xc_opts *o, struct xc_config *cfg)
@@ -393,16 +455,26 @@ static int signal_opt(const struct xc_opts *o, struct xc_config *cfg)
 	if (!o->urgent_signal)
 		return 0;
 	if (o->urgent_signal < SIGRTMIN || o->urgent_signal > SIGRTMAX) {
-		opt_report("xc_opts.urgent_signal %d: not a real-time signal (%d..%d)",
+		opt_report("xc_opts.urgent_signal %d (real-time: %d..%d): " SIGNAL_WHY,
 			   o->urgent_signal, SIGRTMIN, SIGRTMAX);
 		return -EINVAL;
 	}
 	cfg->urgent_signal = o->urgent_signal;
 	return 1;
 }
+/* By name, from the nearer end of the range: what signal_env reads back, in any C library. */
 static void signal_show(const struct xc_config *cfg, char *buf, size_t n)
 {
-	snprintf(buf, n, "%d (SIGRTMIN+%d)", cfg->urgent_signal, cfg->urgent_signal - SIGRTMIN);
+	int sig = cfg->urgent_signal, up = sig - SIGRTMIN, down = SIGRTMAX - sig;
+
+	if (up == 0)
+		snprintf(buf, n, "SIGRTMIN");
+	else if (down == 0)
+		snprintf(buf, n, "SIGRTMAX");
+	else if (up <= down)
+		snprintf(buf, n, "SIGRTMIN+%d", up);
+	else
+		snprintf(buf, n, "SIGRTMAX-%d", down);
 }
 
 /* --- follow_os --- */
@@ -465,7 +537,7 @@ static void stuck_to(const struct xc_config *cfg, const char *val, struct xc_opt
 }
 static void trace_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
 {
-	o->trace_file = val;	/* the caller's string, as for the field itself */
+	o->trace_file = cfg->trace_file ? val : NULL;	/* the caller's string, as for the field itself */
 }
 static void trace_events_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
 {
@@ -500,16 +572,16 @@ static const struct xc_option options[] = {
 	  "benchmarks only: elide,coalesce,freeride,notify,slot turn optimisations off",
 	  ablate_env, ablate_opt, ablate_show, ablate_to },
 	{ "XCALL_STUCK_MS", "stuck_ms",
-	  "report a waiting call not done after this many ms; 0 = never",
+	  "report a waiting call not done after this many ms, or off",
 	  stuck_env, stuck_opt, stuck_show, stuck_to },
 	{ "XCALL_TRACE", "trace_file",
-	  "record events and write them to this file as Chrome trace JSON at xc_exit",
+	  "record events and write them to this file as Chrome trace JSON at xc_exit; off: no tracing (./off for a file named off)",
 	  trace_env, trace_opt, trace_show, trace_to },
 	{ "XCALL_TRACE_EVENTS", "trace_events",
 	  "trace ring size in events, per CPU and per calling thread",
 	  trace_events_env, trace_events_opt, trace_events_show, trace_events_to },
 	{ "XCALL_URGENT_SIGNAL", "urgent_signal",
-	  "the signal that interrupts a busy worker for XC_URGENT calls",
+	  "the real-time signal that interrupts a busy worker for XC_URGENT calls: SIGRTMIN+N, SIGRTMAX-N or its number",
 	  signal_env, signal_opt, signal_show, signal_to },
 	{ "XCALL_FOLLOW_OS", "follow_os",
 	  "1: a worker whose CPU the OS takes away (hotplug, affinity, cpuset) takes it offline until it comes back; 0: never look",
@@ -565,8 +637,12 @@ int xc_config_resolve(const struct xc_opts *opts, struct xc_config *cfg)
 		}
 		if (!env)
 			continue;
+		why = NULL;
 		if (opt->parse_env(env, cfg)) {
-			opt_report("%s=\"%s\": invalid (%s)", opt->env, env, opt->help);
+			if (why)
+				opt_report("%s=\"%s\": invalid: %s", opt->env, env, why);
+			else
+				opt_report("%s=\"%s\": invalid (%s)", opt->env, env, opt->help);
 			return -EINVAL;
 		}
 		sources[i] = SRC_ENV;

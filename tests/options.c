@@ -9,7 +9,12 @@
  * xc_init() refuses, and into a short buffer writes the value's prefix, as
  * snprintf does, returning its length; a trace file name longer than 255
  * bytes is refused by xc_init() with a report, as XCALL_TRACE refuses it,
- * and one of 255 bytes is the file the trace goes to, whole.
+ * and one of 255 bytes is the file the trace goes to, whole; every option's
+ * default, spelled by xc_opts_get(), goes back through xc_opts_set() to the
+ * same value; the urgent signal is spelled SIGRTMIN+N / SIGRTMAX-N or by number,
+ * and a standard signal is refused with the reason; stuck "off" is
+ * XC_STUCK_OFF in the field and the variable alike, "0" is refused in the
+ * variable, where 0 in the field is the default.
  */
 #include "reports.h"
 #include <signal.h>
@@ -51,23 +56,43 @@ static void set_get(const char *var, const char *value, const char *want)
 static void opts_set_get(void)
 {
 	struct xc_opts o = { 0 }, zero = { 0 };
-	char buf[128];
+	char buf[128], list[32];
 
 	set_get("XCALL_POLL_NS", "forever", "forever");
 	set_get("XCALL_POLL_NS", "20000", "20000");
 	set_get("XCALL_ABLATE", "slot,elide", "elide,slot");
 	set_get("XCALL_ABLATE", "all", "elide,coalesce,freeride,notify,slot");
-	set_get("XCALL_STUCK_MS", "0", "off");
+	set_get("XCALL_STUCK_MS", "off", "off");
 	set_get("XCALL_STUCK_MS", "250", "250");
 	set_get("XCALL_BRINGUP_TIMEOUT_MS", "1500", "1500");
 	set_get("XCALL_TRACE_EVENTS", "1024", "1024");
 	set_get("XCALL_SERIAL_BRINGUP", "1", "1");
 	set_get("XCALL_FOLLOW_OS", "0", "0");
 	set_get("XCALL_TRACE", "/tmp/t.json", "/tmp/t.json");
+	set_get("XCALL_TRACE", "off", "off");
+	set_get("XCALL_TRACE", "./off", "./off");
+	set_get("XCALL_URGENT_SIGNAL", "SIGRTMIN+2", "SIGRTMIN+2");
+	set_get("XCALL_URGENT_SIGNAL", "SIGRTMIN+0", "SIGRTMIN");
+	set_get("XCALL_URGENT_SIGNAL", "SIGRTMIN", "SIGRTMIN");
+	set_get("XCALL_URGENT_SIGNAL", "SIGRTMAX", "SIGRTMAX");
+	set_get("XCALL_URGENT_SIGNAL", "SIGRTMAX-3", "SIGRTMAX-3");
+	/* from the nearer end: SIGRTMIN+N up to the middle, SIGRTMAX-N past it */
+	snprintf(buf, sizeof(buf), "SIGRTMAX-%d", SIGRTMAX - SIGRTMIN - (SIGRTMAX - SIGRTMIN) / 2 - 1);
+	snprintf(list, sizeof(list), "SIGRTMIN+%d", (SIGRTMAX - SIGRTMIN) / 2 + 1);
+	set_get("XCALL_URGENT_SIGNAL", list, buf);
+	snprintf(buf, sizeof(buf), "%d", SIGRTMIN + 3);
+	set_get("XCALL_URGENT_SIGNAL", buf, "SIGRTMIN+3");
+	snprintf(buf, sizeof(buf), "%d", SIGRTMAX - 1);
+	set_get("XCALL_URGENT_SIGNAL", buf, "SIGRTMAX-1");
+	CHECK_RET(xc_opts_set(&o, "XCALL_URGENT_SIGNAL", "SIGRTMAX-1"), 0);
+	CHECK(o.urgent_signal == SIGRTMAX - 1);
 	CHECK_RET(xc_opts_set(&o, "XCALL_POLL_NS", "forever"), 0);
 	CHECK(o.poll_ns == XC_POLL_FOREVER);
-	CHECK_RET(xc_opts_set(&o, "XCALL_STUCK_MS", "0"), 0);
+	CHECK_RET(xc_opts_set(&o, "XCALL_STUCK_MS", "off"), 0);
 	CHECK(o.stuck_ms == XC_STUCK_OFF);
+	CHECK_RET(xc_opts_set(&o, "XCALL_TRACE", "/tmp/t.json"), 0);
+	CHECK_RET(xc_opts_set(&o, "XCALL_TRACE", "off"), 0);
+	CHECK(o.trace_file == NULL);
 	CHECK_RET(xc_opts_set(&o, "XCALL_FOLLOW_OS", "0"), 0);
 	CHECK(o.follow_os == XC_FOLLOW_OS_OFF);
 	/* defaults, from a zero struct: the same values the table prints */
@@ -76,8 +101,24 @@ static void opts_set_get(void)
 	CHECK(xc_opts_get(&zero, "XCALL_BRINGUP_TIMEOUT_MS", buf, sizeof(buf)) > 0 && !strcmp(buf, "10000"));
 	CHECK(xc_opts_get(&zero, "XCALL_TRACE_EVENTS", buf, sizeof(buf)) > 0 && !strcmp(buf, "65536"));
 	CHECK(xc_opts_get(&zero, "XCALL_FOLLOW_OS", buf, sizeof(buf)) > 0 && !strcmp(buf, "1"));
+	CHECK(xc_opts_get(&zero, "XCALL_URGENT_SIGNAL", buf, sizeof(buf)) > 0 && !strcmp(buf, "SIGRTMIN+2"));
+	CHECK(xc_opts_get(&zero, "XCALL_TRACE", buf, sizeof(buf)) > 0 && !strcmp(buf, "off"));
+	o = zero, o.trace_file = "off";		/* the field is a path: a file named off */
+	CHECK(xc_opts_get(&o, "XCALL_TRACE", buf, sizeof(buf)) > 0 && !strcmp(buf, "./off"));
+	o = zero, o.stuck_ms = XC_STUCK_OFF;
+	CHECK(xc_opts_get(&o, "XCALL_STUCK_MS", buf, sizeof(buf)) > 0 && !strcmp(buf, "off"));
 	/* refusals change nothing */
 	o = zero;
+	const char *bad_signals[] = { "SIGUSR1", "10", "SIGRTMIN-1", "SIGRTMAX+1", "SIGRTMIN+",
+				      "SIGRTMIN++2", "SIGRTMIN+-2", "SIGRTMIN+ 2", "SIGRTMINX",
+				      "SIGRTMAX-999999999999", "0", "", "RTMIN+2", "sigrtmin", NULL };
+	for (int i = 0; bad_signals[i]; i++)
+		if (xc_opts_set(&o, "XCALL_URGENT_SIGNAL", bad_signals[i]) != -EINVAL) {
+			fprintf(stderr, "XCALL_URGENT_SIGNAL=\"%s\" accepted\n", bad_signals[i]);
+			exit(T_FAIL);
+		}
+	CHECK_RET(xc_opts_set(&o, "XCALL_STUCK_MS", "0"), -EINVAL);
+	CHECK_RET(xc_opts_set(&o, "XCALL_TRACE", ""), -EINVAL);
 	CHECK_RET(xc_opts_set(&o, "XCALL_POLL_NS", "soon"), -EINVAL);
 	CHECK_RET(xc_opts_set(&o, "XCALL_ABLATE", "speed"), -EINVAL);
 	CHECK_RET(xc_opts_set(&o, "XCALL_NOSUCH", "1"), -EINVAL);
@@ -162,6 +203,94 @@ static void opts_get_contract(void)
 	get_short(&o, "XCALL_CPUS", list, strlen(list) + 1);
 }
 
+/* Every option's default from a zero struct, spelled by xc_opts_get, set back, reads the same. */
+static void defaults_round_trip(void)
+{
+	static const char *const vars[] = {
+		"XCALL_CPUS", "XCALL_ATTACH", "XCALL_SERIAL_BRINGUP", "XCALL_POLL_NS",
+		"XCALL_BRINGUP_TIMEOUT_MS", "XCALL_ABLATE", "XCALL_STUCK_MS", "XCALL_TRACE",
+		"XCALL_TRACE_EVENTS", "XCALL_URGENT_SIGNAL", "XCALL_FOLLOW_OS",
+	};
+	struct xc_opts zero = { 0 };
+	char first[4096];
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		CHECK(xc_opts_get(&zero, vars[i], first, sizeof(first)) > 0);
+		set_get(vars[i], first, first);
+	}
+}
+
+/* XCALL_VERBOSE's row for @var shows @value from @source. */
+static bool table_row(const char *var, const char *value, const char *source)
+{
+	char row[128];
+
+	snprintf(row, sizeof(row), "%-26s %-20s %-9s ", var, value, source);
+	return t_reported(row);
+}
+
+/*
+ * The urgent signal by name in the variable is the signal in force; a
+ * standard one is refused with the reason; stuck "0" is refused, "off" is
+ * what XC_STUCK_OFF is.
+ */
+static void signal_and_stuck_env(void)
+{
+	struct xc_opts o = { .report = t_capture };
+	struct sigaction sa;
+
+	setenv("XCALL_URGENT_SIGNAL", "SIGRTMIN+3", 1);
+	CHECK_RET(xc_init(&o), 0);
+	CHECK(sigaction(SIGRTMIN + 3, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL);
+	CHECK_RET(xc_exit(), 0);
+	CHECK(sigaction(SIGRTMIN + 3, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL);
+
+	const char *standard[] = { "SIGUSR1", "10", "SIGRTMIN-1" };
+	for (size_t i = 0; i < sizeof(standard) / sizeof(standard[0]); i++) {
+		setenv("XCALL_URGENT_SIGNAL", standard[i], 1);
+		t_clear_reports();
+		CHECK_RET(xc_init(&o), -EINVAL);
+		CHECK(t_reported("XCALL_URGENT_SIGNAL"));
+		CHECK(t_reported("not a real-time signal"));
+		CHECK(t_reported("must be one"));
+		CHECK(t_reported("because"));
+	}
+	setenv("XCALL_URGENT_SIGNAL", "soon", 1);
+	t_clear_reports();
+	CHECK_RET(xc_init(&o), -EINVAL);
+	CHECK(t_reported("SIGRTMIN+N, SIGRTMAX-N or a number"));
+	unsetenv("XCALL_URGENT_SIGNAL");
+	o.urgent_signal = SIGUSR1;
+	t_clear_reports();
+	CHECK_RET(xc_init(&o), -EINVAL);
+	CHECK(t_reported("xc_opts.urgent_signal") && t_reported("because"));
+	o.urgent_signal = 0;
+
+	setenv("XCALL_STUCK_MS", "0", 1);
+	t_clear_reports();
+	CHECK_RET(xc_init(&o), -EINVAL);
+	CHECK(t_reported("XCALL_STUCK_MS") && t_reported("off"));
+	/* "off" in the variable and XC_STUCK_OFF in the field: the same table row */
+	setenv("XCALL_VERBOSE", "1", 1);
+	setenv("XCALL_STUCK_MS", "off", 1);
+	t_clear_reports();
+	CHECK_RET(xc_init(&o), 0);
+	CHECK_RET(xc_exit(), 0);
+	CHECK(table_row("XCALL_STUCK_MS", "off", "env"));
+	unsetenv("XCALL_STUCK_MS");
+	o.stuck_ms = XC_STUCK_OFF;
+	t_clear_reports();
+	CHECK_RET(xc_init(&o), 0);
+	CHECK_RET(xc_exit(), 0);
+	CHECK(table_row("XCALL_STUCK_MS", "off", "xc_opts"));
+	o.stuck_ms = 0;		/* the default, wherever it is written */
+	t_clear_reports();
+	CHECK_RET(xc_init(&o), 0);
+	CHECK_RET(xc_exit(), 0);
+	CHECK(table_row("XCALL_STUCK_MS", "5000", "default"));
+	unsetenv("XCALL_VERBOSE");
+}
+
 /* The trace file name: 255 bytes at most, from the field as from the variable. */
 static void trace_file_length(void)
 {
@@ -206,6 +335,8 @@ int main(void)
 	cpulists();
 	opts_set_get();
 	opts_get_contract();
+	defaults_round_trip();
+	signal_and_stuck_env();
 	trace_file_length();
 
 	setenv("XCALL_POLL_NS", "soon", 1);
@@ -215,7 +346,8 @@ int main(void)
 
 	const char *bad[][2] = { { "XCALL_CPUS", "0-" }, { "XCALL_SERIAL_BRINGUP", "yes" },
 				 { "XCALL_BRINGUP_TIMEOUT_MS", "0" }, { "XCALL_ABLATE", "speed" },
-				 { "XCALL_VERBOSE", "2" }, { "XCALL_BRINGUP_TIMEOUT_MS", "-5" } };
+				 { "XCALL_VERBOSE", "2" }, { "XCALL_BRINGUP_TIMEOUT_MS", "-5" },
+				 { "XCALL_STUCK_MS", "0" }, { "XCALL_URGENT_SIGNAL", "SIGUSR1" } };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		setenv(bad[i][0], bad[i][1], 1);
 		t_clear_reports();
