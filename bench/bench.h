@@ -81,6 +81,8 @@ int cli_parse(const struct cmd_desc *d, int argc, char **argv, struct bopts *o, 
 /* Print "xcall-bench CMD: reason" and exit 2. */
 _Noreturn void cli_fail(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* --json's file could not be written: cli_fail() now, before anything runs. */
+void cli_check_json(const char *cmd);
 int parse_long(const char *s, long min, long max, long *out);
 int parse_double(const char *s, double min, double max, double *out);
 int parse_poll(const char *s, long *out);
@@ -243,22 +245,42 @@ static inline bool budget_more(struct budget *b, long done)
 	return done < b->next_check || budget_check(b, done);
 }
 
-/* ---- fewer real CPUs than workers (oversub.c) ---- */
+/* ---- what else runs on the CPUs: fewer real CPUs than workers, other tasks (oversub.c) ---- */
+
+/* What disturbed one subcommand's run, if anything. */
+struct disturb {
+	char cmd[24];
+	double others_pct;      /* other tasks' share of the benchmarked CPUs' time; -1 unknown */
+	double steal_pct;       /* the hypervisor's; -1 unknown */
+	char cause[64];         /* the worst cause, "" when clean (params.disturbed, plans' disturbed) */
+};
 
 struct oversub {
 	bool checked;
 	int workers;
 	double steal_pct;       /* the most of any subcommand's run, in % of CPU time; -1 unknown */
+	double others_pct;      /* the largest share other tasks took of any run; -1 unknown */
 	double quota_cpus;      /* the cgroup's CPU quota, 0 = none */
+	char disturbed[64];     /* the worst cause of any run, "" when none was disturbed */
 };
 extern struct oversub g_oversub;
+/* The CPUs a subcommand benchmarks (cli_parse()): its run measures them. */
+void oversub_prepare(const cpu_set_t *cpus);
 /*
- * Before a subcommand's first case: start measuring steal; the first time,
- * read the quota and warn on stderr when the workers outnumber real CPUs.
+ * Before a subcommand's first case: start measuring steal and other tasks'
+ * time on its CPUs; the first time, read the quota and warn on stderr when
+ * the workers outnumber real CPUs or the CPUs are emulated.
  */
 void oversub_begin(int workers);
-/* After its last: the steal over the run, warned about from 2% up. */
+/*
+ * The cause, when the run so far was disturbed, else NULL; once disturbed a
+ * run stays so. For marks printed before the run ends (ratio_mark()).
+ */
+const char *oversub_now(void);
+/* After its last: warn in one line naming the cause, mark the run's records. */
 void oversub_end(const char *cmd);
+/* The i-th run that ended, if it was cmd's. */
+const struct disturb *oversub_run(int i, const char *cmd);
 
 /* ---- pinned threads (pin.c) ---- */
 

@@ -131,6 +131,7 @@ int cmd_bringup(int argc, char **argv)
 		}
 		struct rec *x = rec_new("bringup", "speedup", "ratio", "higher", rep);
 		rec_value(x, p->s.p50 > 0 ? s->s.p50 / p->s.p50 : 0);
+		rec_ratio_of(x, s, p);
 		rec_param_s(x, "of", "serial p50 / parallel p50");
 		rec_param_d(x, "limit", o.ncpus);
 	}
@@ -152,9 +153,9 @@ int cmd_bringup(int argc, char **argv)
 		struct rec *s = rec_find("bringup", "serial", rep), *p = rec_find("bringup", "parallel", rep);
 		struct rec *x = rec_find("bringup", "speedup", rep);
 		char b[4][32];
-		printf("%4d %12s %12s %12s %12s %8.2fx\n", rep, fmt_ns(s->s.p50, b[0], 32),
+		printf("%4d %12s %12s %12s %12s %8.2fx%s\n", rep, fmt_ns(s->s.p50, b[0], 32),
 		       fmt_ns(s->s.max, b[1], 32), fmt_ns(p->s.p50, b[2], 32), fmt_ns(p->s.max, b[3], 32),
-		       x->s.mean);
+		       x->s.mean, ratio_mark(s, p));
 	}
 	printf("(the limit is %d.00x: every CPU's init at once)\n", o.ncpus);
 	return 0;

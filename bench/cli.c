@@ -33,7 +33,7 @@ static const struct cmd_opt common_opts[] = {
 	 "                  xc_exit rewrites FILE, so it holds the last libxcall case's events\n"
 	 "                  (Chrome trace JSON: Perfetto, chrome://tracing); baselines are not traced"},
 	{"csv", no_argument, OPT_CSV, "            print CSV instead of tables"},
-	{"quiet", no_argument, OPT_QUIET, "          no progress and no tables"},
+	{"quiet", no_argument, OPT_QUIET, "          no progress and no tables (with --json or --trace: what it keeps)"},
 	{"help", no_argument, OPT_HELP, "           this text"},
 	{0},
 };
@@ -153,6 +153,14 @@ static void set_cpus(struct bopts *o, const char *cmd, const char *list)
 	o->cpus = set;
 }
 
+void cli_check_json(const char *cmd)
+{
+	char why[256];
+	/* before the run, not after it: a run can take minutes */
+	if (g_out.json && out_json_writable(g_out.json, why, sizeof(why)))
+		cli_fail(cmd, "cannot write --json '%s': %s", g_out.json, why);
+}
+
 static void usage(const struct cmd_desc *d)
 {
 	printf("usage: xcall-bench %s [options]%s%s\n%s\n\noptions:\n", d->name,
@@ -258,6 +266,12 @@ int cli_parse(const struct cmd_desc *d, int argc, char **argv, struct bopts *o, 
 	}
 	if (optind < argc && !d->args)
 		cli_fail(d->name, "unexpected argument '%s' (try --help)", argv[optind]);
+	/* the suite checked its own outputs, and keeps results/latest.json */
+	if (!g_out.suite) {
+		if (g_out.quiet && !g_out.json && !g_out.trace)
+			cli_fail(d->name, "--quiet prints nothing, and without --json FILE nothing is kept");
+		cli_check_json(d->name);
+	}
 
 	o->ncpus = 0;
 	for (int i = 0; i < CPU_SETSIZE; i++)
@@ -265,6 +279,7 @@ int cli_parse(const struct cmd_desc *d, int argc, char **argv, struct bopts *o, 
 			o->cpu[o->ncpus++] = i;
 	xc_cpulist_format(&o->cpus, o->cpulist, sizeof(o->cpulist));
 	plan_reset(d->name, o->seconds > 0 ? 0 : o->case_limit, o->ncpus);
+	oversub_prepare(&o->cpus);
 	return optind;
 }
 
@@ -274,6 +289,7 @@ void progress(const char *fmt, ...)
 	out_header();
 	char step[96];
 	plan_step(step, sizeof(step));
+	rec_step();
 	if (g_out.quiet)
 		return;
 	va_list ap;

@@ -194,6 +194,7 @@ static int roundtrip_pair(struct dctx *k, const char *part, int rep, const struc
 		*(do_on ? &on : &off) = r;
 	}
 	struct rec *x = ratio_rec(ratio_kase, rep, on->s.p50, off->s.p50, on);
+	rec_ratio_of(x, on, off);
 	char of[96];
 	snprintf(of, sizeof(of), "p50 %s / p50 %s", on_cfg->kase, off_cfg->kase);
 	rec_param_s(x, "of", of);
@@ -348,6 +349,7 @@ static int part_trace(struct dctx *k)
 		}
 		struct rec *x = ratio_rec("trace/storm-ratio", rep, rec_param_get(on, "ns_per_call", -1),
 			      rec_param_get(off, "ns_per_call", -1), on);
+		rec_ratio_of(x, on, off);
 		rec_param_s(x, "of", "ns_per_call trace/storm-on / trace/storm-off");
 		if (off->s.p50 > 0)
 			rec_param_d(x, "p50_ratio", on->s.p50 / off->s.p50);
@@ -549,8 +551,8 @@ static void print_table(struct dctx *k, struct rec *from)
 				snprintf(notes, sizeof(notes), "p99 ratio %.2fx", p);
 			if (q >= 0)
 				snprintf(notes, sizeof(notes), "ns/call ratio; p50 sender ratio %.2fx", q);
-			printf("%-26s %4d %8s %9.3fx %10s %10s %10s  %s\n", r->kase, r->repeat, "", r->s.p50,
-			       "", "", "", notes);
+			printf("%-26s %4d %8s %9.3fx %10s %10s %10s  %s%s\n", r->kase, r->repeat, "", r->s.p50,
+			       "", "", "", notes, ratio_mark(r, NULL));
 			continue;
 		}
 		if (!strncmp(r->kase, "stuck/", 6) || !strncmp(r->kase, "trace/roundtrip", 15) ||

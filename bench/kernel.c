@@ -601,15 +601,18 @@ static void print_table(const struct kctx *k, struct rec *from)
 			printf("%-30s %4d  skipped\n", r->kase, r->repeat);
 			continue;
 		}
-		char b[2][32], c[6][16];
+		char b[2][32], c[6][40];
 		const char *keys[] = {"CAL_per_op_sender", "CAL_per_op_target", "RES_per_op_sender",
 				      "RES_per_op_target", "TLB_per_op_target", "ratio_to_kernel_ipi"};
 		for (int i = 0; i < 6; i++) {
 			double v = rec_param_get(r, keys[i], -1);
 			if (v < 0)
 				snprintf(c[i], sizeof(c[i]), "-");
+			else if (i == 5)
+				fmt_ratio(c[i], sizeof(c[i]), "%.2fx", v, r,
+					  rec_find("kernel", "compare/kernel-ipi", r->repeat));
 			else
-				snprintf(c[i], sizeof(c[i]), i == 5 ? "%.2fx" : "%.2f", v);
+				snprintf(c[i], sizeof(c[i]), "%.2f", v);
 		}
 		bool ns = !strcmp(r->unit, "ns");
 		if (!ns) {

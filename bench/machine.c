@@ -2,7 +2,8 @@
 /*
  * machine.c - describe the host, because on a shared or virtual machine the
  * numbers mean nothing without it: CPU model, cores, kernel, hypervisor,
- * cpuidle driver and whether the TSC is invariant.
+ * cpuidle driver, whether the TSC is invariant and whether the CPUs are
+ * emulated.
  */
 #include "output.h"
 
@@ -133,6 +134,11 @@ const struct machine *machine_get(void)
 	m.cpus_online = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	m.cores = count_cores(m.cpus_online);
 	detect_hypervisor(&m);
+	/*
+	 * Emulated CPUs: QEMU's TCG signs CPUID leaf 0x40000000, and its own
+	 * CPU models say so ("QEMU TCG CPU"); KVM and the others run real CPUs.
+	 */
+	m.emulated = !strcmp(m.hypervisor, "QEMU-TCG") || strstr(m.cpu_model, "TCG");
 	read_line("/sys/devices/system/cpu/cpuidle/current_driver", m.idle_driver, sizeof(m.idle_driver));
 	read_line("/sys/devices/system/cpu/cpuidle/current_governor_ro", m.idle_governor,
 		  sizeof(m.idle_governor));

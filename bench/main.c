@@ -32,11 +32,11 @@ static void usage(void)
 }
 
 /* Run one family inside the suite with its own small sizes. */
-static int suite_run(const char *cpus, const char *const *args)
+static int suite_run(const char *cpus, const char *const args[8])
 {
 	char *argv[32];
 	int argc = 0;
-	for (; args[argc]; argc++)
+	for (; argc < 8 && args[argc]; argc++)
 		argv[argc] = (char *)args[argc];
 	if (cpus) {
 		argv[argc++] = "--cpus";
@@ -78,28 +78,53 @@ static int suite(int argc, char **argv)
 	}
 	if (optind < argc)
 		cli_fail(NULL, "unknown subcommand '%s' (try --help)", argv[optind]);
+	cli_check_json(NULL);
 	out_header();
 	g_out.suite = true;
 
-	static const char *const pingpong[] = {"pingpong", "--iterations", "20000", NULL};
-	static const char *const ipi[] = {"ipi", "--iterations", "20000", NULL};
-	static const char *const matrix[] = {"matrix", "--iterations", "20000", NULL};
-	static const char *const storm[] = {"storm", "--compare", "--numipi", "20000", NULL};
-	static const char *const idle[] = {"idle", "--iterations", "2000", "--idle-seconds", "0.5", NULL};
-	static const char *const bringup[] = {"bringup", "--iterations", "5", "--init-busy-ms", "50", NULL};
-	static const char *const heatmap[] = {"heatmap", "--iterations", "5000", NULL};
-	static const char *const kernel[] = {"kernel", "ipi", "compare", "--iterations", "5000", NULL};
-	static const char *const debug[] = {"debug", "stuck", "trace", "--iterations", "20000", NULL};
-	static const char *const urgent[] = {"debug", "urgent", "--iterations", "200", NULL};
-	static const char *const wake[] = {"wake", "--iterations", "2000", NULL};
-	const char *const *const plan[] = {pingpong, ipi, matrix, storm, idle, bringup, heatmap, kernel,
-					   debug, urgent, wake};
+	/* each family with its own small sizes, and the CPUs it cannot do without */
+	static const struct {
+		int min_cpus;
+		const char *args[8];
+	} plan[] = {
+		{2, {"pingpong", "--iterations", "20000"}},
+		{1, {"ipi", "--iterations", "20000"}},
+		{2, {"matrix", "--iterations", "20000"}},
+		{2, {"storm", "--compare", "--numipi", "20000"}},
+		{2, {"idle", "--iterations", "2000", "--idle-seconds", "0.5"}},
+		{1, {"bringup", "--iterations", "5", "--init-busy-ms", "50"}},
+		{2, {"heatmap", "--iterations", "5000"}},
+		{1, {"kernel", "ipi", "compare", "--iterations", "5000"}},
+		{2, {"debug", "stuck", "trace", "--iterations", "20000"}},
+		{2, {"debug", "urgent", "--iterations", "200"}},
+		{2, {"wake", "--iterations", "2000"}},
+	};
+	/* one allowed CPU (taskset, a cpuset): what needs two is skipped, the rest runs */
+	cpu_set_t set;
+	char why[64];
+	int have;
+	if (cpus) {
+		if (xc_cpulist_parse(cpus, &set))
+			cli_fail(NULL, "bad --cpus '%s': expected a cpulist such as 0-3,8", cpus);
+		have = CPU_COUNT(&set);
+		snprintf(why, sizeof(why), "needs 2 CPUs, --cpus gives %d", have);
+	} else {
+		online_cpus_allowed(&set);
+		have = CPU_COUNT(&set);
+		snprintf(why, sizeof(why), "needs 2 CPUs, the process may run on %d", have);
+	}
 	int rc = 0;
 	uint64_t t0 = now_ns();
 	for (size_t i = 0; i < sizeof(plan) / sizeof(plan[0]); i++) {
+		const char *name = plan[i].args[0];
+		if (have < plan[i].min_cpus) {
+			/* debug's two runs skip under their parts' names */
+			rec_skipped(name, strcmp(name, "debug") ? "all" : plan[i].args[1], why, 0);
+			continue;
+		}
 		if (!g_out.quiet)
-			fprintf(stderr, "xcall-bench: %s\n", plan[i][0]);
-		rc |= suite_run(cpus, plan[i]);
+			fprintf(stderr, "xcall-bench: %s\n", name);
+		rc |= suite_run(cpus, plan[i].args);
 		plan_end();
 	}
 	if (!g_out.quiet)

@@ -209,7 +209,7 @@ int cmd_matrix(int argc, char **argv)
 					rec_param_i(x, "calls_per_caller", calls);
 					/* calls made: all of them, unless --case-limit stopped the row */
 					rec_param_i(x, "calls_made", done);
-					rec_param_i(x, "capped", done < calls * k);
+					rec_param_b(x, "capped", done < calls * k);
 					rec_param_s(x, "impl", iname);
 					rec_param_s(x, "mode", mmode_names[m]);
 					rec_param_s(x, "poll", pb);
@@ -244,6 +244,7 @@ int cmd_matrix(int argc, char **argv)
 				double pa = ra->s.mean / rec_param_get(ra, "calls_made", 1);
 				double pb_ = rb->s.mean / rec_param_get(rb, "calls_made", 1);
 				rec_value(x, pb_ > 0 ? pa / pb_ : 0);
+				rec_ratio_of(x, ra, rb);
 				rec_param_i(x, "callers", k);
 			}
 	}
@@ -273,14 +274,13 @@ int cmd_matrix(int argc, char **argv)
 				snprintf(b, sizeof(b), "%s/libxcall/%d", mmode_names[m], k);
 				snprintf(s, sizeof(s), "%s/speedup/%d", mmode_names[m], k);
 				struct rec *ra = rec_find("matrix", a, rep), *rb = rec_find("matrix", b, rep);
-				bool cut = rec_param_get(ra, "capped", 0) || rec_param_get(rb, "capped", 0);
-				capped |= cut;
+				capped |= rec_capped(ra) || rec_capped(rb);
 				printf("%12d %12.4fs %12.4fs %10.3fx%s\n", k, ra->s.mean, rb->s.mean,
-				       rec_find("matrix", s, rep)->s.mean, cut ? " *" : "");
+				       rec_find("matrix", s, rep)->s.mean, ratio_mark(ra, rb));
 			}
 		}
 	if (capped)
-		printf("\n* stopped at --case-limit %g s before every call was made: the time is for\n"
-		       "  fewer calls (calls_made in the results file), the speedup is per call\n", o.case_limit);
+		printf("\n(capped): stopped at --case-limit %g s before every call was made: the time is\n"
+		       "  for fewer calls (calls_made in the results file), the speedup is per call\n", o.case_limit);
 	return 0;
 }

@@ -16,6 +16,20 @@
 #define TOOL_VERSION "0.1"
 
 static struct rec *head, *tail;
+/* --case-limit stops counted so far when the current progress step began */
+static long step_capped;
+/* the last record before the current subcommand's run */
+static struct rec *run_mark;
+
+static long capped_now(void)
+{
+	return atomic_load_explicit(&g_plan.capped, memory_order_relaxed);
+}
+
+void rec_step(void)
+{
+	step_capped = capped_now();
+}
 
 struct rec *rec_new(const char *bench, const char *kase, const char *unit,
 		    const char *better, int repeat)
@@ -35,6 +49,9 @@ struct rec *rec_new(const char *bench, const char *kase, const char *unit,
 	else
 		head = r;
 	tail = r;
+	/* a loop of this step stopped before its count: what follows of it is short */
+	if (capped_now() > step_capped)
+		rec_param_b(r, "capped", true);
 	return r;
 }
 
@@ -100,6 +117,24 @@ void rec_param_s(struct rec *r, const char *key, const char *v)
 	}
 }
 
+void rec_param_b(struct rec *r, const char *key, bool v)
+{
+	struct kv *k = kv_slot(r->params, &r->nparams, key);
+	if (k)
+		k->type = 'b', k->i = v;
+}
+
+static void rec_param_del(struct rec *r, const char *key)
+{
+	for (int i = 0; i < r->nparams; i++)
+		if (!strcmp(r->params[i].key, key)) {
+			memmove(&r->params[i], &r->params[i + 1],
+				(size_t)(r->nparams - i - 1) * sizeof(r->params[0]));
+			r->nparams--;
+			return;
+		}
+}
+
 void rec_counter(struct rec *r, const char *key, long long v)
 {
 	struct kv *k = kv_slot(r->counters, &r->ncounters, key);
@@ -139,8 +174,60 @@ struct rec *rec_skipped(const char *bench, const char *kase, const char *why, in
 		fprintf(stderr, "xcall-bench %s: %s skipped: %s\n", bench, kase, why);
 	rec_value(r, 0);
 	r->s.n = 0;
+	rec_param_del(r, "capped");     /* nothing ran, so nothing was cut */
 	rec_param_s(r, "skipped", why);
 	return r;
+}
+
+bool rec_capped(const struct rec *r)
+{
+	return r && rec_param_get(r, "capped", 0) != 0;
+}
+
+static bool rec_disturbed(const struct rec *r)
+{
+	return r && rec_param_str(r, "disturbed");
+}
+
+void rec_ratio_of(struct rec *x, const struct rec *a, const struct rec *b)
+{
+	if (rec_capped(a) || rec_capped(b))
+		rec_param_b(x, "capped", true);
+	else
+		rec_param_del(x, "capped");     /* not the step's: its sources say */
+	const struct rec *d = rec_disturbed(a) ? a : rec_disturbed(b) ? b : NULL;
+	if (d)
+		rec_param_s(x, "disturbed", rec_param_str(d, "disturbed"));
+}
+
+const char *ratio_mark(const struct rec *a, const struct rec *b)
+{
+	bool capped = rec_capped(a) || rec_capped(b);
+	bool disturbed = rec_disturbed(a) || rec_disturbed(b) || oversub_now();
+
+	return capped && disturbed ? " (capped, disturbed)" : capped ? " (capped)" :
+	       disturbed ? " (disturbed)" : "";
+}
+
+const char *fmt_ratio(char *buf, size_t size, const char *fmt, double v, const struct rec *a,
+		      const struct rec *b)
+{
+	int n = snprintf(buf, size, fmt, v);
+	if (n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, "%s", ratio_mark(a, b));
+	return buf;
+}
+
+void rec_run_start(void)
+{
+	run_mark = tail;
+}
+
+void rec_run_disturbed(const char *cause)
+{
+	for (struct rec *r = run_mark ? run_mark->next : head; r; r = r->next)
+		if (!rec_param_str(r, "skipped"))
+			rec_param_s(r, "disturbed", cause);
 }
 
 struct rec *rec_first(void) { return head; }
@@ -200,6 +287,12 @@ static void json_kvs(FILE *f, const struct kv *t, int n)
 	fputc('}', f);
 }
 
+/* A percentage to one decimal: ticks do not say more. */
+static double round1(double v)
+{
+	return v < 0 ? v : (double)(long long)(v * 10 + 0.5) / 10;
+}
+
 /* Each subcommand's time against the bound it printed before it ran (plan.c). */
 static void json_plans(FILE *f)
 {
@@ -213,7 +306,20 @@ static void json_plans(FILE *f)
 		json_num(f, d[i].bound_s);
 		fputs(", \"wall_s\": ", f);
 		json_num(f, d[i].wall_s);
-		fprintf(f, ", \"capped_loops\": %ld}", d[i].capped);
+		fprintf(f, ", \"capped_loops\": %ld", d[i].capped);
+		/* what else ran on its CPUs (oversub.c), when it was measured */
+		const struct disturb *db = oversub_run(i, d[i].cmd);
+		if (db && db->others_pct >= 0) {
+			fputs(", \"others_pct\": ", f);
+			json_num(f, round1(db->others_pct));
+			fputs(", \"steal_pct\": ", f);
+			json_num(f, round1(db->steal_pct));
+		}
+		if (db && db->cause[0]) {
+			fputs(", \"disturbed\": ", f);
+			json_str(f, db->cause);
+		}
+		fputc('}', f);
 	}
 	fputs(n ? "\n  ],\n" : "],\n", f);
 }
@@ -227,13 +333,24 @@ static void json_host(FILE *f)
 	json_str(f, m->cpu_model);
 	fprintf(f, ", \"cpus_online\": %d, \"cores\": %d, ", m->cpus_online, m->cores);
 	if (g_oversub.checked) {
-		/* what oversub.c saw: the most steal of a run, the cgroup's quota */
+		/*
+		 * what oversub.c saw: the most steal and the largest share other
+		 * tasks took of any run, the cgroup's quota, the worst cause
+		 */
 		fputs("\"steal_pct\": ", f);
-		json_num(f, g_oversub.steal_pct);
+		json_num(f, round1(g_oversub.steal_pct));
+		fputs(", \"others_pct\": ", f);
+		json_num(f, round1(g_oversub.others_pct));
 		fputs(", \"cpu_quota\": ", f);
 		json_num(f, g_oversub.quota_cpus);
 		fputs(", ", f);
+		if (g_oversub.disturbed[0]) {
+			fputs("\"disturbed\": ", f);
+			json_str(f, g_oversub.disturbed);
+			fputs(", ", f);
+		}
 	}
+	fprintf(f, "\"emulated\": %s, ", m->emulated ? "true" : "false");
 	fputs("\"kernel\": ", f);
 	json_str(f, m->kernel);
 	fprintf(f, ", \"virtualised\": %s, \"hypervisor\": ", m->virtualised ? "true" : "false");
@@ -292,18 +409,79 @@ static void json_rec(FILE *f, const struct rec *r)
 	fputc('}', f);
 }
 
+/* The directory out_write_json() creates path in, and whether it must create it. */
+static void json_dir(const char *path, char *dir, size_t size)
+{
+	snprintf(dir, size, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, size, ".");
+	else if (slash == dir)
+		dir[1] = 0;
+	else
+		*slash = 0;
+}
+
+int out_json_writable(const char *path, char *why, size_t size)
+{
+	struct stat st;
+	char dir[4096];
+
+	if (!*path) {
+		snprintf(why, size, "empty file name");
+		return -EINVAL;
+	}
+	if (!stat(path, &st)) {
+		if (S_ISDIR(st.st_mode)) {
+			snprintf(why, size, "it is a directory");
+			return -EISDIR;
+		}
+		/* a device or a pipe is written in place; a file is replaced */
+		if (!S_ISREG(st.st_mode)) {
+			if (access(path, W_OK)) {
+				snprintf(why, size, "%s", strerror(errno));
+				return -errno;
+			}
+			return 0;
+		}
+	}
+	json_dir(path, dir, sizeof(dir));
+	if (stat(dir, &st)) {
+		/* one missing level is made (results/ on a fresh checkout), no more */
+		int err = errno;
+		char parent[4096];
+		json_dir(dir, parent, sizeof(parent));
+		if (err != ENOENT || stat(parent, &st) || !S_ISDIR(st.st_mode) ||
+		    access(parent, W_OK | X_OK)) {
+			snprintf(why, size, "directory %s: %s", dir, strerror(err));
+			return -err;
+		}
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(why, size, "%s is not a directory", dir);
+		return -ENOTDIR;
+	}
+	/* a temporary file is written beside it and renamed over it */
+	if (access(dir, W_OK | X_OK)) {
+		snprintf(why, size, "directory %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
 int out_write_json(const char *path, int argc, char **argv)
 {
 	char tmp[4096];
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	struct stat st;
+	/* a device or a pipe (/dev/stdout) is written in place, never replaced */
+	bool in_place = !stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+	snprintf(tmp, sizeof(tmp), "%s%s", path, in_place ? "" : ".tmp");
 	/* results/ may not exist yet on a fresh checkout. */
 	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = 0;
+	json_dir(path, dir, sizeof(dir));
+	if (!in_place)
 		mkdir(dir, 0777);
-	}
 	FILE *f = fopen(tmp, "w");
 	if (!f) {
 		fprintf(stderr, "xcall-bench: cannot write %s: %s\n", tmp, strerror(errno));
@@ -330,9 +508,10 @@ int out_write_json(const char *path, int argc, char **argv)
 		fputs(r->next ? ",\n" : "\n", f);
 	}
 	fputs("  ]\n}\n", f);
-	if (fclose(f) || rename(tmp, path)) {
+	if (fclose(f) || (!in_place && rename(tmp, path))) {
 		fprintf(stderr, "xcall-bench: cannot write %s: %s\n", path, strerror(errno));
-		unlink(tmp);
+		if (!in_place)
+			unlink(tmp);
 		return -EIO;
 	}
 	return 0;

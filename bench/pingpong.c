@@ -273,10 +273,11 @@ int cmd_pingpong(int argc, char **argv)
 			snprintf(x[5], 32, "%.2f", (double)rec_counter_get(r, "targets_kicks_sent", 0) / (double)tc);
 		else
 			snprintf(x[5], 32, "-");
-		printf("%-24s %4d %9llu %10s %10s %10s %10s %10s %8s %10s\n", r->kase, r->repeat,
+		/* a ratio from a capped or disturbed row says so at the row's end */
+		printf("%-24s %4d %9llu %10s %10s %10s %10s %10s %8s %10s%s\n", r->kase, r->repeat,
 		       (unsigned long long)r->s.n, fmt_ns(r->s.mean, x[0], 32), fmt_ns(r->s.p50, x[1], 32),
 		       fmt_ns(r->s.p90, x[2], 32), fmt_ns(r->s.p99, x[3], 32), fmt_ns(r->s.max, x[4], 32),
-		       rb, x[5]);
+		       rb, x[5], ratio > 0 ? ratio_mark(r, rec_find("pingpong", cases[0].name, r->repeat)) : "");
 	}
 	bool said = false;
 	for (struct rec *r = first; r; r = r->next) {
@@ -299,16 +300,16 @@ int cmd_pingpong(int argc, char **argv)
 			       "a page each): call block median / lower limit block median, and the lines' medians\n",
 			       cases[0].name, cases[1].name, PAIR_BLOCK, PAIR_LINES);
 		said = true;
-		printf("rep %d: ratio p10 %.2fx  p50 %.2fx  p90 %.2fx over %d blocks;  lines %.0f-%.0f ns\n",
+		printf("rep %d: ratio p10 %.2fx  p50 %.2fx  p90 %.2fx%s over %d blocks;  lines %.0f-%.0f ns\n",
 		       r->repeat, rec_param_get(call, "paired_ratio_p10", 0),
 		       rec_param_get(call, "paired_ratio_p50", 0), rec_param_get(call, "paired_ratio_p90", 0),
-		       (int)rec_param_get(call, "blocks", 0), rec_param_get(r, "line_p50_min", 0),
-		       rec_param_get(r, "line_p50_max", 0));
+		       ratio_mark(call, r), (int)rec_param_get(call, "blocks", 0),
+		       rec_param_get(r, "line_p50_min", 0), rec_param_get(r, "line_p50_max", 0));
 		const struct rec *ho = rec_find("pingpong", "handoff-bare", r->repeat);
-		printf("  split: the slot's handoff bare %.1f ns, %.2fx the limit (the line pattern);\n"
-		       "  the call %.2fx the bare handoff (the library's code)\n",
-		       ho ? ho->s.p50 : 0, rec_param_get(call, "paired_handoff_ratio_p50", 0),
-		       rec_param_get(call, "paired_code_ratio_p50", 0));
+		printf("  split: the slot's handoff bare %.1f ns, %.2fx the limit%s (the line pattern);\n"
+		       "  the call %.2fx the bare handoff%s (the library's code)\n",
+		       ho ? ho->s.p50 : 0, rec_param_get(call, "paired_handoff_ratio_p50", 0), ratio_mark(ho, r),
+		       rec_param_get(call, "paired_code_ratio_p50", 0), ratio_mark(call, ho));
 	}
 	return 0;
 }

@@ -203,7 +203,7 @@ static struct rec *storm_once(const struct bopts *o, const struct storm_cfg *c, 
 	rec_param_i(x, "numipi", c->numipi);
 	rec_param_i(x, "senders", ns);
 	rec_param_i(x, "calls", done * targets);
-	rec_param_i(x, "capped", done < c->numipi * ns);
+	rec_param_b(x, "capped", done < c->numipi * ns);
 	if (c->target >= 0)
 		rec_param_i(x, "target", c->target);
 	rec_param_i(x, "single", c->single);
@@ -300,7 +300,7 @@ int cmd_storm(int argc, char **argv)
 		if (c.compare && ref && ref->s.mean > 0 && calls && ref_calls) {
 			/* per call: a case stopped at its limit made fewer */
 			double v = (x->s.mean / (double)calls) / (ref->s.mean / ref_calls);
-			snprintf(rel, sizeof(rel), "%.2f [%.2f]", v, (1 - v) * 100);
+			snprintf(rel, sizeof(rel), "%.2f [%.2f]%s", v, (1 - v) * 100, ratio_mark(x, ref));
 		}
 		printf("%-36s %4d %11s %9.0f %12lld %12lld %12lld %12lld  %s\n", x->kase, x->repeat,
 		       fmt_ns(x->s.mean * 1e9, t, sizeof(t)), calls ? x->s.mean * 1e9 / (double)calls : 0,
