@@ -8,10 +8,11 @@
 #                             of libFuzzer (part of `make check`; needs no clang)
 #
 # Harnesses (docs/fuzz.md): cpulist (xc_cpulist_parse/format), options (xc_config_resolve:
-# XCALL_* and xc_opts), bench_args (xcall-bench's main and every subcommand's parser).
+# XCALL_* and xc_opts), roundtrip (xc_opts_get -> xc_opts_set, every option), bench_args
+# (xcall-bench's main and every subcommand's parser).
 # The report tool's reader is fuzzed by hypothesis in report/tests/test_fuzz_reader.py.
 
-FUZZ_HARNESSES := cpulist options bench_args
+FUZZ_HARNESSES := cpulist options roundtrip bench_args
 FUZZ_SECONDS   ?= 60
 FUZZ_CC        ?= clang
 FUZZ_FLAGS     ?=
@@ -46,7 +47,7 @@ $(FUZZ_DIR)/obj/bench/main.o: FUZZ_DEFS := -Dmain=xcall_bench_main
 $(FUZZ_DIR)/libxcall.a: $(FUZZ_LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
-$(FUZZ_DIR)/cpulist $(FUZZ_DIR)/options: $(FUZZ_DIR)/%: $(FUZZ_DIR)/obj/fuzz/%.o $(FUZZ_DIR)/libxcall.a
+$(FUZZ_DIR)/cpulist $(FUZZ_DIR)/options $(FUZZ_DIR)/roundtrip: $(FUZZ_DIR)/%: $(FUZZ_DIR)/obj/fuzz/%.o $(FUZZ_DIR)/libxcall.a
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -o $@ -pthread
 $(FUZZ_DIR)/bench_args: $(FUZZ_DIR)/obj/fuzz/bench_args.o $(FUZZ_BENCH_OBJS) $(FUZZ_DIR)/libxcall.a
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer $(FUZZ_BENCH_WRAP) $^ -o $@ -pthread -lm
@@ -102,7 +103,7 @@ $(FUZZ_REG_DIR)/obj/bench/main.o: FUZZ_DEFS := -Dmain=xcall_bench_main
 $(FUZZ_REG_DIR)/libxcall.a: $(FUZZ_REG_LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
-$(FUZZ_REG_DIR)/cpulist $(FUZZ_REG_DIR)/options: $(FUZZ_REG_DIR)/%: $(FUZZ_REG_DIR)/obj/fuzz/%.o \
+$(FUZZ_REG_DIR)/cpulist $(FUZZ_REG_DIR)/options $(FUZZ_REG_DIR)/roundtrip: $(FUZZ_REG_DIR)/%: $(FUZZ_REG_DIR)/obj/fuzz/%.o \
 		$(FUZZ_REG_DIR)/obj/fuzz/standalone.o $(FUZZ_REG_DIR)/libxcall.a
 	$(CC) $(FUZZ_SAN) $^ -o $@ -pthread
 $(FUZZ_REG_DIR)/bench_args: $(FUZZ_REG_DIR)/obj/fuzz/bench_args.o $(FUZZ_REG_DIR)/obj/fuzz/standalone.o \

@@ -47,16 +47,29 @@ def options():
         e(env={"XCALL_BRINGUP_TIMEOUT_MS": v}) for v in ("1", "0", "4294967296")] + [
         e(env={"XCALL_ABLATE": v}) for v in ("none", "elide,notify", "elide,coalesce,freeride,notify",
                                              ",", "bogus", "x" * 200)] + [
-        e(env={"XCALL_STUCK_MS": v}) for v in ("0", "5000", "2147483648")] + [
-        e(env={"XCALL_TRACE": v}) for v in ("/tmp/t.json", "", "y" * 300)] + [
+        e(env={"XCALL_STUCK_MS": v}) for v in ("0", "5000", "2147483648", "off")] + [
+        e(env={"XCALL_TRACE": v}) for v in ("/tmp/t.json", "", "y" * 300, "off", "./off")] + [
         e(env={"XCALL_TRACE_EVENTS": v}) for v in ("16", "15", "16777216", "16777217")] + [
-        e(env={"XCALL_URGENT_SIGNAL": v}) for v in ("34", "36", "64", "65", "2")] + [
+        e(env={"XCALL_URGENT_SIGNAL": v}) for v in ("34", "36", "64", "65", "2", "SIGRTMIN",
+                                                    "SIGRTMIN+2", "SIGRTMAX", "SIGRTMAX-3",
+                                                    "SIGRTMIN-1", "SIGRTMAX+1", "SIGRTMIN+",
+                                                    "SIGUSR1", "SIGRTMIN+99999999999")] + [
         e(env={"XCALL_VERBOSE": v}) for v in ("1", "2")] + [
         e(serial=1, poll=-2, timeout=100, ablate=15, stuck=-1, events=1024, signal=40),
         e(poll=-3), e(stuck=-2), e(ablate=16), e(events=8), e(signal=1), e(trace="z" * 300),
         e(env={"XCALL_POLL_NS": "bad"}, poll=100),
         e(env={"XCALL_CPUS": "0", "XCALL_VERBOSE": "1", "XCALL_TRACE": "t"}, cpus="0-1"),
     ]
+
+
+def roundtrip():
+    """Value streams for the round trip: defaults, every byte set, then pseudo-random ones."""
+    out = [b"", b"\0" * 64, b"\xff" * 64]
+    block = b"roundtrip"
+    for _ in range(13):
+        block = hashlib.sha256(block).digest()
+        out.append(block * 2)
+    return out
 
 
 def bench_args():
@@ -89,7 +102,7 @@ def bench_args():
 def main():
     root = sys.argv[1]
     for name, inputs in (("cpulist", cpulist()), ("options", options()),
-                         ("bench_args", bench_args())):
+                         ("roundtrip", roundtrip()), ("bench_args", bench_args())):
         d = os.path.join(root, name)
         os.makedirs(d, exist_ok=True)
         for data in inputs:
