@@ -5,7 +5,8 @@
 #   - xcall.h compiles as C11 (gcc, clang) and as C++11, 14, 17, 20 and the newest
 #     standard each C++ compiler knows (g++, clang++), warning-free under
 #     -Wall -Wextra -Wpedantic -Werror, without _GNU_SOURCE from us;
-#   - the README example (examples/hello.c) builds and runs in each, linked against
+#   - the README's example, its text taken from README.md (the ```c block under
+#     "libxcall in brief"), builds warning-free and runs in each, linked against
 #     libxcall.so; so does tests/api/cxx.cpp in each C++ standard;
 #   - every public struct has the same size and field offsets in every build
 #     (tests/api/layout.c);
@@ -28,6 +29,15 @@ cp "$SO" "$OUT/lib/libxcall.so.0"
 ln -sf libxcall.so.0 "$OUT/lib/libxcall.so"
 LINK="-L$OUT/lib -Wl,-rpath,$(cd "$OUT/lib" && pwd) -lxcall -pthread"
 
+# The README's example as a reader copies it: the first ```c block under "## libxcall in brief".
+EXAMPLE="$OUT/readme-example.c"
+awk '/^## / { in_brief = ($0 == "## libxcall in brief") }
+     in_brief && /^```c$/ { code = 1; next }
+     code && /^```$/ { exit }
+     code { print }' README.md >"$EXAMPLE"
+if grep -q 'main' "$EXAMPLE"; then ok "README.md: the example's text found ($(wc -l <"$EXAMPLE") lines)"
+else bad "README.md: no \`\`\`c block with main() under \"## libxcall in brief\""; fi
+
 # build NAME COMPILER STDFLAG SOURCE [more flags]: compile and link quietly, the log kept
 build() {
 	local name=$1 cc=$2 std=$3 src=$4
@@ -45,7 +55,7 @@ layout_ok() { # NAME: its layout equals the first one's
 
 for cc in gcc clang; do
 	if ! command -v $cc >/dev/null; then skipped "$cc: not installed"; continue; fi
-	if build "hello-$cc-c11" $cc -std=c11 examples/hello.c && "$OUT/hello-$cc-c11" >/dev/null; then
+	if build "hello-$cc-c11" $cc -std=c11 "$EXAMPLE" && "$OUT/hello-$cc-c11" >/dev/null; then
 		ok "$cc -std=c11: README example builds warning-free and runs"
 	else bad "$cc -std=c11: README example (see $OUT/hello-$cc-c11.log)"; fi
 	if build "layout-$cc-c11" $cc -std=c11 tests/api/layout.c && layout_ok "layout-$cc-c11"; then
@@ -64,7 +74,7 @@ for cxx in g++ clang++; do
 	done
 	for std in $stds; do
 		tag="$cxx-$std"
-		if build "hello-$tag" $cxx "-std=$std -x c++" examples/hello.c && "$OUT/hello-$tag" >/dev/null; then
+		if build "hello-$tag" $cxx "-std=$std -x c++" "$EXAMPLE" && "$OUT/hello-$tag" >/dev/null; then
 			ok "$cxx -std=$std: README example builds warning-free and runs"
 		else bad "$cxx -std=$std: README example (see $OUT/hello-$tag.log)"; fi
 		if build "cxx-$tag" $cxx "-std=$std" tests/api/cxx.cpp && "$OUT/cxx-$tag" >"$OUT/cxx-$tag.out" 2>&1; then
