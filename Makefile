@@ -54,6 +54,8 @@ $(BUILD)/examples/%: examples/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(XC_CFLAGS) $(CFLAGS) $< -o $@ $(LIB_A) $(LDLIBS)
 
+# A program built with `pkg-config --libs xcall` finds the installed libxcall.so.0 by the rpath in
+# xcall.pc (xcall.pc.in says why an rpath and not ldconfig); tests/api/install.sh checks it.
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 include/xcall.h $(DESTDIR)$(PREFIX)/include/

@@ -61,18 +61,11 @@ SOAK_SECONDS ?= 300
 soak: $(BUILD)/tests/stress
 	XCALL_SOAK_SECONDS=$(SOAK_SECONDS) TSAN_OPTIONS=halt_on_error=1 $(BUILD)/tests/stress
 
-# check-install: install into a staging prefix, then build and run the README example
-# against it through pkg-config, as a user would.
-STAGE := $(abspath $(BUILD))/stage
+# check-install: install into a staging prefix ($(BUILD)/stage), then build the README's
+# example through pkg-config as a user would, and run it without LD_LIBRARY_PATH; uninstall.
 .PHONY: check-install
 check-install: lib
-	rm -rf $(STAGE)
-	$(MAKE) --no-print-directory install PREFIX=$(STAGE) >/dev/null
-	$(CC) examples/hello.c $$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config --cflags --libs xcall) \
-		-o $(STAGE)/hello
-	LD_LIBRARY_PATH=$(STAGE)/lib $(STAGE)/hello > $(STAGE)/hello.out
-	@grep -qx "wait from CPU 1" $(STAGE)/hello.out && grep -qx "nowait from CPU 0" $(STAGE)/hello.out \
-		&& echo "install: 1 passed, 0 failed" || { echo "install: 0 passed, 1 failed"; exit 1; }
+	MAKE="$(MAKE)" CC="$(CC)" CXX="$(CXX)" tests/api/install.sh $(BUILD)
 
 CHECK_TARGETS += check-install
 

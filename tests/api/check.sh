@@ -29,14 +29,11 @@ cp "$SO" "$OUT/lib/libxcall.so.0"
 ln -sf libxcall.so.0 "$OUT/lib/libxcall.so"
 LINK="-L$OUT/lib -Wl,-rpath,$(cd "$OUT/lib" && pwd) -lxcall -pthread"
 
-# The README's example as a reader copies it: the first ```c block under "## libxcall in brief".
+# The README's example as a reader copies it (tests/api/readme-example.sh).
 EXAMPLE="$OUT/readme-example.c"
-awk '/^## / { in_brief = ($0 == "## libxcall in brief") }
-     in_brief && /^```c$/ { code = 1; next }
-     code && /^```$/ { exit }
-     code { print }' README.md >"$EXAMPLE"
-if grep -q 'main' "$EXAMPLE"; then ok "README.md: the example's text found ($(wc -l <"$EXAMPLE") lines)"
-else bad "README.md: no \`\`\`c block with main() under \"## libxcall in brief\""; fi
+if tests/api/readme-example.sh README.md "$EXAMPLE"; then
+	ok "README.md: the example's text found ($(wc -l <"$EXAMPLE") lines)"
+else bad "README.md: the example's text not found"; fi
 
 # build NAME COMPILER STDFLAG SOURCE [more flags]: compile and link quietly, the log kept
 build() {
