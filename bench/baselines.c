@@ -190,9 +190,15 @@ long pp_run(enum pp_kind k, int cpu_a, int cpu_b, const struct budget *b, struct
 			/* spans of back-to-back round trips between two timestamps: one sample a span */
 			for (done = 0; budget_more(&bb, done); done += bb.batch) {
 				uint64_t t0 = ticks();
-				for (int i = 0; i < bb.batch; i++)
+				int i;
+				for (i = 0; i < bb.batch && !budget_cut(&bb, i); i++)
 					round_trip(p, &seq);
-				hist_add_span(h, t0, bb.batch);
+				hist_add_span(h, t0, i);
+				if (i < bb.batch) {
+					done += i;
+					budget_stopped(&bb);
+					break;
+				}
 			}
 		} else {
 			for (done = 0; budget_more(&bb, done); done++) {

@@ -181,8 +181,11 @@ struct plan {
 	int ncpus;              /* workers the subcommand may start */
 	long cases, stepped;
 	double bound_s;         /* the sum of every case's limit and the fixed costs */
+	double fixed_s;         /* plan_fixed()'s part of it, kept until the end */
+	double min_case_s;      /* the cheapest case's share: what each case still to come keeps */
 	double case_limit;      /* --case-limit, for the messages */
 	uint64_t t0;
+	uint64_t case_end;      /* now_ns() by which the current case's loops stop (plan_step) */
 	bool started;
 	_Atomic long capped;    /* timed loops stopped at their limit before their count */
 };
@@ -205,6 +208,15 @@ void plan_start(const char *what);
 /* The "[i/N used, ~left, at most]" prefix of the next progress line. */
 void plan_step(char *buf, size_t size);
 void plan_capped(void);                         /* a loop stopped at its limit */
+/*
+ * The latest now_ns() at which the current case may still run a loop or wait
+ * for something that can be given up: the bound less what the fixed costs,
+ * the cases after it and its own teardown keep. 0 before the first case.
+ * budget_warm() and budget_start() never go past it; a loop or a wait that
+ * is no budget's checks plan_overdue().
+ */
+uint64_t plan_case_end(void);
+bool plan_overdue(void);
 void plan_skip(void);                           /* a planned case that will not run */
 void plan_end(void);                            /* "took T (at most B)", kept for the JSON */
 int plan_done_list(const struct plan_done **out);
@@ -212,7 +224,8 @@ const char *fmt_secs(double s, char *buf, size_t size);
 
 /*
  * Iteration budget: a count, or a deadline when --seconds is given. A count
- * also stops at --case-limit, so that a case never outruns the plan.
+ * also stops at --case-limit, and either at the plan's end for the case
+ * (plan_case_end()), so that a case never outruns the plan.
  */
 struct budget {
 	long iters;
@@ -221,7 +234,13 @@ struct budget {
 	uint64_t deadline;      /* set by budget_start() */
 	uint64_t warm_until;    /* set by budget_warm(): the warm-up is cut there */
 	uint64_t started;
+	bool by_plan;           /* the deadline is the plan's end for the case, before the loop's own */
 	long next_check;        /* the operation count at which the clock is read next */
+	uint64_t last_t;        /* the last look: its time and count, for the rate since */
+	long last_done;
+	uint64_t warm_started;  /* budget_warm(), and the warm-up operations begun since (warm_more) */
+	long warm_ops;
+	bool careful;           /* operations are slow: a span looks at the clock after each (budget_cut) */
 	int batch;              /* > 1: time spans of this many back-to-back operations, one sample each */
 };
 void budget_init(struct budget *b, const struct bopts *o, long default_iters);
@@ -231,18 +250,44 @@ void budget_warm(struct budget *b);
 void budget_start(struct budget *b);
 /* Seconds one case of this budget may take: the plan's unit. */
 double budget_case_s(const struct bopts *o);
-/* Warm-up operation i of warm, unless the warm-up has had its time. */
-static inline bool warm_more(const struct budget *b, long i, long warm)
+/* Warm-up operation i of warm, unless the warm-up has had its time (a clock read each). */
+static inline bool warm_more(struct budget *b, long i, long warm)
 {
-	return i < warm && ((i & 15) || !b->warm_until || now_ns() < b->warm_until);
+	b->warm_ops = i;
+	return i < warm && (!b->warm_until || now_ns() < b->warm_until);
 }
-/* Read the clock: false once the deadline passed; sets when to look again. */
+/*
+ * Read the clock: false once the deadline passed (after one operation at
+ * least), counting a loop stopped before its count in the plan; sets when to
+ * look again.
+ */
 bool budget_check(struct budget *b, long done);
 static inline bool budget_more(struct budget *b, long done)
 {
 	if (b->seconds <= 0 && done >= b->iters)
 		return false;
 	return done < b->next_check || budget_check(b, done);
+}
+/*
+ * For a wait inside one operation (a reply, a thread to run): true once the
+ * loop's end (its deadline, or during the warm-up its warm-up's) has passed.
+ * The caller gives the wait up, stops the loop and tells budget_stopped().
+ */
+bool budget_late(const struct budget *b);
+/* A timed loop stopped at its end: counted as capped unless --seconds ended it. */
+void budget_stopped(const struct budget *b);
+/*
+ * Inside a span, before operation k: true when the span must stop there (k
+ * operations done) because the loop's end passed. The clock is read only
+ * while operations are slow (careful: a span would take over a millisecond,
+ * as on a loaded machine, where one of 100 round trips can take a time
+ * slice), so a quick span is timed with nothing else in it. A span cut
+ * short is a sample of k operations, and the loop's last.
+ */
+#define BUDGET_SLOW_OP_NS 10000
+static inline bool budget_cut(const struct budget *b, int k)
+{
+	return k && b->careful && budget_late(b);
 }
 
 /* ---- what else runs on the CPUs: fewer real CPUs than workers, other tasks (oversub.c) ---- */
@@ -288,6 +333,13 @@ int pin_self(int cpu);
 void unpin_self(void);          /* back to the affinity the process started with */
 int thread_start_pinned(pthread_t *t, int cpu, void *(*fn)(void *), void *arg);
 int online_cpus_allowed(cpu_set_t *out);
+/*
+ * Join t, waiting until now_ns() reaches @until (0: for as long as it takes).
+ * A thread the OS has not let finish by then (a loaded CPU) is detached
+ * instead: false, and it may still use what it was given, which the caller
+ * then leaves allocated.
+ */
+bool thread_join_by(pthread_t t, uint64_t until);
 
 /* A reusable spinning barrier for pinned threads. */
 struct spin_barrier {

@@ -82,20 +82,43 @@ void budget_init(struct budget *b, const struct bopts *o, long default_iters)
 	b->limit = o->case_limit;
 	b->deadline = b->warm_until = 0;
 	b->batch = 0;
+	b->by_plan = false;
+	b->warm_started = 0;
+	b->warm_ops = 0;
+	b->careful = false;
+}
+
+/*
+ * now + the case's seconds, or the plan's end for the case when that comes
+ * first (*by_plan then says so): the one place a loop's end is decided.
+ */
+static uint64_t budget_until(const struct budget *b, uint64_t now, bool *by_plan)
+{
+	double s = b->seconds > 0 ? b->seconds : b->limit;
+	uint64_t until = s > 0 ? now + (uint64_t)(s * 1e9) : 0;
+	uint64_t end = plan_case_end();
+	*by_plan = end && (!until || end < until);
+	return *by_plan ? end : until;
 }
 
 void budget_warm(struct budget *b)
 {
-	double s = b->seconds > 0 ? b->seconds : b->limit;
-	b->warm_until = s > 0 ? now_ns() + (uint64_t)(s * 1e9) : 0;
+	bool by_plan;
+	b->warm_started = now_ns();
+	b->warm_ops = 0;
+	b->warm_until = budget_until(b, b->warm_started, &by_plan);
 }
 
 void budget_start(struct budget *b)
 {
-	double s = b->seconds > 0 ? b->seconds : b->limit;
 	b->started = now_ns();
-	b->deadline = s > 0 ? b->started + (uint64_t)(s * 1e9) : 0;
+	b->deadline = budget_until(b, b->started, &b->by_plan);
 	b->next_check = 0;
+	b->last_t = b->started;
+	b->last_done = 0;
+	/* slow from the start: the warm-up's operations were, or there was no time for one */
+	b->careful = !b->warm_started || b->warm_ops <= 0 ||
+		     (double)(b->started - b->warm_started) / (double)b->warm_ops > BUDGET_SLOW_OP_NS;
 }
 
 bool budget_check(struct budget *b, long done)
@@ -105,20 +128,38 @@ bool budget_check(struct budget *b, long done)
 		b->next_check = LONG_MAX;
 		return true;
 	}
-	if (t >= b->deadline) {
-		if (b->seconds <= 0)
-			plan_capped();
+	/* past the end: stop, after one operation at least, so that a record has a sample */
+	if (t >= b->deadline && done > 0) {
+		budget_stopped(b);
 		return false;
 	}
 	/*
-	 * The next look after about 2 ms of operations at the rate so far, and
-	 * within 64 operations: cheap beside fast ones, prompt with slow ones
-	 * (a wakeup where CPUs are shared can take milliseconds).
+	 * The next look after about 2 ms of operations at the rate since the last
+	 * look, and within 64 operations: cheap beside fast ones, prompt with slow
+	 * ones (a wakeup where CPUs are shared can take milliseconds), and quick
+	 * to notice when operations slow down, as a loaded machine makes them.
 	 */
-	double per_op = done > 0 ? (double)(t - b->started) / (double)done : 2e6;
+	double per_op = done > b->last_done ? (double)(t - b->last_t) / (double)(done - b->last_done) : 2e6;
 	long step = per_op > 0 ? (long)(2e6 / per_op) : 64;
+	if (done > b->last_done)
+		b->careful = per_op > BUDGET_SLOW_OP_NS;
+	b->last_t = t;
+	b->last_done = done;
 	b->next_check = done + (step < 1 ? 1 : step > 64 ? 64 : step);
 	return true;
+}
+
+void budget_stopped(const struct budget *b)
+{
+	/* --seconds ends a loop by design, unless the plan ended it sooner */
+	if (b->seconds <= 0 || b->by_plan)
+		plan_capped();
+}
+
+bool budget_late(const struct budget *b)
+{
+	uint64_t end = b->deadline ? b->deadline : b->warm_until;
+	return end && now_ns() >= end;
 }
 
 double budget_case_s(const struct bopts *o)

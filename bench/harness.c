@@ -195,13 +195,16 @@ static uint64_t target_sleeps(int cpu)
 /*
  * --gap: before a call, wait until the target has gone to sleep since the
  * previous one (its sleeps counter moved past `last`), then gap_ns more, so
- * that it is inside its futex wait when the call comes. Untimed.
+ * that it is inside its futex wait when the call comes. Untimed. With
+ * may_stop, false when the loop's end came first: the loop stops there.
  */
-static void idle_gap(struct timed_calls *t, uint64_t last)
+static bool idle_gap(struct timed_calls *t, uint64_t last, bool may_stop)
 {
 	uint64_t give_up = now_ns() + 100000000u;   /* a poll policy that never sleeps */
-	while (target_sleeps(t->target) <= last) {
+	for (long spins = 0; target_sleeps(t->target) <= last; spins++) {
 		cpu_relax();
+		if (may_stop && !(spins & 63) && budget_late(&t->b))
+			return false;
 		if (now_ns() > give_up) {
 			t->gap_timeouts++;
 			break;
@@ -209,6 +212,7 @@ static void idle_gap(struct timed_calls *t, uint64_t last)
 	}
 	if (t->x->gap_ns)
 		spin_ns(t->x->gap_ns);
+	return true;
 }
 
 static void timed_calls_loop(void *arg)
@@ -220,7 +224,8 @@ static void timed_calls_loop(void *arg)
 	budget_warm(&t->b);
 	for (long i = 0; warm_more(&t->b, i, warm) && !t->err; i++) {
 		if (x->gap) {
-			idle_gap(t, last);
+			if (!idle_gap(t, last, true))
+				break;
 			last = target_sleeps(t->target);
 		}
 		t->err = xc_call_single(t->target, xh_noop, NULL, t->flags);
@@ -235,14 +240,24 @@ static void timed_calls_loop(void *arg)
 		/* spans of back-to-back calls between two timestamps: one sample, per call, a span */
 		for (i = 0; budget_more(&t->b, i) && !t->err; i += t->b.batch) {
 			uint64_t t0 = ticks();
-			for (int k = 0; k < t->b.batch; k++)
+			int k;
+			for (k = 0; k < t->b.batch && !budget_cut(&t->b, k); k++)
 				t->err |= xc_call_single(t->target, xh_noop, NULL, t->flags);
-			hist_add_span(t->h, t0, t->b.batch);
+			hist_add_span(t->h, t0, k);
+			if (k < t->b.batch) {
+				i += k;
+				budget_stopped(&t->b);
+				break;
+			}
 		}
 	} else {
 		for (i = 0; budget_more(&t->b, i) && !t->err; i++) {
 			if (x->gap) {
-				idle_gap(t, last);
+				/* the end came while the target was still on its way to sleep */
+				if (!idle_gap(t, last, i > 0)) {
+					budget_stopped(&t->b);
+					break;
+				}
 				last = target_sleeps(t->target);
 			}
 			uint64_t t0 = ticks();

@@ -98,7 +98,9 @@ static void sender_loop(void *arg)
 		while (!atomic_load_explicit(&r->ran, memory_order_acquire))
 			cpu_relax();
 		if (r->wait_asleep) {
-			uint64_t until = now_ns() + 2000000;
+			uint64_t until = now_ns() + 2000000, end = r->b.deadline ? r->b.deadline : r->b.warm_until;
+			if (end && end < until)
+				until = end;
 			struct xc_stats now;
 			do
 				xh_stats(r->target, &now);
@@ -198,6 +200,11 @@ static int part2(const struct bopts *o, const struct idle_cfg *c, int rep)
 		xh_stats(-1, &s0);
 		double p0 = cpu_seconds_process(), m0 = cpu_seconds_thread();
 		uint64_t w0 = now_ns(), end = w0 + (uint64_t)(c->idle_seconds * 1e9);
+		/* a period cut short by the plan's end for the case is a capped one */
+		uint64_t case_end = plan_case_end();
+		bool cut = case_end && case_end < end;
+		if (cut)
+			end = case_end;
 		struct timespec next;
 		clock_gettime(CLOCK_MONOTONIC, &next);
 		long calls = 0;
@@ -216,6 +223,8 @@ static int part2(const struct bopts *o, const struct idle_cfg *c, int rep)
 			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 		}
 		double wall = (double)(now_ns() - w0) / 1e9;
+		if (cut)
+			plan_capped();
 		double workers = (cpu_seconds_process() - p0) - (cpu_seconds_thread() - m0);
 		xh_stats(-1, &s1);
 		xc_stats_delta(&d, &s0, &s1);

@@ -112,9 +112,15 @@ static void ipi_loop(void *arg)
 		/* total: spans of back-to-back calls between two timestamps, one sample a span */
 		for (i = 0; budget_more(&r->b, i) && !r->err; i += PAIR_SPAN) {
 			uint64_t t0 = ticks();
-			for (int k = 0; k < PAIR_SPAN; k++)
+			int k;
+			for (k = 0; k < PAIR_SPAN && !budget_cut(&r->b, k); k++)
 				r->err |= send_one(r, &d);
-			hist_add_span(r->total, t0, PAIR_SPAN);
+			hist_add_span(r->total, t0, k);
+			if (k < PAIR_SPAN) {
+				i += k;
+				budget_stopped(&r->b);
+				break;
+			}
 		}
 	}
 	xh_stats(-1, &s1);

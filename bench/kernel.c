@@ -254,9 +254,15 @@ static struct rec *ipi_measure(struct kctx *k, enum ipi_mode m, const char *kase
 	/* spans of back-to-back operations between two timestamps, one sample a span */
 	for (i = 0; budget_more(&b, i) && !err; i += PAIR_SPAN) {
 		uint64_t t0 = ticks();
-		for (int j = 0; j < PAIR_SPAN && !err; j++)
+		int j;
+		for (j = 0; j < PAIR_SPAN && !err && !budget_cut(&b, j); j++)
 			err = ipi_op(k, m);
-		hist_add_span(&h, t0, PAIR_SPAN);
+		hist_add_span(&h, t0, j);
+		if (j < PAIR_SPAN && !err) {
+			i += j;
+			budget_stopped(&b);
+			break;
+		}
 	}
 	irq_read(s1);
 	unpin_self();
@@ -367,8 +373,21 @@ long wakeup_run(struct kctx *k, long gap_us, bool polling, struct hist *h, struc
 		atomic_store_explicit(&s->word, gen, memory_order_release);
 		if (!polling)
 			xc_futex_wake(&s->word, 1);
-		while (atomic_load_explicit(&s->ack, memory_order_acquire) != gen)
+		/* a sleeper its CPU does not run (others hold it) gives the loop up at its end */
+		bool late = false;
+		for (long spins = 1; atomic_load_explicit(&s->ack, memory_order_acquire) != gen; spins++) {
 			cpu_relax();
+			if (!(spins & 255) && (late = budget_late(&b)))
+				break;
+		}
+		if (late && i < 0) {
+			i = -1;         /* the warm-up had its time: on to the timed loop */
+			continue;
+		}
+		if (late) {
+			budget_stopped(&b);
+			break;
+		}
 		uint64_t t1 = atomic_load_explicit(&s->woke_at, memory_order_relaxed);
 		if (i >= 0)
 			hist_add(h, ticks_to_ns(t1 > t0 ? t1 - t0 : 0));
@@ -377,9 +396,10 @@ long wakeup_run(struct kctx *k, long gap_us, bool polling, struct hist *h, struc
 	atomic_store(&s->stop, true);
 	atomic_store(&s->word, gen + 1);
 	xc_futex_wake(&s->word, 1);
-	pthread_join(t, NULL);
+	/* the sleeper's CPU may be held by others: wait for it a tail's time, then leave it */
+	if (thread_join_by(t, now_ns() + 100000000u))
+		free(s);
 	unpin_self();
-	free(s);
 	return i;
 }
 
@@ -391,7 +411,9 @@ static struct rec *wakeup_case(struct kctx *k, const char *kase, long gap_us, bo
 	progress("kernel wakeup: %s, repeat %d", kase, rep);
 	long n = wakeup_run(k, gap_us, polling, &h, s0, s1);
 	struct rec *r = NULL;
-	if (n >= 0) {
+	if (n == 0)
+		rec_skipped("kernel", kase, "no wake ran before the case's end: the target CPU was busy", rep);
+	else if (n > 0) {
 		r = krec(k, kase, &h, n, rep);
 		rec_param_i(r, "gap_us", gap_us);
 		rec_param_s(r, "target", polling ? "polls a flag" : "sleeps in FUTEX_WAIT");
@@ -566,7 +588,7 @@ int probe_compare(struct kctx *k)
 		compare_xcall(k, "compare/libxcall-polling", XC_POLL_FOREVER, false, rep);
 		compare_xcall(k, "compare/libxcall-sleeping", XC_POLL_NONE, true, rep);
 		for (struct rec *r = rec_first(); r && ki; r = r->next)
-			if (!strncmp(r->kase, "compare/", 8) && r->repeat == rep && ki->s.p50 > 0)
+			if (!strncmp(r->kase, "compare/", 8) && r->repeat == rep && r->s.n && ki->s.p50 > 0)
 				rec_param_d(r, "ratio_to_kernel_ipi", r->s.p50 / ki->s.p50);
 	}
 	return 0;

@@ -78,7 +78,10 @@ int probe_idlestates(struct kctx *k)
 			struct irq_snap *s0 = malloc(sizeof(*s0)), *s1 = malloc(sizeof(*s1));
 			progress("kernel idlestates: %s, repeat %d", kase, rep);
 			long n = wakeup_run(k, k->gap_long_us, false, &h, s0, s1);
-			if (n >= 0) {
+			if (n == 0)
+				rec_skipped("kernel", kase, "no wake ran before the case's end: the target CPU was busy",
+					    rep);
+			if (n > 0) {
 				struct rec *r = rec_new("kernel", kase, "ns", "lower", rep);
 				rec_hist(r, &h);
 				rec_cpus(r, &k->o.cpus);

@@ -25,6 +25,7 @@
 #include "baselines.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -60,7 +61,10 @@ struct paired {
 	int nblk, nmax;
 	double *line_blk_p50[PAIR_LINES]; /* per store/load line, its blocks' medians */
 	int line_nblk[PAIR_LINES];
-	struct budget bud;              /* the first warm-up's clock */
+	struct budget bud;              /* the warm-ups' clock: the first warm-up's, then the loop's end */
+	struct budget *tb;              /* the timed loop's budget, once it runs (budget_cut) */
+	bool late;                      /* a span stopped at the loop's end: the alternation ends */
+	long side_n[NLIMITS + 1];       /* round trips in spans, per side */
 	int err;
 };
 
@@ -84,21 +88,26 @@ static double quantile(double *v, int n, double q)
  * The timed part of a block, the same for every side: n round trips of OP in
  * spans of PAIR_SPAN between two timestamps (each span's time per round trip
  * into HS and p->span), then PAIR_TAIL more timed one by one into HO (NULL:
- * none). Sets *med to the spans' median. A macro, so that OP is inlined on
+ * none). Sets *med to the spans' median and adds the round trips to SIDE's
+ * count. A span the loop's end cut (budget_cut) is a sample of what it ran,
+ * and sets p->late: nothing more runs. A macro, so that OP is inlined on
  * both sides alike.
  */
-#define TIMED_BLOCK(p, n, HS, HO, OP, med)                                                  \
+#define TIMED_BLOCK(p, n, SIDE, HS, HO, OP, med)                                            \
 	do {                                                                                \
 		int ns_ = 0;                                                                \
-		for (int done_ = 0; done_ < (n) && !(p)->err; done_ += PAIR_SPAN) {         \
+		for (int done_ = 0; done_ < (n) && !(p)->err && !(p)->late; done_ += PAIR_SPAN) { \
 			uint64_t t0_ = ticks();                                             \
-			for (int i_ = 0; i_ < PAIR_SPAN; i_++)                              \
+			int i_;                                                             \
+			for (i_ = 0; i_ < PAIR_SPAN && !((p)->tb && budget_cut((p)->tb, i_)); i_++) \
 				OP;                                                         \
-			double per_ = (double)ticks_span_ns(t0_, ticks()) / PAIR_SPAN;      \
+			double per_ = (double)ticks_span_ns(t0_, ticks()) / i_;             \
 			hist_add((HS), (uint64_t)(per_ + 0.5));                             \
 			(p)->span[ns_++] = per_;                                            \
+			(p)->side_n[SIDE] += i_;                                            \
+			(p)->late = i_ < PAIR_SPAN;                                         \
 		}                                                                           \
-		for (int i_ = 0; (HO) && i_ < PAIR_TAIL && !(p)->err; i_++) {               \
+		for (int i_ = 0; (HO) && i_ < PAIR_TAIL && !(p)->err && !(p)->late; i_++) { \
 			uint64_t t0_ = ticks();                                             \
 			OP;                                                                 \
 			hist_add((HO), ticks_span_ns(t0_, ticks()));                        \
@@ -126,7 +135,7 @@ static double limit_block(struct paired *p, int m, int k, int n, int warm)
 		for (int i = 0; warm_more(&p->bud, i, warm); i++)
 			pp_handoff_round_trip(ho, xh_noop, NULL);
 		if (n)
-			TIMED_BLOCK(p, n, p->in->h_limit[m], (struct hist *)NULL,
+			TIMED_BLOCK(p, n, m, p->in->h_limit[m], (struct hist *)NULL,
 				    pp_handoff_round_trip(ho, xh_noop, NULL), &med);
 		/* release: after the last round trip came back, so the responder sees it next */
 		atomic_store_explicit(&ho->word, PP_HANDOFF_STOP, memory_order_release);
@@ -134,13 +143,13 @@ static double limit_block(struct paired *p, int m, int k, int n, int warm)
 		for (int i = 0; warm_more(&p->bud, i, warm); i++)
 			pp_line_cas_round_trip(r.line, &seq);
 		if (n)
-			TIMED_BLOCK(p, n, p->in->h_limit[m], (struct hist *)NULL,
+			TIMED_BLOCK(p, n, m, p->in->h_limit[m], (struct hist *)NULL,
 				    pp_line_cas_round_trip(r.line, &seq), &med);
 	} else {
 		for (int i = 0; warm_more(&p->bud, i, warm); i++)
 			pp_line_round_trip(r.line, &seq);
 		if (n)
-			TIMED_BLOCK(p, n, p->in->h_limit[m], p->in->h_limit_op,
+			TIMED_BLOCK(p, n, m, p->in->h_limit[m], p->in->h_limit_op,
 				    pp_line_round_trip(r.line, &seq), &med);
 	}
 	if (m != LIMIT_HANDOFF)
@@ -163,7 +172,7 @@ static double call_block(struct paired *p, int n, int warm)
 	xh_stats(-1, &s0);
 	xh_stats(b, &t0s);
 	if (n)
-		TIMED_BLOCK(p, n, p->in->h_call, p->in->h_call_op,
+		TIMED_BLOCK(p, n, NLIMITS, p->in->h_call, p->in->h_call_op,
 			    p->err |= xc_call_single(b, xh_noop, NULL, XC_WAIT), &med);
 	xh_stats(-1, &s1);
 	xh_stats(b, &t1s);
@@ -184,16 +193,20 @@ static void paired_loop(void *arg)
 	long done = 0;
 
 	p->bud = bud;
-	budget_warm(&p->bud);   /* the first warm-up of every side; a block's own is not cut */
+	budget_warm(&p->bud);   /* the first warm-up of every side */
 	/* the same first warm-up as every other case, for each side */
 	for (int m = 0; m < NLIMITS && in->want_limit; m++)
 		if (limit_block(p, m, 0, 0, (int)warm) < 0)
 			return;
 	if (in->want_call && call_block(p, 0, (int)warm) < 0)
 		return;
-	p->bud.warm_until = 0;
+	bud.warm_started = p->bud.warm_started;
+	bud.warm_ops = p->bud.warm_ops;
 	budget_start(&bud);
-	for (int k = 0; p->nblk < p->nmax; k++) {
+	p->bud.warm_until = bud.deadline;       /* a block's own warm-up stops at the loop's end */
+	p->tb = &bud;
+	memset(p->side_n, 0, sizeof(p->side_n));
+	for (int k = 0; p->nblk < p->nmax && !p->late; k++) {
 		/* whole spans: the count rounds up to PAIR_SPAN */
 		int n = PAIR_BLOCK;
 
@@ -206,7 +219,7 @@ static void paired_loop(void *arg)
 		for (int m = 0; m < NLIMITS; m++) {
 			double lim = 0;
 
-			if (in->want_limit) {
+			if (in->want_limit && !p->late) {
 				lim = limit_block(p, m, k % PAIR_LINES, n, PAIR_WARM);
 				if (lim < 0)
 					return;
@@ -216,11 +229,21 @@ static void paired_loop(void *arg)
 			p->blk_p50[m][p->nblk] = lim;
 		}
 		double call = 0;
-		if (in->want_call && (call = call_block(p, n, PAIR_WARM)) < 0)
+		if (in->want_call && !p->late && (call = call_block(p, n, PAIR_WARM)) < 0)
 			return;
 		p->blk_p50[NLIMITS][p->nblk] = call;
-		p->nblk++;
+		/* a block the loop's end cut counts where its last side ran, so that a ratio has both */
+		if (!p->late || (in->want_call ? call : p->blk_p50[NLIMITS - 1][p->nblk]) > 0)
+			p->nblk++;
 		done += n;
+	}
+	if (p->late) {
+		budget_stopped(&bud);
+		/* what every side ran: the count of each side's record */
+		done = LONG_MAX;
+		for (int m = 0; m <= NLIMITS; m++)
+			if ((m < NLIMITS ? in->want_limit : in->want_call) && p->side_n[m] < done)
+				done = p->side_n[m];
 	}
 	p->out->n = done;
 }

@@ -59,6 +59,27 @@ int thread_start_pinned(pthread_t *t, int cpu, void *(*fn)(void *), void *arg)
 	return -err;
 }
 
+bool thread_join_by(pthread_t t, uint64_t until)
+{
+	uint64_t now = now_ns();
+	if (!until)
+		return !pthread_join(t, NULL);
+	/* pthread_timedjoin_np's clock is the wall clock's */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t left = until > now ? until - now : 0;
+	ts.tv_sec += (time_t)(left / 1000000000u);
+	ts.tv_nsec += (long)(left % 1000000000u);
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	if (!pthread_timedjoin_np(t, NULL, &ts))
+		return true;
+	pthread_detach(t);
+	return false;
+}
+
 void spin_barrier_init(struct spin_barrier *b, unsigned n)
 {
 	atomic_store(&b->count, 0);

@@ -8,6 +8,13 @@
  * so the sum is a bound, not a guess. Progress lines carry the place, the
  * time used and what is left; the end says how long it took against the
  * bound, and the results file keeps both, per subcommand.
+ *
+ * A case's own limit is not enough on a loaded machine: what cannot be cut
+ * (a runtime's start, a join, a step of a loop) may take longer than its
+ * share. So each case also ends by what the plan leaves it: the bound, less
+ * the fixed costs and the cheapest share of every case still to come, less a
+ * tail for its own teardown (plan_case_end()). A case that starts late gets
+ * what is left; a case on time never meets that end before its own limit.
  */
 #include "bench.h"
 
@@ -42,13 +49,41 @@ void plan_reset(const char *cmd, double case_limit, int ncpus)
 
 void plan_cases(long cases, double each_s)
 {
+	if (cases <= 0)
+		return;
 	g_plan.cases += cases;
 	g_plan.bound_s += (double)cases * each_s;
+	if (!g_plan.min_case_s || each_s < g_plan.min_case_s)
+		g_plan.min_case_s = each_s;
 }
 
 void plan_fixed(double s)
 {
 	g_plan.bound_s += s;
+	g_plan.fixed_s += s;
+}
+
+/* What a case keeps after its loops stopped: the records, a runtime's xc_exit, a join. */
+#define PLAN_TAIL_S 0.1
+
+/* The current case's end: the bound less what the cases after it and the fixed costs keep. */
+static void plan_case_reserve(void)
+{
+	long after = g_plan.cases - g_plan.stepped;
+	double keep = g_plan.fixed_s + (double)(after > 0 ? after : 0) * g_plan.min_case_s + PLAN_TAIL_S;
+	double end = g_plan.bound_s - keep;
+	g_plan.case_end = g_plan.t0 + (uint64_t)((end > 0 ? end : 0) * 1e9);
+}
+
+uint64_t plan_case_end(void)
+{
+	return g_plan.started && g_plan.stepped ? g_plan.case_end : 0;
+}
+
+bool plan_overdue(void)
+{
+	uint64_t end = plan_case_end();
+	return end && now_ns() >= end;
 }
 
 /* "45 s", "3m05s", "2h10m" */
@@ -87,6 +122,7 @@ void plan_step(char *buf, size_t size)
 	if (!g_plan.started)
 		return;
 	long i = ++g_plan.stepped;
+	plan_case_reserve();
 	double used = (double)(now_ns() - g_plan.t0) / 1e9;
 	double bound_left = g_plan.bound_s > used ? g_plan.bound_s - used : 0;
 	char a[32], b[32], c[32];
@@ -104,6 +140,8 @@ void plan_step(char *buf, size_t size)
 void plan_skip(void)
 {
 	g_plan.stepped++;
+	if (g_plan.started)
+		plan_case_reserve();
 }
 
 void plan_capped(void)
