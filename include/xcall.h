@@ -102,8 +102,9 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
 #define XC_ABLATE_FREERIDE (1u << 2) /* wake again although a wakeup is already under way */
 #define XC_ABLATE_NOTIFY   (1u << 3) /* a worker woken for calls leaves idle and schedules */
 #define XC_ABLATE_SLOT     (1u << 4) /* waiting single calls always queue, never use the mailbox slot */
+#define XC_ABLATE_RING     (1u << 5) /* calls go as descriptors on one shared list per CPU, not per-sender rings */
 #define XC_ABLATE_ALL      (XC_ABLATE_ELIDE | XC_ABLATE_COALESCE | XC_ABLATE_FREERIDE | \
-			    XC_ABLATE_NOTIFY | XC_ABLATE_SLOT)
+			    XC_ABLATE_NOTIFY | XC_ABLATE_SLOT | XC_ABLATE_RING)
 
 /**
  * struct xc_opts - runtime options; a zero-initialised struct means every default.

@@ -12,6 +12,7 @@
  * hook stuck at a cancellation point is cancelled, every thread is joined.
  */
 #include "internal.h"
+#include "ring.h"
 #include "thread.h"
 #include "kick.h"
 #include "wait.h"
@@ -46,6 +47,8 @@ static void cpu_reset(struct xc_cpu *c, int cpu)
 	atomic_store_explicit(&c->slot.done.word, XC_SLOT_CLOSED, memory_order_relaxed);
 	atomic_store_explicit(&c->slot_claim, 0, memory_order_relaxed);
 	c->slot_running = false;
+	c->rings_held = NULL;
+	xc_rings_reset(c);
 	atomic_store_explicit(&c->urgent_calls, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->displaced, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->os_recheck, false, memory_order_relaxed);
@@ -305,6 +308,7 @@ static int runtime_init(const struct xc_opts *opts)
 	if (xc_rt.cfg.verbose)
 		xc_config_print(&xc_rt.cfg);
 	xc_rt.generation++;
+	xc_ring_init();
 	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++)
 		if (CPU_ISSET(cpu, &xc_rt.cfg.cpus))
 			xc_rt.cpu_list[n++] = cpu;

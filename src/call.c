@@ -3,13 +3,19 @@
  * call.c - the call family: queue a function on other CPUs' call queues, kick
  * them, optionally wait; and, on the worker side, run what was queued.
  *
- * Descriptors: a waiting single call goes in the target's mailbox slot when
- * it is free (slot.c), else it lives on the caller's stack and carries its
- * own completion; a nowait call or one target of a many call comes from
- * the caller's pool (pool.c) and goes back to it before its function runs;
- * an async call uses the caller's descriptor and clears its in-flight bit
- * after the function returns. XC_URGENT calls go on the CPU's urgent queue
- * and may run in its worker's signal handler (urgent.c).
+ * A thread's calls to a CPU go through its ring to that CPU (ring.c), in the
+ * order made: an entry holds fn, arg and what to complete after (a waiter's
+ * completion on its stack, an async descriptor's in-flight bit). A waiting
+ * single call takes the target's mailbox slot instead (slot.c) when the
+ * slot is free and the ring holds nothing of ours not yet taken, so it
+ * cannot overtake our earlier calls.
+ *
+ * XC_URGENT calls, and calls made from inside the urgent signal handler
+ * (which may have interrupted this thread's own ring update), are
+ * descriptors pushed on a shared list: the urgent queue, or callq with
+ * XC_ABLATE_RING, which is the seeds' design: a nowait or many call's
+ * descriptor comes from the caller's pool (pool.c) and goes back to it
+ * before its function runs, a waiting call's lives on its stack.
  */
 #include "internal.h"
 #include "thread.h"
@@ -22,6 +28,7 @@
 #include "pool.h"
 #include "trace.h"
 #include "attach.h"
+#include "ring.h"
 
 #include <errno.h>
 #include <string.h>
@@ -143,9 +150,13 @@ int xc_run_calls(struct xc_cpu *c)
 	int n = xc_run_urgent(c);
 
 	n += xc_slot_run(c);
-	struct xc__link *l = xc_llist_take(&c->callq);
+	if (xc_unlikely(xc_ablated(XC_ABLATE_RING))) {
+		struct xc__link *l = xc_llist_take(&c->callq);
 
-	return l ? n + run_list(c, l, false) : n;
+		return l ? n + run_list(c, l, false) : n;
+	}
+	xc_ring_take_doorbells(c);
+	return n + xc_rings_run(c);
 }
 
 /* Offline or exit: refuse new calls, run every queued one (the slot after the queue: slot.c). */
@@ -153,12 +164,15 @@ int xc_drain_calls(struct xc_cpu *c)
 {
 	int n = run_list(c, xc_llist_close(&c->urgentq), true);
 
-	n += run_list(c, xc_llist_close(&c->callq), false);
+	if (xc_ablated(XC_ABLATE_RING))
+		n += run_list(c, xc_llist_close(&c->callq), false);
+	else
+		n += xc_rings_close(c);
 	return n + xc_slot_close(c);
 }
 
 /* After a push: kick if the queue went from empty to non-empty. */
-static void call_kick(struct xc_cpu *c, int pushed, bool urgent)
+void xc_call_kick(struct xc_cpu *c, int pushed, bool urgent)
 {
 	if (pushed == XC_PUSH_WAS_EMPTY || (pushed == XC_PUSH_NONEMPTY && xc_ablated(XC_ABLATE_COALESCE))) {
 		if (urgent)
@@ -188,7 +202,7 @@ static int call_push(struct xc_cpu *c, struct xc_call *call, unsigned flags)
 	if (urgent && !xc_urgent_enter())
 		return -ENXIO;
 	r = call_enqueue(c, call, urgent);
-	call_kick(c, r, urgent);
+	xc_call_kick(c, r, urgent);
 	if (urgent)
 		xc_urgent_leave();
 	return r == XC_PUSH_CLOSED ? -ENXIO : 0;
@@ -248,6 +262,40 @@ static int check_mask_call(const cpu_set_t *mask, xc_func_t fn, unsigned flags)
 	return xc_rt_accepting() ? 0 : -ENXIO;
 }
 
+/* Whether a call goes through the sender's ring; else as a descriptor on a shared list. */
+static inline bool via_ring(unsigned flags)
+{
+	return !(flags & XC_URGENT) && !xc_ablated(XC_ABLATE_RING);
+}
+
+/* One call through the calling thread's ring to @c; @done as in struct xc_ring_entry. */
+static inline int ring_call(struct xc_cpu *c, xc_func_t fn, void *arg, uintptr_t done)
+{
+	struct xc_ring *r = xc_ring_get(c);
+	uint32_t flow = xc_trace_flow(), idx;
+
+	if (xc_unlikely(!r))
+		return -ENOMEM;
+	xc_trace(XC_EV_QUEUE, c->cpu, flow, (const void *)fn);
+	if (xc_unlikely(xc_ring_put(r, fn, arg, done, flow, xc_self ? xc_self->cpu : -1, &idx)))
+		return -ENOMEM;
+	return xc_ring_doorbell(c, r, idx);
+}
+
+/*
+ * Whether a waiting call may take @c's slot and stay in order: the slot
+ * runs before the rings, so only when our ring to @c holds nothing untaken.
+ */
+static inline bool slot_in_order(struct xc_cpu *c)
+{
+	struct xc_ring *r;
+
+	if (xc_ablated(XC_ABLATE_RING))
+		return true;
+	r = xc_ring_peek(c);
+	return !r || xc_ring_empty(r);
+}
+
 static inline __attribute__((always_inline)) int call_single(int cpu, xc_func_t fn, void *arg,
 							   unsigned flags)
 {
@@ -272,20 +320,26 @@ static inline __attribute__((always_inline)) int call_single(int cpu, xc_func_t 
 	if (flags & XC_WAIT) {
 		struct xc_waitinfo wi = { fn, arg, &cpu, 1 };
 
-		if (!(flags & XC_URGENT) && !xc_ablated(XC_ABLATE_SLOT) &&
+		if (!(flags & XC_URGENT) && !xc_ablated(XC_ABLATE_SLOT) && slot_in_order(c) &&
 		    xc_slot_call(c, fn, arg, &wi) == 0)
 			return 0;
 		struct xc_call on_stack = { .fn = fn, .arg = arg };
 
-		/* relaxed: published by the push's release */
-		atomic_store_explicit(&on_stack._flags, XC_CALL_WAITED, memory_order_relaxed);
 		xc_completion_init(&on_stack._done, 1);
-		on_stack._completion = &on_stack._done;
-		ret = call_push(c, &on_stack, flags);
+		if (via_ring(flags)) {
+			ret = ring_call(c, fn, arg, (uintptr_t)&on_stack._done);
+		} else {
+			/* relaxed: published by the push's release */
+			atomic_store_explicit(&on_stack._flags, XC_CALL_WAITED, memory_order_relaxed);
+			on_stack._completion = &on_stack._done;
+			ret = call_push(c, &on_stack, flags);
+		}
 		if (!ret)
 			xc_completion_wait(&on_stack._done, 0, &wi);
 		return ret;
 	}
+	if (via_ring(flags))
+		return ring_call(c, fn, arg, 0);
 	call = xc_pool_get();
 	if (!call)
 		return -ENOMEM;
@@ -330,7 +384,10 @@ static int call_async(int cpu, struct xc_call *call)
 		atomic_store_explicit(&call->_flags, 0, memory_order_release);
 		return 0;
 	}
-	ret = call_push(c, call, 0);
+	if (via_ring(0))
+		ret = ring_call(c, call->fn, call->arg, (uintptr_t)call | XC_RING_DONE_ASYNC);
+	else
+		ret = call_push(c, call, 0);
 	if (ret)
 		atomic_store_explicit(&call->_flags, 0, memory_order_release);
 	return ret;
@@ -349,24 +406,107 @@ bool xc_call_done(const struct xc_call *call)
 }
 
 /*
- * The many-call path behind many / cond / all: pick the targets, take a
- * descriptor for each, queue on all, then kick, then run locally, then wait.
+ * The many-call's sending through the rings: one entry in our ring to each
+ * target, then the doorbells. Returns how many targets it reached; each
+ * target refused (closed meanwhile) completes @sync for itself.
+ */
+static int many_ring(const int *targets, int nt, xc_func_t fn, void *arg, unsigned flags,
+		     struct xc__completion *sync)
+{
+	struct xc_ring *rings[XC_MAX_CPUS];
+	uint32_t idx[XC_MAX_CPUS];
+	uintptr_t done = (flags & XC_WAIT) ? (uintptr_t)sync : 0;
+	int from = xc_self ? xc_self->cpu : -1, sent = 0, i;
+
+	/* every ring, and room in each from the urgent handler, before any entry: all or nothing */
+	for (i = 0; i < nt; i++) {
+		rings[i] = xc_ring_get(&xc_cpus[targets[i]]);
+		if (!rings[i])
+			return -ENOMEM;
+		if (xc_in_urgent && !xc_ring_make_room(rings[i]))
+			return -ENOMEM;
+	}
+	xc_completion_init(sync, (uint32_t)nt);
+	for (i = 0; i < nt; i++) {
+		uint32_t flow = xc_trace_flow();
+
+		xc_trace(XC_EV_QUEUE, targets[i], flow, (const void *)fn);
+		/* room was made above in the handler; elsewhere put waits for it */
+		(void)xc_ring_put(rings[i], fn, arg, done, flow, from, &idx[i]);
+	}
+	for (i = 0; i < nt; i++) {
+		if (xc_ring_doorbell(&xc_cpus[targets[i]], rings[i], idx[i]) == 0)
+			sent++;
+		else
+			xc_complete(sync);	/* went offline meanwhile: skipped */
+	}
+	return sent;
+}
+
+/* The same as descriptors on the targets' shared lists: urgent calls, and XC_ABLATE_RING. */
+static int many_list(const int *targets, int nt, xc_func_t fn, void *arg, unsigned flags,
+		     struct xc__completion *sync)
+{
+	struct xc_call *d[XC_MAX_CPUS];
+	signed char pushed[XC_MAX_CPUS];
+	bool urgent = flags & XC_URGENT;
+	int sent = 0, i;
+
+	/* every descriptor before queueing any, so -ENOMEM leaves nothing half sent */
+	for (i = 0; i < nt; i++) {
+		d[i] = xc_pool_get();
+		if (!d[i]) {
+			while (i--)
+				xc_pool_put_local(d[i]);
+			return -ENOMEM;
+		}
+	}
+	if (urgent && !xc_urgent_enter()) {
+		for (i = 0; i < nt; i++)
+			xc_pool_put_local(d[i]);
+		return -ENXIO;
+	}
+	xc_completion_init(sync, (uint32_t)nt);
+	for (i = 0; i < nt; i++) {
+		struct xc_call *call = d[i];
+
+		call->fn = fn;
+		call->arg = arg;
+		call->_completion = (flags & XC_WAIT) ? sync : NULL;
+		atomic_store_explicit(&call->_flags,
+				      XC_CALL_POOL | ((flags & XC_WAIT) ? XC_CALL_WAITED : 0),
+				      memory_order_relaxed);
+		pushed[i] = (signed char)call_enqueue(&xc_cpus[targets[i]], call, urgent);
+		if (pushed[i] == XC_PUSH_CLOSED) {
+			xc_pool_put_local(call);
+			xc_complete(sync);	/* went offline meanwhile: skipped */
+		} else {
+			sent++;
+		}
+	}
+	for (i = 0; i < nt; i++)
+		xc_call_kick(&xc_cpus[targets[i]], pushed[i], urgent);
+	if (urgent)
+		xc_urgent_leave();
+	return sent;
+}
+
+/*
+ * The many-call path behind many / cond / all: pick the targets, send to
+ * all, then run locally, then wait.
  */
 static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *arg,
 		     unsigned flags)
 {
 	/*
-	 * On the stack (about 13 KiB): a many call can nest, from a call
-	 * run while this one waits for descriptors, or from the urgent handler.
+	 * On the stack (about 17 KiB with the sending's): a many call can nest,
+	 * from a call run while this one waits for room, or from the urgent handler.
 	 */
-	struct xc_call *d[XC_MAX_CPUS];
 	struct xc__completion sync;
 	int targets[XC_MAX_CPUS];
-	signed char pushed[XC_MAX_CPUS];
 	struct xc_cpu *self = xc_self;
 	bool run_local = false;
-	int nt = 0, sent = 0, i;
-	bool urgent = flags & XC_URGENT;
+	int nt = 0, sent, i;
 	cpu_set_t inside;
 	int ret = check_mask_call(mask, fn, flags);
 
@@ -398,42 +538,12 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 			targets[nt++] = cpu;
 	}
 
-	/* every descriptor before queueing any, so -ENOMEM leaves nothing half sent */
-	for (i = 0; i < nt; i++) {
-		d[i] = xc_pool_get();
-		if (!d[i]) {
-			while (i--)
-				xc_pool_put_local(d[i]);
-			return -ENOMEM;
-		}
-	}
-	if (urgent && !xc_urgent_enter()) {
-		for (i = 0; i < nt; i++)
-			xc_pool_put_local(d[i]);
-		return -ENXIO;
-	}
-	xc_completion_init(&sync, (uint32_t)nt);
-	for (i = 0; i < nt; i++) {
-		struct xc_call *call = d[i];
-
-		call->fn = fn;
-		call->arg = arg;
-		call->_completion = (flags & XC_WAIT) ? &sync : NULL;
-		atomic_store_explicit(&call->_flags,
-				      XC_CALL_POOL | ((flags & XC_WAIT) ? XC_CALL_WAITED : 0),
-				      memory_order_relaxed);
-		pushed[i] = (signed char)call_enqueue(&xc_cpus[targets[i]], call, urgent);
-		if (pushed[i] == XC_PUSH_CLOSED) {
-			xc_pool_put_local(call);
-			xc_complete(&sync);	/* went offline meanwhile: skipped */
-		} else {
-			sent++;
-		}
-	}
-	for (i = 0; i < nt; i++)
-		call_kick(&xc_cpus[targets[i]], pushed[i], urgent);
-	if (urgent)
-		xc_urgent_leave();
+	if (via_ring(flags))
+		sent = many_ring(targets, nt, fn, arg, flags, &sync);
+	else
+		sent = many_list(targets, nt, fn, arg, flags, &sync);
+	if (sent < 0)
+		return sent;
 	if (run_local) {
 		call_inline(self, fn, arg);
 		sent++;

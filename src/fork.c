@@ -26,6 +26,7 @@
  * should only exec or _exit, and calls it makes get -ENXIO.
  */
 #include "internal.h"
+#include "ring.h"
 #include "thread.h"
 #include "urgent.h"
 #include "pool.h"
@@ -69,6 +70,7 @@ static void fork_child(void)
 	xc_self = NULL;
 	xc_urgent_fork_child();
 	xc_pool_fork_child();
+	xc_ring_fork_child();
 	xc_trace_fork_child();
 	/* relaxed: one thread; a later xc_init's CAS starts from here */
 	atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_relaxed);

@@ -13,6 +13,7 @@
  *   wait.c, wait.h      completions and the waiter: spin, sleep, serve its own
  *                       CPU's calls meanwhile if it is a worker
  *   call.c, call.h      call single / many / cond / all / any / async, running a queue
+ *   ring.c, ring.h      per-sender call rings: FIFO per (thread, CPU), a doorbell per burst
  *   slot.c (call.h)     the mailbox slot: a waiting single call in the line the worker polls
  *   work.c, work.h      deferred per-CPU work items
  *   pool.c, pool.h      per-thread descriptor pools for nowait and many calls
@@ -72,6 +73,8 @@ static inline void xc_cpu_relax(void)
 #endif
 }
 
+
+struct xc_ring;
 
 /* Worker idle states: the futex word of the kick protocol (kick.c). */
 enum xc_idle_state {
@@ -171,6 +174,7 @@ struct xc_cpu {
 	struct xc__link *work_head;	/* taken work items, FIFO, not yet run */
 	struct xc__link *work_tail;
 	bool slot_running;		/* the slot's call is running: not pending again */
+	struct xc_ring *rings_held;	/* call rings linked to it and taken from callq (ring.c) */
 	/* what the worker runs now, for stuck reports: written by it, read by waiters */
 	_Atomic int cur_kind;		/* XC_ACT_* */
 	_Atomic uint32_t cur_seq;	/* bumped at every start: a waiter tells whether it changed */
@@ -198,6 +202,8 @@ struct xc_cpu {
 	_Atomic int ctl_from;		/* the requesting worker's CPU, -1 a plain thread */
 	int offline_result;		/* 0, or -EDEADLK: published by offline_done */
 	_Atomic uint64_t served_empty;	/* requests it waits on: serves that found nothing */
+	_Atomic uint32_t ring_close_seq;	/* closes of callq begun (ring.c) */
+	_Atomic uint32_t ring_closed_seq;	/* ... and done with every ring */
 	int llc_id, node_id;		/* topology: first CPU of the shared LLC; NUMA node */
 };
 

@@ -46,6 +46,12 @@
  * worker's next re-check sees the node. Removing W2 is the lost wakeup the
  * model's mutant finds.
  *
+ * Calls through per-sender rings (ring.c) enter this protocol at their
+ * doorbell: the push of the ring on callq is S1. A ring the worker already
+ * holds needs no doorbell, because the worker unlinks every held ring
+ * (ring.c's U1-U3, a membarrier) before its W1, and keeps one that has
+ * calls, which W2 then finds.
+ *
  * The worker's POLLING stores are relaxed: they only weaken a sender's duty
  * (no syscall), and the worker's W1 + W2 still follow before any sleep. Its
  * RUNNING store is seq_cst for urgent calls only (xc_idle_state_set, urgent.c).
@@ -275,6 +281,7 @@ bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns
 		goto out;
 	if (!start)
 		start = xc_now_ns();
+	xc_rings_release(c);	/* U1-U3 (ring.c): a ring still held has calls, and W2 finds them */
 
 	for (;;) {
 		struct timespec rel, *timeout = NULL;
@@ -362,6 +369,7 @@ static void fd_settle(struct xc_cpu *c, uint32_t old)
  */
 bool xc_fd_sleep_begin(struct xc_cpu *c, xc_ready_fn ready, void *ctx)
 {
+	xc_rings_release(c);	/* U1-U3 (ring.c), as in xc_idle_wait */
 	/* W1, seq_cst: ordered before the re-check W2 */
 	atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING_FD, memory_order_seq_cst);
 	if (ready(c, ctx, false)) {	/* W2 */

@@ -8,6 +8,9 @@
 
 #include "internal.h"
 
+bool xc_rings_pending(struct xc_cpu *c);	/* ring.c */
+bool xc_rings_release(struct xc_cpu *c);
+
 uint64_t xc_now_ns(void);
 void xc_kick(struct xc_cpu *c);
 
@@ -41,7 +44,8 @@ static inline bool xc_calls_pending(struct xc_cpu *c)
 	/* seq_cst: this is the W2 re-check of the wakeup protocol (kick.c) */
 	return xc_slot_pending(c) ||
 	       xc_llist_nonempty(&c->callq, memory_order_seq_cst) ||
-	       xc_llist_nonempty(&c->urgentq, memory_order_seq_cst);
+	       xc_llist_nonempty(&c->urgentq, memory_order_seq_cst) ||
+	       (c->rings_held && xc_rings_pending(c));
 }
 
 /* Owner only: whether task work waits on @c: work items, or a hotplug or exit request. */

@@ -249,6 +249,7 @@ static const struct { const char *name; unsigned bit; } ablations[] = {
 	{ "freeride", XC_ABLATE_FREERIDE },
 	{ "notify", XC_ABLATE_NOTIFY },
 	{ "slot", XC_ABLATE_SLOT },
+	{ "ring", XC_ABLATE_RING },
 };
 static int ablate_env(const char *val, struct xc_config *cfg)
 {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* stats.c - reading the per-CPU counters (each is written where it happens). */
 #include "internal.h"
+#include "ring.h"
 #include "thread.h"
 #include "trace.h"
 
@@ -14,7 +15,7 @@ static void stats_add(struct xc_stats *out, struct xc_cpu *c)
 	out->calls += RD(calls) + RD(urgent_calls);
 	out->kicks_sent += RD(kicks_sent);
 	out->kicks_elided += RD(kicks_elided);
-	out->kicks_coalesced += RD(kicks_coalesced);
+	out->kicks_coalesced += RD(kicks_coalesced) + xc_rings_rode(c);
 	out->free_rides += RD(free_rides);
 	out->sleeps += RD(sleeps);
 	out->wakeups += RD(wakeups);

@@ -23,6 +23,7 @@
 #include "thread.h"
 #include "attach.h"
 #include "pool.h"
+#include "ring.h"
 #include "trace.h"
 
 #include <pthread.h>
@@ -42,6 +43,7 @@ static void thread_exit(void *unused)
 	exit_registered = false;
 	was = xc_inside_swap(1);	/* a handler during the release is refused, as inside any call */
 	xc_attach_thread_exit();
+	xc_ring_thread_exit();
 	xc_trace_thread_exit();
 	xc_pool_thread_exit();
 	xc_inside_restore(was);

@@ -48,7 +48,8 @@ int xc_wait_serve(void)
 {
 	struct xc_cpu *self = xc_self;
 
-	return self ? xc_run_calls(self) : 0;
+	/* the urgent handler may have interrupted this worker inside its own run */
+	return self && !xc_in_urgent ? xc_run_calls(self) : 0;
 }
 
 void xc_wait_step(void)

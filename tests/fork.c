@@ -4,20 +4,21 @@
  * hotplug, stats, online mask, trace dump) and so does xc_exit(); the urgent
  * signal has its disposition from before xc_init again. The child may
  * xc_init() afresh, and its runtime works: calls run on the right CPU,
- * more nowait calls than a pool holds go through although the parent had a
- * full pool's worth in flight at the fork, hotplug works although a parent
+ * more nowait calls than a ring holds go through although the parent had a
+ * full ring's worth in flight at the fork, hotplug works although a parent
  * thread held the hotplug lock at the fork, and its xc_exit() leaves the
  * signal as it found it. The parent loses nothing: every call it queued
  * before the fork runs once.
  */
 #include "test.h"
 #include "internal.h"
+#include "ring.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/wait.h>
 
-#define IN_FLIGHT 4096		/* a whole pool (pool.c's XC_POOL_MAX) */
+#define IN_FLIGHT ((int)XC_RING_ENTRIES)	/* a whole ring of the main thread's to the target */
 
 static int target;
 static _Atomic int released, blocker_running, offline_ret = 1;
@@ -95,8 +96,8 @@ static void child(void *dfl)
 	CHECK_RET(xc_exit(), 0);
 	CHECK(signal_handler_now() == dfl);
 	/*
-	 * _exit: the child's copies of the parent's other threads' pools, and of
-	 * the descriptors in flight at the fork, belong to no thread here; leak
+	 * _exit: the child's copies of the parent's other threads' pools and
+	 * rings, and of what was in flight at the fork, belong to no thread here; leak
 	 * checkers would list them at exit.
 	 */
 	_exit(T_PASS);
@@ -123,7 +124,7 @@ int main(void)
 	}
 	target = cpus[n - 1];
 
-	/* a whole pool in flight, and a thread holding the hotplug lock, at the fork */
+	/* a whole ring in flight, and a thread holding the hotplug lock, at the fork */
 	CHECK_RET(xc_call_single(target, blocker, NULL, 0), 0);
 	WAIT_UNTIL(atomic_load(&blocker_running));
 	for (int i = 0; i < IN_FLIGHT - 1; i++)

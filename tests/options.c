@@ -61,7 +61,7 @@ static void opts_set_get(void)
 	set_get("XCALL_POLL_NS", "forever", "forever");
 	set_get("XCALL_POLL_NS", "20000", "20000");
 	set_get("XCALL_ABLATE", "slot,elide", "elide,slot");
-	set_get("XCALL_ABLATE", "all", "elide,coalesce,freeride,notify,slot");
+	set_get("XCALL_ABLATE", "all", "elide,coalesce,freeride,notify,slot,ring");
 	set_get("XCALL_STUCK_MS", "off", "off");
 	set_get("XCALL_STUCK_MS", "250", "250");
 	set_get("XCALL_BRINGUP_TIMEOUT_MS", "1500", "1500");

@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ring.c - per-sender call rings: a thread's calls to one CPU go through a
+ * single-producer ring owned by that (thread, CPU) pair, so a call in a
+ * burst costs the stores of its entry and a release store of the ring's
+ * head, and they run in the order made.
+ *
+ * == Who writes what ==
+ *
+ *   head, the entries   the owner (the sending thread)
+ *   tail                the target's worker, after reading an entry
+ *   state IDLE->LINKED  the owner's doorbell CAS, or the worker's re-link CAS
+ *   state LINKED->IDLE  the worker (unlink), or the owner after a refusal
+ *
+ * A linked ring is its worker's to run: it sits on the worker's callq (the
+ * doorbell), or on the worker's held list once taken from there. An idle
+ * ring is on neither, and holds no untaken entry except one whose owner is
+ * still ringing the doorbell. Only the winner of an IDLE->LINKED CAS pushes
+ * the ring on callq, and the worker sets IDLE only on rings it holds, so a
+ * ring is on callq at most once.
+ *
+ * == Why no call is stranded ==
+ *
+ * Owner (xc_ring_put, _doorbell):        Worker (xc_rings_release), before
+ *                                          it may sleep, on every held ring:
+ *   R1 store entry, head (release)         U1 state = IDLE
+ *   R2 s = load(state)                     U2 heavy barrier (membarrier)
+ *   R3 s == IDLE: CAS state -> LINKED,     U3 load(head): calls left?
+ *      push on callq (S1), kick (S2)          CAS state IDLE -> LINKED: won, keep
+ *                                             it; lost, the owner pushed it
+ *
+ * R1 -> R2 is a store followed by a load of another word: unordered on any
+ * CPU without a full fence, and a fence per call would cost what the ring
+ * saves. The worker pays instead, once per sleep: membarrier(2)
+ * PRIVATE_EXPEDITED makes every running thread of the process execute a
+ * full barrier between U1 and U3. Either the owner's barrier point falls
+ * before its R2, and R2 reads IDLE (it comes after U1), or after, and then
+ * R1 is visible to U3. Both may happen; neither missing is impossible. So
+ * either the owner rings the doorbell, which goes through the wakeup
+ * protocol of kick.c (the push is S1), or the worker sees the call at U3
+ * and does not sleep. Without membarrier (kernel, seccomp) the owner takes
+ * a full fence between R1 and R2, and U2 is a fence too.
+ *
+ * The worker never unlinks while it may run calls soon: it holds its rings
+ * while polling, so a stream of calls costs no doorbell at all, and a
+ * worker that sleeps without a ring held is covered by kick.c alone.
+ *
+ * == Closing: offline and exit ==
+ *
+ * The worker closes callq (xc_llist_close), takes every ring that was on it,
+ * unlinks all it holds (U1, U2) and runs what it then sees, and announces
+ * the end of the close (ring_closed_seq). An owner whose doorbell push found
+ * callq closed cannot tell whether the close ran its entry (both may see
+ * each other, above): it waits for that announcement and reads tail. Taken:
+ * the call ran, 0. Not taken: it takes the entry back, -ENXIO.
+ *
+ * == Lifetime ==
+ *
+ * Rings live as long as the process, on a push-only registry per CPU id,
+ * each with an owned flag claimed by CAS: mmap and no lock, so a thread's
+ * first call may come from a signal handler. A thread's rings are released
+ * at its exit (thread.c) with whatever they still hold, which its worker
+ * runs; the next thread to call that CPU adopts one. Memory per thread:
+ * one table (8 KiB) and one ring (XC_RING_ENTRIES * 32 bytes + 3 lines)
+ * per CPU it has called.
+ */
+#include "internal.h"
+#include "ring.h"
+#include "call.h"
+#include "thread.h"
+#include "wait.h"
+
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+__xc_tls struct xc_ring_table *xc_my_rings[2];
+bool xc_ring_asym;
+
+/* Every ring ever made, per target CPU id, newest first. */
+static _Atomic(struct xc_ring *) registry[XC_MAX_CPUS];
+
+_Static_assert(sizeof(struct xc_ring_entry) == 32, "two entries a line");
+_Static_assert((XC_RING_ENTRIES & (XC_RING_ENTRIES - 1)) == 0, "indices wrap at 2^32");
+
+static long membarrier(int cmd)
+{
+	return syscall(__NR_membarrier, cmd, 0, 0);
+}
+
+/* Once per process: whether membarrier can carry the owners' fence (U2). */
+void xc_ring_init(void)
+{
+	static bool tried;
+
+	if (tried)
+		return;
+	tried = true;
+	xc_ring_asym = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+}
+
+/* U2: every thread of the process runs a full barrier before this returns. */
+static void heavy_barrier(void)
+{
+	if (!xc_ring_asym || membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
+		atomic_thread_fence(memory_order_seq_cst);
+}
+
+static struct xc_ring *ring_new(struct xc_cpu *c)
+{
+	struct xc_ring *r = xc_map(sizeof(*r));
+	_Atomic(struct xc_ring *) *list = &registry[c->cpu];
+
+	if (!r)
+		return NULL;
+	/* mmap's pages are zero: indices, state IDLE, held lists empty */
+	r->target = c;
+	atomic_init(&r->owned, true);
+	r->next = atomic_load_explicit(list, memory_order_relaxed);
+	/* release: target and next are written before another thread finds the ring */
+	while (!atomic_compare_exchange_weak_explicit(list, &r->next, r, memory_order_release,
+						      memory_order_relaxed))
+		;
+	return r;
+}
+
+/* A ring to @c that no live thread owns, claimed; NULL if none. */
+static struct xc_ring *ring_adopt(struct xc_cpu *c)
+{
+	/* acquire: pairs with ring_new's release push */
+	for (struct xc_ring *r = atomic_load_explicit(&registry[c->cpu], memory_order_acquire); r;
+	     r = r->next) {
+		bool free_ = false;
+
+		/* acquire: the previous owner's head and tail_seen, released at its exit */
+		if (!atomic_load_explicit(&r->owned, memory_order_relaxed) &&
+		    atomic_compare_exchange_strong_explicit(&r->owned, &free_, true,
+							    memory_order_acquire, memory_order_relaxed))
+			return r;
+	}
+	return NULL;
+}
+
+static void table_release(struct xc_ring_table *t)
+{
+	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++) {
+		if (!t->ring[cpu])
+			continue;
+		/* release: this owner's head and tail_seen before the next owner's acquire */
+		atomic_store_explicit(&t->ring[cpu]->owned, false, memory_order_release);
+		t->ring[cpu] = NULL;
+	}
+}
+
+struct xc_ring *xc_ring_get_slow(struct xc_cpu *c)
+{
+	struct xc_ring_table *t = xc_my_rings[xc_in_urgent];
+	struct xc_ring *r;
+
+	if (!t) {
+		t = xc_map(sizeof(*t));
+		if (!t)
+			return NULL;
+		xc_my_rings[xc_in_urgent] = t;
+		xc_thread_exit_register();
+	}
+	if (t->generation != xc_rt.generation) {
+		table_release(t);	/* a runtime ago: drained at its exit, free to anyone */
+		t->generation = xc_rt.generation;
+	}
+	r = ring_adopt(c);
+	if (!r)
+		r = ring_new(c);
+	if (r) {
+		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+		t->ring[c->cpu] = r;
+	}
+	return r;
+}
+
+/*
+ * Owner: the ring is full; wait for the worker to take entries, serving
+ * our own CPU meanwhile. False in the urgent handler, which never waits.
+ */
+bool xc_ring_make_room(struct xc_ring *r)
+{
+	/* relaxed: only the owner writes head */
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+	for (;;) {
+		/* acquire: the worker has read the entries it took before we overwrite them */
+		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+		if (h - r->tail_seen < XC_RING_ENTRIES)
+			return true;
+		if (xc_in_urgent)
+			return false;
+		xc_wait_step();
+	}
+}
+
+/*
+ * The doorbell found callq closed: the CPU is going offline or the runtime
+ * down. Wait for the close to finish with our ring, then see whether it
+ * took entry @idx: if so the call ran (0), else take it back (-ENXIO).
+ */
+static int ring_refused(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
+{
+	/* acquire: pairs with the close's exchange, which follows its sequence's store */
+	(void)atomic_load_explicit(&c->callq, memory_order_acquire);
+	uint32_t seq = atomic_load_explicit(&c->ring_close_seq, memory_order_relaxed);
+
+	/* acquire: the close's tail stores come before its announcement */
+	while ((int32_t)(atomic_load_explicit(&c->ring_closed_seq, memory_order_acquire) - seq) < 0)
+		xc_wait_step();
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+
+	r->tail_seen = t;
+	/* relaxed: the ring is on no list, and the worker touches it only after a doorbell */
+	atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
+	if ((int32_t)(t - idx) > 0)
+		return 0;
+	atomic_store_explicit(&r->head, idx, memory_order_relaxed);
+	return -ENXIO;
+}
+
+int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
+{
+	uint32_t s = XC_RING_IDLE;
+	int pushed;
+
+	/*
+	 * acquire: pairs with the worker's release of IDLE, so that its last
+	 * reads of the ring's link come before the push below rewrites it
+	 */
+	if (!atomic_compare_exchange_strong_explicit(&r->state, &s, XC_RING_LINKED,
+						     memory_order_acquire, memory_order_relaxed)) {
+		/* linked: the worker holds it (re-linked), or XC_ABLATE_COALESCE kicks anyway */
+		if (xc_ablated(XC_ABLATE_COALESCE)) {
+			atomic_thread_fence(memory_order_seq_cst);
+			xc_kick(c);
+		} else {
+			xc_stat_inc_own(&r->rode);
+		}
+		return 0;
+	}
+	pushed = xc_llist_push(&c->callq, &r->link);
+	if (pushed == XC_PUSH_CLOSED)
+		return ring_refused(c, r, idx);
+	xc_call_kick(c, pushed, false);
+	return 0;
+}
+
+/* ---- the target's worker ---- */
+
+static void hold(struct xc_cpu *c, struct xc_ring *r)
+{
+	if (r->held)
+		return;
+	r->held = true;
+	r->held_next = c->rings_held;
+	c->rings_held = r;
+}
+
+/* Take the doorbells: rings linked since the last look. */
+int xc_ring_take_doorbells(struct xc_cpu *c)
+{
+	struct xc__link *l = xc_llist_take(&c->callq);
+	int n = 0;
+
+	for (; l; l = l->next, n++)
+		hold(c, xc_container_of(l, struct xc_ring, link));
+	return n;
+}
+
+/* Run one entry: the worker's side of a ring call. */
+static void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t)
+{
+	struct xc_ring_entry *e = &r->e[t % XC_RING_ENTRIES];
+	xc_func_t fn = e->fn;
+	void *arg = e->arg;
+	uintptr_t done = e->done;
+	uint32_t flow = e->flow;
+	int from = e->from;
+	struct xc_activity outer;
+
+	/* release: the entry is read out before its owner may write it again */
+	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+	xc_call_run_fn(c, fn, arg, from, flow, false, &outer);
+	if (done & XC_RING_DONE_ASYNC)
+		/* release: fn's effects are visible to whoever sees xc_call_done() */
+		atomic_store_explicit(&((struct xc_call *)(done & ~XC_RING_DONE_ASYNC))->_flags, 0,
+				      memory_order_release);
+	else if (done)
+		xc_complete((struct xc__completion *)done);	/* last touch of the waiter's memory */
+	xc_call_ended(c, &outer);
+	xc_call_returned(c);
+}
+
+/*
+ * Run what @r holds now. The tail is re-read at every step: a call that
+ * polls or waits runs later entries of the same ring inside it.
+ */
+static int ring_run(struct xc_cpu *c, struct xc_ring *r)
+{
+	int n = 0;
+
+	for (;;) {
+		/* relaxed: only this worker writes tail */
+		uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+		if (t == r->head_seen) {
+			/* acquire: pairs with the owner's release of head: the entries are written */
+			r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
+			if (t == r->head_seen)
+				return n;
+		}
+		entry_run(c, r, t);
+		n++;
+	}
+}
+
+/* Run the held rings; a ring unheld meanwhile (a wait inside a call) ends this pass. */
+int xc_rings_run(struct xc_cpu *c)
+{
+	int n = 0;
+
+	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+		n += ring_run(c, r);
+	return n;
+}
+
+static bool ring_has_calls(struct xc_ring *r)
+{
+	/* relaxed: a look; ring_run's acquire orders the entries */
+	return atomic_load_explicit(&r->tail, memory_order_relaxed) !=
+	       atomic_load_explicit(&r->head, memory_order_relaxed);
+}
+
+/* Whether a held ring has calls to run. */
+bool xc_rings_pending(struct xc_cpu *c)
+{
+	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+		if (ring_has_calls(r))
+			return true;
+	return false;
+}
+
+/*
+ * Before a sleep: unlink every held ring (U1-U3 above). True if a ring is
+ * still held because it has calls: the worker must not sleep.
+ */
+bool xc_rings_release(struct xc_cpu *c)
+{
+	struct xc_ring **p = &c->rings_held, *r;
+	bool kept = false;
+
+	if (!c->rings_held)
+		return false;
+	for (r = c->rings_held; r; r = r->held_next)
+		/* U1; release: our reads of the link before an owner's push rewrites it */
+		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);
+	heavy_barrier();	/* U2 */
+	while ((r = *p)) {
+		uint32_t s = XC_RING_IDLE;
+
+		/* U3; relaxed CAS: whoever wins links it, nothing is published by it */
+		if (ring_has_calls(r) &&
+		    atomic_compare_exchange_strong_explicit(&r->state, &s, XC_RING_LINKED,
+							    memory_order_relaxed, memory_order_relaxed)) {
+			kept = true;
+			p = &r->held_next;
+			continue;
+		}
+		*p = r->held_next;	/* idle, or on callq again by its owner's doorbell */
+		r->held = false;
+		r->held_next = NULL;
+	}
+	return kept;
+}
+
+/*
+ * Offline or exit: close callq, run what every ring holds once unlinked,
+ * announce the end (see "Closing" above). Returns how many calls ran.
+ */
+int xc_rings_close(struct xc_cpu *c)
+{
+	/* relaxed: only this worker writes it; the close's release publishes it */
+	uint32_t seq = atomic_load_explicit(&c->ring_close_seq, memory_order_relaxed) + 1;
+	struct xc_ring *list, *r;
+	int n = 0;
+
+	atomic_store_explicit(&c->ring_close_seq, seq, memory_order_relaxed);
+	for (struct xc__link *l = xc_llist_close(&c->callq); l; l = l->next)
+		hold(c, xc_container_of(l, struct xc_ring, link));
+	/* ours alone now: a call run below that waits finds nothing held to unlink */
+	list = c->rings_held;
+	c->rings_held = NULL;
+	for (r = list; r; r = r->held_next)
+		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);	/* U1, as above */
+	heavy_barrier();	/* U2 */
+	while ((r = list)) {
+		n += ring_run(c, r);	/* U3, and what it finds */
+		list = r->held_next;
+		r->held = false;
+		r->held_next = NULL;
+	}
+	/* release: the tails above before an owner that waits for this reads them */
+	atomic_store_explicit(&c->ring_closed_seq, seq, memory_order_release);
+	return n;
+}
+
+/* Calls that found their ring linked: kicks coalesced without a push (stats.c). */
+uint64_t xc_rings_rode(struct xc_cpu *c)
+{
+	uint64_t n = 0;
+
+	/* acquire: pairs with ring_new's release push */
+	for (struct xc_ring *r = atomic_load_explicit(&registry[c->cpu], memory_order_acquire); r;
+	     r = r->next)
+		n += atomic_load_explicit(&r->rode, memory_order_relaxed);
+	return n;
+}
+
+/* A runtime starts: its counters start from zero. No call is in flight. */
+void xc_rings_reset(struct xc_cpu *c)
+{
+	for (struct xc_ring *r = atomic_load_explicit(&registry[c->cpu], memory_order_acquire); r;
+	     r = r->next)
+		atomic_store_explicit(&r->rode, 0, memory_order_relaxed);
+}
+
+/* ---- lifecycle ---- */
+
+void xc_ring_thread_exit(void)
+{
+	for (int i = 0; i < 2; i++) {
+		struct xc_ring_table *t = xc_my_rings[i];
+
+		if (!t)
+			continue;
+		xc_my_rings[i] = NULL;
+		table_release(t);
+		munmap(t, sizeof(*t));
+	}
+}
+
+/*
+ * A forked child has only the forking thread, and no runtime: what the
+ * parent's rings held is the parent's. Every ring is free and empty.
+ */
+void xc_ring_fork_child(void)
+{
+	xc_my_rings[0] = xc_my_rings[1] = NULL;	/* their memory stays mapped, unused */
+	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++)
+		for (struct xc_ring *r = atomic_load_explicit(&registry[cpu], memory_order_relaxed);
+		     r; r = r->next) {
+			uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+			atomic_store_explicit(&r->tail, h, memory_order_relaxed);
+			r->tail_seen = r->head_seen = h;
+			atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
+			atomic_store_explicit(&r->owned, false, memory_order_relaxed);
+			r->held = false;
+			r->held_next = NULL;
+		}
+}

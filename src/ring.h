@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ring.h - per-sender call rings (ring.c): a thread's calls to one CPU go
+ * through a single-producer ring of its own, in the order made.
+ */
+#ifndef XC_RING_H
+#define XC_RING_H
+
+#include "internal.h"
+
+#include <errno.h>
+
+/* Entries per ring: a sender with this many calls unrun to one CPU waits for room. */
+#define XC_RING_ENTRIES 256u
+
+/* struct xc_ring.state */
+enum { XC_RING_IDLE = 0, XC_RING_LINKED = 1 };
+
+/*
+ * What a ring entry completes after its function (struct xc_ring_entry.done):
+ * nothing (0), a waiter's completion, or an async descriptor (tagged).
+ */
+#define XC_RING_DONE_ASYNC ((uintptr_t)1)
+
+struct xc_ring_entry {
+	xc_func_t fn;
+	void *arg;
+	uintptr_t done;
+	uint32_t flow;		/* trace flow id, 0 when not tracing */
+	int32_t from;		/* the sender's CPU, -1: not a worker */
+};
+
+/*
+ * One (sending thread, target CPU) pair. Three lines: the owner's, which the
+ * target's worker only reads (head) except when it unlinks (state); the
+ * worker's, which the owner reads only to find room or an empty ring; and
+ * the ring's place in the registry.
+ */
+struct xc_ring {
+	/* the owner's line */
+	_Atomic uint32_t head __xc_aligned;	/* entries published (release) */
+	_Atomic uint32_t state;			/* XC_RING_*: see ring.c */
+	uint32_t tail_seen;			/* owner: a tail read earlier, never ahead of tail */
+	_Atomic uint64_t rode;			/* owner: calls that found the ring linked (kicks_coalesced) */
+
+	/* the target's worker's line */
+	_Atomic uint32_t tail __xc_aligned;	/* entries taken (release: their slots are free) */
+	uint32_t head_seen;			/* worker: a head read earlier */
+	bool held;				/* worker: on its held list */
+	struct xc_ring *held_next;		/* worker: the held list */
+	struct xc__link link;			/* on the target's callq while linked and not held */
+
+	/* registry: written once before the ring is published, then read-only but owned */
+	struct xc_cpu *target __xc_aligned;
+	struct xc_ring *next;			/* the target CPU's rings, newest first */
+	_Atomic bool owned;			/* a live thread sends through it */
+
+	struct xc_ring_entry e[XC_RING_ENTRIES] __xc_aligned;
+};
+
+struct xc_ring_table {
+	unsigned generation;			/* the xc_init it belongs to */
+	struct xc_ring *ring[XC_MAX_CPUS];
+};
+
+/*
+ * A thread's rings, and a worker's second set for calls made inside its
+ * urgent signal handler, which may interrupt the thread in the middle of
+ * an update of its own rings (the handler never nests: urgent.c).
+ */
+extern __xc_tls struct xc_ring_table *xc_my_rings[2];
+extern bool xc_ring_asym;			/* membarrier carries the owner's fence */
+
+/* The calling thread's ring to @c, or NULL with -ENOMEM in *err (ring.c). */
+struct xc_ring *xc_ring_get_slow(struct xc_cpu *c);
+
+static inline struct xc_ring *xc_ring_get(struct xc_cpu *c)
+{
+	struct xc_ring_table *t = xc_my_rings[xc_in_urgent];
+	struct xc_ring *r;
+
+	if (xc_likely(t && t->generation == xc_rt.generation && (r = t->ring[c->cpu])))
+		return r;
+	return xc_ring_get_slow(c);
+}
+
+/* The calling thread's ring to @c if it has one, without making one. */
+static inline struct xc_ring *xc_ring_peek(struct xc_cpu *c)
+{
+	struct xc_ring_table *t = xc_my_rings[xc_in_urgent];
+
+	return t && t->generation == xc_rt.generation ? t->ring[c->cpu] : NULL;
+}
+
+/* Owner: whether every call it put in @r has been taken by the worker. */
+static inline bool xc_ring_empty(struct xc_ring *r)
+{
+	/* relaxed: only the owner writes head */
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+	if (r->tail_seen == h)
+		return true;
+	/* acquire: the worker's reads of the taken entries come before our reuse */
+	r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+	return r->tail_seen == h;
+}
+
+bool xc_ring_make_room(struct xc_ring *r);
+
+/*
+ * Owner: write one entry and publish it; its index in *idx. The caller
+ * then rings the doorbell (xc_ring_doorbell) before it returns to the
+ * application, after publishing every entry of a many call. -ENOMEM: the
+ * ring is full and this is the urgent handler, which must not wait.
+ */
+static inline int xc_ring_put(struct xc_ring *r, xc_func_t fn, void *arg, uintptr_t done,
+			      uint32_t flow, int from, uint32_t *idx)
+{
+	/* relaxed: only the owner writes head */
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+	if (xc_unlikely(h - r->tail_seen == XC_RING_ENTRIES) && !xc_ring_make_room(r))
+		return -ENOMEM;
+	struct xc_ring_entry *e = &r->e[h % XC_RING_ENTRIES];
+
+	e->fn = fn;
+	e->arg = arg;
+	e->done = done;
+	e->flow = flow;
+	e->from = from;
+	/* release: the entry's contents before the worker's acquire of head */
+	atomic_store_explicit(&r->head, h + 1, memory_order_release);
+	*idx = h;
+	return 0;
+}
+
+int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx);
+
+/*
+ * Owner, after xc_ring_put(): make sure the worker will look at @r. A
+ * linked ring is already its worker's to run (one load of the owner's own
+ * line); an idle one is linked into the worker's callq (one CAS and one
+ * push, a kick if the queue was empty). 0, or -ENXIO when the CPU is
+ * closed and entry @idx was taken back unrun.
+ */
+static inline int xc_ring_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
+{
+	/* the store-load order of the argument in ring.c: free with membarrier, else a fence */
+	if (xc_likely(xc_ring_asym))
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+	/* relaxed: the fence above (or the worker's membarrier) orders it after the head store */
+	if (xc_likely(atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_LINKED &&
+		      !xc_ablated(XC_ABLATE_COALESCE))) {
+		xc_stat_inc_own(&r->rode);
+		return 0;
+	}
+	return xc_ring_doorbell_slow(c, r, idx);
+}
+
+/* Worker side (ring.c). */
+int xc_ring_take_doorbells(struct xc_cpu *c);
+int xc_rings_run(struct xc_cpu *c);
+bool xc_rings_pending(struct xc_cpu *c);
+bool xc_rings_release(struct xc_cpu *c);
+int xc_rings_close(struct xc_cpu *c);
+uint64_t xc_rings_rode(struct xc_cpu *c);
+void xc_rings_reset(struct xc_cpu *c);
+
+/* Process and thread lifecycle (ring.c). */
+void xc_ring_init(void);
+void xc_ring_thread_exit(void);
+void xc_ring_fork_child(void);
+
+#endif /* XC_RING_H */
