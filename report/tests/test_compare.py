@@ -157,3 +157,116 @@ def test_cli_formats(write, tmp_path, fmt, needle):
     out = tmp_path / "out.txt"
     assert run_cli("compare", a, b, "--format", fmt, "-o", out).returncode == 0
     assert out.read_text() == p.stdout
+
+
+def test_heavy_tail_is_not_within_noise(write):
+    """A disturbed run's mean, carried by a few samples thousands of times the median, gives
+    Welch's test a stddev so large that p >= 0.05 whatever the ratio; its interval (log
+    scale) still lies far from the quiet run's, so the change is not called noise. The
+    numbers are a real quiet and hog run of pingpong cacheline."""
+    a = [rec("pingpong", "cacheline", 67.935, stddev=110.228, n=200, p50=54.0)]
+    b = [rec("pingpong", "cacheline", 46286.1, stddev=435604.0, n=130, p50=227.0)]
+    cell = _table(_cmp(write, a, b), "pingpong", "cacheline").cells["mean"][1]
+    assert cell.ratio == pytest.approx(681.3, rel=1e-3)
+    assert cell.p_value > stats.ALPHA                      # the test alone would say noise
+    assert cell.interval[0] > cell.base_interval[1]        # the intervals do not overlap
+    assert cell.within_noise is False and cell.verdict("lower") == "worse"
+    text = compare.format_text(_cmp(write, a, b))
+    assert "681.33 [-68032.92]" in text and "681.33 [-68032.92] ~" not in text
+
+
+def test_overlapping_heavy_tails_stay_noise(write):
+    """Two runs both carried by their tails, with intervals that overlap: within noise."""
+    a = [rec("pingpong", "q", 789.88, stddev=8529.36, n=200)]
+    b = [rec("pingpong", "q", 5387.83, stddev=50062.0, n=200)]
+    cell = _table(_cmp(write, a, b), "pingpong", "q").cells["mean"][1]
+    assert stats.overlap(cell.interval, cell.base_interval)
+    assert cell.within_noise is True
+
+
+def test_two_repeats_each_far_apart_are_not_noise(write):
+    """With two repeats a side, Welch's test has about one degree of freedom and rarely
+    rejects; repeats that lie 10,000 times apart are still no noise."""
+    a = [rec("ipi", "n", v, repeat=i) for i, v in enumerate([1.0, 1.1])]
+    b = [rec("ipi", "n", v, repeat=i) for i, v in enumerate([10000.0, 30000.0])]
+    cell = _table(_cmp(write, a, b), "ipi", "n").cells["mean"][1]
+    assert cell.p_value > stats.ALPHA and cell.within_noise is False
+
+
+def test_mean_interval():
+    lo, hi = stats.mean_interval(100.0, 10.0, 100)
+    assert lo < 100.0 < hi and hi / 100.0 == pytest.approx(100.0 / lo)
+    assert stats.mean_interval(100.0, 10.0, 1) is None
+    assert stats.mean_interval(0.0, 1.0, 10)[0] < 0.0        # not positive: linear
+    assert stats.t_critical(1) == pytest.approx(12.706, rel=1e-3)
+    assert stats.t_critical(1000) == pytest.approx(1.962, rel=1e-3)
+    assert stats.overlap((1, 2), (2, 3)) and not stats.overlap((1, 2), (2.5, 3))
+
+
+def _three_way(write):
+    a = [rec("pingpong", "futex", v, repeat=i) for i, v in enumerate([100.0, 102.0, 98.0])] + \
+        [rec("pingpong", "pipe", v, repeat=i) for i, v in enumerate([100.0, 102.0, 98.0])] + \
+        [rec("pingpong", "eventfd", v, repeat=i) for i, v in enumerate([100.0, 102.0, 98.0])] + \
+        [rec("storm", "s", 1.0, unit="s", n=1)] + [rec("ipi", "only-a", 3.0)]
+    b = [rec("pingpong", "futex", v, repeat=i) for i, v in enumerate([80.0, 81.0, 79.0])] + \
+        [rec("pingpong", "pipe", v, repeat=i) for i, v in enumerate([120.0, 121.0, 119.0])] + \
+        [rec("pingpong", "eventfd", v, repeat=i) for i, v in enumerate([99.0, 103.0, 101.0])] + \
+        [rec("storm", "s", 0.5, unit="s", n=1)]
+    return write("a.json", a), write("b.json", b)
+
+
+def test_summary_line_counts(write):
+    a, b = _three_way(write)
+    p = run_cli("compare", a, b)
+    assert p.returncode == 0, p.stderr
+    last = p.stdout.rstrip().splitlines()[-1]
+    assert last == ("Summary: 1 better, 1 worse, 1 within noise, 1 not tested for noise (on "
+                    "the mean); 1 not compared.")
+    md = run_cli("compare", a, b, "--format", "markdown").stdout.rstrip().splitlines()[-1]
+    assert md == last
+    c = run_cli("compare", a, b, "--format", "csv")
+    assert c.stdout.startswith("bench,case,") and "Summary" not in c.stdout
+    assert last in c.stderr
+
+
+@pytest.mark.parametrize("args, cases", [
+    (["--bench", "ping"], ["futex", "pipe", "eventfd"]),               # substring
+    (["--bench", "p*g"], ["futex", "pipe", "eventfd"]),                # glob: whole name
+    (["--bench", "i*"], []),                  # a glob fits the whole name: not pingpong, ipi
+    (["--case", "p"], ["pipe"]),                                        # substring, not prefix
+    (["--case", "?ipe", "--case", "futex"], ["futex", "pipe"]),         # any pattern fits
+    (["--bench", "storm", "--case", "s"], ["s"]),                       # both must fit
+])
+def test_filters(write, args, cases):
+    a, b = _three_way(write)
+    p = run_cli("compare", a, b, *args)
+    got = [ln.split(": ", 1)[1].split(" ", 1)[1] for ln in p.stdout.splitlines()
+           if ln.startswith("Test          :")]
+    assert sorted(got) == sorted(cases)
+    assert p.returncode == (0 if cases else 3)
+    assert " ".join(args) in p.stdout.rstrip().splitlines()[-1]
+
+
+def test_nothing_common_says_so_and_exits_3(write):
+    a = write("pp.json", [rec("pingpong", "futex", 1.0), rec("pingpong", "pipe", 2.0)])
+    b = write("wk.json", [rec("wake", "futex/hot", 1.0)])
+    p = run_cli("compare", a, b)
+    assert p.returncode == 3
+    assert "No case is common to pp.json, wk.json: nothing was compared (3 cases not " \
+        "compared)." in p.stdout
+    assert "nothing was compared" in p.stderr
+    assert p.stdout.rstrip().splitlines()[-1].startswith("Summary: 0 better, 0 worse")
+
+
+def test_marked_records_are_marked_in_every_format(write):
+    a = [rec("storm", "s", 1.0, unit="s", n=1)]
+    b = [rec("storm", "s", 0.5, unit="s", n=1,
+             params={"capped": True, "disturbed": "other tasks took 48% of CPUs 0-1"})]
+    cmp = _cmp(write, a, b)
+    text = compare.format_text(cmp)
+    assert "marks" in text and "capped, disturbed" in text
+    assert "Note          : 1.json: capped (stopped at --case-limit" in text
+    assert "disturbed: other tasks took 48% of CPUs 0-1" in text
+    assert "1 from capped or disturbed records" in text.splitlines()[-1]
+    row = list(csv.DictReader(io.StringIO(compare.format_csv(cmp))))[1]
+    assert row["marks"].startswith("capped (") and "48% of CPUs" in row["marks"]

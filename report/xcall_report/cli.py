@@ -1,7 +1,8 @@
 """xcall-report: compare, plot and publish xcall-bench result files.
 
 Exit status: 0 done, 2 bad input or usage (one line on stderr, never a traceback),
-1 could not write the output.
+1 could not write the output, 3 compare found no case common to the files (after its
+filters): nothing was compared.
 """
 import argparse
 import os
@@ -10,6 +11,7 @@ import sys
 from .load import InputError, load_all
 
 PROG = "xcall-report"
+NOTHING_COMPARED = 3
 
 
 class _Parser(argparse.ArgumentParser):
@@ -21,10 +23,19 @@ def _parser():
     p = _Parser(prog=PROG, description="Compare xcall-bench result files and draw them.")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    c = sub.add_parser("compare", help="A/B tables normalised to the first file")
+    c = sub.add_parser("compare", help="A/B tables normalised to the first file",
+                       description="A/B tables of every case common to the files, normalised "
+                       "to the first, ending with a one-line summary. Exit status 3 when no "
+                       "case is common (after the filters).")
     c.add_argument("files", nargs="+", metavar="FILE.json")
     c.add_argument("--format", choices=("text", "markdown", "csv"), default="text")
     c.add_argument("-o", "--output", help="write here instead of standard output")
+    c.add_argument("--bench", action="append", default=[], metavar="PATTERN",
+                   help="only benches matching PATTERN: a glob when it has * ? or [, else a "
+                   "substring (repeat for more)")
+    c.add_argument("--case", action="append", default=[], metavar="PATTERN",
+                   help="only cases matching PATTERN, the same way (e.g. 'libxcall*', "
+                   "'/wake')")
     g = sub.add_parser("plot", help="PNG and SVG plots of one file, one per benchmark")
     g.add_argument("file", metavar="FILE.json")
     g.add_argument("-o", "--outdir", required=True, metavar="DIR")
@@ -58,7 +69,13 @@ def run(argv):
         results = _warn(load_all(args.files))
         if len(results) < 2:
             raise InputError("compare needs at least two files")
-        _write(args.output, compare.FORMATS[args.format](compare.compare(results)))
+        cmp = compare.compare(results, benches=args.bench, cases=args.case)
+        _write(args.output, compare.FORMATS[args.format](cmp))
+        if args.format == "csv":            # the CSV stays rows; the verdict goes beside it
+            print(compare.summary_line(cmp), file=sys.stderr)
+        if not cmp.tables:
+            print(f"{PROG}: {compare.nothing_compared(cmp)}", file=sys.stderr)
+            return NOTHING_COMPARED
     elif args.cmd == "plot":
         results = _warn(load_all([args.file]))[0]
         from . import plots

@@ -54,6 +54,7 @@ class Results:
     meta: dict                  # tool, tool_version, created, command
     records: list
     warnings: list = field(default_factory=list)   # records skipped, one line each
+    plans: list = field(default_factory=list)      # xcall-bench's per-subcommand plans (dicts)
 
     def benches(self):
         """Bench names in first-seen order."""
@@ -142,8 +143,10 @@ def parse(doc, path="<input>"):
         raise InputError(f"{name}: no usable record in results" + (f" ({len(warnings)} "
                          "without values)" if warnings else ""))
     meta = {k: doc.get(k) for k in ("tool", "tool_version", "created", "command")}
+    plans = doc.get("plans")        # optional: read for the report's notes, never required
+    plans = [p for p in plans if isinstance(p, dict)] if isinstance(plans, list) else []
     return Results(path=path, label=name, host=host, meta=meta, records=records,
-                   warnings=warnings)
+                   warnings=warnings, plans=plans)
 
 
 def load(path):

@@ -82,3 +82,38 @@ def aggregate(runs):
     """Average each statistic of the repeats of one case: {stat: value}."""
     keys = set.intersection(*(set(r.stats) for r in runs))
     return {k: mean([r.stats[k] for r in runs]) for k in keys}
+
+
+def t_critical(df, alpha=ALPHA):
+    """The two-sided critical value of Student's t: P(|T| >= t) = alpha (bisection)."""
+    lo, hi = 0.0, 1.0
+    while t_two_sided_p(hi, df) > alpha:
+        lo, hi = hi, hi * 2.0
+    for _ in range(100):
+        mid = (lo + hi) / 2.0
+        if t_two_sided_p(mid, df) > alpha:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def mean_interval(m, s, n, alpha=ALPHA):
+    """The (1 - alpha) confidence interval of a mean from its values' mean, stddev and count,
+    or None with fewer than two values. A positive mean's interval is computed on a log scale
+    (m ×÷ exp(t · (s / m) / sqrt(n)), the delta method), so that it stays above zero as a time
+    does, and a mean carried by a few huge samples gets a wide interval that still excludes
+    the small values those samples did not touch; otherwise m ± t · s / sqrt(n)."""
+    if n < 2:
+        return None
+    t = t_critical(n - 1, alpha)
+    if m > 0:
+        spread = math.exp(min(t * (s / m) / math.sqrt(n), 700.0))
+        return m / spread, m * spread
+    half = t * s / math.sqrt(n)
+    return m - half, m + half
+
+
+def overlap(a, b):
+    """Whether two intervals (lo, hi) share a point."""
+    return a[0] <= b[1] and b[0] <= a[1]
