@@ -1,7 +1,8 @@
 # bench/bench.mk - xcall-bench, included by the top Makefile.
 #   make                 builds $(BUILD)/xcall-bench
 #   make bench-run       the quick suite: results/latest.json and the tables
-#   make check-bench     every subcommand with tiny sizes, JSON checked for shape
+#   make check-bench     every subcommand with tiny sizes, JSON checked for shape; beside a CPU
+#                        hog, disturbed runs marked (check_disturbed.py)
 #   make count-roundtrip instructions per waiting call, per function (callgrind)
 
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -35,6 +36,7 @@ bench-run: $(BENCH_BIN)
 
 check-bench: $(BENCH_BIN)
 	python3 bench/tests/check_bench.py $(BENCH_BIN)
+	python3 bench/tests/check_disturbed.py $(BENCH_BIN)
 
 # make count-roundtrip: instructions per waiting call, per function, under callgrind
 # (needs valgrind; not part of check: it counts, it does not pass or fail)

@@ -163,35 +163,43 @@ static struct proc_ticks *scan_procs(size_t *count)
 	return v;
 }
 
-/*
- * "'stress' pid 1234" in @hog: the process that took the most CPU time since
- * the run began among those last seen on one of @cpus, and its ticks.
- */
-static unsigned long long top_proc(const cpu_set_t *cpus, char *hog, size_t size)
+#define NTOP 3
+
+/* Who took the most CPU time since the run began, among those last seen on the run's CPUs. */
+struct top {
+	int n;
+	struct { char name[32]; int pid; unsigned long long ticks; } p[NTOP];
+};
+
+static void top_procs(const cpu_set_t *cpus, struct top *top)
 {
 	size_t n;
-	struct proc_ticks *now = scan_procs(&n), *best = NULL;
-	unsigned long long best_d = 0;
-	hog[0] = 0;
+	struct proc_ticks *now = scan_procs(&n);
+	top->n = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct proc_ticks *was = procs0 ? bsearch(&now[i], procs0, nprocs0, sizeof(*procs0), by_pid)
 						 : NULL;
 		unsigned long long d = was && was->ticks <= now[i].ticks ? now[i].ticks - was->ticks
 			: was ? 0 : now[i].ticks;
-		if (d > best_d) {
-			char comm[32];
-			unsigned long long t;
-			int cpu;
-			if (read_proc(now[i].pid, comm, sizeof(comm), &t, &cpu) || cpu < 0 ||
-			    cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, cpus))
-				continue;
-			best = &now[i];
-			best_d = d;
-			snprintf(hog, size, "'%s' pid %d", comm, best->pid);
-		}
+		int at = top->n;
+		while (at > 0 && d > top->p[at - 1].ticks)
+			at--;
+		if (!d || at == NTOP)
+			continue;
+		char comm[32];
+		unsigned long long t;
+		int cpu;
+		if (read_proc(now[i].pid, comm, sizeof(comm), &t, &cpu) || cpu < 0 || cpu >= CPU_SETSIZE ||
+		    !CPU_ISSET(cpu, cpus))
+			continue;
+		if (top->n < NTOP)
+			top->n++;
+		memmove(&top->p[at + 1], &top->p[at], (size_t)(top->n - 1 - at) * sizeof(top->p[0]));
+		snprintf(top->p[at].name, sizeof(top->p[at].name), "%s", comm);
+		top->p[at].pid = now[i].pid;
+		top->p[at].ticks = d;
 	}
 	free(now);
-	return best ? best_d : 0;
 }
 
 /* ---- the quota ---- */
@@ -363,9 +371,11 @@ void oversub_end(const char *cmd)
 	measuring = false;
 	look();
 	char hog[48] = "", cpus[64];
-	unsigned long long hog_ticks = 0;
+	struct top top = {0};
 	if (cur.others_pct >= OTHERS_PCT_MAX)
-		hog_ticks = top_proc(&run_cpus, hog, sizeof(hog));
+		top_procs(&run_cpus, &top);
+	if (top.n)
+		snprintf(hog, sizeof(hog), "'%s' pid %d", top.p[0].name, top.p[0].pid);
 	free(procs0);
 	procs0 = NULL;
 	double weight = classify(&cur, hog);
@@ -393,9 +403,11 @@ void oversub_end(const char *cmd)
 				total += (double)(t1.total[c] - t0.total[c]);
 		fprintf(stderr, "xcall-bench: disturbed: other tasks took %.0f%% of CPUs %s during %s", cur.others_pct,
 			cpus, cmd);
-		if (hog[0])
-			fprintf(stderr, " (top: %s, %.0f%%)", hog, total > 0 ? 100.0 * (double)hog_ticks / total : 0);
-		fputs("; its records are marked\n", stderr);
+		/* the busiest by name: where several share the CPUs, the one you started may be second */
+		for (int i = 0; i < top.n; i++)
+			fprintf(stderr, "%s'%s' pid %d %.0f%%", i ? ", " : " (top: ", top.p[i].name, top.p[i].pid,
+				total > 0 ? 100.0 * (double)top.p[i].ticks / total : 0);
+		fputs(top.n ? "); its records are marked\n" : "; its records are marked\n", stderr);
 	} else if (cur.steal_pct >= STEAL_PCT_MAX) {
 		fprintf(stderr, "xcall-bench: disturbed: the hypervisor stole %.0f%% of CPUs %s during %s: the "
 			"vCPUs share real CPUs (--poll adaptive yields, forever does not); its records are marked\n",

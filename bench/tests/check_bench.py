@@ -683,7 +683,7 @@ def test_wake():
           f"{'spin':<23} {'parked':<6}   absent: " in out, out[-400:])
     # attached threads detach before the runtime comes down: xc_exit would refuse otherwise
     rc, _, err = run(["wake", "--iterations", "100", "--mechs", "libxcall-attached-epoll,libxcall-attached-uring",
-                      "--quiet"])
+                      "--quiet", "--json", os.path.join(TMP, "wake-attached.json")])
     check("wake: the attached rows set up and tear down cleanly (no libxcall report, xc_exit succeeds)",
           rc == 0 and "xc_exit" not in err and "libxcall:" not in err and "failed" not in err, err[-400:])
     sub, _ = run_json("wake-subset", ["wake", "--iterations", "100", "--mechs", "pipe,uintr",

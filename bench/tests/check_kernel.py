@@ -101,7 +101,7 @@ def test_kill(m, ncpu, sig):
         return
     before = snapshot(files)
     p = subprocess.Popen([m.BIN, "kernel", "idlestates", "--allow-sysfs", "--cpus", "0-1",
-                          "--iterations", "100000", "--quiet"],
+                          "--iterations", "100000", "--quiet", "--json", os.path.join(m.TMP, "killed.json")],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     started = wait_for_journal(p)
     p.send_signal(sig)
