@@ -265,3 +265,58 @@ def test_heatmap_sampled_cpus_keep_their_numbers(write):
 
 def test_heatmap_tick_step():
     assert [plots._tick_step(n) for n in (2, 32, 33, 64, 128, 512)] == [1, 1, 2, 2, 4, 16]
+
+
+def test_zero_is_shown_on_a_log_axis(write):
+    """ipi's dry-run delivery is 0 ns: a log axis has no 0, so the value is written at the
+    axis' edge with a tick instead of vanishing."""
+    r = load.load(write("z.json", [rec("ipi", "dry-run/delivery", 0.0, p50=0.0, p99=0.0),
+                                   rec("ipi", "normal/total", 2900.0),
+                                   rec("ipi", "self/total", 30.0)]))
+    ax = dict(plots.figures(r))["ipi"].axes[0]
+    assert ax.get_xscale() == "log"
+    texts = [t.get_text() for t in ax.texts]
+    assert texts[0] == "0 ns (no bar: log axis)"
+    assert len(texts) == 3                                 # each value written once
+    edge = [ln for ln in ax.get_lines() if ln.get_label() == "_zero"]
+    assert len(edge) == 1 and list(edge[0].get_ydata()) == [0]
+
+
+def test_one_value_dwarfing_the_rest_gets_a_log_axis(write):
+    """storm's ablate-notify at 175x the baseline (a disturbed run) on a linear axis would
+    squash every other bar; one that does not dwarf them stays linear."""
+    names = ["ablate-elide+notify", "ablate-notify", "ablate-elide", "ablate-none"]
+    big = load.load(write("b.json", [rec("storm", c, v, unit="s", n=1) for c, v in
+                                      zip(names, [1.0, 174.96, 0.08, 0.09])]))
+    ax = dict(plots.figures(big))["storm"].axes[0]
+    assert ax.get_xscale() == "log" and "log scale" in ax.get_xlabel()
+    assert "174.96 [-17396.00]" in [t.get_text() for t in ax.texts]
+    small = load.load(write("s.json", [rec("storm", c, v, unit="s", n=1) for c, v in
+                                        zip(names, [1.0, 0.6, 0.08, 0.09])]))
+    assert dict(plots.figures(small))["storm"].axes[0].get_xscale() == "linear"
+    assert plots.dwarfs([1, 1, 1, 100]) and not plots.dwarfs([1, 2, 3, 40])
+    assert plots.dwarfs([0, 0, 0.5, 1651], floor=1.0) and \
+        not plots.dwarfs([0, 0, 0.5, 17.5], floor=1.0)
+
+
+def test_capped_and_disturbed_cases_are_marked_in_charts(write):
+    why = "other tasks took 48% of CPUs 0-1"
+    r = load.load(write("m.json", [
+        rec("pingpong", "cacheline", 60.0),
+        rec("pingpong", "futex", 5000.0, params={"capped": True}),
+        rec("pingpong", "pipe", 7000.0, params={"disturbed": why}),
+        rec("pingpong", "pipe", 7100.0, repeat=1)]          # one repeat marks the case
+        + [rec("matrix", f"all-wait/{impl}/{k}", 0.1 * k, unit="s", n=1,
+               params={"capped": k == 2 and impl == "libxcall"})
+           for impl in ("2008", "libxcall") for k in (1, 2)]))
+    figs = dict(plots.figures(r))
+    ax = figs["pingpong"].axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == \
+        ["cacheline", "futex [capped]", "pipe [disturbed]"]
+    assert [bool(p.get_hatch()) for p in _bars(ax)] == [False, True, True]
+    note = figs["pingpong"]._supxlabel.get_text()
+    assert "capped (stopped at --case-limit" in note and f"disturbed ({why}): pipe" in note
+    rings = [ln for ln in figs["matrix"].axes[0].get_lines()
+             if ln.get_label() == "capped or disturbed"]
+    assert len(rings) == 1 and list(rings[0].get_xdata()) == [2]
+    assert "capped or disturbed" in [t.get_text() for t in figs["matrix"].legends[0].get_texts()]

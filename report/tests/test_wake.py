@@ -213,3 +213,36 @@ def test_wake_attached_rows(write):
         assert [p.get_width() for p in c.patches] == [samples.WAKE_P50[state]] * 2
     assert all(len(c.patches) == 2 for c in _containers(ipi).values())
     assert f"absent: libxcall-attached-uring: {why}" in " ".join(fig._supxlabel.get_text().split())
+
+
+def test_wake_ipi_outlier_gets_a_symlog_axis(write):
+    """One cell with 1651 RES per wake (a disturbed run) would stretch a linear axis to 2000
+    and flatten every other bar (0 to 13): the axis turns linear-then-log, the others keep
+    their widths, and the disturbed cell is outlined and named under the chart."""
+    d = samples.wake()
+    for r in d["results"]:
+        if r["case"] == "libxcall-sleeping/parked":
+            r["params"]["RES_per_op_sleeper"] = 1650.78
+            r["params"]["disturbed"] = "other tasks took 48% of CPUs 0-1"
+    fig = dict(plots.figures(load.load(write("w.json", d))))["wake"]
+    lat, ipi = fig.axes
+    assert ipi.get_xscale() == "symlog"
+    assert ipi.get_xlim()[1] > 1650.78
+    assert ipi.transData.transform((1.0, 0))[0] - ipi.transData.transform((0.0, 0))[0] > \
+        0.1 * (ipi.transData.transform((ipi.get_xlim()[1], 0))[0]
+               - ipi.transData.transform((0.0, 0))[0])       # 0 to 1 keeps a tenth of the axis
+    res = _containers(ipi)["parked RES"].patches
+    assert max(p.get_width() for p in res) == pytest.approx(1650.78)
+    outlined = [p for c in ipi.containers for p in getattr(c, "patches", [])
+                if p.get_edgecolor()[:3] == pytest.approx((0xe6 / 255, 0x55 / 255, 0x0d / 255))]
+    assert outlined and all(abs(p.get_y() + p.get_height() / 2 - MECHS.index(
+        "libxcall-sleeping")) < 0.5 for p in outlined)
+    hatched = [p for p in _containers(lat)["parked"].patches if p.get_hatch()]
+    assert len(hatched) == 1
+    note = " ".join(fig._supxlabel.get_text().split())
+    assert "disturbed (other tasks took 48% of CPUs 0-1): libxcall-sleeping/parked" in note
+
+
+def test_wake_ordinary_ipis_stay_linear(fig):
+    _, ipi = _panels(fig)                 # counts 0 to 1: nothing dwarfs, a linear axis
+    assert ipi.get_xscale() == "linear"

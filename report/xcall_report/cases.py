@@ -59,7 +59,11 @@ def matrix_point(name, params=None):
     """(op, callers, design) of a matrix case: `call-single-nowait/libxcall/2`,
     `call-single-nowait/callers=2/libxcall` or params {mode, impl, callers}."""
     params = params or {}
-    c = parse(name)
+    # a design that reads as a number (2008) is a design, not a count of callers
+    named = next((p for p in name.split("/") if p in MATRIX_DESIGNS), None)
+    c = parse("/".join(p for p in name.split("/") if p != named))
+    if named:
+        c.tags.append(named)
     callers = _int(params.get("callers"))
     if callers is None:
         callers = next((c.int(k) for k in ("callers", "cpus", "n") if c.int(k) is not None),

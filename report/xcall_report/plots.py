@@ -8,11 +8,13 @@ import os
 import textwrap
 
 import matplotlib
+from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from . import cases as casenames
+from . import marks as marksmod
 from .load import skip_reason
 from .stats import aggregate, mean
 
@@ -26,6 +28,9 @@ MAX_LABELLED_CPUS = 32          # past it, every k-th CPU labelled on the heatma
 STATE_COLOURS = {"hot": PALETTE[1], "parked": PALETTE[0], "busy": PALETTE[2]}
 IPI_ROWS = ("CAL", "RES")       # function-call and reschedule IPIs, as /proc/interrupts names them
 NOTE_WIDTH = 160                # characters per line of the notes under a figure
+MARK_COLOUR = "#e6550d"         # edges of capped or disturbed bars and points
+MARK_HATCH = "xxx"
+DWARF = 50                      # a value this many times the median of the rest: log axis
 
 
 # ---------------------------------------------------------------- helpers
@@ -124,8 +129,34 @@ def _summaries(res, bench):
     for case, runs in by_case.items():
         runs.sort(key=lambda r: r.repeat)
         out[case] = dict(aggregate(runs), unit=runs[0].unit, better=runs[0].better,
-                         repeats=len(runs), n=runs[0].n, params=runs[0].params)
+                         repeats=len(runs), n=runs[0].n, params=runs[0].params,
+                         marks=marksmod.of_runs(runs))
     return out
+
+
+def marked_label(case, s):
+    """A case's name with its marks: "cacheline [capped, disturbed]"."""
+    m = s.get("marks")
+    return f"{case} [{marksmod.short(m)}]" if m else case
+
+
+def mark_notes(summ, names=None):
+    """Lines under a figure: which cases are capped and which disturbed, and why."""
+    by = {}
+    for case in names if names is not None else summ:
+        for k, v in summ[case].get("marks", {}).items():
+            by.setdefault((k, v), []).append(case)
+    return [f"{k} ({v or marksmod.MEANING[k]}): {', '.join(cases)}"
+            for (k, v), cases in by.items()]
+
+
+def _mark_style(bars, flags):
+    """Hatch and outline the bars of capped or disturbed cases."""
+    for bar, flag in zip(bars, flags):
+        if flag:
+            bar.set_hatch(MARK_HATCH)
+            bar.set_edgecolor(MARK_COLOUR)
+            bar.set_linewidth(1.0)
 
 
 def _repeats_note(summ):
@@ -139,6 +170,39 @@ def _wide(values):
     return bool(pos) and max(pos) / min(pos) > 30
 
 
+def dwarfs(values, floor=0.0):
+    """Whether the largest value dwarfs the rest: more than DWARF times the median of the
+    others (that median taken at least at floor), so that a linear axis would squash them."""
+    vals = sorted(abs(v) for v in values)
+    if len(vals) < 2 or vals[-1] == 0:
+        return False
+    rest = vals[:-1]
+    mid = max(rest[len(rest) // 2], floor)
+    return mid == 0 or vals[-1] > DWARF * mid
+
+
+def _plain_log_ticks(axis):
+    """Label a log axis' decades as plain numbers (100, 1k, 10k), its minor ticks not at all."""
+    axis.set_major_formatter(FuncFormatter(lambda v, _: fmt(v)))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _zeros_on_log(ax, ys, vals, unit, horizontal=True):
+    """A log axis cannot draw 0: mark each zero value at the axis' edge, with its label."""
+    for y, v in zip(ys, vals):
+        if v != 0:
+            continue
+        if horizontal:
+            ax.plot([0], [y], marker="|", markersize=9, color="#333",
+                    transform=ax.get_yaxis_transform(), clip_on=False, label="_zero")
+            ax.annotate(f"{human(0, unit)} (no bar: log axis)", (0, y),
+                        xycoords=ax.get_yaxis_transform(),
+                        xytext=(4, 0), textcoords="offset points", va="center", fontsize=8)
+        else:
+            ax.plot([y], [0], marker="_", markersize=9, color="#333",
+                    transform=ax.get_xaxis_transform(), clip_on=False, label="_zero")
+
+
 def _bar_values(summ, names):
     """(stat, values, whisker tops): p50 up to p99, or the mean alone for single numbers."""
     if all(summ[c]["n"] <= 1 for c in names):
@@ -146,22 +210,30 @@ def _bar_values(summ, names):
     return "p50", [summ[c]["p50"] for c in names], [summ[c]["p99"] for c in names]
 
 
-def _hbars(ax, labels, vals, tops, colours, unit, stat, log=False, scale=True):
+def _hbars(ax, labels, vals, tops, colours, unit, stat, log=False, scale=True, marked=None):
     """Horizontal bars, whiskers up to tops (p99) when given, each value written with its unit
-    at the bar's end. Linear time axes are rescaled (ns -> µs -> ms) to stay readable."""
+    at the bar's end. Linear time axes are rescaled (ns -> µs -> ms) to stay readable; a log
+    axis when the values span decades or one dwarfs the rest, its zeros marked at the edge.
+    marked: per bar, whether its case is capped or disturbed (hatched)."""
     ends = vals if tops is None else [max(a, b) for a, b in zip(vals, tops)]
-    log = log or _wide(vals + ends)
+    log = log or _wide(vals + ends) or dwarfs(vals)
     factor, shown = display_unit(ends, unit) if scale and not log else (1.0, unit)
     ys = list(range(len(labels)))
     err = None if tops is None else \
         [[0] * len(vals), [max(b - a, 0) * factor for a, b in zip(vals, tops)]]
-    ax.barh(ys, [v * factor for v in vals], xerr=err, color=colours, capsize=3,
-            error_kw={"elinewidth": 1}, label=stat + ("" if tops is None else " (whisker: p99)"))
+    bars = ax.barh(ys, [v * factor for v in vals], xerr=err, color=colours, capsize=3,
+                   error_kw={"elinewidth": 1},
+                   label=stat + ("" if tops is None else " (whisker: p99)"))
+    _mark_style(bars, marked or [])
     ax.set_yticks(ys, labels)
     ax.invert_yaxis()
     if log:
         ax.set_xscale("log")
+        _plain_log_ticks(ax.xaxis)
+        _zeros_on_log(ax, ys, vals, unit)
     for y, v, end in zip(ys, vals, ends):
+        if log and end <= 0:
+            continue                    # said at the axis' edge
         ax.annotate(human(v, unit), (end * factor, y), xytext=(4, 0), textcoords="offset points",
                     va="center", fontsize=8)
     ax.set_xlabel(axis_label(stat, shown) + ("" if tops is None else ", whisker to p99"))
@@ -175,14 +247,16 @@ def generic(res, bench, summ):
     """Per-case bar chart: p50 with a p99 whisker (the mean for single numbers); a panel per
     unit."""
     units = list(dict.fromkeys(s["unit"] for s in summ.values()))
-    height = 1.2 + 0.32 * len(summ) + 0.6 * len(units)
+    notes = _wrapped(mark_notes(summ))
+    height = 1.2 + 0.32 * len(summ) + 0.6 * len(units) + 0.12 * len(notes)
     fig, axes = _figure(res, f"{bench}: value per case{_repeats_note(summ)}", 8, height,
-                        nrows=len(units))
+                        nrows=len(units), notes=notes)
     for ax, unit in zip(axes[:, 0], units):
         names = [c for c, s in summ.items() if s["unit"] == unit]
         better = summ[names[0]]["better"]
         stat, vals, tops = _bar_values(summ, names)
-        _hbars(ax, names, vals, tops, PALETTE[0], unit, stat)
+        _hbars(ax, [marked_label(c, summ[c]) for c in names], vals, tops, PALETTE[0], unit,
+               stat, marked=[bool(summ[c]["marks"]) for c in names])
         ax.set_title(f"{quantity(unit)}, {better} is better", fontsize=9)
     return fig
 
@@ -200,10 +274,13 @@ def limit_bars(res, bench, summ):
         limit_name, limit = limits[0], vals[names.index(limits[0])]
     else:                  # e.g. kernel: borrow the limit another bench of this run measured
         limit_name, limit = _limit_elsewhere(res, bench, unit, stat)
+    notes = _wrapped(mark_notes(summ))
     fig, axes = _figure(res, f"{bench}: {stat} per case against the physical limit"
-                        f"{_repeats_note(summ)}", 8, 2.0 + 0.35 * len(names))
+                        f"{_repeats_note(summ)}", 8, 2.0 + 0.35 * len(names) + 0.12 * len(notes),
+                        notes=notes)
     ax = axes[0, 0]
-    _hbars(ax, names, vals, tops, colours, unit, stat, log=True, scale=False)
+    _hbars(ax, [marked_label(c, summ[c]) for c in names], vals, tops, colours, unit, stat,
+           log=True, scale=False, marked=[bool(summ[c]["marks"]) for c in names])
     better = f"log scale, {summ[names[0]]['better']} is better"
     if limit_name:
         ax.axvline(limit, color=LIMIT_COLOUR, linestyle="--", linewidth=1.2,
@@ -236,20 +313,31 @@ def storm(res, bench, summ):
     if any(s["unit"] != unit for s in summ.values()) or summ[base]["mean"] == 0:
         return None
     ratios = [summ[c]["mean"] / summ[base]["mean"] for c in names]
+    notes = _wrapped(mark_notes(summ))
     fig, axes = _figure(res, f"{bench}: mean normalised to {base}{_repeats_note(summ)}",
-                        8, 1.8 + 0.4 * len(names))
+                        8, 1.8 + 0.4 * len(names) + 0.12 * len(notes), notes=notes)
     ax = axes[0, 0]
     colours = [PALETTE[7] if c == base else PALETTE[0] for c in names]
     ys = list(range(len(names)))
-    ax.barh(ys, ratios, color=colours, label="mean / baseline mean")
-    ax.set_yticks(ys, names)
+    bars = ax.barh(ys, ratios, color=colours, label="mean / baseline mean")
+    _mark_style(bars, [bool(summ[c]["marks"]) for c in names])
+    ax.set_yticks(ys, [marked_label(c, summ[c]) for c in names])
     ax.invert_yaxis()
+    log = _wide(ratios) or dwarfs(ratios)
+    if log:
+        ax.set_xscale("log")
+        _plain_log_ticks(ax.xaxis)
+        _zeros_on_log(ax, ys, ratios, "ratio")
+        ax.set_xlim(right=max(ratios) * 30)         # room for the labels past the longest bar
     for y, r in zip(ys, ratios):
+        if log and r <= 0:
+            continue
         imp = (1 - r) * 100 if better == "lower" else (r - 1) * 100
         ax.annotate(f"{r:.2f} [{imp:.2f}]", (r, y), xytext=(4, 0), textcoords="offset points",
                     va="center", fontsize=9)
     ax.axvline(1.0, color="#333", linestyle="--", linewidth=1)
-    ax.set_xlabel(f"mean {quantity(unit)} / mean of {base} (ratio, 1 = baseline)")
+    ax.set_xlabel(f"mean {quantity(unit)} / mean of {base} (ratio, 1 = baseline"
+                  f"{', log scale' if log else ''})")
     ax.set_title(f"baseline {base} = {human(summ[base]['mean'], unit)}; {better} is better; "
                  "labels: ratio [pct imp]", fontsize=9)
     ax.margins(x=0.2)
@@ -266,53 +354,77 @@ def matrix(res, bench, summ):
         if p is None:
             return None
         op, callers, design = p
+        flag = bool(s["marks"])
         if design == casenames.SPEEDUP or s["unit"] not in TIME_UNITS:
-            speedups.setdefault(op, []).append((callers, s["mean"]))
+            speedups.setdefault(op, []).append((callers, s["mean"], flag))
             continue
         units.add(s["unit"])
-        points.setdefault(op, {}).setdefault(design, []).append((callers, s["mean"]))
+        points.setdefault(op, {}).setdefault(design, []).append((callers, s["mean"], flag))
     if len(units) != 1:
         return None
     factor, unit = display_unit([y for d in points.values() for ps in d.values()
-                                 for _, y in ps], units.pop())
+                                 for _, y, _ in ps], units.pop())
     ops = list(points)
     ncols = 2 if len(ops) > 1 else 1
     nrows = math.ceil(len(ops) / ncols)
+    notes = _wrapped(mark_notes(summ))
     fig, axes = _figure(res, f"{bench}: mean by calling CPUs, old design vs new"
-                        f"{_repeats_note(summ)}", 5.5 * ncols, 1.4 + 3.2 * nrows, nrows, ncols)
+                        f"{_repeats_note(summ)}", 5.5 * ncols, 1.4 + 3.2 * nrows
+                        + 0.12 * len(notes), nrows, ncols, notes=notes)
     legend = {}
     for i, op in enumerate(ops):
         ax = axes[i // ncols, i % ncols]
         designs = sorted(points[op], key=lambda d: (casenames.MATRIX_DESIGNS.index(d)
                                                      if d in casenames.MATRIX_DESIGNS else 99, d))
+        # log only where a design's own line has a point that dwarfs the rest (a disturbed
+        # case): the gap between designs is what the speedup line is there to show
+        log = any(dwarfs([y for _, y, _ in points[op][d]]) for d in designs)
         for j, d in enumerate(designs):
-            xs, ys = zip(*sorted(points[op][d]))
+            xs, ys, flags = zip(*sorted(points[op][d]))
             tag = " (new)" if d == casenames.NEW_DESIGN else \
                 " (old)" if d in casenames.MATRIX_DESIGNS else ""
             ax.plot(xs, [y * factor for y in ys], marker="o", color=PALETTE[j % len(PALETTE)],
                     label=d + tag)
+            _mark_points(ax, xs, [y * factor for y in ys], flags)
         ax.set_title(op, fontsize=10)
         ax.set_xlabel("calling CPUs (count)")
-        ax.set_ylabel(axis_label("mean", unit))
+        ax.set_ylabel(axis_label("mean", unit) + (", log scale" if log else ""))
         ax.xaxis.get_major_locator().set_params(integer=True)
-        ax.set_ylim(bottom=0)
-        ax.grid(alpha=0.3)
+        if log:
+            ax.set_yscale("log")
+            _plain_log_ticks(ax.yaxis)
+        else:
+            ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3, which="both" if log else "major")
         handles, labels = ax.get_legend_handles_labels()
         if op in speedups:
             ax2 = ax.twinx()
-            xs, ys = zip(*sorted(speedups[op]))
+            xs, ys, flags = zip(*sorted(speedups[op]))
             ax2.plot(xs, ys, linestyle="--", marker="x", color="#555",
                      label="speedup, old / new (right axis)")
+            _mark_points(ax2, xs, ys, flags)
             ax2.set_ylabel("speedup (× old time / new time)")
-            ax2.set_ylim(bottom=0)
+            if dwarfs(ys):
+                ax2.set_yscale("log")
+                _plain_log_ticks(ax2.yaxis)
+            else:
+                ax2.set_ylim(bottom=0)
             h2, l2 = ax2.get_legend_handles_labels()
             handles, labels = handles + h2, labels + l2
         legend.update(zip(labels, handles))
-    fig.legend(list(legend.values()), list(legend), loc="outside lower right",
+    fig.legend(list(legend.values()), list(legend), loc="outside upper center",
                ncols=len(legend), fontsize=9)
     for k in range(len(ops), nrows * ncols):
         axes[k // ncols, k % ncols].set_visible(False)
     return fig
+
+
+def _mark_points(ax, xs, ys, flags):
+    """Ring the points of capped or disturbed cases."""
+    pts = [(x, y) for x, y, f in zip(xs, ys, flags) if f]
+    if pts:
+        ax.plot(*zip(*pts), linestyle="none", marker="o", markersize=11, markerfacecolor="none",
+                markeredgecolor=MARK_COLOUR, markeredgewidth=1.5, label="capped or disturbed")
 
 
 def bringup(res, bench, summ):
@@ -321,7 +433,10 @@ def bringup(res, bench, summ):
     for case, s in summ.items():
         m = casenames.bringup_mode(case)
         if s["unit"] not in TIME_UNITS:       # e.g. speedup, a ratio: said in the title
-            others.append(f"{case} {human(s['mean'], s['unit'])}")
+            limit = s["params"].get("limit")
+            limit = f" (limit {human(limit, s['unit'])})" if isinstance(limit, (int, float)) \
+                and not isinstance(limit, bool) and limit > 0 else ""
+            others.append(marked_label(f"{case} {human(s['mean'], s['unit'])}{limit}", s))
             continue
         if m is None:
             return None
@@ -333,20 +448,30 @@ def bringup(res, bench, summ):
     unit = units.pop()
     stat = "mean" if all(s["n"] <= 1 for g in groups.values() for s in g.values()) else "p50"
     labels = list(groups)
-    factor, shown = display_unit([s[stat] for g in groups.values() for s in g.values()], unit)
+    every = [s[stat] for g in groups.values() for s in g.values()]
+    log = dwarfs(every)
+    factor, shown = (1.0, unit) if log else display_unit(every, unit)
     width = 0.38
+    notes = _wrapped(mark_notes(summ))
     fig, axes = _figure(res, f"{bench}: serial vs parallel bringup{_repeats_note(summ)}",
-                        max(5, 1.6 * len(labels) + 2.5), 4.2)
+                        max(6, 1.6 * len(labels) + 3), 4.2 + 0.12 * len(notes), notes=notes)
     ax = axes[0, 0]
     for j, mode in enumerate(casenames.BRINGUP_MODES):
         xs = [i + (j - 0.5) * width for i, g in enumerate(labels) if mode in groups[g]]
-        vals = [groups[g][mode][stat] for g in labels if mode in groups[g]]
+        shown_groups = [groups[g][mode] for g in labels if mode in groups[g]]
+        vals = [s[stat] for s in shown_groups]
         if not xs:
             continue
         bars = ax.bar(xs, [v * factor for v in vals], width, color=PALETTE[j], label=mode)
-        ax.bar_label(bars, [human(v, unit) for v in vals], fontsize=8, padding=2)
+        _mark_style(bars, [bool(s["marks"]) for s in shown_groups])
+        ax.bar_label(bars, [marked_label(human(v, unit), s) for v, s in zip(vals, shown_groups)],
+                     fontsize=8, padding=2)
+    if log:
+        ax.set_yscale("log")
+        _plain_log_ticks(ax.yaxis)
     ax.set_xticks(range(len(labels)), labels)
-    ax.set_ylabel(axis_label(stat, shown) + " to bring all workers up")
+    ax.set_ylabel(axis_label(stat, shown) + " to bring all workers up"
+                  + (", log scale" if log else ""))
     ax.set_title(", ".join([f"{next(iter(summ.values()))['better']} is better"] + others),
                  fontsize=9)
     ax.margins(y=0.12)
@@ -379,7 +504,7 @@ def heatmap(res, bench, summ):
     columns are the CPUs that have a cell (a sampled run leaves the others out); values are
     written in the cells up to MAX_ANNOTATED_CPUS, and past MAX_LABELLED_CPUS only every k-th
     CPU is labelled. The summary rows by topology class go under their panel."""
-    cells, classes = {}, {}
+    cells, classes, marked = {}, {}, set()
     for case, s in summ.items():
         sc = casenames.heatmap_summary(case, s["params"])
         if sc is not None:
@@ -390,6 +515,8 @@ def heatmap(res, bench, summ):
             return None
         group, src, dst = c
         cells.setdefault(group, {})[(src, dst)] = s["p50"]
+        if s["marks"]:
+            marked.add((group, src, dst))
     if not cells:
         return None
     unit0 = next(s["unit"] for c, s in summ.items()
@@ -405,15 +532,20 @@ def heatmap(res, bench, summ):
     ticks = list(range(0, n, step))
     labels = [str(cpus[i]) for i in ticks]
     tick_size = 8 if n <= MAX_LABELLED_CPUS else 7
+    notes = _wrapped(mark_notes(summ) + (["* in a cell: its case is capped or disturbed"]
+                                         if marked and n <= MAX_ANNOTATED_CPUS else []))
     fig, axes = _figure(res, f"{bench}: p50 from CPU to CPU{_repeats_note(summ)}",
-                        side * len(cells) + 0.6, side + 0.5, 1, len(cells))
+                        side * len(cells) + 0.6, side + 0.5 + 0.12 * len(notes), 1, len(cells),
+                        notes=notes)
     for ax, (group, grid) in zip(axes[0], cells.items()):
         data = [[math.nan] * n for _ in range(n)]
         for (src, dst), v in grid.items():
             data[at[src]][at[dst]] = v * factor
         cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#dddddd")
-        im = ax.imshow(data, cmap=cmap, origin="upper", interpolation="nearest")
         finite = [v for row in data for v in row if math.isfinite(v)]
+        log = dwarfs(finite) and min(finite, default=0) > 0
+        im = ax.imshow(data, cmap=cmap, origin="upper", interpolation="nearest",
+                       norm=LogNorm() if log else None)
         if n <= MAX_ANNOTATED_CPUS and finite:
             lo, hi = min(finite), max(finite)
             for i in range(n):
@@ -421,8 +553,10 @@ def heatmap(res, bench, summ):
                     v = data[i][j]
                     if not math.isfinite(v):
                         continue
-                    light = hi > lo and (v - lo) / (hi - lo) > 0.6
-                    ax.text(j, i, fmt(v), ha="center", va="center",
+                    light = hi > lo and ((math.log(v / lo) / math.log(hi / lo)) if log
+                                         else (v - lo) / (hi - lo)) > 0.6
+                    star = "*" if (group, cpus[i], cpus[j]) in marked else ""
+                    ax.text(j, i, fmt(v) + star, ha="center", va="center",
                             fontsize=8 if n <= 8 else 6, color="black" if light else "white")
         # CPU numbers, not positions: a sampled run's rows are not 0..n-1
         ax.set_xticks(ticks, labels, fontsize=tick_size,
@@ -434,7 +568,8 @@ def heatmap(res, bench, summ):
         ax.set_ylabel(f"from CPU (caller){every}")
         ax.set_title((group or "xcall") + (" (physical limit)" if casenames.is_limit(group)
                                            else ""), fontsize=10)
-        fig.colorbar(im, ax=ax, shrink=0.8, label=axis_label("p50", unit))
+        fig.colorbar(im, ax=ax, shrink=0.8,
+                     label=axis_label("p50", unit) + (", log scale" if log else ""))
     return fig
 
 
@@ -512,9 +647,16 @@ def _wake_latency(ax, summ, mechs, states, cells, absent, unit):
         ys = [i + off for i, _ in shown]
         vals = [s["p50"] for _, s in shown]
         tops = [max(s["p99"], s["p50"]) for _, s in shown]
-        ax.barh(ys, vals, h * 0.9, xerr=[[0] * len(vals), [t - v for v, t in zip(vals, tops)]],
-                color=_state_colour(j, st), capsize=2, error_kw={"elinewidth": 0.8}, label=st)
+        bars = ax.barh(ys, vals, h * 0.9,
+                       xerr=[[0] * len(vals), [t - v for v, t in zip(vals, tops)]],
+                       color=_state_colour(j, st), capsize=2, error_kw={"elinewidth": 0.8},
+                       label=st)
+        _mark_style(bars, [any(summ[c]["marks"] for c in cells[(m, st)].values())
+                           for m in mechs if (m, st) in cells])
+        _zeros_on_log(ax, ys, tops, unit)
         for y, v, t in zip(ys, vals, tops):
+            if t <= 0:
+                continue                    # said at the axis' edge
             ax.annotate(human(v, unit), (t, y), xytext=(3, 0), textcoords="offset points",
                         va="center", fontsize=6)
         for i, m in enumerate(mechs):
@@ -564,9 +706,9 @@ def _ipi_notes(ipis):
             f"read): {', '.join(where)}" for rows, where in missing.items()]
 
 
-def _ipi_bars(ax, mechs, states, ipis):
+def _ipi_bars(ax, mechs, states, ipis, marked=()):
     """CAL and RES per wake stacked, in the same slots as the latency bars beside, the two
-    values written at the end."""
+    values written at the end; the cells in marked (capped or disturbed) outlined."""
     h, offsets = _slots(states)
     top = 1.0
     for j, (st, off) in enumerate(zip(states, offsets)):
@@ -575,17 +717,31 @@ def _ipi_bars(ax, mechs, states, ipis):
         cal = [c[0] or 0.0 for _, c in shown]
         resched = [c[1] or 0.0 for _, c in shown]
         colour = _state_colour(j, st)
-        ax.barh(ys, cal, h * 0.9, color=colour, label=f"{st} CAL")
-        ax.barh(ys, resched, h * 0.9, left=cal, color=colour, hatch="////", edgecolor="white",
-                linewidth=0, label=f"{st} RES")
+        cb = ax.barh(ys, cal, h * 0.9, color=colour, label=f"{st} CAL")
+        rb = ax.barh(ys, resched, h * 0.9, left=cal, color=colour, hatch="////",
+                     edgecolor="white", linewidth=0, label=f"{st} RES")
+        flags = [(m, st) in marked for m in mechs if (m, st) in ipis]
+        for bars in (cb, rb):
+            for bar, flag in zip(bars, flags):
+                if flag:
+                    bar.set_edgecolor(MARK_COLOUR)
+                    bar.set_linewidth(1.2)
         for y, end, (_, counts) in zip(ys, [a + b for a, b in zip(cal, resched)], shown):
             ax.annotate(" + ".join("n/a" if v is None else fmt(v) for v in counts), (end, y),
                         xytext=(3, 0), textcoords="offset points", va="center", fontsize=6)
             top = max(top, end)
-    ax.set_xlim(0, top * 1.5)
-    ax.set_xlabel("interrupts per wake: CAL + RES")
+    ends = [(c[0] or 0.0) + (c[1] or 0.0) for c in ipis.values()]
+    if dwarfs(ends, floor=1.0):        # one storm of interrupts would flatten every other bar
+        ax.set_xscale("symlog", linthresh=1.0, linscale=0.6)
+        _plain_log_ticks(ax.xaxis)
+        ax.set_xlim(0, top * 4)
+        ax.set_xlabel("interrupts per wake: CAL + RES\n(linear to 1, log scale past it)")
+        ax.grid(axis="x", alpha=0.3, which="both")
+    else:
+        ax.set_xlim(0, top * 1.5)
+        ax.set_xlabel("interrupts per wake: CAL + RES")
+        ax.grid(axis="x", alpha=0.3)
     ax.set_title("IPIs on the sleeper's CPU", fontsize=9)
-    ax.grid(axis="x", alpha=0.3)
 
 
 def _wake_notes(absent):
@@ -625,13 +781,14 @@ def wake(res, bench, summ):
         return None
     unit = units.pop() if units else "ns"
     ipis = _wake_ipis(res, bench, cells)
-    notes = _wrapped(_wake_notes(absent) + _ipi_notes(ipis))
+    notes = _wrapped(_wake_notes(absent) + _ipi_notes(ipis) + mark_notes(summ))
     fig, axes = _figure(res, f"{bench}: wake latency per mechanism and sleeper state, IPIs per "
                         f"wake{_repeats_note(summ)}", 12, 2.2 + 0.42 * len(mechs)
                         + 0.12 * len(notes), 1, 2, notes=notes, sharey=True,
                         gridspec_kw={"width_ratios": [2.3, 1]})
     _wake_latency(axes[0, 0], summ, mechs, states, cells, absent, unit)
-    _ipi_bars(axes[0, 1], mechs, states, ipis)
+    _ipi_bars(axes[0, 1], mechs, states, ipis,
+              {k for k, cell in cells.items() if any(summ[c]["marks"] for c in cell.values())})
     _wake_legend(fig, states)
     return fig
 
@@ -648,11 +805,13 @@ def distribution(res, bench, summ):
     for i, c in enumerate(names):
         xs = [k for k, (_, key) in enumerate(points) if key in summ[c]]
         ys = [summ[c][points[k][1]] for k in xs]
-        ax.plot(xs, ys, marker="o", color=PALETTE[i % len(PALETTE)], label=c)
+        ax.plot(xs, ys, marker="o", color=PALETTE[i % len(PALETTE)],
+                label=marked_label(c, summ[c]))
     ax.set_xticks(range(len(points)), [p for p, _ in points])
     ax.set_xlabel("percentile of operations")
     ax.set_ylabel(f"{quantity(unit)} per operation ({unit})")
     ax.set_yscale("log")
+    _plain_log_ticks(ax.yaxis)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="case",
               title_fontsize=8)
