@@ -305,15 +305,27 @@ XC_API int xc_exit(void);
  *
  * On the calling worker's own CPU fn runs at once, inline; not while that
  * CPU is offline (an attached thread's): -ENXIO, as for any other thread.
+ *
+ * Order: calls from one thread to one CPU start in the order made, waiting
+ * or not, through single, any, async and each target of many, cond and all:
+ * when a waiting call returns, every earlier call of the thread to that CPU
+ * has run (or is running, if it waits or polls: a call that waits runs its
+ * CPU's later calls inside it). Not ordered: XC_URGENT calls, calls made
+ * inside an urgent function, and calls of different threads. A thread with
+ * 256 calls to one CPU not yet taken waits for room (serving its own CPU if
+ * it is a worker).
+ *
  * Signal handler: yes. Refused with -EAGAIN when the handler interrupted libxcall in the same
  *   thread (the call then never ran); a thread's first call may be its handler's. A waiting call
  *   blocks the handler until the function ran, and a stuck report due meanwhile runs the report
  *   hook inside it.
  * Return: 0; -EINVAL NULL fn or unknown flags; -ENXIO @cpu absent or offline,
- * or the runtime is not up; -ENOMEM no descriptor for a nowait call;
- * -EDEADLK XC_WAIT from inside an urgent function, or from an attached
- * thread between xc_worker_sleep_begin() and xc_worker_sleep_end();
- * -EAGAIN from a signal handler that interrupted libxcall in this thread.
+ * or the runtime is not up; -ENOMEM no memory for the thread's ring to
+ * @cpu, or from inside an urgent function, its ring full or no descriptor
+ * for an XC_URGENT call; -EDEADLK XC_WAIT from inside an urgent function, or
+ * from an attached thread between xc_worker_sleep_begin() and
+ * xc_worker_sleep_end(); -EAGAIN from a signal handler that interrupted
+ * libxcall in this thread.
  */
 XC_API int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags);
 
