@@ -579,9 +579,10 @@ void out_machine(FILE *f)
 	const struct machine *m = machine_get();
 	fprintf(f, "machine: %s, %d CPUs online (%d cores), kernel %s\n", m->cpu_model,
 		m->cpus_online, m->cores, m->kernel);
-	fprintf(f, "         %s%s%s, idle driver %s (%s), clocksource %s, TSC %s\n",
+	fprintf(f, "         %s%s%s%s, idle driver %s (%s), clocksource %s, TSC %s\n",
 		m->virtualised ? "virtualised (" : "bare metal",
-		m->virtualised ? m->hypervisor : "", m->virtualised ? ")" : "", m->idle_driver,
+		m->virtualised ? m->hypervisor : "", m->virtualised ? ")" : "",
+		m->emulated ? ", emulated CPUs: times mean nothing" : "", m->idle_driver,
 		m->idle_governor[0] ? m->idle_governor : "-", m->clocksource,
 		m->tsc_invariant ? "invariant" : "not invariant");
 	fprintf(f, "         timer %s, floor %.0f ns subtracted from each timed operation\n",
