@@ -269,7 +269,8 @@ static inline bool via_ring(unsigned flags)
 }
 
 /* One call through the calling thread's ring to @c; @done as in struct xc_ring_entry. */
-static inline int ring_call(struct xc_cpu *c, xc_func_t fn, void *arg, uintptr_t done)
+static inline __attribute__((always_inline)) int ring_call(struct xc_cpu *c, xc_func_t fn,
+							   void *arg, uintptr_t done)
 {
 	struct xc_ring *r = xc_ring_get(c);
 	uint32_t flow = xc_trace_flow(), idx;
