@@ -1,48 +1,120 @@
-"""One self-contained HTML page: machine, tables and plots (SVG embedded as data URIs)."""
+"""One self-contained HTML page (no scripts, no external files; SVG plots as data URIs).
+
+Reading order: a banner when the run was disturbed; the summary (the machine's card and the
+five figures a reader came for, summary.py); one chart per family with two lines saying what
+is measured and how to read it (captions.py); with several files the comparison; then the full
+tables and the latency distributions, collapsed; last every field of the machine and run.
+Elements a test or a reader may look for carry ids: #summary, .figure-card[data-figure],
+figure.chart[data-bench], #tables.
+"""
 import base64
 import html
 import io
+import re
 
 import matplotlib
 
+from . import captions
 from . import compare as cmpmod
+from . import marks as marksmod
 from . import plots
+from . import summary
 from .stats import mean, stddev
 
 CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222;
-       padding: 0 1em; }
-h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; }
-table { border-collapse: collapse; margin: .6em 0 1.4em; font-size: .9em; }
-th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: right; }
+:root { --ink: #1d232b; --muted: #56606b; --line: #d5dbe1; --card: #f6f8fa;
+        --warn-bg: #fff4e5; --warn-line: #e6550d; --info-bg: #eef5fc; --info-line: #3b7dd8; }
+* { box-sizing: border-box; }
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto;
+       max-width: 78em; color: var(--ink); padding: .6em 1.2em 3em; line-height: 1.38; }
+h1 { font-size: 1.45em; margin: .2em 0 0; }
+.sub { color: var(--muted); margin: .1em 0 .6em; font-size: .92em; overflow-wrap: anywhere; }
+h2 { font-size: 1.25em; border-bottom: 1px solid var(--line); padding-bottom: .2em;
+     margin: 1.6em 0 .6em; }
+h3 { font-size: 1em; margin: 0 0 .3em; }
+#summary h2 { margin-top: .6em; }
+.banner { border-left: 5px solid var(--warn-line); background: var(--warn-bg);
+          padding: .55em .9em; margin: .5em 0; border-radius: 4px; }
+.banner.info { border-color: var(--info-line); background: var(--info-bg); }
+.banner ul { margin: .2em 0 0; padding-left: 1.2em; }
+.cards { display: grid; gap: .8em; grid-template-columns: repeat(auto-fit, minmax(21em, 1fr)); }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 6px;
+        padding: .6em .85em; font-size: .88em; min-width: 0; }
+.card .value { font-size: 1.45em; font-weight: 650; margin: 0 0 .2em;
+               overflow-wrap: anywhere; }
+.card .value.small { font-size: 1.1em; }
+.card p { margin: .25em 0; }
+.card.absent .value { color: var(--muted); font-weight: normal; font-size: 1.1em; }
+.card.machine { margin-bottom: .8em; }
+.card.machine dl { display: flex; flex-wrap: wrap; gap: .2em 1.6em; margin: .2em 0 0; }
+.card.machine dl div { min-width: 0; overflow-wrap: anywhere; }
+.card.machine dt { display: inline; color: var(--muted); margin-right: .4em; }
+.card.machine dd { display: inline; margin: 0; }
+@media (min-width: 46em) { .figure-card[data-figure="seeds"] { grid-column: span 2; } }
+.badge { display: inline-block; background: var(--warn-bg); color: #8a3200;
+         border: 1px solid var(--warn-line); border-radius: 3px; padding: 0 .35em;
+         font-size: .85em; margin: .1em .3em .1em 0; }
+figure.chart { margin: 1.2em 0 2.2em; }
+figure.chart img { max-width: 100%; height: auto; display: block; }
+figcaption { font-size: .92em; max-width: 60em; margin-top: .3em; }
+figcaption p { margin: .15em 0; }
+figcaption .marked { color: #8a3200; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table { border-collapse: collapse; margin: .4em 0 1em; font-size: .88em; }
+th, td { border: 1px solid var(--line); padding: .2em .55em; text-align: right;
+         white-space: nowrap; }
 th:first-child, td:first-child { text-align: left; }
-th { background: #f3f3f3; }
+th { background: #eef1f4; }
+tr.marked td { background: var(--warn-bg); }
+td.marks { text-align: left; white-space: normal; min-width: 12em; }
 caption { text-align: left; font-weight: bold; padding: .3em 0; }
-.note { color: #555; font-size: .9em; margin: .2em 0; }
-figure { margin: 1em 0 2em; } figure img { max-width: 100%; height: auto; }
-figcaption { color: #555; font-size: .9em; }
-code { background: #f3f3f3; padding: 0 .3em; }
+details { border: 1px solid var(--line); border-radius: 6px; padding: .4em .8em;
+          margin: .5em 0; }
+details > summary { cursor: pointer; font-weight: 600; }
+details[open] > summary { margin-bottom: .4em; }
+.note { color: var(--muted); font-size: .9em; margin: .2em 0; }
+.nw { white-space: nowrap; }
+code { background: #eef1f4; padding: 0 .3em; border-radius: 3px; }
+@media (max-width: 40em) {
+  body { padding: .6em .7em 2em; }
+  .cards { grid-template-columns: 1fr; }
+  h1 { font-size: 1.3em; }
+}
 """
 
 HOST_FIELDS = [("hostname", "host name"), ("cpu_model", "CPU"), ("cpus_online", "CPUs online"),
                ("kernel", "kernel"), ("virtualised", "virtualised"),
                ("hypervisor", "hypervisor"), ("idle_driver", "idle driver"),
                ("tsc_invariant", "invariant TSC"), ("timer", "timer"),
-               ("timer_floor_ns", "timer floor subtracted (ns)")]
+               ("timer_floor_ns", "timer floor subtracted (ns)"),
+               ("steal_pct", "most steal time over a subcommand (%)"),
+               ("others_pct", "most CPU time other tasks took (%)"),
+               ("disturbed", "disturbed"), ("emulated", "CPUs emulated"),
+               ("cpu_quota", "cgroup CPU quota (CPUs, 0 = none)")]
+STEAL_WARN_PCT = 2.0        # as xcall-bench warns
 
 
 def esc(x):
     return html.escape(str(x))
 
 
-def _table(header, rows, caption=None):
-    out = ["<table>"]
+def prose(x):
+    """Escaped text whose command-line options (--case-limit) do not break at their hyphens."""
+    return re.sub(r"(--[a-z][a-z-]*)", r'<span class="nw">\1</span>', esc(x))
+
+
+def _table(header, rows, caption=None, marked=None):
+    """A table in a horizontally scrolling box; marked: per row, whether to tint it."""
+    out = ['<div class="scroll"><table>']
     if caption:
         out.append(f"<caption>{esc(caption)}</caption>")
     out.append("<tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>")
-    for r in rows:
-        out.append("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in r) + "</tr>")
-    out.append("</table>")
+    for i, r in enumerate(rows):
+        cls = ' class="marked"' if marked and marked[i] else ""
+        cells = "".join(f'<td class="marks">{esc(v)}</td>' if header[j] == "marks"
+                        else f"<td>{esc(v)}</td>" for j, v in enumerate(r))
+        out.append(f"<tr{cls}>{cells}</tr>")
+    out.append("</table></div>")
     return "\n".join(out)
 
 
@@ -52,6 +124,136 @@ def _show(v):
     if isinstance(v, list):
         return " ".join(map(str, v))
     return "" if v is None else v
+
+
+# ---------------------------------------------------------------- banners
+
+def banners(res, named=False):
+    """Warnings that change how every figure of the file should be read; named: say which
+    file (a page of several)."""
+    h, out = res.host, []
+    many = f" ({esc(res.label)})" if named else ""
+    if isinstance(h.get("disturbed"), str) and h["disturbed"]:
+        out.append(f'<div class="banner" role="alert"><b>Disturbed run{many}:</b> '
+                   f'{esc(h["disturbed"])}. Figures from the records it affected are marked '
+                   '<span class="badge">disturbed</span>; compare them with a quiet run before '
+                   'drawing conclusions.</div>')
+    if h.get("emulated") is True:
+        out.append(f'<div class="banner" role="alert"><b>Emulated CPUs{many}:</b> the CPUs '
+                   "were emulated (e.g. QEMU TCG), so every time is the emulator's, not a "
+                   "machine's.</div>")
+    steal = h.get("steal_pct")
+    if isinstance(steal, (int, float)) and not isinstance(steal, bool) \
+            and steal >= STEAL_WARN_PCT:
+        out.append(f'<div class="banner"><b>Steal time{many}:</b> the hypervisor took up to '
+                   f"{steal:.1f}% of the CPU time during a subcommand: the workers did not have "
+                   "real CPUs of their own.</div>")
+    return out
+
+
+# ---------------------------------------------------------------- summary
+
+def machine_card(res):
+    rows = "".join(f"<div><dt>{esc(k)}</dt><dd>{prose(v)}</dd></div>"
+                   for k, v in summary.machine_card(res))
+    return (f'<div class="card machine" data-figure="machine"><h3>The machine</h3>'
+            f"<dl>{rows}</dl></div>")
+
+
+def figure_card(fig):
+    cls = "card figure-card" + ("" if fig.present else " absent")
+    lines = fig.value.split("\n") if fig.present else ["not measured"]
+    value = "<br>".join(esc(x) for x in lines)
+    small = " small" if len(lines) > 1 else ""
+    badges = "".join(f' <span class="badge" title="{esc(v or marksmod.MEANING[k])}">{esc(k)}'
+                     f"</span>" for k, v in fig.marks.items())
+    text = "".join(f"<p>{prose(s)}</p>" for s in fig.sentences)
+    why = "".join(f'<p class="note">{esc(k)}: {prose(v or marksmod.MEANING[k])}</p>'
+                  for k, v in fig.marks.items())
+    return (f'<div class="{cls}" data-figure="{esc(fig.key)}"><h3>{esc(fig.title)}{badges}</h3>'
+            f'<p class="value{small}">{value}</p>{text}{why}</div>')
+
+
+def summary_section(res):
+    return (machine_card(res) + '<div class="cards">'
+            + "".join(figure_card(f) for f in summary.figures(res)) + "</div>")
+
+
+# ---------------------------------------------------------------- charts
+
+def svg_data_uri(fig):
+    buf = io.BytesIO()
+    with matplotlib.rc_context(plots.SAVE_RC):
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def chart(res, bench, name, fig, label=None):
+    """A figure element: the SVG, then its two-line caption (and its marks, if any)."""
+    what, how = captions.caption(bench, name, fig)
+    width = round(fig.get_figwidth() * 96)          # CSS pixels, as drawn
+    of = f" ({esc(label)})" if label else ""
+    line = captions.marked_line(res, bench) if not name.endswith("-distribution") else ""
+    marked = f'<p class="marked">{prose(line)}</p>' if line else ""
+    return (f'<figure class="chart" data-bench="{esc(bench)}" data-name="{esc(name)}">'
+            f'<img alt="{esc(name)} chart{of}" style="width:{width}px" '
+            f'src="{svg_data_uri(fig)}"><figcaption><p><b>What{of}:</b> {prose(what)}</p>'
+            f"<p><b>How to read it:</b> {prose(how)}</p>{marked}</figcaption></figure>")
+
+
+def _figures_by_bench(results):
+    """{bench: [(res, name, fig)]} in first-seen order, main charts and distributions apart."""
+    main, dist = {}, {}
+    for res in results:
+        for name, fig in plots.figures(res):
+            bench = name[:-len("-distribution")] if name.endswith("-distribution") else name
+            (dist if name.endswith("-distribution") else main).setdefault(bench, []).append(
+                (res, name, fig))
+    return main, dist
+
+
+# ---------------------------------------------------------------- tables
+
+def results_table(res, bench, dist=()):
+    """The table of every case of one bench, marks in the last column, and its distribution
+    charts, inside a collapsed <details>."""
+    rows, flags, nmarked = [], [], 0
+    for case in res.cases(bench):
+        runs = res.runs(bench, case)
+        marks = marksmod.of_runs(runs)
+        nmarked += bool(marks)
+        flags.append(bool(marks))
+        why = runs[0].skipped
+        if why is not None:         # its zeros are no figures: say why instead
+            rows.append([case, runs[0].unit, runs[0].better, runs[0].n, len(runs),
+                         f"not measured: {why}", "", "", "", "", marksmod.long(marks)])
+            continue
+        means = [r.stats["mean"] for r in runs]
+        agg = {k: mean([r.stats[k] for r in runs]) for k in ("p50", "p90", "p99", "max")}
+        sd = stddev(means) if len(runs) > 1 else runs[0].stats.get("stddev")
+        mean_txt = plots.fmt(mean(means)) + (f" ± {plots.fmt(sd)}" if sd is not None else "")
+        rows.append([case, runs[0].unit, runs[0].better, runs[0].n, len(runs), mean_txt]
+                    + [plots.fmt(agg[k]) for k in ("p50", "p90", "p99", "max")]
+                    + [marksmod.long(marks)])
+    header = ["case", "unit", "better", "n", "repeats", "mean ± sd", "p50", "p90", "p99", "max",
+              "marks"]
+    if not nmarked:
+        header, rows = header[:-1], [r[:-1] for r in rows]
+    n = len(rows)
+    label = f"{bench}: {n} case{'s' if n != 1 else ''}" + \
+        (f", {nmarked} marked capped or disturbed" if nmarked else "") + \
+        (f", with the latency distribution" if dist else "")
+    body = _table(header, rows, caption=f"{bench} ({res.label})", marked=flags)
+    body += "".join(chart(r, bench, name, fig) for r, name, fig in dist)
+    return f'<details data-bench="{esc(bench)}"><summary>{esc(label)}</summary>{body}</details>'
+
+
+def tables_section(res, dist):
+    note = ('<p class="note">mean ± sd: across repeats when there are several, otherwise the '
+            "samples' stddev; percentiles are averaged across repeats. Click a family to open "
+            "it.</p>")
+    return note + "\n".join(results_table(res, b, [d for d in dist.get(b, []) if d[0] is res])
+                            for b in res.benches())
 
 
 def machine_section(results):
@@ -66,91 +268,95 @@ def machine_section(results):
     return _table(["field"] + [r.label for r in results], rows)
 
 
-def results_tables(res):
-    out = []
-    for bench in res.benches():
-        rows = []
-        for case in res.cases(bench):
-            runs = res.runs(bench, case)
-            why = runs[0].skipped
-            if why is not None:         # its zeros are no figures: say why instead
-                rows.append([case, runs[0].unit, runs[0].better, runs[0].n, len(runs),
-                             f"not measured: {why}", "", "", "", ""])
-                continue
-            means = [r.stats["mean"] for r in runs]
-            agg = {k: mean([r.stats[k] for r in runs]) for k in ("p50", "p90", "p99", "max")}
-            sd = stddev(means) if len(runs) > 1 else runs[0].stats.get("stddev")
-            mean_txt = plots.fmt(mean(means)) + (f" ± {plots.fmt(sd)}" if sd is not None else "")
-            rows.append([case, runs[0].unit, runs[0].better, runs[0].n, len(runs), mean_txt]
-                        + [plots.fmt(agg[k]) for k in ("p50", "p90", "p99", "max")])
-        out.append(_table(["case", "unit", "better", "n", "repeats", "mean ± sd", "p50", "p90",
-                           "p99", "max"], rows, caption=f"{bench} ({res.label})"))
-    note = ('<p class="note">mean ± sd: across repeats when there are several, otherwise the '
-            'samples\' stddev; percentiles are averaged across repeats.</p>')
-    return note + "\n".join(out)
+def plans_table(res):
+    """xcall-bench's plan per subcommand: cases, printed bound, time taken, capped loops."""
+    if not res.plans:
+        return ""
+    keys = ["bench", "cases", "bound_s", "wall_s", "capped_loops", "disturbed"]
+    keys = [k for k in keys if any(k in p for p in res.plans)]
+    rows = [[_show(p.get(k)) for k in keys] for p in res.plans]
+    return _table(keys, rows, caption=f"subcommands run ({res.label})")
 
 
 def comparison_section(cmp):
-    """One table per bench: a row per case, the baseline's absolute values, then each other
-    file's ratio [pct imp] per metric."""
-    out, benches = [], {}
+    """The summary line, then one collapsed table per bench: a row per case, the baseline's
+    absolute values, then each other file's ratio [pct imp] per metric."""
+    out, benches = [f"<p><b>{esc(cmpmod.summary_line(cmp))}</b></p>"], {}
+    if not cmp.tables:
+        out.append(f'<p class="banner">{esc(cmpmod.nothing_compared(cmp))}</p>')
     for t in cmp.tables:
         benches.setdefault(t.bench, []).append(t)
     others = cmp.labels[1:]
     for bench, tables in benches.items():
         metrics = list(dict.fromkeys(m for t in tables for m in t.cells))
         header = ["case", "better", f"{cmp.labels[0]} (baseline)"] + \
-            [f"{lab} {m} [pct imp]" for lab in others for m in metrics]
-        rows = []
+            [f"{lab} {m} [pct imp]" for lab in others for m in metrics] + ["marks"]
+        rows, flags = [], []
         for t in tables:
             row = [t.case, t.better, cmpmod.baseline_line(t)]
             for i in range(1, len(t.labels)):
                 row += [cmpmod.cell_text(t.cells[m][i]) if m in t.cells else "" for m in metrics]
-            rows.append(row)
-        out.append(_table(header, rows, caption=bench))
+            rows.append(row + ["; ".join(cmpmod.mark_notes(t))])
+            flags.append(any(t.marks))
+        if not any(flags):
+            header, rows = header[:-1], [r[:-1] for r in rows]
         stat_lines = list(dict.fromkeys(cmpmod.statistic_line(t) for t in tables))
         notes = [f"{t.case}: {n}" for t in tables for n in t.notes]
-        out.append('<p class="note">' + "<br>".join(esc(x) for x in stat_lines + notes) + "</p>")
+        body = _table(header, rows, caption=bench, marked=flags) + \
+            '<p class="note">' + "<br>".join(esc(x) for x in stat_lines + notes) + "</p>"
+        out.append(f"<details><summary>{esc(bench)}: {len(tables)} case"
+                   f"{'s' if len(tables) != 1 else ''}</summary>{body}</details>")
     if cmp.skipped:
-        out.append('<p class="note">Not compared (not in every file, not measured, or units '
-                   'differ):</p><ul>' + "".join(f"<li>{esc(s)}</li>" for s in cmp.skipped)
-                   + "</ul>")
-    if not cmp.tables:
-        out.append('<p class="note">No case is present in every file.</p>')
+        out.append(f"<details><summary>Not compared: {len(cmp.skipped)} case"
+                   f"{'s' if len(cmp.skipped) != 1 else ''} (not in every file, not measured, "
+                   "or units differ)</summary><ul>"
+                   + "".join(f"<li>{esc(s)}</li>" for s in cmp.skipped) + "</ul></details>")
     return "\n".join(out)
 
 
-def svg_data_uri(fig):
-    buf = io.BytesIO()
-    with matplotlib.rc_context(plots.SAVE_RC):
-        fig.savefig(buf, format="svg", metadata={"Date": None})
-    return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def plots_section(res):
-    out = []
-    for name, fig in plots.figures(res):
-        width = round(fig.get_figwidth() * 96)          # CSS pixels, as drawn
-        out.append(f'<figure><img alt="{esc(name)} plot of {esc(res.label)}" '
-                   f'style="width:{width}px" src="{svg_data_uri(fig)}"><figcaption>{esc(name)} '
-                   f'({esc(res.label)})</figcaption></figure>')
-    return "\n".join(out)
-
+# ---------------------------------------------------------------- page
 
 def page(results):
     """The whole report for a list of Results (the first is the comparison baseline)."""
     labels = ", ".join(r.label for r in results)
-    body = [f"<h1>xcall report: {esc(labels)}</h1>", "<h2>Machine and run</h2>",
-            machine_section(results)]
-    if len(results) > 1:
-        body += [f"<h2>Comparison, normalised to {esc(results[0].label)}</h2>",
+    many = len(results) > 1
+    created = [summary.when(r.meta.get("created")) for r in results if r.meta.get("created")]
+    body = ["<header><h1>xcall benchmark report</h1>",
+            f'<p class="sub">{esc(labels)}'
+            + (f" · {esc(', '.join(created))}" if created else "") + "</p></header>"]
+    for r in results:
+        body += banners(r, many)
+    body.append('<section id="summary"><h2>Summary</h2>')
+    for r in results:
+        if many:
+            body.append(f"<h3>{esc(r.label)}</h3>")
+        body.append(summary_section(r))
+    body.append("</section>")
+    main, dist = _figures_by_bench(results)
+    body.append('<section id="charts"><h2>One chart per family</h2>')
+    for bench, figs in main.items():
+        body += [chart(r, bench, name, fig, r.label if many else None)
+                 for r, name, fig in figs]
+    body.append("</section>")
+    if many:
+        body += ['<section id="comparison">',
+                 f"<h2>Comparison, normalised to {esc(results[0].label)}</h2>",
                  '<p class="note">Each cell: ratio to the first file [percent improvement, '
                  'positive is better]; ± the stddev across repeats; '
-                 f'{esc(cmpmod.NOISE_MARK)} marks a difference within noise.</p>',
-                 comparison_section(cmpmod.compare(results))]
+                 f'{esc(cmpmod.NOISE_MARK)} marks a difference within noise (the test cannot '
+                 "tell the files apart and their 95% intervals overlap).</p>",
+                 comparison_section(cmpmod.compare(results)), "</section>"]
+    body.append('<section id="tables"><h2>Full tables</h2>')
     for r in results:
-        body += [f"<h2>Results: {esc(r.label)}</h2>", results_tables(r),
-                 f"<h2>Plots: {esc(r.label)}</h2>", plots_section(r)]
+        if many:
+            body.append(f"<h3>{esc(r.label)}</h3>")
+        body.append(tables_section(r, dist))
+    body.append("</section>")
+    body += ['<section id="machine"><h2>Machine and run</h2>',
+             "<details><summary>Every field the files give</summary>",
+             machine_section(results), "".join(plans_table(r) for r in results),
+             "</details></section>"]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>xcall report: {esc(labels)}</title><style>{CSS}</style></head>\n<body>\n"
             + "\n".join(body) + "\n</body></html>\n")

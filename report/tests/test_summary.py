@@ -1,0 +1,178 @@
+"""The summary: five figures, each a sentence computed from the file, absent families said."""
+import copy
+
+import pytest
+
+from conftest import HOST, doc, load_doc, rec
+from xcall_report import summary
+
+WHY = "other tasks took 48% of CPUs 0-1"
+
+
+def real_names(scale=1.0):
+    """Records named and parametrised as xcall-bench writes them, times scaled by scale."""
+    s = scale
+    return [
+        rec("pingpong", "cacheline", 70 * s, p50=60 * s, cpus=[0, 1],
+            params={"method": "cas", "ratio_to_limit": 1}),
+        rec("pingpong", "libxcall-polling", 160 * s, p50=150 * s, cpus=[0, 1],
+            params={"paired_ratio_p10": 2.2, "paired_ratio_p50": 2.5 * s,
+                    "paired_ratio_p90": 2.8, "paired_handoff_ratio_p50": 1.4,
+                    "paired_code_ratio_p50": 1.8, "ratio_to_limit": 2.5}),
+        rec("kernel", "ipi/normal", 15000 * s, p50=14000 * s,
+            params={"target": 1, "CAL_per_op_target": 1.0}),
+        rec("kernel", "compare/kernel-ipi", 13000 * s, p50=12000 * s,
+            params={"ratio_to_kernel_ipi": 1}),
+        rec("kernel", "compare/libxcall-polling", 130 * s, p50=120 * s),
+        rec("wake", "futex/parked", 70000 * s, p50=60000 * s,
+            params={"mechanism": "futex", "state": "parked"}),
+        rec("wake", "futex/parked/wake", 33000 * s, p50=30000 * s,
+            params={"mechanism": "futex", "state": "parked"}),
+        rec("wake", "epoll/parked/wake", 50000 * s, p50=45000 * s,
+            params={"mechanism": "epoll", "state": "parked"}),
+        rec("wake", "libxcall-sleeping/parked/wake", 31000 * s, p50=29000 * s,
+            params={"mechanism": "libxcall-sleeping", "state": "parked"}),
+        rec("wake", "spin/hot/wake", 120 * s, p50=118 * s,
+            params={"mechanism": "spin", "state": "hot"}),
+        rec("wake", "uintr", 0.0, n=0, p50=0.0, p90=0.0, p99=0.0, max=0.0, min=0.0,
+            params={"skipped": "this CPU has no UINTR"}),
+        rec("storm", "ablate-elide+notify", 0.15 * s, unit="s", n=1),
+        rec("storm", "ablate-notify", 0.06, unit="s", n=1),
+        rec("storm", "ablate-none", 0.0129 * s, unit="s", n=1),
+        rec("matrix", "all-wait/2008/2", 0.03, unit="s", n=1),
+        rec("matrix", "all-wait/libxcall/2", 0.01, unit="s", n=1),
+        rec("matrix", "all-wait/speedup/1", 1.5, unit="ratio", better="higher", n=1),
+        rec("matrix", "all-wait/speedup/2", 3.0 * s, unit="ratio", better="higher", n=1),
+        rec("matrix", "single-nowait/speedup/2", 29.2, unit="ratio", better="higher", n=1),
+        rec("bringup", "serial", 1.0e8, n=5), rec("bringup", "parallel", 6.0e7, n=5),
+        rec("bringup", "speedup", 1.72 * s, unit="ratio", better="higher", n=1,
+            params={"limit": 2}),
+    ]
+
+
+def _figs(tmp_path_factory, records, name="s", host=None):
+    return {f.key: f for f in summary.figures(load_doc(tmp_path_factory, name,
+                                                       doc(records, host)))}
+
+
+@pytest.fixture(scope="module")
+def figs(tmp_path_factory):
+    return _figs(tmp_path_factory, real_names())
+
+
+def test_five_figures_in_order(figs):
+    assert list(figs) == ["limit", "call", "kernel", "wake", "seeds"]
+    assert all(f.present for f in figs.values())
+
+
+def test_limit(figs):
+    f = figs["limit"]
+    assert f.value == "60 ns"
+    assert "between CPUs 0 and 1 takes 60 ns a round trip (p50, CAS" in f.sentences[0]
+
+
+def test_call_and_paired_ratio(figs):
+    f = figs["call"]
+    assert f.value == "150 ns · 2.5× the limit"
+    s = f.sentences[0]
+    assert "from CPU 0 to a polling worker on CPU 1 returns in 150 ns (p50), 2.5× the " \
+        "cache-line round trip" in s
+    assert "2.2× to 2.8× over the blocks" in s
+    assert "bare handoff is 1.4× the limit and libxcall's code 1.8× that handoff" in s
+
+
+def test_kernel(figs):
+    f = figs["kernel"]
+    assert f.value == "14 µs"
+    assert "to CPU 1 takes 14 µs (p50, 1.00 function-call interrupts" in f.sentences[0]
+    assert "takes 120 ns, 100× faster than the kernel IPI measured beside it (12 µs)" \
+        in f.sentences[0]
+
+
+def test_wake_cheapest_and_dearest(figs):
+    f = figs["wake"]
+    assert f.value == "29 µs to 45 µs"                      # parked first; spin is only hot
+    s = f.sentences[0]
+    assert "(parked) takes from 29 µs with libxcall-sleeping to 45 µs with epoll" in s
+    assert "3 mechanisms; uintr not available here" in s
+
+
+def test_seeds(figs):
+    f = figs["seeds"]
+    assert f.value.split("\n") == ["storm 0.09 [91.40]", "matrix 3× to 29×", "bringup 1.72×"]
+    storm, matrix, bringup = f.sentences
+    assert "every optimisation on is 12× faster than with elide+notify ablated" in storm
+    assert "(12.9 ms against 150 ms; 0.09 [91.40]" in storm
+    assert "at 2 calling CPUs libxcall is 3× to 29× faster than the 2008 design " \
+        "(all-wait 3×, single-nowait 29×)" in matrix
+    assert "up in parallel is 1.72× faster than one after another (the limit, every " \
+        "CPU's init at once, is 2×)" in bringup
+
+
+def test_every_figure_follows_the_data(tmp_path_factory, figs):
+    """No fixed text: scaled times give other figures in every card."""
+    other = _figs(tmp_path_factory, real_names(scale=2.0), "x2")
+    for key in figs:
+        assert figs[key].value != other[key].value, key
+        assert figs[key].sentences != other[key].sentences, key
+    assert other["limit"].value == "120 ns" and other["call"].value.startswith("300 ns · 5×")
+
+
+def test_absent_families_are_said(tmp_path_factory):
+    only = [r for r in real_names() if r["bench"] == "pingpong"]
+    f = _figs(tmp_path_factory, only, "pp")
+    assert f["limit"].present and f["call"].present
+    for key, bench in (("kernel", "kernel"), ("wake", "wake")):
+        assert not f[key].present and f[key].value == ""
+        assert f"it has no `{bench}` records" in f[key].sentences[0]
+    assert not f["seeds"].present
+    assert [s.split(":")[0] for s in f["seeds"].sentences] == ["storm", "matrix", "bringup"]
+    assert all("not in this file" in s for s in f["seeds"].sentences)
+    none = _figs(tmp_path_factory, [r for r in real_names() if r["bench"] == "kernel"], "k")
+    assert not none["limit"].present and "no `pingpong` records" in none["limit"].sentences[0]
+
+
+def test_unmeasured_case_gives_its_reason(tmp_path_factory):
+    recs = [r for r in real_names() if r["case"] != "ipi/normal"
+            and not r["case"].startswith("compare/")]
+    recs.append(rec("kernel", "ipi/normal", 0.0, n=0, p50=0.0, p90=0.0, p99=0.0, max=0.0,
+                    min=0.0, params={"skipped": "membarrier lacks FLAG_CPU"}))
+    f = _figs(tmp_path_factory, recs, "k0")["kernel"]
+    assert not f.present and f.sentences == ["Not measured: membarrier lacks FLAG_CPU."]
+
+
+def test_marks_follow_the_records(tmp_path_factory):
+    recs = copy.deepcopy(real_names())
+    for r in recs:
+        r.setdefault("params", {})
+        if r["case"] == "libxcall-polling":
+            r["params"]["disturbed"] = WHY
+        if r["case"] == "ablate-elide+notify":
+            r["params"]["capped"] = True
+        if r["case"] == "ablate-notify":               # not in the headline: no mark
+            r["params"]["disturbed"] = WHY
+    f = _figs(tmp_path_factory, recs, "m")
+    assert f["call"].marks == {"disturbed": WHY}
+    assert "2.5× [disturbed] the cache-line round trip" in f["call"].sentences[0]
+    assert f["limit"].marks == {} and f["kernel"].marks == {}
+    assert f["seeds"].marks == {"capped": ""}
+    assert f["seeds"].value.split("\n")[0] == "storm 0.09 [91.40] [capped]"
+    assert "12× [capped] faster" in f["seeds"].sentences[0]
+    assert "[capped]" not in f["seeds"].sentences[1]
+
+
+def test_machine_card(tmp_path_factory):
+    host = dict(HOST, cpu_model="AMD EPYC",
+                cpus_online=2, cores=2, kernel="6.18", virtualised=True, hypervisor="KVM",
+                steal_pct=0.9, others_pct=48.0, timer="tsc", timer_floor_ns=20.0)
+    d = doc(real_names()[:2], host)
+    d["plans"] = [{"bench": "pingpong", "cases": 8, "bound_s": 85.6, "wall_s": 13.7,
+                   "capped_loops": 2, "disturbed": WHY}]
+    card = dict(summary.machine_card(load_doc(tmp_path_factory, "card", d)))
+    assert card["CPU"] == "AMD EPYC, 2 CPUs online (2 cores)"
+    assert card["Machine"] == "virtual machine (KVM)"
+    assert card["Load"].startswith("0.9% stolen by the hypervisor, 48% taken by other tasks")
+    assert card["Run"] == "2026-11-22 01:30 UTC, 1 subcommand in 14 s"
+    assert card["Cut short"] == f"pingpong: 2 timed loops stopped at --case-limit; " \
+        f"disturbed: {WHY}"
+    assert card["Timer"] == "tsc, 20 ns floor subtracted"
