@@ -1,7 +1,8 @@
 # xcall-report: a Python package installed into a project-local venv (build/venv).
 #
 #   make venv          create build/venv and install report/ (editable) with matplotlib, pytest
-#   make check-report  run report/tests with pytest        (part of `make check`)
+#   make check-report  run report/tests with pytest        (part of `make check`); the page is
+#                      rendered in headless Chromium (Debian's chromium, from `make deps`)
 #   make report-html   results/latest.json -> results/report.html (part of `make run`)
 #
 # report-html depends on $(BENCH_RUN_TARGET): the bench fragment (bench/bench.mk, included
@@ -38,6 +39,7 @@ report-html: $(BENCH_RUN_TARGET) $(REPORT_STAMP)
 	$(REPORT_ENV) $(REPORT_VENV)/bin/xcall-report html results/latest.json \
 		-o results/report.html
 
-APT_PACKAGES  += python3 python3-venv
+# chromium: report/tests/test_browser.py renders the page (skipped, with the reason, without it)
+APT_PACKAGES  += python3 python3-venv chromium
 CHECK_TARGETS += check-report
 RUN_TARGETS   += report-html
