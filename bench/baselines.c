@@ -11,6 +11,10 @@
  *
  * The sleeping baselines never spin first: they stand for the cost of waking
  * a thread that sleeps, which is what a libxcall kick to a sleeping worker pays.
+ *
+ * And the call queues that throughput measures libxcall's calls against: a
+ * single-producer ring per sender and target (baselines.h) and a mutex +
+ * condvar queue.
  */
 #include "baselines.h"
 
@@ -233,4 +237,113 @@ long pp_run(enum pp_kind k, int cpu_a, int cpu_b, const struct budget *b, struct
 	}
 	free(p);
 	return err ? err : done;
+}
+
+/* ---- call queues ---- */
+
+struct pp_ring *pp_ring_new(void)
+{
+	struct pp_ring *r = aligned_alloc(CACHELINE, sizeof(*r));
+
+	if (r)
+		memset(r, 0, sizeof(*r));
+	return r;
+}
+
+void pp_ring_free(struct pp_ring *r)
+{
+	free(r);
+}
+
+void pp_ring_serve(struct pp_ring *const *rings, int n, _Atomic int *stop)
+{
+	for (;;) {
+		int ran = 0;
+
+		for (int i = 0; i < n; i++)
+			ran += pp_ring_run(rings[i]);
+		if (ran)
+			continue;
+		/* acquire: the producers' last entries, published before the stop, are seen above */
+		if (atomic_load_explicit(stop, memory_order_acquire)) {
+			for (int i = 0; i < n; i++)
+				pp_ring_run(rings[i]);
+			return;
+		}
+		cpu_relax();
+	}
+}
+
+struct pp_cvq {
+	pthread_mutex_t mu;
+	pthread_cond_t nonempty, nonfull;
+	unsigned head, tail;            /* pushed, popped: under mu */
+	bool stop;
+	struct pp_ring_entry e[PP_RING_ENTRIES];
+};
+
+struct pp_cvq *pp_cvq_new(void)
+{
+	struct pp_cvq *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->nonempty, NULL);
+	pthread_cond_init(&q->nonfull, NULL);
+	return q;
+}
+
+void pp_cvq_free(struct pp_cvq *q)
+{
+	if (!q)
+		return;
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->nonempty);
+	pthread_cond_destroy(&q->nonfull);
+	free(q);
+}
+
+/* The textbook producer: wait for room, put, signal, all under the lock. */
+void pp_cvq_push(struct pp_cvq *q, void (*fn)(void *), void *arg)
+{
+	pthread_mutex_lock(&q->mu);
+	while (q->head - q->tail == PP_RING_ENTRIES)
+		pthread_cond_wait(&q->nonfull, &q->mu);
+	q->e[q->head++ % PP_RING_ENTRIES] = (struct pp_ring_entry){fn, arg};
+	pthread_cond_signal(&q->nonempty);
+	pthread_mutex_unlock(&q->mu);
+}
+
+/* The textbook consumer: one call per lock hold, run outside the lock. */
+void pp_cvq_serve(struct pp_cvq *q)
+{
+	pthread_mutex_lock(&q->mu);
+	for (;;) {
+		while (q->head == q->tail && !q->stop)
+			pthread_cond_wait(&q->nonempty, &q->mu);
+		if (q->head == q->tail)
+			break;
+		struct pp_ring_entry e = q->e[q->tail++ % PP_RING_ENTRIES];
+		pthread_cond_signal(&q->nonfull);
+		pthread_mutex_unlock(&q->mu);
+		e.fn(e.arg);
+		pthread_mutex_lock(&q->mu);
+	}
+	pthread_mutex_unlock(&q->mu);
+}
+
+void pp_cvq_stop(struct pp_cvq *q)
+{
+	pthread_mutex_lock(&q->mu);
+	q->stop = true;
+	pthread_cond_broadcast(&q->nonempty);
+	pthread_mutex_unlock(&q->mu);
+}
+
+void pp_cvq_restart(struct pp_cvq *q)
+{
+	pthread_mutex_lock(&q->mu);
+	q->stop = false;
+	pthread_mutex_unlock(&q->mu);
 }

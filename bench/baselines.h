@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * baselines.h - what libxcall is compared against: thread-to-thread
- * ping-pongs (baselines.c) and the pre-2008 smp_call_function model
- * (model2008.c). All run on threads pinned before they start, warm up the same
- * number of round trips, and are timed by the same clock into the same
- * histogram as the libxcall cases.
+ * ping-pongs and call queues (baselines.c) and the pre-2008
+ * smp_call_function model (model2008.c). All run on threads pinned before
+ * they start, warm up the same number of operations, and are timed by the
+ * same clock into the same histogram as the libxcall cases.
  */
 #ifndef BENCH_BASELINES_H
 #define BENCH_BASELINES_H
@@ -134,6 +134,106 @@ static inline void pp_handoff_respond(struct pp_handoff *h)
 		atomic_exchange_explicit(&h->word, 0, memory_order_seq_cst);
 	}
 }
+
+/* ---- call queues for throughput (baselines.c) ---- */
+
+/*
+ * A bounded single-producer ring of calls, as thread-per-core programs pass
+ * work between a pair of CPUs (Seastar's per-pair queues, rigtorp's
+ * SPSCQueue): the producer's index and its cached copy of the consumer's on
+ * one line, the consumer's index and its cached copy of the producer's on
+ * another, the entries on lines of their own. Free-running 32-bit indices;
+ * a push is two plain stores and a release store, a pop a release store,
+ * and each side reads the other's index only when its cached copy says the
+ * ring is full (producer) or empty (consumer). No RMW, no fence. As many
+ * entries as libxcall's per-sender rings; the consumer spins.
+ */
+#define PP_RING_ENTRIES 256u
+
+struct pp_ring_entry {
+	void (*fn)(void *);
+	void *arg;
+};
+
+struct pp_ring {
+	/* the producer's line */
+	_Alignas(CACHELINE) _Atomic uint32_t head;      /* entries published (release) */
+	uint32_t tail_seen;                             /* a tail read earlier, never ahead of tail */
+	/* the consumer's line */
+	_Alignas(CACHELINE) _Atomic uint32_t tail;      /* entries taken (release: their slots are free) */
+	uint32_t head_seen;                             /* a head read earlier */
+	_Alignas(CACHELINE) struct pp_ring_entry e[PP_RING_ENTRIES];
+};
+
+_Static_assert((PP_RING_ENTRIES & (PP_RING_ENTRIES - 1)) == 0, "indices wrap at 2^32");
+
+struct pp_ring *pp_ring_new(void);      /* empty, zeroed; NULL without memory */
+void pp_ring_free(struct pp_ring *r);
+
+/* Producer: queue fn(arg), waiting while the ring is full. Inline, as a header-only queue is. */
+static inline void pp_ring_push(struct pp_ring *r, void (*fn)(void *), void *arg)
+{
+	/* relaxed: only the producer writes head */
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+	if (h - r->tail_seen == PP_RING_ENTRIES) {
+		/* acquire: the consumer read the entries it took before we overwrite them */
+		while (h - (r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire)) ==
+		       PP_RING_ENTRIES)
+			cpu_relax();
+	}
+	r->e[h % PP_RING_ENTRIES] = (struct pp_ring_entry){fn, arg};
+	/* release: the entry before the index that publishes it */
+	atomic_store_explicit(&r->head, h + 1, memory_order_release);
+}
+
+/*
+ * Consumer: run what the ring holds now, each entry's slot freed before its
+ * function runs, as libxcall's worker frees a ring entry. Returns how many ran.
+ */
+static inline int pp_ring_run(struct pp_ring *r)
+{
+	int n = 0;
+
+	for (;;) {
+		/* relaxed: only the consumer writes tail */
+		uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+		if (t == r->head_seen) {
+			/* acquire: pairs with the producer's release of head: the entries are written */
+			r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
+			if (t == r->head_seen)
+				return n;
+		}
+		struct pp_ring_entry e = r->e[t % PP_RING_ENTRIES];
+		/* release: the entry is read out before the producer may write it again */
+		atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+		e.fn(e.arg);
+		n++;
+	}
+}
+
+/*
+ * Consumer loop: run rings[0..n) in turn, as a thread-per-core program polls
+ * the queues from each of its peers, until *stop is set with all of them empty.
+ */
+void pp_ring_serve(struct pp_ring *const *rings, int n, _Atomic int *stop);
+
+/*
+ * What a plain pthreads program writes to hand calls to another thread: a
+ * bounded queue of PP_RING_ENTRIES calls under one mutex, a condition
+ * variable for "not empty" and one for "not full", signalled on every push
+ * and pop. Any number of producers; one consumer, which sleeps when the
+ * queue is empty.
+ */
+struct pp_cvq;
+struct pp_cvq *pp_cvq_new(void);
+void pp_cvq_free(struct pp_cvq *q);
+void pp_cvq_push(struct pp_cvq *q, void (*fn)(void *), void *arg);
+/* Consumer: run calls until pp_cvq_stop() with the queue empty. */
+void pp_cvq_serve(struct pp_cvq *q);
+void pp_cvq_stop(struct pp_cvq *q);
+void pp_cvq_restart(struct pp_cvq *q);  /* before the next pp_cvq_serve(), with no consumer running */
 
 /* ---- the pre-2008 design (model2008.c) ---- */
 

@@ -88,6 +88,7 @@ static int suite(int argc, char **argv)
 		const char *args[8];
 	} plan[] = {
 		{2, {"pingpong", "--iterations", "20000"}},
+		{2, {"throughput", "--iterations", "200000"}},
 		{1, {"ipi", "--iterations", "20000"}},
 		{2, {"matrix", "--iterations", "20000"}},
 		{2, {"storm", "--compare", "--numipi", "20000"}},

@@ -178,7 +178,8 @@ def cnt(r, k):
 def test_cli():
     rc, out, _ = run(["--help"])
     check("cli: --help exits 0", rc == 0 and "usage" in out, f"rc={rc}")
-    for sub in ("ipi", "matrix", "storm", "idle", "bringup", "pingpong", "heatmap", "kernel", "debug"):
+    for sub in ("ipi", "matrix", "storm", "idle", "bringup", "pingpong", "throughput", "heatmap", "kernel",
+                "debug"):
         rc, out, _ = run([sub, "--help"])
         check(f"cli: {sub} --help exits 0", rc == 0 and "usage" in out, f"rc={rc}")
     bad = [
@@ -304,6 +305,63 @@ def test_pingpong(n2):
     except (OSError, ValueError, KeyError, TypeError) as e:
         good, why = False, f"rc={rc}: {e}; {err.strip()[-200:]}"
     check("pingpong --trace: Chrome trace JSON of the last libxcall case, functions named", good, why)
+
+
+THROUGHPUT_ROWS = ["spsc-ring", "libxcall-nowait", "libxcall-wait", "libxcall-mpsc", "mutex-condvar"]
+
+
+def test_throughput(ncpu):
+    res, _ = run_json("throughput", ["throughput", "--iterations", "3000", "--span", "500"])
+    if res is None:
+        return
+    shapes = ["1-1", "1-all"] + (["2-1"] if ncpu >= 3 else [])
+    # 3000 calls a row in spans of 500, one sample a span: 5 in the first round, 1 in the second
+    expect_cases("throughput", res, [f"{s}/{r}" for s in shapes for r in THROUGHPUT_ROWS], n=6)
+    if ncpu < 3:
+        r = find(res, "2-1")
+        check("throughput: 2-1 skipped with its reason where there are 2 CPUs",
+              r is not None and r["n"] == 0 and "needs 3 CPUs" in r["params"].get("skipped", ""),
+              f"record={r}")
+    bad = []
+    for s in shapes:
+        for row in THROUGHPUT_ROWS:
+            r = find(res, f"{s}/{row}")
+            if r is None:
+                continue
+            p = r.get("params", {})
+            want = {"calls": 3000, "span": 500, "rounds": 2, "senders": 2 if s == "2-1" else 1,
+                    "targets": ncpu - 1 if s == "1-all" else 1}
+            got = {k: p.get(k) for k in want}
+            if got != want:
+                bad.append(f"{s}/{row}: {got}")
+            if row.startswith("libxcall"):
+                acc = sum(cnt(r, k) for k in ("kicks_sent", "kicks_elided", "kicks_coalesced", "free_rides"))
+                # polling forever, no worker sleeps: never kicked
+                if cnt(r, "calls") != 3000 or acc != 3000 or cnt(r, "kicks_sent") != 0:
+                    bad.append(f"{s}/{row}: counters {r.get('counters')}")
+                if p.get("ablate") != ("ring" if row == "libxcall-mpsc" else "none"):
+                    bad.append(f"{s}/{row}: ablate {p.get('ablate')}")
+            if row != "spsc-ring" and not (p.get("ratio_to_ring", 0) > 0 and 0 < p.get("paired_ratio_p10", 0)
+                                           <= p.get("paired_ratio_p50", 0) <= p.get("paired_ratio_p90", 0)):
+                bad.append(f"{s}/{row}: ratios {p}")
+    check("throughput: every row ran its calls in whole spans, libxcall counted each once, "
+          "ratios to the ring", not bad, "; ".join(bad[:3]))
+    sub, _ = run_json("throughput-cases", ["throughput", "--iterations", "1000", "--shapes", "1-1",
+                                           "--cases", "spsc-ring,libxcall-nowait"])
+    if sub is not None:
+        got = sorted(x["case"] for x in sub)
+        r = find(sub, "1-1/libxcall-nowait")
+        check("throughput --shapes --cases: only those, the span the count when it is smaller",
+              got == ["1-1/libxcall-nowait", "1-1/spsc-ring"] and r["n"] == 1 and
+              r["params"].get("span") == 1000 and cnt(r, "calls") == 1000, f"cases={got} record={r}")
+    for args, what in ((["--shapes", "2-1", "--cpus", "0-1"] if ncpu >= 2 else None, "2-1 on 2 CPUs"),
+                       (["--cases", "spsc"], "an unknown row"), (["--span", "0"], "a zero span"),
+                       (["--shapes", "3-1"], "an unknown shape")):
+        if args is None:
+            continue
+        rc, out, err = run(["throughput"] + args)
+        check(f"throughput: {what} exits 2 with one line", rc == 2 and out == "" and
+              len(err.strip().splitlines()) == 1, f"rc={rc} stderr={err.strip()!r}")
 
 
 def test_ipi(n2):
@@ -850,6 +908,7 @@ def main():
         skip("two-CPU families", "this machine gives the process one CPU")
     else:
         test_pingpong(n2)
+        test_throughput(ncpu)
         test_ipi(n2)
         test_matrix(ncpu)
         test_storm(ncpu)

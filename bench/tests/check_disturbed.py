@@ -304,7 +304,7 @@ def test_cli(ncpu):
     if doc is None:
         return
     res = doc["results"]
-    need2 = ("pingpong", "matrix", "storm", "idle", "heatmap", "debug", "wake")
+    need2 = ("pingpong", "throughput", "matrix", "storm", "idle", "heatmap", "debug", "wake")
     sk = {r["bench"]: r["params"]["skipped"] for r in res if r["bench"] in need2 and "skipped" in r["params"]}
     check("one CPU: each family that needs two is skipped with its reason",
           set(sk) == set(need2) and all("needs 2 CPUs" in w for w in sk.values()),
