@@ -30,8 +30,14 @@ PROBE = """<script>
 addEventListener("load", () => {
   for (const d of document.querySelectorAll("details")) d.open = true;
   const boxes = [];
-  const add = (kind, name, el) => {
+  const add = (kind, name, el, clip) => {
     const r = el.getBoundingClientRect();
+    if (clip) {              // the part of a chart its scrolling box shows
+      const c = clip.getBoundingClientRect();
+      const left = Math.max(r.left, c.left), top = Math.max(r.top, c.top);
+      r.width = Math.min(r.right, c.right) - left; r.height = Math.min(r.bottom, c.bottom) - top;
+      r.x = left; r.y = top;
+    }
     boxes.push({kind, name, x: r.left + scrollX, y: r.top + scrollY, w: r.width, h: r.height,
                 loaded: el.tagName !== "IMG" || (el.complete && el.naturalWidth > 0)});
   };
@@ -42,7 +48,7 @@ addEventListener("load", () => {
     if (v) add("value", c.dataset.figure, v);
   }
   for (const i of document.querySelectorAll("figure.chart img"))
-    add("chart", i.closest("figure").dataset.name, i);
+    add("chart", i.closest("figure").dataset.name, i, i.parentElement);
   parent.postMessage(JSON.stringify({
     viewport: innerWidth, width: document.documentElement.scrollWidth,
     height: Math.ceil(document.body.getBoundingClientRect().bottom) + 20, boxes}), "*");

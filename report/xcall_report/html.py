@@ -55,6 +55,7 @@ h3 { font-size: 1em; margin: 0 0 .3em; }
          border: 1px solid var(--warn-line); border-radius: 3px; padding: 0 .35em;
          font-size: .85em; margin: .1em .3em .1em 0; }
 figure.chart { margin: 1.2em 0 2.2em; }
+figure.chart .chart-box { overflow-x: auto; max-width: 100%; }
 figure.chart img { max-width: 100%; height: auto; display: block; }
 figcaption { font-size: .92em; max-width: 60em; margin-top: .3em; }
 figcaption p { margin: .15em 0; }
@@ -76,6 +77,9 @@ details[open] > summary { margin-bottom: .4em; }
 .nw { white-space: nowrap; }
 code { background: #eef1f4; padding: 0 .3em; border-radius: 3px; }
 @media (max-width: 40em) {
+  /* a chart shrunk to a phone's width has unreadable labels: keep it at 80% of its size and
+     let it scroll sideways in its own box, as the tables do */
+  figure.chart img { max-width: none; width: calc(var(--w) * .8) !important; }
   body { padding: .6em .7em 2em; }
   .cards { grid-template-columns: 1fr; }
   h1 { font-size: 1.3em; }
@@ -196,8 +200,8 @@ def chart(res, bench, name, fig, label=None):
     line = captions.marked_line(res, bench) if not name.endswith("-distribution") else ""
     marked = f'<p class="marked">{prose(line)}</p>' if line else ""
     return (f'<figure class="chart" data-bench="{esc(bench)}" data-name="{esc(name)}">'
-            f'<img alt="{esc(name)} chart{of}" style="width:{width}px" '
-            f'src="{svg_data_uri(fig)}"><figcaption><p><b>What{of}:</b> {prose(what)}</p>'
+            f'<div class="chart-box"><img alt="{esc(name)} chart{of}" '
+            f'style="--w:{width}px; width:{width}px" src="{svg_data_uri(fig)}"></div><figcaption><p><b>What{of}:</b> {prose(what)}</p>'
             f"<p><b>How to read it:</b> {prose(how)}</p>{marked}</figcaption></figure>")
 
 
