@@ -10,12 +10,14 @@
  * slot is free and the ring holds nothing of ours not yet taken, so it
  * cannot overtake our earlier calls.
  *
- * XC_URGENT calls, and calls made from inside the urgent signal handler
- * (which may have interrupted this thread's own ring update), are
- * descriptors pushed on a shared list: the urgent queue, or callq with
- * XC_ABLATE_RING, which is the seeds' design: a nowait or many call's
- * descriptor comes from the caller's pool (pool.c) and goes back to it
- * before its function runs, a waiting call's lives on its stack.
+ * Calls made inside the urgent signal handler use a second set of rings
+ * (the handler may have interrupted this thread's update of its own).
+ *
+ * XC_URGENT calls are descriptors pushed on the CPU's shared urgent queue,
+ * and so is every call with XC_ABLATE_RING, on callq, which is the seeds'
+ * design: a nowait or many call's descriptor comes from the caller's pool
+ * (pool.c) and goes back to it before its function runs, a waiting call's
+ * lives on its stack.
  */
 #include "internal.h"
 #include "thread.h"
@@ -297,11 +299,46 @@ static inline bool slot_in_order(struct xc_cpu *c)
 	return !r || xc_ring_empty(r);
 }
 
+/*
+ * A single call as a descriptor on the CPU's shared list: XC_URGENT calls,
+ * and every call with XC_ABLATE_RING.
+ * Out of line: the common path has no 64-byte-aligned descriptor in its frame.
+ */
+static __attribute__((noinline)) int single_list(struct xc_cpu *c, xc_func_t fn, void *arg,
+						 unsigned flags, const struct xc_waitinfo *wi)
+{
+	struct xc_call *call;
+	int ret;
+
+	if (flags & XC_WAIT) {
+		struct xc_call on_stack = { .fn = fn, .arg = arg };
+
+		/* relaxed: published by the push's release */
+		atomic_store_explicit(&on_stack._flags, XC_CALL_WAITED, memory_order_relaxed);
+		xc_completion_init(&on_stack._done, 1);
+		on_stack._completion = &on_stack._done;
+		ret = call_push(c, &on_stack, flags);
+		if (!ret)
+			xc_completion_wait(&on_stack._done, 0, wi);
+		return ret;
+	}
+	call = xc_pool_get();
+	if (!call)
+		return -ENOMEM;
+	call->fn = fn;
+	call->arg = arg;
+	call->_completion = NULL;
+	atomic_store_explicit(&call->_flags, XC_CALL_POOL, memory_order_relaxed);
+	ret = call_push(c, call, flags);
+	if (ret)
+		xc_pool_put_local(call);
+	return ret;
+}
+
 static inline __attribute__((always_inline)) int call_single(int cpu, xc_func_t fn, void *arg,
 							   unsigned flags)
 {
 	struct xc_cpu *c;
-	struct xc_call *call;
 	int ret;
 
 	if (!fn)
@@ -318,39 +355,24 @@ static inline __attribute__((always_inline)) int call_single(int cpu, xc_func_t 
 		call_inline(c, fn, arg);
 		return 0;
 	}
-	if (flags & XC_WAIT) {
-		struct xc_waitinfo wi = { fn, arg, &cpu, 1 };
-
-		if (!(flags & XC_URGENT) && !xc_ablated(XC_ABLATE_SLOT) && slot_in_order(c) &&
-		    xc_slot_call(c, fn, arg, &wi) == 0)
-			return 0;
-		struct xc_call on_stack = { .fn = fn, .arg = arg };
-
-		xc_completion_init(&on_stack._done, 1);
-		if (via_ring(flags)) {
-			ret = ring_call(c, fn, arg, (uintptr_t)&on_stack._done);
-		} else {
-			/* relaxed: published by the push's release */
-			atomic_store_explicit(&on_stack._flags, XC_CALL_WAITED, memory_order_relaxed);
-			on_stack._completion = &on_stack._done;
-			ret = call_push(c, &on_stack, flags);
-		}
-		if (!ret)
-			xc_completion_wait(&on_stack._done, 0, &wi);
-		return ret;
+	if (xc_likely(!(flags & XC_WAIT))) {
+		if (xc_likely(via_ring(flags)))
+			return ring_call(c, fn, arg, 0);
+		return single_list(c, fn, arg, flags, NULL);
 	}
-	if (via_ring(flags))
-		return ring_call(c, fn, arg, 0);
-	call = xc_pool_get();
-	if (!call)
-		return -ENOMEM;
-	call->fn = fn;
-	call->arg = arg;
-	call->_completion = NULL;
-	atomic_store_explicit(&call->_flags, XC_CALL_POOL, memory_order_relaxed);
-	ret = call_push(c, call, flags);
-	if (ret)
-		xc_pool_put_local(call);
+	struct xc_waitinfo wi = { fn, arg, &cpu, 1 };
+
+	if (!(flags & XC_URGENT) && !xc_ablated(XC_ABLATE_SLOT) && slot_in_order(c) &&
+	    xc_slot_call(c, fn, arg, &wi) == 0)
+		return 0;
+	if (!via_ring(flags))
+		return single_list(c, fn, arg, flags, &wi);
+	struct xc__completion done;
+
+	xc_completion_init(&done, 1);
+	ret = ring_call(c, fn, arg, (uintptr_t)&done);
+	if (!ret)
+		xc_completion_wait(&done, 0, &wi);
 	return ret;
 }
 
