@@ -37,7 +37,7 @@
 
 #define TP_SPAN  10000  /* calls per span by default, all senders together */
 #define TP_BLOCK 5      /* spans per block: a row's turn in a round */
-#define TP_CHUNK 64     /* calls between two looks at the loop's end, once calls are slow */
+#define TP_CHUNK 64     /* calls in a chunk of the sender's loop */
 #define TP_SETTLE_NS 1000000000u /* the most to wait for libxcall's counters to count a call */
 
 enum { O_SHAPES = 1, O_CASES, O_SPAN };
@@ -198,15 +198,17 @@ static void tp_count(void *arg)
 }
 
 /*
- * n calls of OP from sender s, each to the next target in turn (x_); the
- * clock is read between chunks only once calls are slow (budget_cut), so a
- * fast stream runs with nothing else in it. A macro, so that every row's
- * loop is the same code around its OP.
+ * n calls of OP from sender s, each to the next target in turn (x_). The
+ * clock is read only while calls are slow (careful: budget_cut), before
+ * each, so that a fast stream runs with nothing else in it; otherwise the
+ * calls go in chunks with no more than a counter between them. A macro, so
+ * that every row's loop is the same code around its OP.
  */
 #define TP_ISSUE(OP)                                                                    \
 	do {                                                                            \
 		while (k < n && !err) {                                                 \
-			long end_ = n - k > TP_CHUNK ? k + TP_CHUNK : n;                \
+			long end_ = b && b->careful ? k + 1 :                           \
+				    n - k > TP_CHUNK ? k + TP_CHUNK : n;                \
 			if (b && budget_cut(b, (int)(k > 0)))                           \
 				break;                                                  \
 			for (; k < end_; k++) {                                         \
@@ -440,10 +442,11 @@ static int push_span(struct tp_side *sd, double v)
 }
 
 /*
- * Row v's turn in round k: a short warm-up, then up to `spans` spans of
- * span_calls; once b's end has come, only a row with no sample yet runs one.
+ * Row v's turn in round k: `warm` calls untimed, then up to `spans` spans
+ * of span_calls. Once b's end has come, only a row with no sample yet runs
+ * a span, and no more than its first call where calls are slow.
  */
-static int block(struct tp *tp, int v, int k, int spans, long span_calls, struct budget *b)
+static int block(struct tp *tp, int v, int k, int spans, long span_calls, long warm, struct budget *b)
 {
 	struct tp_side *sd = &tp->side[v];
 	long each = span_calls / tp->ns, made;
@@ -452,12 +455,16 @@ static int block(struct tp *tp, int v, int k, int spans, long span_calls, struct
 
 	if (!vars[v].lib && consumers_start(tp, v))
 		return -1;
-	/*
-	 * Untimed: the lines and the consumer back to this row after the others'
-	 * turns. It also shows how long this row's calls take here and now: the
-	 * spans look at the clock between chunks only while they are slow.
-	 */
-	b->careful = span(tp, v, each / 10 ? each / 10 : 1, NULL, &made) > BUDGET_SLOW_OP_NS;
+	/* untimed, at a pace that says whether the spans must look at the clock as they go */
+	b->careful = true;
+	for (long w = 0; w < warm && !tp->err && !budget_late(b); w += made) {
+		long m = warm - w < span_calls ? warm - w : span_calls;
+		double per = span(tp, v, m / tp->ns ? m / tp->ns : 1, b, &made);
+
+		b->careful = per < 0 || per > BUDGET_SLOW_OP_NS;
+		if (!k)
+			sd->warm += made;
+	}
 	if (vars[v].lib)
 		settle(tp, &s0);
 	for (int i = 0; i < spans && !tp->err; i++) {
@@ -491,46 +498,23 @@ static int block(struct tp *tp, int v, int k, int spans, long span_calls, struct
 	return tp->err ? -1 : 0;
 }
 
-/* Each row's first warm-up, in its runtime, before the loop's clock starts. */
-static int warm_up(struct tp *tp, const bool *want, long warm, long span_calls, struct budget *wb)
-{
-	long made;
-
-	budget_warm(wb);
-	for (int rt = 0; rt < NRTS; rt++)
-		for (int v = 0; v < NVARS; v++) {
-			if (!want[v] || vars[v].rt != rt)
-				continue;
-			if (rt_use(tp, rt) || (!vars[v].lib && consumers_start(tp, v)))
-				return -1;
-			long done = 0;
-			while (done < warm && !tp->err && (!wb->warm_until || now_ns() < wb->warm_until)) {
-				long n = warm - done < span_calls ? warm - done : span_calls;
-
-				span(tp, v, n / tp->ns ? n / tp->ns : 1, NULL, &made);
-				done += made;
-			}
-			if (!vars[v].lib)
-				consumers_stop(tp, v, tp->nt);
-			tp->side[v].warm = done;
-			if (tp->err)
-				return -1;
-		}
-	return 0;
-}
-
+/*
+ * Rounds until every row has timed its calls or the loop's end came. A
+ * row's first block starts with its warm-up, a tenth of its calls (at most
+ * 10,000), in the loop's own time: each runtime comes up once in a round,
+ * and the first round needs both anyway. Later blocks start with a tenth
+ * of a span, which brings the lines and the consumer back to the row after
+ * the others' turns.
+ */
 static int alternate(struct tp *tp, const bool *want, struct budget *bud, long span_calls)
 {
-	struct budget wb = *bud;
-	long done = 0;
+	long done = 0, warm = warmup_iters(bud->iters), again = span_calls / 10 ? span_calls / 10 : 1;
 	int order[NVARS];
 
-	if (warm_up(tp, want, warmup_iters(bud->iters), span_calls, &wb))
-		return -1;
-	budget_start(bud);
 	tp->scratch = malloc(TP_BLOCK * sizeof(*tp->scratch));
 	if (!tp->scratch)
 		return -1;
+	budget_start(bud);
 	for (int k = 0; !tp->late; k++) {
 		int spans = TP_BLOCK;
 
@@ -557,13 +541,13 @@ static int alternate(struct tp *tp, const bool *want, struct budget *bud, long s
 			for (int i = 0; i < NVARS; i++) {
 				int v = k % 2 ? NVARS - 1 - i : i;
 
-				if (want[v] && vars[v].rt == rt)
+				if (want[v] && vars[v].rt == rt && (!tp->late || !tp->side[v].nspan))
 					order[nv++] = v;
 			}
 			if (nv && rt_use(tp, rt))
 				return -1;
 			for (int i = 0; i < nv; i++)
-				if (block(tp, order[i], k, spans, span_calls, bud))
+				if (block(tp, order[i], k, spans, span_calls, k ? again : warm, bud))
 					return -1;
 		}
 		tp->rounds = k + 1;
@@ -853,8 +837,12 @@ int cmd_throughput(int argc, char **argv)
 		long nt = shapes[sh].all ? o.ncpus - shapes[sh].senders : 1;
 		most_t = nt > most_t ? nt : most_t;
 	}
-	/* a shape is one case: every row alternating, each runtime started as often as the rounds need */
-	plan_cases(runs * o.repeat, plan_case_s(&o) + plan_start_cost((int)most_t));
+	/*
+	 * A shape is one case: every row alternating; the loop's end can come
+	 * with a runtime's turn to come, which starts all the same for its rows'
+	 * first span, so each case has two runtimes to start and stop.
+	 */
+	plan_cases(runs * o.repeat, plan_case_s(&o) + 2 * plan_start_cost((int)most_t));
 	plan_start(NULL);
 
 	struct rec *first = NULL;
