@@ -315,7 +315,7 @@ def storm(res, bench, summ):
     ratios = [summ[c]["mean"] / summ[base]["mean"] for c in names]
     notes = _wrapped(mark_notes(summ))
     fig, axes = _figure(res, f"{bench}: mean normalised to {base}{_repeats_note(summ)}",
-                        8, 1.8 + 0.4 * len(names) + 0.12 * len(notes), notes=notes)
+                        9, 1.8 + 0.4 * len(names) + 0.12 * len(notes), notes=notes)
     ax = axes[0, 0]
     colours = [PALETTE[7] if c == base else PALETTE[0] for c in names]
     ys = list(range(len(names)))
@@ -328,7 +328,7 @@ def storm(res, bench, summ):
         ax.set_xscale("log")
         _plain_log_ticks(ax.xaxis)
         _zeros_on_log(ax, ys, ratios, "ratio")
-        ax.set_xlim(right=max(ratios) * 30)         # room for the labels past the longest bar
+        ax.set_xlim(right=max(ratios) * 8)          # room for the labels past the longest bar
     for y, r in zip(ys, ratios):
         if log and r <= 0:
             continue
@@ -336,7 +336,7 @@ def storm(res, bench, summ):
         ax.annotate(f"{r:.2f} [{imp:.2f}]", (r, y), xytext=(4, 0), textcoords="offset points",
                     va="center", fontsize=9)
     ax.axvline(1.0, color="#333", linestyle="--", linewidth=1)
-    ax.set_xlabel(f"mean {quantity(unit)} / mean of {base} (ratio, 1 = baseline"
+    ax.set_xlabel(f"mean {quantity(unit)} / mean of {base} (1 = baseline"
                   f"{', log scale' if log else ''})")
     ax.set_title(f"baseline {base} = {human(summ[base]['mean'], unit)}; {better} is better; "
                  "labels: ratio [pct imp]", fontsize=9)
@@ -412,8 +412,10 @@ def matrix(res, bench, summ):
             h2, l2 = ax2.get_legend_handles_labels()
             handles, labels = handles + h2, labels + l2
         legend.update(zip(labels, handles))
-    fig.legend(list(legend.values()), list(legend), loc="outside upper center",
-               ncols=len(legend), fontsize=9)
+    if "capped or disturbed" in legend:         # the marks' entry last
+        legend["capped or disturbed"] = legend.pop("capped or disturbed")
+    # right of the panels: below them the notes take the width, above them the title
+    fig.legend(list(legend.values()), list(legend), loc="outside right upper", fontsize=9)
     for k in range(len(ops), nrows * ncols):
         axes[k // ncols, k % ncols].set_visible(False)
     return fig
