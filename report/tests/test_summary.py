@@ -1,5 +1,7 @@
 """The summary: five figures, each a sentence computed from the file, absent families said."""
 import copy
+import json
+import os
 
 import pytest
 
@@ -176,3 +178,55 @@ def test_machine_card(tmp_path_factory):
     assert card["Cut short"] == f"pingpong: 2 timed loops stopped at --case-limit; " \
         f"disturbed: {WHY}"
     assert card["Timer"] == "tsc, 20 ns floor subtracted"
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from xcall_report import load  # noqa: E402
+
+ANY = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(-10, 1e6),
+                st.text(max_size=8), st.lists(st.integers(-2, 3), max_size=3))
+KNOWN_CASES = [(r["bench"], r["case"]) for r in real_names()] + \
+    [("wake", "x"), ("matrix", "op/speedup/x"), ("storm", "baseline"), ("kernel", "ipi")]
+PARAM_KEYS = ["capped", "disturbed", "skipped", "method", "paired_ratio_p50", "target",
+              "CAL_per_op_target", "limit", "mechanism", "state", "impl", "callers", "mode"]
+
+
+@st.composite
+def odd_results(draw):
+    """Known case names with params of any type, odd values and hosts, odd plans."""
+    picks = draw(st.lists(st.sampled_from(KNOWN_CASES), min_size=1, max_size=12, unique=True))
+    records = []
+    for bench, case in picks:
+        v = draw(st.floats(0, 1e9))
+        params = draw(st.dictionaries(st.sampled_from(PARAM_KEYS), ANY, max_size=4))
+        n = draw(st.integers(0, 3))
+        records.append(rec(bench, case, v, n=n, p50=v, p90=v, p99=v, max=v, min=v,
+                           unit=draw(st.sampled_from(["ns", "s", "ratio"])),
+                           cpus=draw(st.lists(ANY, max_size=3)), params=params))
+    d = doc(records, dict(HOST, **draw(st.dictionaries(
+        st.sampled_from(["steal_pct", "others_pct", "cpu_quota", "cores", "timer_floor_ns",
+                         "disturbed", "emulated", "virtualised", "cpus_online"]), ANY))))
+    d["plans"] = draw(st.lists(st.one_of(ANY, st.dictionaries(
+        st.sampled_from(["bench", "wall_s", "capped_loops", "disturbed"]), ANY)), max_size=3))
+    d["created"] = draw(ANY)
+    return d
+
+
+@settings(max_examples=int(os.environ.get("XCALL_FUZZ_EXAMPLES", 100)), derandomize=True,
+          deadline=None, suppress_health_check=list(HealthCheck))
+@given(odd_results())
+def test_summary_takes_any_loadable_file(tmp_path_factory, d):
+    """Whatever a file that loads holds, the summary and the machine card come out as text."""
+    try:
+        res = load.parse(json.loads(json.dumps(d)), "odd.json")
+    except load.InputError:
+        return
+    figs = summary.figures(res)
+    assert [f.key for f in figs] == ["limit", "call", "kernel", "wake", "seeds"]
+    for f in figs:
+        assert isinstance(f.value, str) and f.sentences and all(isinstance(s, str)
+                                                                for s in f.sentences)
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in summary.machine_card(res))
