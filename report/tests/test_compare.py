@@ -270,3 +270,17 @@ def test_marked_records_are_marked_in_every_format(write):
     assert "1 from capped or disturbed records" in text.splitlines()[-1]
     row = list(csv.DictReader(io.StringIO(compare.format_csv(cmp))))[1]
     assert row["marks"].startswith("capped (") and "48% of CPUs" in row["marks"]
+
+
+def test_disturbed_run_is_named(write):
+    from conftest import doc
+    d = doc([rec("storm", "s", 0.5, unit="s", n=1)])
+    d["host"]["disturbed"] = "other tasks took 48% of CPUs 0-1"
+    p = run_cli("compare", write("a.json", [rec("storm", "s", 1.0, unit="s", n=1)]),
+                write("b.json", d))
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    at = lines.index("Disturbed runs (their figures may say more about the other work than "
+                     "about the code):")
+    assert lines[at + 1] == "  b.json: other tasks took 48% of CPUs 0-1"
+    assert lines[-1].startswith("Summary:")

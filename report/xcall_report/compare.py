@@ -77,6 +77,7 @@ class Comparison:
     tables: list
     skipped: list           # one line per case not compared
     filters: list = field(default_factory=list)  # e.g. ["--bench pingpong"], as given
+    disturbed: list = field(default_factory=list)  # "FILE: cause" for each disturbed run
 
 
 def matches(name, patterns):
@@ -175,7 +176,9 @@ def compare(results, metrics=METRICS, benches=(), cases=()):
                 t.notes.append(f"{m} is 0 in {labels[0]}: no ratio")
         tables.append(t)
     filters = [f"--bench {p}" for p in benches] + [f"--case {p}" for p in cases]
-    return Comparison(labels, tables, skipped, filters)
+    disturbed = [f"{r.label}: {r.host['disturbed']}" for r in results
+                 if isinstance(r.host.get("disturbed"), str) and r.host["disturbed"]]
+    return Comparison(labels, tables, skipped, filters, disturbed)
 
 
 def verdicts(cmp):
@@ -278,9 +281,17 @@ def mark_notes(t):
     return [f"{lab}: {marksmod.long(m)}" for lab, m in zip(t.labels, t.marks) if m]
 
 
+def disturbed_lines(cmp, bullet=""):
+    """The runs whose host says they were disturbed, with the cause."""
+    if not cmp.disturbed:
+        return []
+    return ["Disturbed runs (their figures may say more about the other work than about "
+            "the code):"] + [f"{bullet or '  '}{d}" for d in cmp.disturbed]
+
+
 def _ending(cmp):
     """The lines that close a text or Markdown comparison."""
-    out = _skipped_lines(cmp, "")
+    out = _skipped_lines(cmp, "") + disturbed_lines(cmp)
     if not cmp.tables:
         out.append(nothing_compared(cmp))
     return out + ["", summary_line(cmp)]
@@ -322,7 +333,7 @@ def format_markdown(cmp):
                 "|" + "|".join("---" for _ in header) + "|"]
         out += ["| " + " | ".join(_md_escape(v) for v in r) + " |" for r in rows]
         out.append("")
-    out += _skipped_lines(cmp, "- ")
+    out += _skipped_lines(cmp, "- ") + disturbed_lines(cmp, "- ")
     if not cmp.tables:
         out.append(nothing_compared(cmp))
     out += ["", summary_line(cmp)]
