@@ -36,6 +36,13 @@
  *   src/follow.c   (FOLLOW) xc_os_elsewhere, the cheap check; xc_os_check
  *                  and xc_os_come_back, the full check, as one read of what
  *                  the OS allows
+ *   src/ring.c     (RING) the per-sender call rings: xc_ring_put and
+ *                  xc_ring_doorbell (src/ring.h: R1, R2), xc_ring_doorbell_slow
+ *                  (R3: the CAS IDLE -> LINKED and the push on callq, S1),
+ *                  ring_refused, xc_ring_take_doorbells, ring_run, entry_run,
+ *                  xc_rings_run, xc_rings_pending (W2), xc_rings_release
+ *                  (U1-U3, before W1), xc_rings_close (the offline drain);
+ *                  slot_in_order (src/call.c)
  *   src/attach.c   (ATTACHED) the attached thread's loop around xc_poll:
  *                  xc_attached_poll (attached_ctl and xc_cpu_offline_served, the
  *                  calls, work items), ready_attached, xc_worker_sleep_begin
@@ -109,6 +116,24 @@
  * for each request, as with FOLLOW, and xc_cpu_online of a CPU with no
  * thread attached only clears user_offline.
  *
+ * RING: plain calls go through per-sender rings, as the code does by default
+ * (without RING, plain calls are descriptors on callq: XC_ABLATE_RING, the
+ * seeds' design; urgent calls are descriptors either way). Each plain
+ * sender owns one ring to CPU 0 and makes NCALLS calls through it, the last
+ * one XC_WAIT with RWAIT: through the slot when its ring holds nothing
+ * untaken (slot_in_order), else through the ring, waiting for its
+ * completion. A call is R1 (entry, head), R2 (load state), and if IDLE R3
+ * (CAS -> LINKED, push on callq: S1, then xc_kick on an empty callq); a
+ * push onto a closed callq is refused: ring_refused waits for the close to
+ * finish and takes the entry back if the close did not take it. callq now
+ * holds rings. The worker takes the doorbells (holds those rings), runs
+ * each held ring until empty, polls its held rings' heads, and before it
+ * sleeps (xc_idle_wait; the attached thread's xc_fd_sleep_begin) lets them
+ * go: U1 state = IDLE on each, U2 the membarrier, U3 a ring with calls left
+ * is re-linked by CAS and kept, which W2 then sees (xc_rings_pending). The
+ * offline drain closes callq, holds what was on it, U1, U2, and runs every
+ * held ring (xc_rings_close).
+ *
  * The eventfd: a counter (fd_count). A sender's write adds 1. The loop's
  * wait (epoll_wait, io_uring_enter) blocks until the counter is > 0 (an
  * eventfd stays readable until read, so a write before the wait is not
@@ -140,7 +165,15 @@
  * attached thread's W1 (SLEEPING_FD), W2 and both exchanges are seq_cst as
  * well; fd_kicks_done is incremented with release after the write and
  * loaded with acquire before the read and the close, so the write happens
- * before them whenever the load counts it, which SC gives too. The
+ * before them whenever the load counts it, which SC gives too. The rings
+ * (RING) need one store-load order that C11 does not give by itself: the
+ * owner's R1 (a release store of head) before its R2 (a relaxed load of
+ * state), against the worker's U1 (a store of state) before its U3 (loads
+ * of head). The code gets it from membarrier (U2: every running thread of
+ * the process executes a full barrier between U1 and U3), or from a seq_cst
+ * fence on both sides without it. The model checks the protocol's logic
+ * assuming that order, which SC gives; src/ring.c argues why the
+ * membarrier provides it. The
  * model does not check weak-memory reorderings beyond that argument, with
  * one exception: MUTANT_RELAXEDRECHECK lets the worker's RUNNING store sit
  * in a store buffer past its next loads, the reordering that C11 allows
@@ -201,6 +234,12 @@
  *     written, counted done and seen (none in flight, none missed), and a
  *     thread blocked in its wait has a counter of 0; with -DNP no cycle (the
  *     loop never spins on a readable eventfd);
+ *   - RING: no call stranded (at quiescence the worker is not asleep with a
+ *     published ring call untaken, none is left untaken, and every ring is
+ *     IDLE and on no list); FIFO per sender (a slot or ring call's fn starts
+ *     only once every earlier call of its sender has run, and a waiting call
+ *     returns only then); a ring is on callq at most once (asserted at each
+ *     push); with -DLIVENESS, a published ring call is eventually taken;
  *   - DETACH: no write reaches the eventfd after its close, and at the close
  *     no sender is between its S3 and its write; at quiescence no lock is
  *     held, the CPU is online exactly when its queues are open, and a
@@ -224,6 +263,14 @@
  *   -DMUTANT_FDNOCOUNT   (ATTACHED) fd_settle does not count a claimed kick:
  *                        detach closes the eventfd with a write to come, and
  *                        the eventfd, never read, keeps the loop spinning
+ *   -DMUTANT_UNLINKNORECHECK  (RING) U3 removed: the worker lets every held
+ *                        ring go after U1 and sleeps, calls left in them or not
+ *   -DMUTANT_NONEMPTYSKIP  (RING) the owner skips R2/R3 when its ring still
+ *                        held untaken entries before the put ("the worker is
+ *                        on it"), instead of looking at state
+ *   -DMUTANT_RELINKSTORE (RING) U3 re-links with a plain store, not the CAS:
+ *                        it may overwrite an owner's IDLE -> LINKED, and the
+ *                        ring is pushed on callq twice
  * Coverage witnesses: -DCOVER=n makes the n-th interesting step fail an
  * assertion, so spin proves the step reachable (no property holds vacuously).
  * -DCHECK_URGENT_PROMPT adds the promptness claim of the first XC_URGENT
@@ -268,6 +315,12 @@
 #ifndef DETACH
 #define DETACH 0		/* ... which may detach at its loop's top (attached_leave) */
 #endif
+#ifndef RING
+#define RING 0			/* plain calls go through per-sender rings (src/ring.c), not descriptors on callq */
+#endif
+#ifndef RWAIT
+#define RWAIT 1			/* ... and each plain sender's last call is XC_WAIT (slot or ring) */
+#endif
 #ifndef COVER
 #define COVER 0
 #endif
@@ -294,6 +347,15 @@
 #define NCPUS 1
 #define NWORKITEMS NWORK
 #define NBITS (NSENDERS * NCALLS)
+#endif
+#if RING
+#if PAIR || FOLLOW
+#error "RING: the rings are modelled with one worker or attached thread, hotplug without FOLLOW"
+#endif
+#define NRINGS (NSENDERS - NURGENT)	/* one ring per plain sender, to CPU 0 */
+#if NRINGS < 1 || NRINGS > 2 || NCALLS > 4
+#error "RING: one or two plain senders, at most 4 calls each"
+#endif
 #endif
 #define WORK (NWORKITEMS > 0)	/* work items are modelled */
 
@@ -403,6 +465,43 @@ bool attached_on = true;	/* c->attached (under the hotplug lock) */
 #define FD_CLAIM(s)	skip
 #endif
 
+#if RING
+/*
+ * The per-sender call rings to CPU 0 (src/ring.c, src/ring.h): plain sender
+ * id owns ring id - NURGENT, whose bit on callq is 1 << (id - NURGENT):
+ * with RING, callq holds rings (doorbells), not calls. Indices count from 0
+ * and never wrap (a ring has room for every call of a run: XC_RING_ENTRIES
+ * is 256). The owner's cache tail_seen and the worker's head_seen are left
+ * out: each stands for a value the other side's word had, and reading the
+ * word itself decides the same (see ring_run and the sender).
+ */
+#define RING_IDLE   0		/* XC_RING_IDLE */
+#define RING_LINKED 1		/* XC_RING_LINKED */
+byte rhead[NRINGS];		/* r->head: entries published (the owner, release) */
+byte rtail[NRINGS];		/* r->tail: entries taken (the worker, release) */
+byte rstate[NRINGS];		/* r->state: RING_IDLE or RING_LINKED */
+byte rent[NRINGS * NCALLS];	/* r->e[]: the call in each entry (its bit); 0 once taken (dead) */
+byte close_seq = 0;		/* c->ring_close_seq: closes of callq started */
+byte closed_seq = 0;		/* c->ring_closed_seq: ... and finished with every ring */
+byte completed = 0;		/* ghost: waiting ring calls whose completion was signalled */
+
+#define RUNRUN(r)	(rhead[r] != rtail[r])	/* a published entry not yet taken */
+#if NRINGS == 1
+#define RINGS_UNRUN	RUNRUN(0)
+#define RINGS_IDLE	(rstate[0] == RING_IDLE)
+/* xc_rings_pending: a held ring has calls (the worker's own held set) */
+#define RINGS_PENDING	((held & 1) && RUNRUN(0))
+#else
+#define RINGS_UNRUN	(RUNRUN(0) || RUNRUN(1))
+#define RINGS_IDLE	(rstate[0] == RING_IDLE && rstate[1] == RING_IDLE)
+#define RINGS_PENDING	((held & 1) && RUNRUN(0) || (held & 2) && RUNRUN(1))
+#endif
+/* FIFO per sender: the calls of b's sender published before b (b: one call's bit) */
+#define SENDER_OF(b)	((b) < (1 << NCALLS) -> 0 : ((b) < (1 << (2 * NCALLS)) -> 1 : 2))
+#define EARLIER(b)	(((b) - 1) & ~((1 << (SENDER_OF(b) * NCALLS)) - 1))
+#define IN_ORDER(b)	((accepted & ~ran & EARLIER(b)) == 0)
+#endif
+
 #define PENDING(q)	(q.nodes != 0)	/* xc_llist_nonempty: not NULL, not CLOSED */
 #define SLOT_PENDING(c)	(slot_pub[c])	/* xc_slot_pending */
 #define CTL_READY(c)	(ctl[c] != CTL_NONE)
@@ -500,6 +599,15 @@ inline run_list(taken)
 	taken = 0
 }
 
+#if RING && RWAIT
+/* entry_run: a waiting call's completion, after its fn (its owner waits for it) */
+#define RING_COMPLETE(b)	completed = completed | (b & WAITCALLS);
+/* the waiting calls: each plain sender's last (bit id * NCALLS + NCALLS - 1) */
+#define WAITCALLS	(((1 << (NSENDERS * NCALLS)) - 1) & ~((1 << (NURGENT * NCALLS)) - 1) & \
+			 (NCALLS == 1 -> 255 : (NCALLS == 2 -> 170 : (NCALLS == 3 -> 36 : 136))))
+#else
+#define RING_COMPLETE(b)	/* nothing */
+#endif
 #if PAIR
 #define MARK_ANY	any = (any || waiting[c])	/* a call run from a wait loop */
 #define FORGET(b)	skip	/* the completion still needs the bit */
@@ -526,11 +634,15 @@ inline call_fn_next(c, src, b, plain)
 		in_call[c]++;
 		assert((b & ~accepted) == 0);	/* only queued calls run */
 		assert((ran & b) == 0);		/* no call runs twice */
+#if RING
+		assert(b != 0);			/* a taken entry holds a call */
+		assert(!plain || IN_ORDER(b));	/* FIFO: every earlier call of its sender ran */
+#endif
 		ran = ran | b;
 		MARK_ANY
 	}
 	// @src src/call.c: xc_in_call--;
-	atomic { in_call[c]--; FORGET(b) }
+	atomic { in_call[c]--; RING_COMPLETE(b) FORGET(b) }
 }
 
 /*
@@ -698,6 +810,160 @@ inline run_queue_list(c)
 	od
 }
 
+#if RING
+/*
+ * The worker's side of the rings (src/ring.c). Its held set (c->rings_held)
+ * is a local of the worker, held, a bit per ring; rr and rcl are scratch.
+ * A ring is walked in index order where the code walks its held list.
+ */
+
+/* xc_ring_take_doorbells: take callq (xc_llist_take) and hold every ring on it */
+inline take_doorbells(c)
+{
+	// @src src/ring.c: struct xc__link *l = xc_llist_take(&c->callq);
+	atomic {
+		if
+		:: !callq[c].closed -> held = held | callq[c].nodes; callq[c].nodes = 0
+		:: else -> skip	/* closed: NULL */
+		fi
+	}
+}
+
+/*
+ * ring_run: run what ring r holds, re-reading head each time. The code
+ * re-reads head (acquire) only when tail reaches the head it saw last
+ * (head_seen); entries below that head are published, so reading head
+ * itself at each step decides the same. entry_run reads the entry out and
+ * stores tail = t + 1 (release) before the fn runs; a waiting call is
+ * completed after it (RING_COMPLETE), then xc_call_returned.
+ */
+inline ring_run(c, r)
+{
+	do
+	// @src src/ring.c: r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
+	:: RUNRUN(r) ->
+		// @src src/ring.c: atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+		atomic {
+			taken = rent[(r) * NCALLS + rtail[r]];
+			rent[(r) * NCALLS + rtail[r]] = 0;	/* dead from here: states merge */
+			rtail[r]++
+		}
+		call_fn_next(c, taken, cbit, 1);
+		// @src src/ring.c: xc_call_returned(c);
+		call_returned(c, 22)
+	:: else -> break
+	od
+}
+
+/* xc_rings_run: run each held ring */
+inline rings_run(c)
+{
+	// @src src/ring.c: for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+	rr = 0;
+	do
+	:: rr < NRINGS && (held & (1 << rr)) -> ring_run(c, rr); rr++
+	:: rr < NRINGS && !(held & (1 << rr)) -> rr++
+	:: else -> rr = 0; break
+	od
+}
+
+/*
+ * xc_rings_release, before the worker may sleep (xc_idle_wait, and the
+ * attached thread's xc_fd_sleep_begin), on every held ring:
+ *   U1  state = IDLE (release), every held ring first;
+ *   U2  heavy_barrier(): membarrier(PRIVATE_EXPEDITED), or a seq_cst fence.
+ *       Nothing to model: spin's interleaving is sequentially consistent,
+ *       so each U3 below already comes after U1 in one total order with the
+ *       owner's R1 and R2. The model checks the protocol's logic assuming
+ *       the store-load order that the membarrier provides (between the
+ *       owner's R1 and R2, and the worker's U1 and U3); src/ring.c argues
+ *       why the membarrier provides it.
+ *   U3  calls left (tail != head, relaxed loads)? CAS state IDLE -> LINKED:
+ *       won, keep holding it (W2 then finds its calls); lost, its owner
+ *       linked it and pushed it on callq: no longer held. No calls: not held.
+ * Mutants: MUTANT_UNLINKNORECHECK drops U3 (every ring is let go after
+ * U1); MUTANT_RELINKSTORE re-links with a plain store instead of the CAS.
+ */
+inline rings_release(c)
+{
+	// @src src/ring.c: if (!c->rings_held)
+	if
+	:: held != 0 ->
+		rr = 0;
+		do
+		// @src src/ring.c: atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);
+		:: atomic { rr < NRINGS && (held & (1 << rr)) -> rstate[rr] = RING_IDLE; rr++ }
+		:: atomic { rr < NRINGS && !(held & (1 << rr)) -> rr++ }
+		:: else -> rr = 0; break
+		od;
+		// @src src/ring.c: heavy_barrier();	/* U2 */
+#ifndef MUTANT_UNLINKNORECHECK
+		do
+		/* U3: ring_has_calls - tail (its own) and head, relaxed */
+		// @src src/ring.c: if (ring_has_calls(r) &&
+		:: atomic { rr < NRINGS && (held & (1 << rr)) && !RUNRUN(rr) ->
+			held = held & ~(1 << rr); rr++; WITNESS(56) }	/* empty: unlinked */
+		:: atomic { rr < NRINGS && !(held & (1 << rr)) -> rr++ }
+		:: rr < NRINGS && (held & (1 << rr)) && RUNRUN(rr) ->
+#ifndef MUTANT_RELINKSTORE
+			/* the re-link: CAS state IDLE -> LINKED (relaxed) */
+			// @src src/ring.c: atomic_compare_exchange_strong_explicit(&r->state, &s, XC_RING_LINKED,
+			atomic {
+				if
+				:: rstate[rr] == RING_IDLE -> rstate[rr] = RING_LINKED; WITNESS(54)	/* kept */
+				:: else -> held = held & ~(1 << rr); WITNESS(55)	/* its owner pushed it */
+				fi;
+				rr++
+			}
+#else
+			/* MUTANT: a plain store: it may overwrite an owner's IDLE -> LINKED */
+			atomic { rstate[rr] = RING_LINKED; rr++ }
+#endif
+		:: else -> rr = 0; break
+		od
+#else
+		/* MUTANT: no U3 - every ring is let go after U1, calls or not */
+		held = 0
+#endif
+	:: else -> skip
+	fi
+}
+
+/*
+ * xc_rings_close (offline): ring_close_seq = seq; close callq and hold every
+ * ring on it; take the held set as its own; U1 on each, U2; run each until
+ * empty (its U3); ring_closed_seq = seq (release), which an owner refused
+ * by the closed callq waits for before it reads tail.
+ */
+inline rings_close(me)
+{
+	// @src src/ring.c: atomic_store_explicit(&c->ring_close_seq, seq, memory_order_relaxed);
+	close_seq++;
+	// @src src/ring.c: for (struct xc__link *l = xc_llist_close(&c->callq); l; l = l->next)
+	atomic {
+		held = held | callq[me].nodes; callq[me].nodes = 0; callq[me].closed = true;
+		rcl = held; held = 0	/* ours alone now (the worker's own words) */
+	}
+	do
+	// @src src/ring.c: atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);	/* U1, as above */
+	:: atomic { rr < NRINGS && (rcl & (1 << rr)) -> rstate[rr] = RING_IDLE; rr++ }
+	:: atomic { rr < NRINGS && !(rcl & (1 << rr)) -> rr++ }
+	:: else -> rr = 0; break
+	od;
+	/* U2: as in rings_release */
+	do
+	:: rr < NRINGS && (rcl & (1 << rr)) ->
+		if :: RUNRUN(rr) -> WITNESS(59) :: else -> skip fi;	/* the close runs a ring's calls */
+		// @src src/ring.c: n += ring_run(c, r);	/* U3, and what it finds */
+		ring_run(me, rr); rr++
+	:: rr < NRINGS && !(rcl & (1 << rr)) -> rr++
+	:: else -> rr = 0; rcl = 0; break
+	od;
+	// @src src/ring.c: atomic_store_explicit(&c->ring_closed_seq, seq, memory_order_release);
+	closed_seq = close_seq
+}
+#endif
+
 /* xc_run_calls (src/call.c): xc_run_urgent (urgent queue), the slot, then the call queue */
 inline run_calls(c)
 {
@@ -709,9 +975,17 @@ inline run_calls(c)
 	:: atomic { SLOT_PENDING(c) -> WITNESS(16) } -> slot_run(c)
 	:: else -> skip
 	fi;
+#if RING
+	/* the rings: the doorbells, then every held ring */
+	// @src src/call.c: xc_ring_take_doorbells(c);
+	take_doorbells(c);
+	// @src src/call.c: return n + xc_rings_run(c);
+	rings_run(c)
+#else
 	// @src src/call.c: struct xc__link *l = xc_llist_take(&c->callq);
 	take(callq[c], taken);
 	run_queue_list(c)
+#endif
 }
 
 /*
@@ -791,6 +1065,11 @@ inline cpu_drain(me)
 	// @src src/call.c: int n = run_list(c, xc_llist_close(&c->urgentq), true);
 	atomic { taken = urgentq[me].nodes; urgentq[me].nodes = 0; urgentq[me].closed = true; deferred[me] = false }
 	run_list(taken);
+#if RING
+	/* ... then the rings (xc_rings_close) */
+	// @src src/call.c: n += xc_rings_close(c);
+	rings_close(me);
+#else
 	// @src src/call.c: n += run_list(c, xc_llist_close(&c->callq), false);
 	atomic { taken = callq[me].nodes; callq[me].nodes = 0; callq[me].closed = true }
 	if :: taken != 0 -> WITNESS(10) :: else -> skip fi;
@@ -798,6 +1077,7 @@ inline cpu_drain(me)
 	if :: by_os && taken != 0 -> WITNESS(33) :: else -> skip fi;	/* run displaced */
 #endif
 	run_list(taken);
+#endif
 	/* xc_slot_close: fetch_or CLOSED; run the call published before */
 	// @src src/call.c: return n + xc_slot_close(c);
 	atomic { slot_closed[me] = true; if :: slot_pub[me] -> WITNESS(19) :: else -> skip fi }
@@ -827,6 +1107,11 @@ inline cpu_drain(me)
 proctype worker(byte me)
 {
 	byte taken = 0;		/* a taken call list */
+#if RING
+	byte held = 0;		/* c->rings_held: a bit per ring (ring.c) */
+	byte rr = 0;		/* a ring index */
+	byte rcl = 0;		/* the rings xc_rings_close runs */
+#endif
 	byte cbit = 0;		/* the call running from it */
 	byte utaken = 0;	/* a taken urgent list */
 	byte ubit = 0;
@@ -1014,6 +1299,10 @@ idle_wait:
 	:: SLOT_PENDING(me) -> goto idle_out
 	:: PENDING(callq[me]) -> goto idle_out
 	:: PENDING(urgentq[me]) -> goto idle_out
+#if RING
+	/* a held ring's new calls, seen with no doorbell: the worker polls its rings */
+	:: RINGS_PENDING -> WITNESS(58); goto idle_out
+#endif
 #if WORK
 	:: mode == MODE_IDLE && PENDING(workq[me]) -> goto idle_out
 #endif
@@ -1023,6 +1312,11 @@ idle_wait:
 #endif
 	:: break	/* window 0, or it ran out */
 	od;
+#if RING
+	/* U1-U3 before the first W1: a ring still held has calls, and W2 finds them */
+	// @src src/kick.c: xc_rings_release(c);	/* U1-U3 (ring.c): a ring still held has calls, and W2 finds them */
+	rings_release(me);
+#endif
 sleep_loop:
 	/* W1: idle = SLEEPING, seq_cst */
 	// @src src/kick.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
@@ -1050,6 +1344,14 @@ sleep_loop:
 	:: PENDING(urgentq[me]) -> WITNESS(14); goto idle_out	/* ... an urgent call */
 	:: else -> skip
 	fi;
+#if RING
+	/* xc_calls_pending: ... || (c->rings_held && xc_rings_pending(c)): a ring U3 kept */
+	// @src src/kick.h: (c->rings_held && xc_rings_pending(c));
+	if
+	:: RINGS_PENDING -> WITNESS(57); goto idle_out
+	:: else -> skip
+	fi;
+#endif
 	/* ready_idle: task_work_pending = xc_work_queued || ctl_pending (work_head is empty here) */
 #if WORK
 	// @src src/kick.h: return c->work_head || xc_llist_nonempty(&c->workq, memory_order_seq_cst) ||
@@ -1116,6 +1418,12 @@ end_futex:
 	:: PENDING(urgentq[me]) -> goto idle_out
 	:: else -> skip
 	fi;
+#if RING
+	if
+	:: RINGS_PENDING -> goto idle_out
+	:: else -> skip
+	fi;
+#endif
 #if WORK
 	if
 	:: mode == MODE_IDLE && PENDING(workq[me]) -> goto idle_out
@@ -1429,6 +1737,11 @@ inline attached_offline(me)
 proctype attached(byte me)
 {
 	byte taken = 0;		/* a taken call list */
+#if RING
+	byte held = 0;		/* c->rings_held: a bit per ring (ring.c) */
+	byte rr = 0;		/* a ring index */
+	byte rcl = 0;		/* the rings xc_rings_close runs */
+#endif
 	byte cbit = 0;		/* the call running from it */
 	byte utaken = 0;	/* a taken urgent list */
 	byte ubit = 0;
@@ -1482,6 +1795,11 @@ work_loop:
 	fi;
 #endif
 	/* the loop's own events; xc_worker_sleep_begin -> xc_fd_sleep_begin */
+#if RING
+	/* U1-U3 first, as in xc_idle_wait */
+	// @src src/kick.c: xc_rings_release(c);	/* U1-U3 (ring.c), as in xc_idle_wait */
+	rings_release(me);
+#endif
 	/* W1: idle = SLEEPING_FD, seq_cst */
 	// @src src/kick.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING_FD, memory_order_seq_cst);
 	idle[me] = SLEEPING_FD;
@@ -1505,6 +1823,12 @@ work_loop:
 	:: PENDING(urgentq[me]) -> goto fd_ready
 	:: else -> skip
 	fi;
+#if RING
+	if
+	:: RINGS_PENDING -> goto fd_ready
+	:: else -> skip
+	fi;
+#endif
 #if WORK
 	if
 	:: PENDING(workq[me]) -> goto fd_ready
@@ -1572,7 +1896,11 @@ leave:
 	:: hp_lock != 0 && ctl[me] == CTL_OFFLINE ->
 		WITNESS(50);	/* the requester holds the lock and waits for this thread */
 		attached_offline(me)
-	:: hp_lock != 0 && (SLOT_PENDING(me) || PENDING(callq[me]) || PENDING(urgentq[me])) ->
+	:: hp_lock != 0 && (SLOT_PENDING(me) || PENDING(callq[me]) || PENDING(urgentq[me])
+#if RING
+			    || RINGS_PENDING
+#endif
+			   ) ->
 		run_calls(me)
 	od;
 	/* under the lock: drain an online CPU as an offline does */
@@ -1733,6 +2061,192 @@ queue:
 	od;
 	senders_done++
 }
+
+#if RING
+/*
+ * A plain sender with RING: NCALLS calls to CPU 0 through its own ring
+ * (ring_call, src/call.c; xc_ring_put, xc_ring_doorbell, src/ring.h;
+ * xc_ring_doorbell_slow, ring_refused, src/ring.c). With RWAIT its last call
+ * is XC_WAIT: through the slot if the ring holds nothing of its own untaken
+ * (slot_in_order) and the slot can be had, else through the ring, and it
+ * waits for the completion. Each call is
+ *   R1  the entry, then head = h + 1 (release);
+ *   R2  s = state (relaxed, after a fence, or the worker's membarrier);
+ *       LINKED: done, the worker has the ring (it rides);
+ *   R3  IDLE: CAS state IDLE -> LINKED; lost: the worker re-linked it, done;
+ *       won: push the ring on callq (S1), and kick if callq was empty (S2,
+ *       S3: xc_kick); callq closed: ring_refused.
+ * The other senders' calls in a burst find the ring LINKED: one doorbell
+ * for the burst. MUTANT_NONEMPTYSKIP skips R2/R3 when the ring held
+ * untaken entries before the put.
+ */
+#define RI	(id - NURGENT)		/* the sender's ring */
+#define RB	(1 << RI)		/* ... as a node on callq */
+#define WAITCALL	(RWAIT && j == NCALLS - 1)
+proctype ring_sender(byte id)
+{
+	byte j = 0;	/* the call being made: bit ME */
+	byte r;		/* the push's result */
+	byte s;
+	byte idx;	/* its entry's index */
+	byte t;
+	bool ok;
+
+	do
+	:: j < NCALLS ->
+		if
+		:: WAITCALL ->
+			/* slot_in_order: xc_ring_empty: tail (acquire) == head (its own) */
+			// @src src/call.c: return !r || xc_ring_empty(r);
+			if
+			:: rtail[RI] == rhead[RI] -> skip
+			:: else -> WITNESS(63); goto ring_put	/* earlier calls untaken: the ring */
+			fi;
+			/* xc_slot_call: the looks (relaxed), then the claim */
+			if
+			:: !slot_pub[0] && !slot_closed[0] && slot_owner[0] == 0 -> skip
+			:: else -> goto ring_put	/* -EAGAIN */
+			fi;
+			// @src src/slot.c: if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1,
+			atomic {
+				if
+				:: slot_owner[0] == 0 -> slot_owner[0] = id + 1; ok = true
+				:: else -> ok = false
+				fi
+			}
+			if
+			:: !ok -> goto ring_put
+			:: else -> skip
+			fi;
+			/* publish: S1 (CAS word 0 -> PUBLISHED), fails if CLOSED */
+			atomic {
+				assert(!slot_pub[0]);
+				if
+				:: !slot_closed[0] -> slot_pub[0] = true; slot_call[0] = ME; accepted = accepted | ME; ok = true;
+					if :: j > 0 -> WITNESS(62) :: else -> skip fi	/* after its ring calls */
+				:: else -> ok = false
+				fi
+			}
+			if
+			:: ok ->
+				s = idle[0];	/* S2 */
+				xc_kick(0, s, ok, 0);
+				/* xc_completion_wait: until the word drops the publication */
+				!slot_pub[0];
+				/* the waiting call returned: every earlier call of ours ran */
+				atomic { assert(IN_ORDER(ME)); slot_owner[0] = 0; s = 0; ok = false };
+				goto call_done
+			:: else ->
+				atomic { slot_owner[0] = 0; ok = false };
+				goto ring_put
+			fi
+		:: else -> skip
+		fi;
+ring_put:
+#ifdef MUTANT_NONEMPTYSKIP
+		/* MUTANT: xc_ring_empty() before the put; untaken entries: "the worker is on it" */
+		ok = (rtail[RI] != rhead[RI]);
+#endif
+		/* xc_ring_put: the entry, then R1: head = h + 1 (release) */
+		// @src src/ring.h: atomic_store_explicit(&r->head, h + 1, memory_order_release);
+		atomic {
+			idx = rhead[RI];
+			rent[RI * NCALLS + idx] = ME;
+			rhead[RI] = idx + 1;
+			accepted = accepted | ME;
+			if :: idx > rtail[RI] -> WITNESS(64) :: else -> skip fi	/* behind an untaken entry */
+		}
+#ifdef MUTANT_NONEMPTYSKIP
+		if
+		:: ok -> ok = false; goto waitcall
+		:: else -> skip
+		fi;
+#endif
+		/* xc_ring_doorbell: R2 */
+		// @src src/ring.h: if (xc_likely(atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_LINKED &&
+		if
+		:: rstate[RI] == RING_LINKED -> WITNESS(52)	/* the worker has it: rides */
+		:: else ->
+			/* xc_ring_doorbell_slow: R3, CAS state IDLE -> LINKED (acquire) */
+			// @src src/ring.c: if (!atomic_compare_exchange_strong_explicit(&r->state, &s, XC_RING_LINKED,
+			atomic {
+				if
+				:: rstate[RI] == RING_IDLE -> rstate[RI] = RING_LINKED; ok = true
+				:: else -> ok = false; WITNESS(53)	/* the worker's U3 re-linked it */
+				fi
+			}
+			if
+			:: ok ->
+				/* S1: push the ring on callq - one CAS, or CLOSED seen */
+				// @src src/ring.c: pushed = xc_llist_push(&c->callq, &r->link);
+				atomic {
+					if
+					:: callq[0].closed -> r = PUSH_CLOSED
+					:: else ->
+						/* on callq at most once: a second push would rewrite its link */
+						assert((callq[0].nodes & RB) == 0);
+						if
+						:: callq[0].nodes == 0 -> r = PUSH_WAS_EMPTY
+						:: else -> r = PUSH_NONEMPTY; WITNESS(67)
+						fi;
+						callq[0].nodes = callq[0].nodes | RB
+					fi
+				}
+				if
+				:: r == PUSH_WAS_EMPTY ->
+					/* xc_call_kick -> xc_kick: S2 */
+					// @src src/ring.c: xc_call_kick(c, pushed, false);
+					s = idle[0];
+					if :: s == SLEEPING -> WITNESS(66) :: else -> skip fi;
+					xc_kick(0, s, ok, 0)
+				:: r == PUSH_NONEMPTY -> skip	/* coalesced */
+				:: r == PUSH_CLOSED ->
+					/*
+					 * ring_refused: the close's sequence (after an acquire load of
+					 * callq), wait for its end, read tail: taken, the call ran (0);
+					 * not, take it back (-ENXIO). state = IDLE in between.
+					 */
+					// @src src/ring.c: uint32_t seq = atomic_load_explicit(&c->ring_close_seq, memory_order_relaxed);
+					t = close_seq;
+					if :: closed_seq < t -> WITNESS(65) :: else -> skip fi;
+					// @src src/ring.c: while ((int32_t)(atomic_load_explicit(&c->ring_closed_seq, memory_order_acquire) - seq) < 0)
+					closed_seq >= t;
+					// @src src/ring.c: uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+					t = rtail[RI];
+					// @src src/ring.c: atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
+					rstate[RI] = RING_IDLE;
+					// @src src/ring.c: if ((int32_t)(t - idx) > 0)
+					if
+					:: t > idx -> WITNESS(60)	/* the close ran it: 0 */
+					:: else ->
+						// @src src/ring.c: atomic_store_explicit(&r->head, idx, memory_order_relaxed);
+						atomic {
+							rhead[RI] = idx;
+							accepted = accepted & ~ME; refused = refused | ME;	/* -ENXIO */
+							WITNESS(61)
+						}
+					fi
+				fi
+			:: else -> skip
+			fi
+		fi;
+waitcall:
+		if
+		:: WAITCALL && (accepted & ME) ->
+			/* xc_completion_wait: until entry_run completes it, after its fn */
+			(completed & ME) != 0;
+			/* the waiting call returned: every earlier call of ours ran */
+			assert(IN_ORDER(ME))
+		:: else -> skip
+		fi;
+call_done:
+		/* next call; locals dead from here are cleared so that states merge */
+		atomic { j++; r = 0; s = 0; idx = 0; t = 0; ok = false }
+	:: else -> break
+	od;
+	senders_done++
+}
+#endif
 
 #if NURGENT > 0
 /*
@@ -1936,6 +2450,9 @@ active proctype os()
  */
 inline quiet(c)
 {
+#if RING
+	assert(!(waiter[c] && RINGS_UNRUN));	/* a stranded call: asleep, a published ring call untaken */
+#endif
 	assert(!(waiter[c] && (PENDING(callq[c]) || PENDING(urgentq[c]) || slot_pub[c] || PENDING(workq[c]))));	/* lost wakeup: asleep, calls queued */
 	assert(!(waiter[c] && ctl[c] != CTL_NONE));	/* lost wakeup: asleep, request pending */
 	assert(!(waiter[c] && waiting[c] && sync_done[c]));	/* lost completion kick: asleep, its call done */
@@ -1955,6 +2472,11 @@ end_check:
 	assert((accepted | refused) == ALLCALLS && (accepted & refused) == 0);
 	assert(work_ran == work_accepted && (work_accepted | work_refused) == ALLWORK);
 	assert(senders_done == NSENDERS)
+#if RING
+	;
+	/* every published call was taken, and every ring let go: idle, on no list */
+	assert(!RINGS_UNRUN && RINGS_IDLE)
+#endif
 #if ATTACHED
 	;
 	/* every claimed kick was written, counted done and seen by the thread (none in flight) */
@@ -2012,7 +2534,12 @@ init
 		run work_queuer();
 #endif
 		do
+#if RING
+		:: i < NURGENT -> run sender(i); i++
+		:: i >= NURGENT && i < NSENDERS -> run ring_sender(i); i++
+#else
 		:: i < NSENDERS -> run sender(i); i++
+#endif
 		:: else -> break
 		od
 	}
@@ -2025,6 +2552,11 @@ ltl no_lost_wakeup {
 	    (SLOT_PENDING(0) -> <> !SLOT_PENDING(0)) &&
 	    (PENDING(urgentq[0]) -> <> !PENDING(urgentq[0])) &&
 	    (PENDING(workq[0]) -> <> !PENDING(workq[0])) &&
-	    (ctl[0] != CTL_NONE -> <> (ctl[0] == CTL_NONE)))
+	    (ctl[0] != CTL_NONE -> <> (ctl[0] == CTL_NONE))
+#if RING
+	    /* a published ring call is eventually taken */
+	    && (RINGS_UNRUN -> <> !RINGS_UNRUN)
+#endif
+	   )
 }
 #endif
