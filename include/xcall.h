@@ -134,6 +134,10 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  * @attach:             cpulist of CPUs of @cpus that get no libxcall thread:
  *                      the application's own threads run them, each attached
  *                      with xc_worker_attach(); NULL = none.
+ * @ring_entries:       calls a thread may have queued to one CPU, not yet
+ *                      taken, before it waits for room: the size of its ring
+ *                      to that CPU (32 bytes an entry); a power of two,
+ *                      16..65536; 0 = 256.
  *
  * A field left zero takes its XCALL_* environment variable, if set, else the
  * default (see the options table in the README, or run with XCALL_VERBOSE=1).
@@ -153,6 +157,7 @@ struct xc_opts {
 	int urgent_signal;
 	int follow_os;
 	const char *attach;
+	unsigned ring_entries;
 };
 
 struct xc__link {

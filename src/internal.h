@@ -227,6 +227,7 @@ struct xc_config {
 	unsigned trace_events;
 	int urgent_signal;
 	bool follow_os;			/* watch for the OS taking CPUs away (follow.c) */
+	unsigned ring_entries;		/* entries of each call ring (ring.c), a power of two */
 	char trace_file_buf[256];	/* XCALL_TRACE's value, owned here */
 };
 

@@ -7,6 +7,7 @@
  */
 #include "internal.h"
 #include "options.h"
+#include "ring.h"
 #include "topology.h"
 
 #include <errno.h>
@@ -383,6 +384,36 @@ static void trace_show(const struct xc_config *cfg, char *buf, size_t n)
 	snprintf(buf, n, "%s", !f ? "off" : strcmp(f, "off") ? f : "./off");
 }
 
+/* --- ring_entries --- */
+static bool ring_entries_ok(unsigned long v)
+{
+	return v >= 16 && v <= 65536 && !(v & (v - 1));
+}
+static int ring_entries_env(const char *val, struct xc_config *cfg)
+{
+	unsigned long v;
+
+	if (parse_ulong(val, 65536, &v) || !ring_entries_ok(v))
+		return -EINVAL;
+	cfg->ring_entries = (unsigned)v;
+	return 0;
+}
+static int ring_entries_opt(const struct xc_opts *o, struct xc_config *cfg)
+{
+	if (!o->ring_entries)
+		return 0;
+	if (!ring_entries_ok(o->ring_entries)) {
+		opt_report("xc_opts.ring_entries %u: not a power of two in 16..65536", o->ring_entries);
+		return -EINVAL;
+	}
+	cfg->ring_entries = o->ring_entries;
+	return 1;
+}
+static void ring_entries_show(const struct xc_config *cfg, char *buf, size_t n)
+{
+	snprintf(buf, n, "%u", cfg->ring_entries);
+}
+
 static int trace_events_env(const char *val, struct xc_config *cfg)
 {
 	unsigned long v;
@@ -544,6 +575,10 @@ static void trace_events_to(const struct xc_config *cfg, const char *val, struct
 {
 	o->trace_events = cfg->trace_events;
 }
+static void ring_entries_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
+{
+	o->ring_entries = cfg->ring_entries;
+}
 static void signal_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
 {
 	o->urgent_signal = cfg->urgent_signal;
@@ -570,7 +605,7 @@ static const struct xc_option options[] = {
 	  "how long a worker may take to report alive",
 	  timeout_env, timeout_opt, timeout_show, timeout_to },
 	{ "XCALL_ABLATE", "ablate",
-	  "benchmarks only: elide,coalesce,freeride,notify,slot turn optimisations off",
+	  "benchmarks only: elide,coalesce,freeride,notify,slot,ring turn optimisations off",
 	  ablate_env, ablate_opt, ablate_show, ablate_to },
 	{ "XCALL_STUCK_MS", "stuck_ms",
 	  "report a waiting call not done after this many ms, or off",
@@ -581,6 +616,9 @@ static const struct xc_option options[] = {
 	{ "XCALL_TRACE_EVENTS", "trace_events",
 	  "trace ring size in events, per CPU and per calling thread",
 	  trace_events_env, trace_events_opt, trace_events_show, trace_events_to },
+	{ "XCALL_RING_ENTRIES", "ring_entries",
+	  "calls a thread may have queued to one CPU before it waits for room: a power of two, 16..65536",
+	  ring_entries_env, ring_entries_opt, ring_entries_show, ring_entries_to },
 	{ "XCALL_URGENT_SIGNAL", "urgent_signal",
 	  "the real-time signal that interrupts a busy worker for XC_URGENT calls: SIGRTMIN+N, SIGRTMAX-N or its number",
 	  signal_env, signal_opt, signal_show, signal_to },
@@ -603,6 +641,7 @@ static int config_defaults(struct xc_config *cfg)
 	cfg->bringup_timeout_ms = 10000;
 	cfg->stuck_ms = 5000;
 	cfg->trace_events = 65536;
+	cfg->ring_entries = XC_RING_ENTRIES;
 	cfg->urgent_signal = SIGRTMIN + 2;
 	cfg->follow_os = true;
 	cpus_usable(&cfg->cpus);

@@ -61,8 +61,8 @@
  * first call may come from a signal handler. A thread's rings are released
  * at its exit (thread.c) with whatever they still hold, which its worker
  * runs; the next thread to call that CPU adopts one. Memory per thread:
- * one table (8 KiB) and one ring (XC_RING_ENTRIES * 32 bytes + 3 lines)
- * per CPU it has called.
+ * one table (8 KiB) and one ring (xc_opts.ring_entries * 32 bytes + 3
+ * lines) per CPU it has called.
  */
 #include "internal.h"
 #include "ring.h"
@@ -84,7 +84,6 @@ bool xc_ring_asym;
 static _Atomic(struct xc_ring *) registry[XC_MAX_CPUS];
 
 _Static_assert(sizeof(struct xc_ring_entry) == 32, "two entries a line");
-_Static_assert((XC_RING_ENTRIES & (XC_RING_ENTRIES - 1)) == 0, "indices wrap at 2^32");
 
 static long membarrier(int cmd)
 {
@@ -109,15 +108,22 @@ static void heavy_barrier(void)
 		atomic_thread_fence(memory_order_seq_cst);
 }
 
-static struct xc_ring *ring_new(struct xc_cpu *c)
+static size_t ring_bytes(uint32_t entries)
 {
-	struct xc_ring *r = xc_map(sizeof(*r));
+	return sizeof(struct xc_ring) + entries * sizeof(struct xc_ring_entry);
+}
+
+static struct xc_ring *ring_new(struct xc_cpu *c, uint32_t entries)
+{
+	struct xc_ring *r = xc_map(ring_bytes(entries));
 	_Atomic(struct xc_ring *) *list = &registry[c->cpu];
 
 	if (!r)
 		return NULL;
 	/* mmap's pages are zero: indices, state IDLE, held lists empty */
 	r->target = c;
+	r->size = entries;	/* a power of two: indices wrap at 2^32 with the ring */
+	r->mask = entries - 1;
 	atomic_init(&r->owned, true);
 	r->next = atomic_load_explicit(list, memory_order_relaxed);
 	/* release: target and next are written before another thread finds the ring */
@@ -127,8 +133,8 @@ static struct xc_ring *ring_new(struct xc_cpu *c)
 	return r;
 }
 
-/* A ring to @c that no live thread owns, claimed; NULL if none. */
-static struct xc_ring *ring_adopt(struct xc_cpu *c)
+/* A ring to @c of @entries that no live thread owns, claimed; NULL if none. */
+static struct xc_ring *ring_adopt(struct xc_cpu *c, uint32_t entries)
 {
 	/* acquire: pairs with ring_new's release push */
 	for (struct xc_ring *r = atomic_load_explicit(&registry[c->cpu], memory_order_acquire); r;
@@ -136,7 +142,7 @@ static struct xc_ring *ring_adopt(struct xc_cpu *c)
 		bool free_ = false;
 
 		/* acquire: the previous owner's head and tail_seen, released at its exit */
-		if (!atomic_load_explicit(&r->owned, memory_order_relaxed) &&
+		if (r->size == entries && !atomic_load_explicit(&r->owned, memory_order_relaxed) &&
 		    atomic_compare_exchange_strong_explicit(&r->owned, &free_, true,
 							    memory_order_acquire, memory_order_relaxed))
 			return r;
@@ -171,9 +177,9 @@ struct xc_ring *xc_ring_get_slow(struct xc_cpu *c)
 		table_release(t);	/* a runtime ago: drained at its exit, free to anyone */
 		t->generation = xc_rt.generation;
 	}
-	r = ring_adopt(c);
+	r = ring_adopt(c, xc_rt.cfg.ring_entries);
 	if (!r)
-		r = ring_new(c);
+		r = ring_new(c, xc_rt.cfg.ring_entries);
 	if (r) {
 		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
 		t->ring[c->cpu] = r;
@@ -193,7 +199,7 @@ bool xc_ring_make_room(struct xc_ring *r)
 	for (;;) {
 		/* acquire: the worker has read the entries it took before we overwrite them */
 		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-		if (h - r->tail_seen < XC_RING_ENTRIES)
+		if (h - r->tail_seen < r->size)
 			return true;
 		if (xc_in_urgent)
 			return false;
@@ -278,7 +284,7 @@ int xc_ring_take_doorbells(struct xc_cpu *c)
 /* Run one entry: the worker's side of a ring call. */
 static void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t)
 {
-	struct xc_ring_entry *e = &r->e[t % XC_RING_ENTRIES];
+	struct xc_ring_entry *e = &r->e[t & r->mask];
 	xc_func_t fn = e->fn;
 	void *arg = e->arg;
 	uintptr_t done = e->done;

@@ -10,7 +10,7 @@
 
 #include <errno.h>
 
-/* Entries per ring: a sender with this many calls unrun to one CPU waits for room. */
+/* Entries per ring by default (xc_opts.ring_entries): a sender with this many untaken calls to one CPU waits. */
 #define XC_RING_ENTRIES 256u
 
 /* struct xc_ring.state */
@@ -41,11 +41,13 @@ struct xc_ring {
 	_Atomic uint32_t head __xc_aligned;	/* entries published (release) */
 	_Atomic uint32_t state;			/* XC_RING_*: see ring.c */
 	uint32_t tail_seen;			/* owner: a tail read earlier, never ahead of tail */
+	uint32_t size;				/* entries, a power of two; fixed when made */
 	_Atomic uint64_t rode;			/* owner: calls that found the ring linked (kicks_coalesced) */
 
 	/* the target's worker's line */
 	_Atomic uint32_t tail __xc_aligned;	/* entries taken (release: their slots are free) */
 	uint32_t head_seen;			/* worker: a head read earlier */
+	uint32_t mask;				/* size - 1, on the worker's line */
 	bool held;				/* worker: on its held list */
 	struct xc_ring *held_next;		/* worker: the held list */
 	struct xc__link link;			/* on the target's callq while linked and not held */
@@ -55,7 +57,7 @@ struct xc_ring {
 	struct xc_ring *next;			/* the target CPU's rings, newest first */
 	_Atomic bool owned;			/* a live thread sends through it */
 
-	struct xc_ring_entry e[XC_RING_ENTRIES] __xc_aligned;
+	struct xc_ring_entry e[] __xc_aligned;
 };
 
 struct xc_ring_table {
@@ -119,9 +121,9 @@ static inline int xc_ring_put(struct xc_ring *r, xc_func_t fn, void *arg, uintpt
 	/* relaxed: only the owner writes head */
 	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
 
-	if (xc_unlikely(h - r->tail_seen == XC_RING_ENTRIES) && !xc_ring_make_room(r))
+	if (xc_unlikely(h - r->tail_seen == r->size) && !xc_ring_make_room(r))
 		return -ENOMEM;
-	struct xc_ring_entry *e = &r->e[h % XC_RING_ENTRIES];
+	struct xc_ring_entry *e = &r->e[h & (r->size - 1)];
 
 	e->fn = fn;
 	e->arg = arg;

@@ -6,7 +6,7 @@
  * from several at once, across a full ring (more calls than it holds). In
  * the middle of a burst another thread takes the CPU offline and back: each
  * call is then refused with -ENXIO and never runs, or returns 0 and runs
- * exactly once, still in order.
+ * exactly once, still in order. And again with rings of 16 entries.
  */
 #include "test.h"
 #include <pthread.h>
@@ -232,6 +232,13 @@ int main(void)
 	senders_run(SENDERS, true);
 	many_in_order();
 	offline_mid_burst();
+	CHECK_RET(xc_exit(), 0);
+
+	/* small rings: the senders wait for room all the time */
+	struct xc_opts small = { .ring_entries = 16 };
+
+	CHECK_RET(xc_init(&small), 0);
+	senders_run(SENDERS, false);
 	CHECK_RET(xc_exit(), 0);
 	printf("fifo: in order from 1 and %d senders\n", SENDERS);
 	return T_PASS;

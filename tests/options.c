@@ -66,6 +66,8 @@ static void opts_set_get(void)
 	set_get("XCALL_STUCK_MS", "250", "250");
 	set_get("XCALL_BRINGUP_TIMEOUT_MS", "1500", "1500");
 	set_get("XCALL_TRACE_EVENTS", "1024", "1024");
+	set_get("XCALL_RING_ENTRIES", "64", "64");
+	set_get("XCALL_RING_ENTRIES", "65536", "65536");
 	set_get("XCALL_SERIAL_BRINGUP", "1", "1");
 	set_get("XCALL_FOLLOW_OS", "0", "0");
 	set_get("XCALL_TRACE", "/tmp/t.json", "/tmp/t.json");
@@ -177,6 +179,12 @@ static void opts_get_contract(void)
 	refused(&o, "XCALL_TRACE_EVENTS", "xc_opts.trace_events");
 	o = zero, o.ablate = 0x100;
 	refused(&o, "XCALL_ABLATE", "xc_opts.ablate");
+	o = zero, o.ring_entries = 100;		/* not a power of two */
+	refused(&o, "XCALL_RING_ENTRIES", "xc_opts.ring_entries");
+	o = zero, o.ring_entries = 8;
+	refused(&o, "XCALL_RING_ENTRIES", "xc_opts.ring_entries");
+	o = zero, o.ring_entries = 1u << 17;
+	refused(&o, "XCALL_RING_ENTRIES", "xc_opts.ring_entries");
 	o = zero, o.urgent_signal = 5;
 	refused(&o, "XCALL_URGENT_SIGNAL", "xc_opts.urgent_signal");
 	o = zero, o.urgent_signal = SIGRTMAX + 1;
@@ -190,7 +198,7 @@ static void opts_get_contract(void)
 	o = zero, o.poll_ns = XC_POLL_FOREVER;
 	get_short(&o, "XCALL_POLL_NS", "forever", 4);
 	o = zero, o.ablate = XC_ABLATE_ALL;
-	get_short(&o, "XCALL_ABLATE", "elide,coalesce,freeride,notify,slot", 8);
+	get_short(&o, "XCALL_ABLATE", "elide,coalesce,freeride,notify,slot,ring", 8);
 	o = zero, o.stuck_ms = 123456;
 	get_short(&o, "XCALL_STUCK_MS", "123456", 3);
 	o = zero, o.trace_file = "/tmp/a-trace.json";
@@ -209,7 +217,7 @@ static void defaults_round_trip(void)
 	static const char *const vars[] = {
 		"XCALL_CPUS", "XCALL_ATTACH", "XCALL_SERIAL_BRINGUP", "XCALL_POLL_NS",
 		"XCALL_BRINGUP_TIMEOUT_MS", "XCALL_ABLATE", "XCALL_STUCK_MS", "XCALL_TRACE",
-		"XCALL_TRACE_EVENTS", "XCALL_URGENT_SIGNAL", "XCALL_FOLLOW_OS",
+		"XCALL_TRACE_EVENTS", "XCALL_URGENT_SIGNAL", "XCALL_FOLLOW_OS", "XCALL_RING_ENTRIES",
 	};
 	struct xc_opts zero = { 0 };
 	char first[4096];

@@ -22,7 +22,7 @@ int main(void)
 	F(struct xc_opts, cpu_init); F(struct xc_opts, cpu_init_arg); F(struct xc_opts, bringup_timeout_ms);
 	F(struct xc_opts, report); F(struct xc_opts, ablate); F(struct xc_opts, stuck_ms);
 	F(struct xc_opts, trace_file); F(struct xc_opts, trace_events); F(struct xc_opts, urgent_signal);
-	F(struct xc_opts, follow_os); F(struct xc_opts, attach);
+	F(struct xc_opts, follow_os); F(struct xc_opts, attach); F(struct xc_opts, ring_entries);
 	S(struct xc_stats);
 	F(struct xc_stats, calls); F(struct xc_stats, kicks_sent); F(struct xc_stats, kicks_elided);
 	F(struct xc_stats, kicks_coalesced); F(struct xc_stats, free_rides); F(struct xc_stats, sleeps);
