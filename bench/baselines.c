@@ -153,6 +153,62 @@ static inline void round_trip(struct pp *p, uint64_t *seq)
 	pp_recv(p, false);
 }
 
+/* The pinging side, a thread of its own so that the caller can watch its timed loop. */
+struct pinger {
+	struct pp *p;
+	struct budget b;
+	struct hist *h;
+	long done;
+	uint64_t began;                 /* when the thread first ran */
+	_Atomic uint32_t left;          /* 1 until the loop is over */
+};
+
+static void *pinger_main(void *arg)
+{
+	struct pinger *g = arg;
+	struct pp *p = g->p;
+	struct budget *bb = &g->b;
+	uint64_t seq = 0;
+	g->began = now_ns();
+	long warm = warmup_iters(bb->iters), done;
+	budget_warm(bb);
+	for (long i = 0; warm_more(bb, i, warm); i++)
+		round_trip(p, &seq);
+	budget_start(bb);
+	if (bb->batch > 1) {
+		/* spans of back-to-back round trips between two timestamps: one sample a span */
+		for (done = 0; budget_more(bb, done); done += bb->batch) {
+			uint64_t t0 = ticks();
+			int i;
+			for (i = 0; i < bb->batch && !budget_cut(bb, i); i++)
+				round_trip(p, &seq);
+			budget_span_add(bb, g->h, t0, i);
+			if (i < bb->batch) {
+				done += i;
+				budget_stopped(bb);
+				break;
+			}
+		}
+	} else {
+		for (done = 0; budget_more(bb, done); done++) {
+			uint64_t t0 = ticks();
+			round_trip(p, &seq);
+			hist_add(g->h, ticks_span_ns(t0, ticks()));
+		}
+	}
+	if (p->kind == PP_CACHELINE || p->kind == PP_CAS) {
+		atomic_store(&p->seq, PP_LINE_STOP);
+	} else {
+		__atomic_store_n(&p->stop, true, __ATOMIC_RELEASE);
+		pp_send(p, true);
+	}
+	g->done = done;
+	/* release: done and the histogram, to the caller that sees 0 */
+	atomic_store_explicit(&g->left, 0, memory_order_release);
+	budget_done();
+	return NULL;
+}
+
 long pp_run(enum pp_kind k, int cpu_a, int cpu_b, const struct budget *b, struct hist *h)
 {
 	struct pp *p = aligned_alloc(CACHELINE, (sizeof(*p) + CACHELINE - 1) / CACHELINE * CACHELINE);
@@ -176,50 +232,35 @@ long pp_run(enum pp_kind k, int cpu_a, int cpu_b, const struct budget *b, struct
 		pthread_cond_init(&p->cv_a, NULL);
 		pthread_cond_init(&p->cv_b, NULL);
 	}
-	pthread_t t;
-	if (!err)
-		err = pin_self(cpu_a);
+	pthread_t t, tp;
+	struct pinger g = {.p = p, .b = *b, .h = h, .left = 1};
+	long done = 0;
+	uint64_t t0 = now_ns();
 	if (!err)
 		err = thread_start_pinned(&t, cpu_b, responder, p);
-	long done = 0;
 	if (!err) {
-		uint64_t seq = 0;
-		long warm = warmup_iters(b->iters);
-		struct budget bb = *b;
-		budget_warm(&bb);
-		for (long i = 0; warm_more(&bb, i, warm); i++)
-			round_trip(p, &seq);
-		budget_start(&bb);
-		if (bb.batch > 1) {
-			/* spans of back-to-back round trips between two timestamps: one sample a span */
-			for (done = 0; budget_more(&bb, done); done += bb.batch) {
-				uint64_t t0 = ticks();
-				int i;
-				for (i = 0; i < bb.batch && !budget_cut(&bb, i); i++)
-					round_trip(p, &seq);
-				hist_add_span(h, t0, i);
-				if (i < bb.batch) {
-					done += i;
-					budget_stopped(&bb);
-					break;
-				}
+		err = thread_start_pinned(&tp, cpu_a, pinger_main, &g);
+		if (err) {
+			/* the responder waits for a ping or the stop */
+			if (k == PP_CACHELINE || k == PP_CAS) {
+				atomic_store(&p->seq, PP_LINE_STOP);
+			} else {
+				__atomic_store_n(&p->stop, true, __ATOMIC_RELEASE);
+				pp_send(p, true);
 			}
+			pthread_join(t, NULL);
 		} else {
-			for (done = 0; budget_more(&bb, done); done++) {
-				uint64_t t0 = ticks();
-				round_trip(p, &seq);
-				hist_add(h, ticks_span_ns(t0, ticks()));
-			}
+			/* the timed loop's watch: its end marked when it passes */
+			budget_wait(&g.left);
+			uint64_t t1 = now_ns();
+			pthread_join(tp, NULL);
+			done = g.done;
+			pthread_join(t, NULL);
+			/* what could not be cut: the threads' start, and their stop */
+			plan_uncut((double)(g.began > t0 ? g.began - t0 : 0) / 1e9);
+			plan_uncut((double)(now_ns() - t1) / 1e9);
 		}
-		if (k == PP_CACHELINE || k == PP_CAS) {
-			atomic_store(&p->seq, PP_LINE_STOP);
-		} else {
-			__atomic_store_n(&p->stop, true, __ATOMIC_RELEASE);
-			pp_send(p, true);
-		}
-		pthread_join(t, NULL);
 	}
-	unpin_self();
 	for (int i = 0; i < 2; i++) {
 		if (p->pipe_a[i] >= 0)
 			close(p->pipe_a[i]);

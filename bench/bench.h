@@ -181,11 +181,16 @@ struct plan {
 	int ncpus;              /* workers the subcommand may start */
 	long cases, stepped;
 	double bound_s;         /* the sum of every case's limit and the fixed costs */
-	double fixed_s;         /* plan_fixed()'s part of it, kept until the end */
+	double fixed_s;         /* plan_fixed()'s part of it, half of it kept until the end */
 	double min_case_s;      /* the cheapest case's share: what each case still to come keeps */
+	double uncut_s;         /* the longest step so far that nothing could cut (plan_uncut) */
 	double case_limit;      /* --case-limit, for the messages */
 	uint64_t t0;
 	uint64_t case_end;      /* now_ns() by which the current case's loops stop (plan_step) */
+	uint64_t case_until;    /* ... and by which it is over, its tail included */
+	uint64_t step_t;        /* when the current case began */
+	bool step_skipped;      /* it was skipped (plan_late) */
+	double quickest_s;      /* the quickest case so far that ran, progress line to progress line */
 	bool started;
 	_Atomic long capped;    /* timed loops stopped at their limit before their count */
 };
@@ -209,6 +214,12 @@ void plan_start(const char *what);
 void plan_step(char *buf, size_t size);
 void plan_capped(void);                         /* a loop stopped at its limit */
 /*
+ * A step that nothing could cut short (a runtime's start or stop) took s
+ * seconds: the case's tail and the end keep at least that much for the next
+ * one, so that a machine slow to start threads stops its loops sooner.
+ */
+void plan_uncut(double s);
+/*
  * The latest now_ns() at which the current case may still run a loop or wait
  * for something that can be given up: the bound less what the fixed costs,
  * the cases after it and its own teardown keep. 0 before the first case.
@@ -217,6 +228,15 @@ void plan_capped(void);                         /* a loop stopped at its limit *
  */
 uint64_t plan_case_end(void);
 bool plan_overdue(void);
+/*
+ * Right after a case's progress line: true when the cases before it used its
+ * share too, so that what it cannot cut (a runtime's start as slow as the
+ * slowest so far, threads, one operation) would outrun the bound. The caller
+ * records it skipped with PLAN_LATE_WHY and goes on; the skip counts in
+ * capped_loops, and the cases after it get their shares back.
+ */
+bool plan_late(void);
+#define PLAN_LATE_WHY "no time left: the cases before it used the bound"
 void plan_skip(void);                           /* a planned case that will not run */
 void plan_end(void);                            /* "took T (at most B)", kept for the JSON */
 int plan_done_list(const struct plan_done **out);
@@ -238,22 +258,20 @@ struct budget {
 	long next_check;        /* the operation count at which the clock is read next */
 	uint64_t last_t;        /* the last look: its time and count, for the rate since */
 	long last_done;
-	uint64_t warm_started;  /* budget_warm(), and the warm-up operations begun since (warm_more) */
-	long warm_ops;
-	bool careful;           /* operations are slow: a span looks at the clock after each (budget_cut) */
+	bool careful;           /* a span looks at the clock after each operation (budget_cut) */
+	uint64_t watch;         /* budget_watch(): the end its waiter marks once it passed */
 	int batch;              /* > 1: time spans of this many back-to-back operations, one sample each */
 };
 void budget_init(struct budget *b, const struct bopts *o, long default_iters);
 /* Call before the warm-up: it may take as long as the timed loop, no longer. */
 void budget_warm(struct budget *b);
-/* Call after warm-up, right before the timed loop. */
+/* Call after warm-up, right before the timed loop; arms its watch (budget_watch). */
 void budget_start(struct budget *b);
 /* Seconds one case of this budget may take: the plan's unit. */
 double budget_case_s(const struct bopts *o);
 /* Warm-up operation i of warm, unless the warm-up has had its time (a clock read each). */
-static inline bool warm_more(struct budget *b, long i, long warm)
+static inline bool warm_more(const struct budget *b, long i, long warm)
 {
-	b->warm_ops = i;
 	return i < warm && (!b->warm_until || now_ns() < b->warm_until);
 }
 /*
@@ -262,10 +280,16 @@ static inline bool warm_more(struct budget *b, long i, long warm)
  * look again.
  */
 bool budget_check(struct budget *b, long done);
+static inline bool budget_watched(const struct budget *b);
+void budget_stopped(const struct budget *b);
 static inline bool budget_more(struct budget *b, long done)
 {
 	if (b->seconds <= 0 && done >= b->iters)
 		return false;
+	if (budget_watched(b) && done) {
+		budget_stopped(b);
+		return false;
+	}
 	return done < b->next_check || budget_check(b, done);
 }
 /*
@@ -277,17 +301,49 @@ bool budget_late(const struct budget *b);
 /* A timed loop stopped at its end: counted as capped unless --seconds ended it. */
 void budget_stopped(const struct budget *b);
 /*
+ * A timed loop in a thread that another waits for (budget_wait) is watched:
+ * the waiter sleeps until the loop's end and marks it there, so that a loop
+ * or a span stops at its end by a load of one word, with no clock in it.
+ * budget_start() arms it; the loop's thread tells budget_done() when done.
+ */
+extern _Atomic uint64_t g_watch_end;    /* the watched loop's end (even); odd once it passed */
+void budget_watch(struct budget *b);
+/*
+ * True once the waiter marked an end at or past this loop's own: several
+ * loops at once (matrix's callers) each arm their end, the last one stays.
+ */
+static inline bool budget_watched(const struct budget *b)
+{
+	uint64_t end = atomic_load_explicit(&g_watch_end, memory_order_relaxed);
+	return b->watch && (end & 1) && (end & ~1ull) >= b->watch;
+}
+/* Wait until *left is 0, marking the watched loop's end when it passes. */
+void budget_wait(_Atomic uint32_t *left);
+void budget_done(void);                 /* wakes budget_wait() to look at *left */
+/*
  * Inside a span, before operation k: true when the span must stop there (k
- * operations done) because the loop's end passed. The clock is read only
- * while operations are slow (careful: a span would take over a millisecond,
- * as on a loaded machine, where one of 100 round trips can take a time
- * slice), so a quick span is timed with nothing else in it. A span cut
- * short is a sample of k operations, and the loop's last.
+ * operations done) because the loop's end passed: its waiter said so
+ * (watched), or the clock, read only in the loop's first span and while
+ * operations are slow (careful: a span would take over a millisecond, as on
+ * a loaded machine, where one of 100 round trips can take a time slice). A
+ * quick span is timed with nothing in it but that load. A span cut short is
+ * a sample of k operations, and the loop's last.
  */
 #define BUDGET_SLOW_OP_NS 10000
 static inline bool budget_cut(const struct budget *b, int k)
 {
-	return k && b->careful && budget_late(b);
+	return k && (budget_watched(b) || (b->careful && budget_late(b)));
+}
+/*
+ * The span of k operations from t0 to now: one sample of the time per
+ * operation into h, as hist_add_span(), and whether the next span looks at
+ * the clock after each operation: while they are slow.
+ */
+static inline void budget_span_add(struct budget *b, struct hist *h, uint64_t t0, int k)
+{
+	uint64_t ns = ticks_span_ns(t0, ticks());
+	hist_add(h, (ns + (uint64_t)k / 2) / (uint64_t)k);
+	b->careful = ns > (uint64_t)k * BUDGET_SLOW_OP_NS;
 }
 
 /* ---- what else runs on the CPUs: fewer real CPUs than workers, other tasks (oversub.c) ---- */

@@ -108,20 +108,22 @@ int cmd_bringup(int argc, char **argv)
 		hist_reset(&hp);
 		uint64_t ns;
 		/* one untimed bringup first: the same warm-up as every other case */
-		if (bring_up_once(&o, c, false, &ns))
+		if (!plan_overdue() && bring_up_once(&o, c, false, &ns))
 			return 1;
 		/*
 		 * A bringup cannot be cut short, so a step starts only where one as
-		 * long as the longest so far still ends within the plan's end for it;
-		 * the steps left are given up (the first of a repeat always runs).
+		 * long as the longest so far still ends within the plan's end for it
+		 * (the first of a repeat, where the plan has any time left); the
+		 * steps left are given up.
 		 */
 		uint64_t longest = 0;
 		long done = 0;
 		for (long i = 0; i < iters; i++) {
 			progress("bringup: %ld/%ld, repeat %d", i + 1, iters, rep);
 			uint64_t t = now_ns(), end = plan_case_end();
-			if (done && end && t + longest > end) {
-				plan_capped();
+			if (done ? end && t + longest > end : plan_late()) {
+				if (done)
+					plan_capped();
 				for (long j = i + 1; j < iters; j++)
 					plan_skip();
 				break;
@@ -135,6 +137,12 @@ int cmd_bringup(int argc, char **argv)
 			done++;
 			if (now_ns() - t > longest)
 				longest = now_ns() - t;
+		}
+		if (!done) {
+			rec_skipped("bringup", "serial", PLAN_LATE_WHY, rep);
+			rec_skipped("bringup", "parallel", PLAN_LATE_WHY, rep);
+			rec_skipped("bringup", "speedup", PLAN_LATE_WHY, rep);
+			continue;
 		}
 		struct rec *s = NULL, *p = NULL;
 		for (int k = 0; k < 2; k++) {
@@ -170,6 +178,10 @@ int cmd_bringup(int argc, char **argv)
 		struct rec *s = rec_find("bringup", "serial", rep), *p = rec_find("bringup", "parallel", rep);
 		struct rec *x = rec_find("bringup", "speedup", rep);
 		char b[4][32];
+		if (!s->s.n) {
+			printf("%4d  skipped: %s\n", rep, rec_param_str(s, "skipped"));
+			continue;
+		}
 		printf("%4d %12s %12s %12s %12s %8.2fx%s\n", rep, fmt_ns(s->s.p50, b[0], 32),
 		       fmt_ns(s->s.max, b[1], 32), fmt_ns(p->s.p50, b[2], 32), fmt_ns(p->s.max, b[3], 32),
 		       x->s.mean, ratio_mark(s, p));

@@ -83,9 +83,8 @@ void budget_init(struct budget *b, const struct bopts *o, long default_iters)
 	b->deadline = b->warm_until = 0;
 	b->batch = 0;
 	b->by_plan = false;
-	b->warm_started = 0;
-	b->warm_ops = 0;
 	b->careful = false;
+	b->watch = 0;
 }
 
 /*
@@ -104,9 +103,7 @@ static uint64_t budget_until(const struct budget *b, uint64_t now, bool *by_plan
 void budget_warm(struct budget *b)
 {
 	bool by_plan;
-	b->warm_started = now_ns();
-	b->warm_ops = 0;
-	b->warm_until = budget_until(b, b->warm_started, &by_plan);
+	b->warm_until = budget_until(b, now_ns(), &by_plan);
 }
 
 void budget_start(struct budget *b)
@@ -116,9 +113,9 @@ void budget_start(struct budget *b)
 	b->next_check = 0;
 	b->last_t = b->started;
 	b->last_done = 0;
-	/* slow from the start: the warm-up's operations were, or there was no time for one */
-	b->careful = !b->warm_started || b->warm_ops <= 0 ||
-		     (double)(b->started - b->warm_started) / (double)b->warm_ops > BUDGET_SLOW_OP_NS;
+	/* until a span has shown how long operations take here and now */
+	b->careful = true;
+	budget_watch(b);
 }
 
 bool budget_check(struct budget *b, long done)
@@ -141,8 +138,6 @@ bool budget_check(struct budget *b, long done)
 	 */
 	double per_op = done > b->last_done ? (double)(t - b->last_t) / (double)(done - b->last_done) : 2e6;
 	long step = per_op > 0 ? (long)(2e6 / per_op) : 64;
-	if (done > b->last_done)
-		b->careful = per_op > BUDGET_SLOW_OP_NS;
 	b->last_t = t;
 	b->last_done = done;
 	b->next_check = done + (step < 1 ? 1 : step > 64 ? 64 : step);
@@ -160,6 +155,50 @@ bool budget_late(const struct budget *b)
 {
 	uint64_t end = b->deadline ? b->deadline : b->warm_until;
 	return end && now_ns() >= end;
+}
+
+_Atomic uint64_t g_watch_end;
+static _Atomic uint32_t watch_seq;     /* moves on each arming and each end of a waited-for loop */
+
+void budget_watch(struct budget *b)
+{
+	if (!b->deadline)
+		return;
+	b->watch = b->deadline & ~1ull;
+	atomic_store(&g_watch_end, b->watch);
+	/* the waiter takes the new end; it wakes here, before the first timed span */
+	atomic_fetch_add(&watch_seq, 1);
+	xc_futex_wake(&watch_seq, 1);
+}
+
+void budget_done(void)
+{
+	atomic_fetch_add(&watch_seq, 1);
+	xc_futex_wake(&watch_seq, 1);
+}
+
+void budget_wait(_Atomic uint32_t *left)
+{
+	for (;;) {
+		uint32_t seq = atomic_load(&watch_seq);
+		/* acquire: what the waited-for threads did is visible once *left is 0 */
+		if (!atomic_load_explicit(left, memory_order_acquire))
+			break;
+		uint64_t end = atomic_load(&g_watch_end);
+		struct timespec ts, *tp = NULL;
+		if (end && !(end & 1)) {
+			uint64_t now = now_ns();
+			if (now >= end) {
+				/* only the end still armed: a loop armed since keeps its own */
+				atomic_compare_exchange_strong(&g_watch_end, &end, end | 1);
+				continue;
+			}
+			ts = (struct timespec){(time_t)((end - now) / 1000000000u), (long)((end - now) % 1000000000u)};
+			tp = &ts;
+		}
+		xc_futex_wait(&watch_seq, seq, tp);
+	}
+	atomic_store(&g_watch_end, 0);
 }
 
 double budget_case_s(const struct bopts *o)

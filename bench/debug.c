@@ -188,10 +188,17 @@ static int roundtrip_pair(struct dctx *k, const char *part, int rep, const struc
 		bool do_on = (i == 0) == (rep % 2 == 0);
 		progress("debug %s: round trip, %s, cpus %s, repeat %d", part, do_on ? "on" : "off",
 			 k->pair, rep);
-		struct rec *r = roundtrip(k, do_on ? on_cfg : off_cfg, rep);
-		if (!r)
+		const struct rt_cfg *cfg = do_on ? on_cfg : off_cfg;
+		struct rec *r;
+		if (plan_late())
+			r = rec_skipped("debug", cfg->kase, PLAN_LATE_WHY, rep);
+		else if (!(r = roundtrip(k, cfg, rep)))
 			return 1;
 		*(do_on ? &on : &off) = r;
+	}
+	if (!on->s.n || !off->s.n) {
+		rec_skipped("debug", ratio_kase, PLAN_LATE_WHY, rep);
+		return 0;
 	}
 	struct rec *x = ratio_rec(ratio_kase, rep, on->s.p50, off->s.p50, on);
 	rec_ratio_of(x, on, off);
@@ -342,10 +349,17 @@ static int part_trace(struct dctx *k)
 		for (int i = 0; i < 2; i++) {
 			bool do_on = (i == 0) == (rep % 2 == 0);
 			progress("debug trace: nowait storm, tracing %s, repeat %d", do_on ? "on" : "off", rep);
-			struct rec *r = storm(k, do_on ? "trace/storm-on" : "trace/storm-off", do_on, rep);
-			if (!r)
+			const char *kase = do_on ? "trace/storm-on" : "trace/storm-off";
+			struct rec *r;
+			if (plan_late())
+				r = rec_skipped("debug", kase, PLAN_LATE_WHY, rep);
+			else if (!(r = storm(k, kase, do_on, rep)))
 				return 1;
 			*(do_on ? &on : &off) = r;
+		}
+		if (!on->s.n || !off->s.n) {
+			rec_skipped("debug", "trace/storm-ratio", PLAN_LATE_WHY, rep);
+			continue;
 		}
 		struct rec *x = ratio_rec("trace/storm-ratio", rep, rec_param_get(on, "ns_per_call", -1),
 			      rec_param_get(off, "ns_per_call", -1), on);
@@ -474,6 +488,8 @@ static void urg_loop(void *arg)
 static struct rec *urgent_case(struct dctx *k, const char *kase, unsigned flags, long poll_every,
 			       int rep)
 {
+	if (plan_late())
+		return rec_skipped("debug", kase, PLAN_LATE_WHY, rep);
 	if (up(k, 0, NULL, true))
 		return NULL;
 	struct urg *u = aligned_alloc(CACHELINE, sizeof(*u));
@@ -544,6 +560,10 @@ static void print_table(struct dctx *k, struct rec *from)
 	for (struct rec *r = from; r; r = r->next) {
 		if (strcmp(r->bench, "debug"))
 			continue;
+		if (!r->s.n && rec_param_str(r, "skipped")) {
+			printf("%-26s %4d  skipped: %s\n", r->kase, r->repeat, rec_param_str(r, "skipped"));
+			continue;
+		}
 		char b[4][32], notes[160] = "";
 		if (!strcmp(r->unit, "ratio")) {
 			double p = rec_param_get(r, "p99_ratio", -1), q = rec_param_get(r, "p50_ratio", -1);

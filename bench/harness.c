@@ -26,7 +26,10 @@ int xh_up_opts(struct xc_opts *xo)
 		xo->trace_file = g_out.trace;
 	else if (xo->trace_file == xh_no_trace)
 		xo->trace_file = NULL;
-	return xc_init(xo);
+	uint64_t t0 = now_ns();
+	int err = xc_init(xo);
+	plan_uncut((double)(now_ns() - t0) / 1e9);
+	return err;
 }
 
 int xh_up(const struct bopts *o, const char *cpus, long poll_ns, unsigned ablate)
@@ -44,7 +47,9 @@ int xh_up(const struct bopts *o, const char *cpus, long poll_ns, unsigned ablate
 
 void xh_down(void)
 {
+	uint64_t t0 = now_ns();
 	int err = xc_exit();
+	plan_uncut((double)(now_ns() - t0) / 1e9);
 	if (err)
 		fprintf(stderr, "xcall-bench: xc_exit: %s\n", strerror(-err));
 }
@@ -62,7 +67,7 @@ static void run_trampoline(void *p)
 	it->fn(it->arg);
 	/* release: the loop's results are visible to the waiter that sees 0 */
 	if (atomic_fetch_sub_explicit(it->left, 1, memory_order_release) == 1)
-		xc_futex_wake(it->left, 1);
+		budget_done();
 }
 
 int xh_run_on(const int *cpus, int n, xc_func_t fn, void **args)
@@ -87,9 +92,8 @@ int xh_run_on(const int *cpus, int n, xc_func_t fn, void **args)
 		}
 		queued++;
 	}
-	uint32_t v;
-	while ((v = atomic_load_explicit(&left, memory_order_acquire)) != 0)
-		xc_futex_wait(&left, v, NULL);
+	/* the loop's watch: its end marked when it passes (budget_watch) */
+	budget_wait(&left);
 	free(items);
 	return err;
 }
@@ -243,7 +247,7 @@ static void timed_calls_loop(void *arg)
 			int k;
 			for (k = 0; k < t->b.batch && !budget_cut(&t->b, k); k++)
 				t->err |= xc_call_single(t->target, xh_noop, NULL, t->flags);
-			hist_add_span(t->h, t0, k);
+			budget_span_add(&t->b, t->h, t0, k);
 			if (k < t->b.batch) {
 				i += k;
 				budget_stopped(&t->b);

@@ -271,6 +271,12 @@ int cmd_heatmap(int argc, char **argv)
 					hist_reset(&h);
 					hist_reset(&h2);
 					progress("heatmap: %s %d -> %d, repeat %d", k ? "libxcall" : "cacheline", a, b, rep);
+					char name[64];
+					snprintf(name, sizeof(name), "%s/%d->%d", kinds[k], a, b);
+					if (plan_late()) {
+						rec_skipped("heatmap", name, PLAN_LATE_WHY, rep);
+						continue;       /* its cell stays empty: "-" in the matrix */
+					}
 					struct xc_stats d = {0};
 					long n, n2 = 0;
 					bool cas = false;
@@ -297,8 +303,6 @@ int cmd_heatmap(int argc, char **argv)
 					}
 					if (n < 0 || n2 < 0)
 						return 1;
-					char name[64];
-					snprintf(name, sizeof(name), "%s/%d->%d", kinds[k], a, b);
 					struct rec *r = rec_new("heatmap", name, "ns", "lower", rep);
 					rec_hist(r, &h);
 					int cl[2] = {a, b};

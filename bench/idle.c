@@ -130,6 +130,14 @@ static int part1(const struct bopts *o, int rep)
 	snprintf(pair, sizeof(pair), "%d,%d", o->cpu[0], o->cpu[1]);
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		progress("idle: nowait call to a %s target, repeat %d", cases[c].name, rep);
+		if (plan_late()) {
+			for (int k = 0; k < 1 + g_tsc_ok; k++) {
+				char name[64];
+				snprintf(name, sizeof(name), "sender-%s%s", k ? "cycles-" : "", cases[c].name);
+				rec_skipped("idle", name, PLAN_LATE_WHY, rep);
+			}
+			continue;
+		}
 		if (xh_up(o, pair, cases[c].poll, cases[c].ablate))
 			return -1;
 		struct sender_run *r = calloc(1, sizeof(*r));
@@ -193,6 +201,14 @@ static int part2(const struct bopts *o, const struct idle_cfg *c, int rep)
 	hist_init(&h);
 	for (size_t p = 0; p < sizeof(pol) / sizeof(pol[0]); p++) {
 		progress("idle: %.1f s mostly idle, poll %s, repeat %d", c->idle_seconds, pol[p].name, rep);
+		if (plan_late()) {
+			char name[64];
+			snprintf(name, sizeof(name), "cpu/%s", pol[p].name);
+			rec_skipped("idle", name, PLAN_LATE_WHY, rep);
+			snprintf(name, sizeof(name), "latency/%s", pol[p].name);
+			rec_skipped("idle", name, PLAN_LATE_WHY, rep);
+			continue;
+		}
 		if (xh_up(o, NULL, pol[p].poll, 0))
 			return -1;
 		hist_reset(&h);
@@ -282,6 +298,10 @@ int cmd_idle(int argc, char **argv)
 	for (struct rec *x = from; x; x = x->next) {
 		if (strncmp(x->kase, "sender", 6))
 			continue;
+		if (!x->s.n) {
+			printf("%-32s %4d  skipped: %s\n", x->kase, x->repeat, rec_param_str(x, "skipped"));
+			continue;
+		}
 		char b[4][32];
 		bool cyc = !strcmp(x->unit, "cycles");
 		if (cyc)
@@ -298,6 +318,10 @@ int cmd_idle(int argc, char **argv)
 	for (struct rec *x = from; x; x = x->next) {
 		if (strncmp(x->kase, "cpu/", 4))
 			continue;
+		if (!x->s.n) {
+			printf("%-10s %4d  skipped: %s\n", x->kase + 4, x->repeat, rec_param_str(x, "skipped"));
+			continue;
+		}
 		char ln[64], b[2][32];
 		snprintf(ln, sizeof(ln), "latency/%s", x->kase + 4);
 		struct rec *l = rec_find("idle", ln, x->repeat);

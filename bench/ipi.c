@@ -115,7 +115,7 @@ static void ipi_loop(void *arg)
 			int k;
 			for (k = 0; k < PAIR_SPAN && !budget_cut(&r->b, k); k++)
 				r->err |= send_one(r, &d);
-			hist_add_span(r->total, t0, k);
+			budget_span_add(&r->b, r->total, t0, k);
 			if (k < PAIR_SPAN) {
 				i += k;
 				budget_stopped(&r->b);
@@ -163,6 +163,13 @@ int cmd_ipi(int argc, char **argv)
 			r->total = &ht;
 			progress("ipi: %s, repeat %d", mode_names[m], rep);
 			char name[64];
+			if (plan_late()) {
+				for (int k = 0; k < 2; k++) {
+					snprintf(name, sizeof(name), "%s/%s", mode_names[m], k ? "total" : "delivery");
+					rec_skipped("ipi", name, PLAN_LATE_WHY, rep);
+				}
+				continue;
+			}
 			/* two passes: delivery with the handler's timestamp, then total without it */
 			for (int k = 0; k < 2; k++) {
 				void *args[1] = {r};
@@ -214,6 +221,10 @@ int cmd_ipi(int argc, char **argv)
 			struct rec *d = rec_find("ipi", n1, rep), *t = rec_find("ipi", n2, rep);
 			if (!d || !t)
 				continue;
+			if (!d->s.n || !t->s.n) {
+				printf("%-16s %4d  skipped\n", mode_names[m], rep);
+				continue;
+			}
 			printf("%-16s %4d %12s %12s %12s %12s\n", mode_names[m], rep,
 			       fmt_ns(d->s.p50, x[0], 32), fmt_ns(d->s.p99, x[1], 32),
 			       fmt_ns(t->s.p50, x[2], 32), fmt_ns(t->s.p90, x[3], 32));

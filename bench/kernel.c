@@ -158,6 +158,7 @@ struct spinners *spinners_start(const int *cpus, int n)
 						      CACHELINE - 1) / CACHELINE * CACHELINE);
 	memset(s, 0, sizeof(*s));
 	s->n = n;
+	uint64_t t0 = now_ns();
 	for (int i = 0; i < n; i++) {
 		s->sp[i].s = s;
 		thread_start_pinned(&s->sp[i].t, cpus[i], spin_main, &s->sp[i]);
@@ -166,6 +167,7 @@ struct spinners *spinners_start(const int *cpus, int n)
 	atomic_fetch_add(&s->gen, 1);
 	while (atomic_load(&s->acks) < n)
 		cpu_relax();
+	plan_uncut((double)(now_ns() - t0) / 1e9);     /* threads' start: nothing cuts it */
 	return s;
 }
 
@@ -182,9 +184,11 @@ void spinners_stop(struct spinners *s)
 {
 	if (!s)
 		return;
+	uint64_t t0 = now_ns();
 	atomic_store(&s->stop, true);
 	for (int i = 0; i < s->n; i++)
 		pthread_join(s->sp[i].t, NULL);
+	plan_uncut((double)(now_ns() - t0) / 1e9);
 	free(s);
 }
 
@@ -257,7 +261,7 @@ static struct rec *ipi_measure(struct kctx *k, enum ipi_mode m, const char *kase
 		int j;
 		for (j = 0; j < PAIR_SPAN && !err && !budget_cut(&b, j); j++)
 			err = ipi_op(k, m);
-		hist_add_span(&h, t0, j);
+		budget_span_add(&b, &h, t0, j);
 		if (j < PAIR_SPAN && !err) {
 			i += j;
 			budget_stopped(&b);
@@ -303,7 +307,10 @@ int probe_ipi(struct kctx *k)
 				continue;
 			}
 			progress("kernel ipi: %s, repeat %d", kmode_names[m], rep);
-			ipi_measure(k, (enum ipi_mode)m, kase, rep);
+			if (plan_late())
+				rec_skipped("kernel", kase, PLAN_LATE_WHY, rep);
+			else
+				ipi_measure(k, (enum ipi_mode)m, kase, rep);
 		}
 	return 0;
 }
@@ -409,7 +416,9 @@ static struct rec *wakeup_case(struct kctx *k, const char *kase, long gap_us, bo
 	hist_init(&h);
 	struct irq_snap *s0 = malloc(sizeof(*s0)), *s1 = malloc(sizeof(*s1));
 	progress("kernel wakeup: %s, repeat %d", kase, rep);
-	long n = wakeup_run(k, gap_us, polling, &h, s0, s1);
+	long n = plan_late() ? -2 : wakeup_run(k, gap_us, polling, &h, s0, s1);
+	if (n == -2)
+		rec_skipped("kernel", kase, PLAN_LATE_WHY, rep);
 	struct rec *r = NULL;
 	if (n == 0)
 		rec_skipped("kernel", kase, "no wake ran before the case's end: the target CPU was busy", rep);
@@ -521,7 +530,10 @@ int probe_tlb(struct kctx *k)
 					continue;
 				}
 				progress("kernel tlb: %s, repeat %d", kase, rep);
-				tlb_case(k, mp, n, kase, rep);
+				if (plan_late())
+					rec_skipped("kernel", kase, PLAN_LATE_WHY, rep);
+				else
+					tlb_case(k, mp, n, kase, rep);
 			}
 	return 0;
 }
@@ -538,6 +550,10 @@ static void compare_xcall(struct kctx *k, const char *kase, long poll, bool gap,
 	char pair[32];
 	snprintf(pair, sizeof(pair), "%d,%d", k->a, k->b);
 	progress("kernel %s, repeat %d", kase, rep);
+	if (plan_late()) {
+		rec_skipped("kernel", kase, PLAN_LATE_WHY, rep);
+		return;
+	}
 	if (xh_up(&k->o, pair, poll, 0))
 		return;
 	struct budget b;
@@ -580,7 +596,9 @@ int probe_compare(struct kctx *k)
 	for (int rep = 0; rep < k->o.repeat; rep++) {
 		progress("kernel compare: kernel-ipi, repeat %d", rep);
 		struct rec *ki = NULL;
-		if (k->membarrier_rseq_ok)
+		if (plan_late())
+			rec_skipped("kernel", "compare/kernel-ipi", PLAN_LATE_WHY, rep);
+		else if (k->membarrier_rseq_ok)
 			ki = ipi_measure(k, K_NORMAL, "compare/kernel-ipi", rep);
 		else
 			skip("compare/kernel-ipi", k->membarrier_why);

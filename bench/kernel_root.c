@@ -77,7 +77,9 @@ int probe_idlestates(struct kctx *k)
 			hist_init(&h);
 			struct irq_snap *s0 = malloc(sizeof(*s0)), *s1 = malloc(sizeof(*s1));
 			progress("kernel idlestates: %s, repeat %d", kase, rep);
-			long n = wakeup_run(k, k->gap_long_us, false, &h, s0, s1);
+			long n = plan_late() ? -2 : wakeup_run(k, k->gap_long_us, false, &h, s0, s1);
+			if (n == -2)
+				rec_skipped("kernel", kase, PLAN_LATE_WHY, rep);
 			if (n == 0)
 				rec_skipped("kernel", kase, "no wake ran before the case's end: the target CPU was busy",
 					    rep);
@@ -126,8 +128,12 @@ int probe_hotplug(struct kctx *k)
 	for (int rep = 0; rep < k->o.repeat; rep++) {
 		hist_reset(&hoff);
 		hist_reset(&hon);
+		long done = 0;
 		for (long i = 0; i < iters; i++) {
 			progress("kernel hotplug: CPU %d, %ld/%ld, repeat %d", cpu, i + 1, iters, rep);
+			/* an offline and an online cannot be cut: none starts once the plan has no time */
+			if (plan_late())
+				continue;
 			uint64_t t0 = now_ns();
 			int err = sysfs_set(path, "0");
 			uint64_t t1 = now_ns();
@@ -141,11 +147,17 @@ int probe_hotplug(struct kctx *k)
 			}
 			hist_add(&hoff, t1 - t0);
 			hist_add(&hon, t2 - t1);
+			done++;
 		}
 		for (int j = 0; j < 2; j++) {
-			struct rec *r = rec_new("kernel", j ? "hotplug/online" : "hotplug/offline", "ns", "lower", rep);
+			const char *kase = j ? "hotplug/online" : "hotplug/offline";
+			if (!done) {
+				rec_skipped("kernel", kase, PLAN_LATE_WHY, rep);
+				continue;
+			}
+			struct rec *r = rec_new("kernel", kase, "ns", "lower", rep);
 			rec_hist(r, j ? &hon : &hoff);
-			rec_param_i(r, "iterations", iters);
+			rec_param_i(r, "iterations", done);
 			rec_param_i(r, "cpu", cpu);
 		}
 	}

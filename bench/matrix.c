@@ -181,14 +181,22 @@ int cmd_matrix(int argc, char **argv)
 		for (int impl = 0; impl < 2; impl++) {
 			r->model = impl == 0;
 			const char *iname = r->model ? "2008" : "libxcall";
+			uint64_t t0 = now_ns();
 			int err = r->model ? m08_start(o.cpu, o.ncpus, poll) : xh_up(&o, NULL, poll, 0);
 			if (err)
 				return 1;
+			plan_uncut((double)(now_ns() - t0) / 1e9);
 			for (int m = 0; m < NMMODES; m++) {
 				for (int row = 0; row < nrows; row++) {
 					int k = rows[row];
 					r->mode = (enum mmode)m;
 					progress("matrix: %s %s, %d caller(s), repeat %d", iname, mmode_names[m], k, rep);
+					char name[64];
+					snprintf(name, sizeof(name), "%s/%s/%d", mmode_names[m], iname, k);
+					if (plan_late()) {
+						rec_skipped("matrix", name, PLAN_LATE_WHY, rep);
+						continue;
+					}
 					struct xc_stats s0, s1, d = {0};
 					if (!r->model)
 						xh_stats(-1, &s0);
@@ -200,8 +208,6 @@ int cmd_matrix(int argc, char **argv)
 							strerror(-err));
 						return 1;
 					}
-					char name[64];
-					snprintf(name, sizeof(name), "%s/%s/%d", mmode_names[m], iname, k);
 					struct rec *x = rec_new("matrix", name, "s", "lower", rep);
 					rec_value(x, secs);
 					rec_cpu_list(x, o.cpu, k);
@@ -226,10 +232,12 @@ int cmd_matrix(int argc, char **argv)
 						first = x;
 				}
 			}
+			t0 = now_ns();
 			if (r->model)
 				m08_stop();
 			else
 				xh_down();
+			plan_uncut((double)(now_ns() - t0) / 1e9);
 		}
 		for (int m = 0; m < NMMODES; m++)
 			for (int row = 0; row < nrows; row++) {
@@ -239,6 +247,10 @@ int cmd_matrix(int argc, char **argv)
 				snprintf(b, sizeof(b), "%s/libxcall/%d", mmode_names[m], k);
 				struct rec *ra = rec_find("matrix", a, rep), *rb = rec_find("matrix", b, rep);
 				snprintf(name, sizeof(name), "%s/speedup/%d", mmode_names[m], k);
+				if (!ra->s.n || !rb->s.n) {
+					rec_skipped("matrix", name, PLAN_LATE_WHY, rep);
+					continue;
+				}
 				struct rec *x = rec_new("matrix", name, "ratio", "higher", rep);
 				/* per call made: the same as the time ratio unless a row was stopped early */
 				double pa = ra->s.mean / rec_param_get(ra, "calls_made", 1);
@@ -274,6 +286,16 @@ int cmd_matrix(int argc, char **argv)
 				snprintf(b, sizeof(b), "%s/libxcall/%d", mmode_names[m], k);
 				snprintf(s, sizeof(s), "%s/speedup/%d", mmode_names[m], k);
 				struct rec *ra = rec_find("matrix", a, rep), *rb = rec_find("matrix", b, rep);
+				if (!ra->s.n || !rb->s.n) {
+					/* a row the plan had no time left for */
+					char ta[32] = "skipped", tb[32] = "skipped";
+					if (ra->s.n)
+						snprintf(ta, sizeof(ta), "%.4fs", ra->s.mean);
+					if (rb->s.n)
+						snprintf(tb, sizeof(tb), "%.4fs", rb->s.mean);
+					printf("%12d %13s %13s %11s\n", k, ta, tb, "-");
+					continue;
+				}
 				capped |= rec_capped(ra) || rec_capped(rb);
 				printf("%12d %12.4fs %12.4fs %10.3fx%s\n", k, ra->s.mean, rb->s.mean,
 				       rec_find("matrix", s, rep)->s.mean, ratio_mark(ra, rb));

@@ -163,7 +163,7 @@ static void *m08_idle_loop(void *arg)
 			atomic_fetch_and(&me->pending, ~P_TASK);
 			me->task(me->task_arg);
 			if (atomic_fetch_sub_explicit(me->task_left, 1, memory_order_release) == 1)
-				xc_futex_wake(me->task_left, 1);
+				budget_done();
 			continue;
 		}
 		if (p & P_STOP)
@@ -238,8 +238,7 @@ int m08_run_on(const int *cpus, int n, void (*fn)(void *), void **args)
 		t->task_left = &left;
 		m08_kick(t, P_TASK);
 	}
-	uint32_t v;
-	while ((v = atomic_load_explicit(&left, memory_order_acquire)) != 0)
-		xc_futex_wait(&left, v, NULL);
+	/* the loops' watch: their end marked when it passes (budget_watch) */
+	budget_wait(&left);
 	return 0;
 }

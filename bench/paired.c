@@ -90,13 +90,15 @@ static double quantile(double *v, int n, double q)
  * into HS and p->span), then PAIR_TAIL more timed one by one into HO (NULL:
  * none). Sets *med to the spans' median and adds the round trips to SIDE's
  * count. A span the loop's end cut (budget_cut) is a sample of what it ran,
- * and sets p->late: nothing more runs. A macro, so that OP is inlined on
- * both sides alike.
+ * and sets p->late: nothing more runs, but in the first block, where each
+ * side still runs a span and a round trip alone, so that every record has a
+ * sample. A macro, so that OP is inlined on both sides alike.
  */
 #define TIMED_BLOCK(p, n, SIDE, HS, HO, OP, med)                                            \
 	do {                                                                                \
 		int ns_ = 0;                                                                \
-		for (int done_ = 0; done_ < (n) && !(p)->err && !(p)->late; done_ += PAIR_SPAN) { \
+		for (int done_ = 0; done_ < (n) && !(p)->err &&                            \
+				    (!(p)->late || (!(p)->nblk && !done_)); done_ += PAIR_SPAN) { \
 			uint64_t t0_ = ticks();                                             \
 			int i_;                                                             \
 			for (i_ = 0; i_ < PAIR_SPAN && !((p)->tb && budget_cut((p)->tb, i_)); i_++) \
@@ -105,9 +107,13 @@ static double quantile(double *v, int n, double q)
 			hist_add((HS), (uint64_t)(per_ + 0.5));                             \
 			(p)->span[ns_++] = per_;                                            \
 			(p)->side_n[SIDE] += i_;                                            \
-			(p)->late = i_ < PAIR_SPAN;                                         \
+			if (i_ < PAIR_SPAN)                                                 \
+				(p)->late = true;                                           \
+			if ((p)->tb)                                                        \
+				(p)->tb->careful = per_ > BUDGET_SLOW_OP_NS || (p)->late;   \
 		}                                                                           \
-		for (int i_ = 0; (HO) && i_ < PAIR_TAIL && !(p)->err && !(p)->late; i_++) { \
+		for (int i_ = 0; (HO) && i_ < PAIR_TAIL && !(p)->err &&                     \
+				 (!(p)->late || (!(p)->nblk && !i_)); i_++) {               \
 			uint64_t t0_ = ticks();                                             \
 			OP;                                                                 \
 			hist_add((HO), ticks_span_ns(t0_, ticks()));                        \
@@ -200,8 +206,6 @@ static void paired_loop(void *arg)
 			return;
 	if (in->want_call && call_block(p, 0, (int)warm) < 0)
 		return;
-	bud.warm_started = p->bud.warm_started;
-	bud.warm_ops = p->bud.warm_ops;
 	budget_start(&bud);
 	p->bud.warm_until = bud.deadline;       /* a block's own warm-up stops at the loop's end */
 	p->tb = &bud;
@@ -219,7 +223,7 @@ static void paired_loop(void *arg)
 		for (int m = 0; m < NLIMITS; m++) {
 			double lim = 0;
 
-			if (in->want_limit && !p->late) {
+			if (in->want_limit && (!p->late || !p->nblk)) {
 				lim = limit_block(p, m, k % PAIR_LINES, n, PAIR_WARM);
 				if (lim < 0)
 					return;
@@ -229,11 +233,11 @@ static void paired_loop(void *arg)
 			p->blk_p50[m][p->nblk] = lim;
 		}
 		double call = 0;
-		if (in->want_call && !p->late && (call = call_block(p, n, PAIR_WARM)) < 0)
+		if (in->want_call && (!p->late || !p->nblk) && (call = call_block(p, n, PAIR_WARM)) < 0)
 			return;
 		p->blk_p50[NLIMITS][p->nblk] = call;
-		/* a block the loop's end cut counts where its last side ran, so that a ratio has both */
-		if (!p->late || (in->want_call ? call : p->blk_p50[NLIMITS - 1][p->nblk]) > 0)
+		/* a block the loop's end cut counts when it is the first: every side ran in it */
+		if (!p->late || !p->nblk)
 			p->nblk++;
 		done += n;
 	}

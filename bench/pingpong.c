@@ -156,6 +156,12 @@ int cmd_pingpong(int argc, char **argv)
 			hist_reset(&hop2);
 			progress("pingpong: %s%s%s paired, cpus %s, repeat %d", want[0] ? cases[0].name : "",
 				 want[0] && want[1] ? " and " : "", want[1] ? cases[1].name : "", pair, rep);
+			if (plan_late()) {
+				for (int c = 0; c < PAIRED_ROWS; c++)
+					if (want[c])
+						rec_skipped("pingpong", cases[c].name, PLAN_LATE_WHY, rep);
+				goto unpaired;
+			}
 			if (xh_up(&o, pair, cases[1].poll_ns, cases[1].ablate))
 				return 1;
 			long n = xh_paired(&in, &po);
@@ -203,6 +209,7 @@ int cmd_pingpong(int argc, char **argv)
 				rec_param_i(r, "lines", PAIR_LINES);
 			}
 		}
+unpaired:
 		for (size_t c = PAIRED_ROWS; c < NCASES; c++) {
 			if (!want[c])
 				continue;
@@ -211,6 +218,10 @@ int cmd_pingpong(int argc, char **argv)
 				bud.batch = PAIR_SPAN;  /* back to back: batch-timed like the paired rows */
 			hist_reset(&h);
 			progress("pingpong: %s, cpus %s, repeat %d", cases[c].name, pair, rep);
+			if (plan_late()) {
+				rec_skipped("pingpong", cases[c].name, PLAN_LATE_WHY, rep);
+				continue;
+			}
 			struct xh_timed_out d = {0};
 			struct xh_timed x = {.gap = cases[c].gap, .gap_ns = (uint64_t)gap_us * 1000};
 			long n;
@@ -264,6 +275,10 @@ int cmd_pingpong(int argc, char **argv)
 	       "p90", "p99", "max", "ratio", "kicks/call");
 	for (struct rec *r = first; r; r = r->next) {
 		char x[6][32];
+		if (!r->s.n && rec_param_str(r, "skipped")) {
+			printf("%-24s %4d  skipped: %s\n", r->kase, r->repeat, rec_param_str(r, "skipped"));
+			continue;
+		}
 		double ratio = rec_param_get(r, "ratio_to_limit", 0);
 		char rb[16] = "-";
 		if (ratio > 0)

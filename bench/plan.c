@@ -10,11 +10,13 @@
  * bound, and the results file keeps both, per subcommand.
  *
  * A case's own limit is not enough on a loaded machine: what cannot be cut
- * (a runtime's start, a join, a step of a loop) may take longer than its
- * share. So each case also ends by what the plan leaves it: the bound, less
- * the fixed costs and the cheapest share of every case still to come, less a
- * tail for its own teardown (plan_case_end()). A case that starts late gets
- * what is left; a case on time never meets that end before its own limit.
+ * (a runtime's start, a join, one operation) may take longer than its share.
+ * So each case also ends by what the plan leaves it: the bound, less the
+ * cheapest share of every case still to come and the stopping half of the
+ * fixed costs, less a tail for its own teardown (plan_case_end()). A case
+ * that starts late gets what is left, and none if not even the least a case
+ * costs here and now fits (plan_late(): it is skipped, saying why); a case on
+ * time never meets that end before its own limit.
  */
 #include "bench.h"
 
@@ -63,15 +65,26 @@ void plan_fixed(double s)
 	g_plan.fixed_s += s;
 }
 
-/* What a case keeps after its loops stopped: the records, a runtime's xc_exit, a join. */
+/*
+ * What a case keeps after its loops stopped: the records, a runtime's xc_exit,
+ * a join; at least as long as the longest such step took so far (plan_uncut).
+ */
 #define PLAN_TAIL_S 0.1
 
-/* The current case's end: the bound less what the cases after it and the fixed costs keep. */
+/*
+ * The current case's end: the bound less what the cases after it keep, and
+ * half the fixed costs: a fixed cost is a start and a stop (a runtime up and
+ * down again), and the stop may still be to come.
+ */
 static void plan_case_reserve(void)
 {
 	long after = g_plan.cases - g_plan.stepped;
-	double keep = g_plan.fixed_s + (double)(after > 0 ? after : 0) * g_plan.min_case_s + PLAN_TAIL_S;
-	double end = g_plan.bound_s - keep;
+	double uncut = g_plan.uncut_s;
+	double keep = (g_plan.fixed_s / 2 > uncut ? g_plan.fixed_s / 2 : uncut) +
+		      (double)(after > 0 ? after : 0) * g_plan.min_case_s;
+	double until = g_plan.bound_s - keep;
+	double end = until - (PLAN_TAIL_S > uncut ? PLAN_TAIL_S : uncut);
+	g_plan.case_until = g_plan.t0 + (uint64_t)((until > 0 ? until : 0) * 1e9);
 	g_plan.case_end = g_plan.t0 + (uint64_t)((end > 0 ? end : 0) * 1e9);
 }
 
@@ -84,6 +97,23 @@ bool plan_overdue(void)
 {
 	uint64_t end = plan_case_end();
 	return end && now_ns() >= end;
+}
+
+bool plan_late(void)
+{
+	if (!plan_case_end())
+		return false;
+	/*
+	 * The least a case costs here and now: the quickest case so far (from its
+	 * progress line to the next), or the slowest start or stop of a runtime or
+	 * threads, which every case has. It starts only if that still ends in time.
+	 */
+	double least = g_plan.quickest_s > g_plan.uncut_s ? g_plan.quickest_s : g_plan.uncut_s;
+	if (now_ns() + (uint64_t)(least * 1e9) <= g_plan.case_until)
+		return false;
+	g_plan.step_skipped = true;
+	plan_capped();
+	return true;
 }
 
 /* "45 s", "3m05s", "2h10m" */
@@ -121,6 +151,15 @@ void plan_step(char *buf, size_t size)
 	buf[0] = 0;
 	if (!g_plan.started)
 		return;
+	/* what the case before took, unless it was skipped: the quickest so far */
+	uint64_t now = now_ns();
+	if (g_plan.stepped && !g_plan.step_skipped) {
+		double took = (double)(now - g_plan.step_t) / 1e9;
+		if (!g_plan.quickest_s || took < g_plan.quickest_s)
+			g_plan.quickest_s = took;
+	}
+	g_plan.step_t = now;
+	g_plan.step_skipped = false;
 	long i = ++g_plan.stepped;
 	plan_case_reserve();
 	double used = (double)(now_ns() - g_plan.t0) / 1e9;
@@ -141,6 +180,14 @@ void plan_skip(void)
 {
 	g_plan.stepped++;
 	if (g_plan.started)
+		plan_case_reserve();
+}
+
+void plan_uncut(double s)
+{
+	if (s > g_plan.uncut_s)
+		g_plan.uncut_s = s;
+	if (g_plan.started && g_plan.stepped)
 		plan_case_reserve();
 }
 

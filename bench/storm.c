@@ -270,9 +270,14 @@ int cmd_storm(int argc, char **argv)
 			unsigned ab = c.compare ? plan[i] : c.ablate;
 			char an[64];
 			progress("storm: ablate %s, repeat %d", ablate_name(ab, an, sizeof(an)), rep);
-			struct rec *x = storm_once(&o, &c, senders, ns, ab, rep);
-			if (!x)
+			struct rec *x;
+			if (plan_late()) {
+				char name[80];
+				snprintf(name, sizeof(name), "ablate-%s", an);
+				x = rec_skipped("storm", name, PLAN_LATE_WHY, rep);
+			} else if (!(x = storm_once(&o, &c, senders, ns, ab, rep))) {
 				return 1;
+			}
 			if (!first)
 				first = x;
 		}
@@ -294,6 +299,10 @@ int cmd_storm(int argc, char **argv)
 	       "ns/call", "kicks_sent", "elided", "coalesced", "free_rides", c.compare ? "time [pct imp]" : "");
 	for (struct rec *x = first; x; x = x->next) {
 		struct rec *ref = rec_find("storm", "ablate-elide+notify", x->repeat);
+		if (!x->s.n) {
+			printf("%-36s %4d  skipped: %s\n", x->kase, x->repeat, rec_param_str(x, "skipped"));
+			continue;
+		}
 		long long calls = (long long)rec_param_get(x, "calls", 0);
 		char t[32], rel[48] = "";
 		double ref_calls = ref ? rec_param_get(ref, "calls", 0) : 0;

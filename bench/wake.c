@@ -241,6 +241,7 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 	long i = 0, warm;
 	int err;
 
+	uint64_t t_setup = now_ns();
 	if (pin_self(r->side[0].cpu))
 		return -1;
 	r->side[0].tid = (pid_t)syscall(SYS_gettid);
@@ -265,6 +266,7 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 		if (r->err)
 			goto out_teardown;
 	}
+	plan_uncut((double)(now_ns() - t_setup) / 1e9);        /* threads' start and setup */
 	warm = state == WS_HOT ? warmup_iters(b->iters) : 3;
 	budget_warm(b);
 	for (i = -warm;; i++) {
@@ -336,6 +338,7 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 				   atomic_load_explicit(&r->side[s].syscalls, memory_order_relaxed) - sys0[s];
 	}
 out_teardown:
+	t_setup = now_ns();
 	if (have_sleeper) {
 		/* release: the sleeper sees it after the last wake below */
 		atomic_store_explicit(&r->stop, true, memory_order_release);
@@ -349,6 +352,7 @@ out_teardown:
 		pthread_join(hog, NULL);
 	}
 	unpin_self();
+	plan_uncut((double)(now_ns() - t_setup) / 1e9);        /* the threads' stop and teardown */
 	out->n = i > 0 ? i : 0;
 	return r->err ? -r->err : out->n;
 }
@@ -524,8 +528,11 @@ int cmd_wake(int argc, char **argv)
 				hist_reset(&h_rt);
 				hist_reset(&h_wake);
 				progress("wake: %s, cpus %d,%d, repeat %d", kase, cl[0], cl[1], rep);
-				long n = cell_run(r, s, gap, wa.busy_gap_us, &b, &h_rt, &h_wake, out);
-				if (n < 0) {
+				bool late = plan_late();
+				long n = late ? 0 : cell_run(r, s, gap, wa.busy_gap_us, &b, &h_rt, &h_wake, out);
+				if (late) {
+					rec_skipped("wake", kase, PLAN_LATE_WHY, rep);
+				} else if (n < 0) {
 					char w[128];
 					snprintf(w, sizeof(w), "failed: %s", strerror((int)-n));
 					rec_skipped("wake", kase, w, rep);

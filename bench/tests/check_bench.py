@@ -10,8 +10,10 @@ usage: check_bench.py BUILD/xcall-bench
        check_bench.py --plan a|b          the runs of a check-scale guest, TAG ARGS a line
        check_bench.py --results DIR a|b   check the results files that guest brought back
 """
+import atexit
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -809,6 +811,132 @@ def test_bounds(ncpu):
             check("matrix --step 2: rows 1, 2, 4, ... and N", rows == want, f"rows={rows}")
 
 
+# ---------------------------------------------------------------- bounds under load
+# Busy loops, each pinned to one CPU: a plain process that never sleeps, as any other
+# work on a shared machine. Gone with the test however it ends (PR_SET_PDEATHSIG, and
+# killed on every way out of the check).
+BUSY = r"""
+import ctypes, os, signal, sys
+ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(0)
+os.sched_setaffinity(0, {int(sys.argv[2])})
+print("ready", flush=True)
+while True:
+    pass
+"""
+BUSY_PER_CPU = 3        # about the load the bounds were seen to break under (load average 3 on 2 CPUs)
+OTHERS_MAX = 0.15       # past this share of the CPUs' time, other work decides, not the busy loops
+
+
+class Busy:
+    def __init__(self, per_cpu):
+        self.procs = []
+        atexit.register(self.stop)
+        for cpu in sorted(os.sched_getaffinity(0)):
+            for _ in range(per_cpu):
+                p = subprocess.Popen([sys.executable, "-c", BUSY, str(os.getpid()), str(cpu)],
+                                     stdout=subprocess.PIPE, text=True)
+                self.procs.append(p)
+        for p in self.procs:
+            if p.stdout.readline().strip() != "ready":
+                self.stop()
+                raise RuntimeError("a busy loop did not start")
+
+    def stop(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            p.stdout.close()
+        self.procs = []
+
+    def ticks(self):
+        """CPU time of the busy loops so far, in clock ticks."""
+        n = 0
+        for p in self.procs:
+            try:
+                with open(f"/proc/{p.pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                n += int(fields[11]) + int(fields[12])
+            except (OSError, IndexError, ValueError):
+                pass
+        return n
+
+
+def busy_ticks(cpus):
+    """Ticks the CPUs spent on anything but idle (/proc/stat), and all their ticks."""
+    busy = total = 0
+    with open("/proc/stat") as f:
+        for line in f:
+            name = line.split()[0]
+            if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cpus:
+                v = [int(x) for x in line.split()[1:]]
+                total += sum(v[:8])
+                busy += sum(v[:8]) - v[3] - v[4]
+    return busy, total
+
+
+def others_share(cpus, busy, run):
+    """Run run() and return its result and the share of the CPUs' time that others than
+    it, the busy loops and this test took meanwhile."""
+    hz = os.sysconf("SC_CLK_TCK")
+    b0, t0 = busy_ticks(cpus)
+    l0, me0 = busy.ticks(), sum(os.times()[:4])
+    out = run()
+    b1, t1 = busy_ticks(cpus)
+    l1, me1 = busy.ticks(), sum(os.times()[:4])
+    ours = (l1 - l0) + (me1 - me0) * hz     # the bench itself is a reaped child by now
+    return out, max(0.0, (b1 - b0) - ours) / max(1, t1 - t0)
+
+
+def bound_runs(ncpu):
+    """Each subcommand, sized so that its cases run into a small --case-limit."""
+    runs = [("bringup", ["bringup", "--iterations", "3", "--init-busy-ms", "20"])]
+    if ncpu >= 2:
+        runs += [("pingpong", ["pingpong"]), ("ipi", ["ipi"]), ("matrix", ["matrix"]),
+                 ("storm", ["storm", "--compare"]), ("idle", ["idle", "--idle-seconds", "0.2"]),
+                 ("heatmap", ["heatmap"]), ("kernel", ["kernel"]), ("debug", ["debug"]),
+                 ("wake", ["wake"])]
+    return [(tag, args + ["--case-limit", "0.01"]) for tag, args in runs]
+
+
+def test_bounds_loaded(ncpu):
+    """Beside busy loops on every CPU, no subcommand takes longer than the bound it printed."""
+    def stop(sig, frame):
+        sys.exit(128 + sig)     # through the finally below and atexit: the busy loops die
+    old = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    cpus = os.sched_getaffinity(0)
+    busy = Busy(BUSY_PER_CPU)
+    try:
+        for tag, args in bound_runs(ncpu):
+            name = f"beside {BUSY_PER_CPU} busy loops a CPU: {tag} within its printed bound"
+            path = os.path.join(TMP, f"loaded-{tag}.json")
+            (rc, _, err), others = others_share(cpus, busy, lambda: run(
+                args + ["--quiet", "--json", path], timeout=600))
+            if rc != 0:
+                fail(name, f"rc={rc}, stderr: {err.strip()[-300:]}")
+                continue
+            try:
+                with open(path) as f:
+                    plans = json.load(f).get("plans") or []
+            except (OSError, ValueError) as e:
+                fail(name, f"results file: {e}")
+                continue
+            over = [f"{p.get('bench')}: took {p.get('wall_s', 0):.2f} s, at most {p.get('bound_s', 0):.2f} s"
+                    for p in plans if not p.get("wall_s", 0) <= p.get("bound_s", 0)]
+            if over and others > OTHERS_MAX:
+                # a thread that other work keeps off its CPU for seconds outlasts any plan
+                skip(name, f"other work took {others:.0%} of the CPUs beside the busy loops "
+                     f"({'; '.join(over)})")
+                continue
+            check(name, plans and not over, "; ".join(over) or "no plan in the results file")
+    finally:
+        busy.stop()
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
 # ---------------------------------------------------------------- guests
 # The xcall-bench runs of `make check-scale` (tests/scale/run.sh), one list per guest:
 # every subcommand, small enough for 16 emulated CPUs. Guest "a" has 16 CPUs in two
@@ -924,6 +1052,7 @@ def main():
         test_wake()
         test_bounds(ncpu)
     test_bringup()
+    test_bounds_loaded(ncpu)
     kernel = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_kernel.py")
     if os.path.exists(kernel):
         sys.path.insert(0, os.path.dirname(kernel))
