@@ -430,6 +430,17 @@ uint64_t xc_rings_rode(struct xc_cpu *c)
 	return n;
 }
 
+/* From any thread, a snapshot for reports: whether a ring to @c holds calls not yet taken. */
+bool xc_rings_queued(struct xc_cpu *c)
+{
+	/* acquire: pairs with ring_new's release push */
+	for (struct xc_ring *r = atomic_load_explicit(&registry[c->cpu], memory_order_acquire); r;
+	     r = r->next)
+		if (ring_has_calls(r))
+			return true;
+	return false;
+}
+
 /* A runtime starts: its counters start from zero. No call is in flight. */
 void xc_rings_reset(struct xc_cpu *c)
 {

@@ -168,6 +168,7 @@ bool xc_rings_pending(struct xc_cpu *c);
 bool xc_rings_release(struct xc_cpu *c);
 int xc_rings_close(struct xc_cpu *c);
 uint64_t xc_rings_rode(struct xc_cpu *c);
+bool xc_rings_queued(struct xc_cpu *c);
 void xc_rings_reset(struct xc_cpu *c);
 
 /* Process and thread lifecycle (ring.c). */

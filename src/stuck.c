@@ -28,6 +28,7 @@
  * has lasted a quarter of stuck_ms.
  */
 #include "internal.h"
+#include "ring.h"
 #include "kick.h"
 #include "wait.h"
 #include "stuck.h"
@@ -215,8 +216,12 @@ static void describe_cpu(int cpu, struct xc_stuck_seen *seen, char *buf, size_t 
 			snprintf(what, sizeof(what), "idle, asleep");
 			break;
 		}
-		/* seq_cst loads, as the worker's own re-check: a snapshot here */
-		snprintf(queued, sizeof(queued), xc_calls_pending(c) ? ", calls queued" : ", nothing queued");
+		/* a snapshot from outside: the worker's own held list is its alone */
+		bool q = (atomic_load_explicit(&c->slot.done.word, memory_order_relaxed) & XC_SLOT_PUBLISHED) ||
+			 xc_llist_nonempty(&c->callq, memory_order_relaxed) ||
+			 xc_llist_nonempty(&c->urgentq, memory_order_relaxed) || xc_rings_queued(c);
+
+		snprintf(queued, sizeof(queued), q ? ", calls queued" : ", nothing queued");
 	}
 	if (thread_not_run(c, seen, now, &not_run_ns)) {
 		const char *why = not_running_why(thread_state(c->tid), other, sizeof(other));
