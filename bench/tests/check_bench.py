@@ -420,8 +420,8 @@ def test_storm(ncpu):
     res, _ = run_json("storm-compare", ["storm", "--single", "--compare", "--numipi", "200"])
     if res is None:
         return
-    cases = ["ablate-elide+notify", "ablate-elide+coalesce+freeride+notify+slot", "ablate-notify",
-             "ablate-elide", "ablate-coalesce", "ablate-freeride", "ablate-none"]
+    cases = ["ablate-elide+notify", "ablate-elide+coalesce+freeride+notify+slot+ring", "ablate-notify",
+             "ablate-elide", "ablate-coalesce", "ablate-freeride", "ablate-ring", "ablate-none"]
     expect_cases("storm --compare", res, cases)
     bad = []
     for c in cases:
