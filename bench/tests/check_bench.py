@@ -897,7 +897,7 @@ def bound_runs(ncpu):
         runs += [("pingpong", ["pingpong"]), ("ipi", ["ipi"]), ("matrix", ["matrix"]),
                  ("storm", ["storm", "--compare"]), ("idle", ["idle", "--idle-seconds", "0.2"]),
                  ("heatmap", ["heatmap"]), ("kernel", ["kernel"]), ("debug", ["debug"]),
-                 ("wake", ["wake"])]
+                 ("wake", ["wake"]), ("throughput", ["throughput"])]
     return [(tag, args + ["--case-limit", "0.01"]) for tag, args in runs]
 
 
