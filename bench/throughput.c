@@ -30,7 +30,6 @@
 #include "baselines.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,10 +70,10 @@ static const struct {
 };
 
 static const struct cmd_opt tp_opts[] = {
-	{"shapes", required_argument, O_SHAPES, "LIST  only these shapes (default: all): 1-1 (one thread to one CPU),\n"
+	{"shapes", required_argument, O_SHAPES, "LIST   only these shapes (default: all): 1-1 (one thread to one CPU),\n"
 	 "                  2-1 (two threads to one CPU; needs 3 CPUs), 1-all (one thread to\n"
 	 "                  every other CPU in turn)"},
-	{"cases", required_argument, O_CASES, "LIST   only these rows (default: all): spsc-ring, libxcall-nowait,\n"
+	{"cases", required_argument, O_CASES, "LIST    only these rows (default: all): spsc-ring, libxcall-nowait,\n"
 	 "                  libxcall-wait, libxcall-mpsc, mutex-condvar"},
 	{"span", required_argument, O_SPAN, "N        calls per span, between two timestamps (default 10000)"},
 	{0},
@@ -173,7 +172,7 @@ struct tp {
 	int rt;                         /* the runtime up, or -1 */
 	struct xc_stats rt_base;        /* its counters when it came up */
 	uint64_t rt_calls;              /* libxcall calls made since */
-	int ups;                        /* runtimes started */
+	int ups;                        /* runtimes started: the rounds take turns */
 	/* the span in progress, for the second sender */
 	struct spin_barrier bar;
 	int cmd;                        /* the row, or -1: the second sender leaves */
@@ -714,6 +713,7 @@ static int records(struct tp *tp, int sh, const bool *want, long span_calls, int
 		rec_param_i(r, "calls", sd->calls);
 		rec_param_i(r, "span", span_calls);
 		rec_param_i(r, "rounds", tp->rounds);
+		rec_param_i(r, "runtimes", tp->ups);
 		rec_param_i(r, "warmup", sd->warm);
 		rec_param_s(r, "timing", "per call: spans of span calls, until the targets ran them all");
 		if (r->s.p50 > 0)
