@@ -157,6 +157,7 @@ struct tp_side {
 	double *blk;                    /* per round: its block's median, 0 where it had none */
 	long calls;                     /* in timed spans */
 	long warm;                      /* in its first warm-up */
+	bool skipped;                   /* the plan's end for the case came before its first span */
 	struct xc_stats delta;          /* libxcall's counters over its timed spans */
 };
 
@@ -441,6 +442,23 @@ static int push_span(struct tp_side *sd, double v)
 }
 
 /*
+ * Past the loop's end a row with no sample yet still runs a span, unless the
+ * plan's end for the case has come too: what a block cannot cut (its
+ * consumer's start, one call) can take a time slice each on a loaded machine,
+ * and the cases after it keep their time. It is then recorded skipped.
+ */
+static bool row_skips(struct tp *tp, int v)
+{
+	struct tp_side *sd = &tp->side[v];
+
+	if (!sd->skipped && tp->late && !sd->nspan && plan_overdue()) {
+		sd->skipped = true;
+		plan_capped();
+	}
+	return sd->skipped || (tp->late && sd->nspan);
+}
+
+/*
  * Row v's turn in round k: `warm` calls untimed, then up to `spans` spans
  * of span_calls. Once b's end has come, only a row with no sample yet runs
  * a span, and no more than its first call where calls are slow.
@@ -452,6 +470,8 @@ static int block(struct tp *tp, int v, int k, int spans, long span_calls, long w
 	struct xc_stats s0, s1, d;
 	int n = 0;
 
+	if (row_skips(tp, v))
+		return 0;
 	if (!vars[v].lib && consumers_start(tp, v))
 		return -1;
 	/* untimed, at a pace that says whether the spans must look at the clock as they go */
@@ -540,7 +560,7 @@ static int alternate(struct tp *tp, const bool *want, struct budget *bud, long s
 			for (int i = 0; i < NVARS; i++) {
 				int v = k % 2 ? NVARS - 1 - i : i;
 
-				if (want[v] && vars[v].rt == rt && (!tp->late || !tp->side[v].nspan))
+				if (want[v] && vars[v].rt == rt && !row_skips(tp, v))
 					order[nv++] = v;
 			}
 			if (nv && rt_use(tp, rt))
@@ -703,6 +723,10 @@ static int records(struct tp *tp, int sh, const bool *want, long span_calls, int
 		if (!want[v])
 			continue;
 		name_of(name, sizeof(name), sh, vars[v].name);
+		if (!sd->nspan) {
+			rec_skipped("throughput", name, PLAN_LATE_WHY, rep);
+			continue;
+		}
 		struct rec *r = row[v] = rec_new("throughput", name, "ns", "lower", rep);
 		span_stats(sd, tmp, &r->s);
 		r->has_min_stddev = true;
@@ -752,34 +776,37 @@ static int records(struct tp *tp, int sh, const bool *want, long span_calls, int
 
 static void print_table(struct rec *first)
 {
-	const char *shape = "";
+	char shape[64] = "";
 
 	printf("\nthroughput: ns per call = a span's time over its calls, from the first call until the\n"
 	       "targets ran them all; ratio = p50 / the spsc-ring's p50; paired = per round, the row's\n"
 	       "block median / the ring's, p50 [p10-p90]\n");
 
 	for (struct rec *r = first; r; r = r->next) {
-		const char *sh = rec_param_str(r, "shape");
-		char x[4][32], cps[32] = "-", rb[48] = "-", pr[64] = "-", name[64];
+		const char *skipped = rec_param_str(r, "skipped"), *row = strchr(r->kase, '/');
+		char x[4][32], cps[32] = "-", rb[48] = "-", pr[64] = "-", name[80], sh[64];
 
-		if (!sh) {
-			/* a shape skipped whole */
-			printf("\n%-24s %3d  skipped: %s\n", r->kase, r->repeat, rec_param_str(r, "skipped"));
-			shape = "";
-			continue;
-		}
+		snprintf(sh, sizeof(sh), "%.*s", row ? (int)(row - r->kase) : (int)strlen(r->kase), r->kase);
 		if (strcmp(sh, shape)) {
 			int ns = (int)rec_param_get(r, "senders", 1), nt = (int)rec_param_get(r, "targets", 1);
 
-			printf("\n%s: %d thread%s to %d CPU%s, spans of %d calls%s\n", sh, ns, ns > 1 ? "s" : "",
-			       nt, nt > 1 ? "s" : "", (int)rec_param_get(r, "span", 0),
-			       rec_param_str(r, "note") ? " (all others is one CPU here: as 1-1)" : "");
+			snprintf(shape, sizeof(shape), "%s", sh);
+			if (!row) {
+				/* a shape skipped whole */
+				printf("\n%-24s %3d  skipped: %s\n", r->kase, r->repeat, skipped);
+				continue;
+			}
+			if (skipped)
+				printf("\n%s:\n", sh);
+			else
+				printf("\n%s: %d thread%s to %d CPU%s, spans of %d calls%s\n", sh, ns, ns > 1 ? "s" : "",
+				       nt, nt > 1 ? "s" : "", (int)rec_param_get(r, "span", 0),
+				       rec_param_str(r, "note") ? " (all others is one CPU here: as 1-1)" : "");
 			printf("%-24s %3s %6s %9s %9s %9s %9s %8s  %s\n", "case", "rep", "spans", "p50", "p90",
 			       "p99", "calls/s", "ratio", "paired");
-			shape = sh;
 		}
-		if (!r->s.n) {
-			printf("%-24s %3d  no span ran\n", r->kase, r->repeat);
+		if (skipped) {
+			printf("%-24s %3d  skipped: %s\n", r->kase, r->repeat, skipped);
 			continue;
 		}
 		snprintf(x[0], 32, "%.1f ns", r->s.p50);
@@ -873,14 +900,12 @@ int cmd_throughput(int argc, char **argv)
 			else
 				snprintf(why, sizeof(why), "%d", tp.snd[0].cpu);
 			progress("throughput: %s, cpus %s -> %s, repeat %d", shapes[sh].name, why, tp.tlist, rep);
-			if (plan_overdue()) {
-				plan_capped();
+			if (plan_late()) {
 				for (int v = 0; v < NVARS; v++) {
 					if (!want[v])
 						continue;
 					name_of(name, sizeof(name), sh, vars[v].name);
-					struct rec *r = rec_skipped("throughput", name,
-								    "no time left: the cases before it used the bound", rep);
+					struct rec *r = rec_skipped("throughput", name, PLAN_LATE_WHY, rep);
 					first = first ? first : r;
 				}
 				tp_free(&tp);

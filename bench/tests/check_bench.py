@@ -327,7 +327,8 @@ def test_throughput(ncpu):
     for s in shapes:
         for row in THROUGHPUT_ROWS:
             r = find(res, f"{s}/{row}")
-            if r is None:
+            # on a loaded machine the plan's end for the case may come before a row's first span
+            if r is None or "no time left" in r.get("params", {}).get("skipped", ""):
                 continue
             p = r.get("params", {})
             # 1200 calls a row in spans of 200, one sample a span: 5 in the first round, 1 in the
@@ -348,8 +349,10 @@ def test_throughput(ncpu):
                     bad.append(f"{s}/{row}: calls {p.get('calls')}, counters {r.get('counters')}")
                 if p.get("ablate") != ("ring" if row == "libxcall-mpsc" else "none"):
                     bad.append(f"{s}/{row}: ablate {p.get('ablate')}")
-            if row != "spsc-ring" and not (p.get("ratio_to_ring", 0) > 0 and 0 < p.get("paired_ratio_p10", 0)
-                                           <= p.get("paired_ratio_p50", 0) <= p.get("paired_ratio_p90", 0)):
+            ring = find(res, f"{s}/spsc-ring")
+            ratios = p.get("ratio_to_ring", 0) > 0 and 0 < p.get("paired_ratio_p10", 0) <= \
+                p.get("paired_ratio_p50", 0) <= p.get("paired_ratio_p90", 0)
+            if row != "spsc-ring" and ring and ring["n"] and not ratios:
                 bad.append(f"{s}/{row}: ratios {p}")
     check("throughput: every row ran its calls in whole spans (or said it was stopped), libxcall "
           "counted each once, ratios to the ring", not bad, "; ".join(bad[:3]))
