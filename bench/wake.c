@@ -219,6 +219,7 @@ struct cell_out {
 	long n;
 	long long cpu_ns[2];            /* per side over the timed part, -1 unknown */
 	long syscalls[2];
+	long interrupted[2];	/* of them, made again after EINTR */
 	struct irq_snap s0, s1;
 	bool irq_ok;
 	/* libxcall rows: the target CPU's counters, and the waker's waits that slept */
@@ -235,7 +236,7 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 	pthread_t sleeper, hog;
 	bool have_sleeper = !m->synchronous || m->presence || m->loop, have_hog = state == WS_BUSY;
 	long long cpu0[2] = {-1, -1};
-	long sys0[2] = {0, 0};
+	long sys0[2] = {0, 0}, intr0[2] = {0, 0};
 	long long waker_cpu = 0;        /* parked and busy: summed over the wakes alone */
 	long waker_sleeps = 0, sleeps0 = 0;     /* counts() rows: the waker's waits that slept, as its CPU time */
 	long i = 0, warm;
@@ -277,6 +278,7 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 			for (int s = 0; s < 2; s++) {
 				cpu0[s] = thread_cpu_ns(r->side[s].tid);
 				sys0[s] = atomic_load_explicit(&r->side[s].syscalls, memory_order_relaxed);
+				intr0[s] = atomic_load_explicit(&r->side[s].interrupted, memory_order_relaxed);
 			}
 			if (m->counts) {
 				m->counts(r, true);
@@ -336,6 +338,8 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 		/* relaxed: see wake_side */
 		out->syscalls[s] = m->counts ? r->counted[s] :
 				   atomic_load_explicit(&r->side[s].syscalls, memory_order_relaxed) - sys0[s];
+		out->interrupted[s] = m->counts ? 0 :
+				      atomic_load_explicit(&r->side[s].interrupted, memory_order_relaxed) - intr0[s];
 	}
 out_teardown:
 	t_setup = now_ns();
@@ -383,6 +387,9 @@ static void cell_records(const struct wake_mech *m, int state, int rep, const in
 		rec_param_d(r, key, o->cpu_ns[s] >= 0 && o->n ? (double)o->cpu_ns[s] / (double)o->n : -1);
 		snprintf(key, sizeof(key), "syscalls_per_wake_%s", who);
 		rec_param_d(r, key, o->n ? (double)o->syscalls[s] / (double)o->n : 0);
+		/* a signal (another process's, a debugger's) can interrupt a blocking wait: not the mechanism's */
+		snprintf(key, sizeof(key), "syscalls_interrupted_%s", who);
+		rec_param_i(r, key, o->interrupted[s]);
 	}
 	if (o->has_target && o->n) {
 		/* libxcall rows: what the target CPU's counters say of each call, a round trip */

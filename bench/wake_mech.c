@@ -26,13 +26,21 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Signals of our own, away from libxcall's urgent signal (SIGRTMIN + 1 by default). */
+/* Signals of our own, away from libxcall's urgent signal (SIGRTMIN + 2 by default). */
 #define SIG_WAITED  (SIGRTMIN + 5)
 #define SIG_HANDLED (SIGRTMIN + 6)
 
 static void count(struct wake_run *r, int side)
 {
 	atomic_fetch_add_explicit(&r->side[side].syscalls, 1, memory_order_relaxed);
+}
+
+/* A blocking syscall made; @interrupted: it returned EINTR and the code makes it again. */
+static void count_try(struct wake_run *r, int side, bool interrupted)
+{
+	count(r, side);
+	if (interrupted)
+		atomic_fetch_add_explicit(&r->side[side].interrupted, 1, memory_order_relaxed);
 }
 
 static void fail(struct wake_run *r, int err)
@@ -137,7 +145,7 @@ static void eventfd_drain(struct wake_run *r, int me)
 	uint64_t v;
 
 	while (read(r->side[me].efd, &v, sizeof(v)) != sizeof(v)) {
-		count(r, me);
+		count_try(r, me, errno == EINTR);
 		if (errno != EINTR && errno != EAGAIN) {
 			fail(r, errno);
 			return;
@@ -168,7 +176,7 @@ static void epoll_wait_side(struct wake_run *r, int me)
 
 	do {
 		n = epoll_wait(r->side[me].epfd, &ev, 1, -1);
-		count(r, me);
+		count_try(r, me, n < 0 && errno == EINTR);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		fail(r, errno);
@@ -197,7 +205,7 @@ static void pipe_wait(struct wake_run *r, int me)
 
 	do {
 		n = read(r->side[me].pipefd[0], &c, 1);
-		count(r, me);
+		count_try(r, me, n < 0 && errno == EINTR);
 	} while (n < 0 && errno == EINTR);
 	if (n != 1)
 		fail(r, n < 0 ? errno : EIO);
@@ -256,7 +264,7 @@ static void sigwait_wait(struct wake_run *r, int me)
 	sigset_of(&set, SIG_WAITED);
 	do {
 		s = sigwaitinfo(&set, NULL);
-		count(r, me);
+		count_try(r, me, s < 0 && errno == EINTR);
 	} while (s < 0 && errno == EINTR);
 	if (s < 0)
 		fail(r, errno);
@@ -557,7 +565,7 @@ static bool ring_next(struct wake_run *r, int me, struct io_uring_cqe *out)
 	if (io_uring_peek_cqe(ring, &cqe)) {
 		do {
 			err = io_uring_wait_cqe(ring, &cqe);
-			count(r, me);
+			count_try(r, me, err == -EINTR);
 		} while (err == -EINTR);
 		if (err) {
 			fail(r, -err);
@@ -690,7 +698,7 @@ static void uring_futex_wait(struct wake_run *r, int me)
 		sqe->addr3 = 0xffffffffu;       /* FUTEX_BITSET_MATCH_ANY */
 		io_uring_sqe_set_data64(sqe, URING_FUTEX_TAG);
 		int err = io_uring_submit_and_wait(&s->ring, 1);
-		count(r, me);
+		count_try(r, me, err == -EINTR);
 		if (err < 0 && err != -EINTR) {
 			fail(r, -err);
 			return;
@@ -828,7 +836,7 @@ static void attached_epoll_sleep(struct wake_run *r)
 
 	do {
 		n = epoll_wait(r->side[1].epfd, ev, 4, -1);
-		count(r, 1);
+		count_try(r, 1, n < 0 && errno == EINTR);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		fail(r, errno);
@@ -871,7 +879,7 @@ static void attached_uring_sleep(struct wake_run *r)
 	if (io_uring_peek_cqe(ring, &cqe)) {
 		do {
 			err = io_uring_wait_cqe(ring, &cqe);
-			count(r, 1);
+			count_try(r, 1, err == -EINTR);
 		} while (err == -EINTR);
 		if (err) {
 			fail(r, -err);

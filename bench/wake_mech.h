@@ -38,6 +38,7 @@ struct wake_side {
 	/* made by this side's mechanism code, counted at each call; relaxed: read by the driver only
 	 * when the side waits (a count off by one at most over a whole run) */
 	_Atomic long syscalls;
+	_Atomic long interrupted;	/* of them, returned EINTR and made again: a signal's, not the code's */
 	_Alignas(CACHELINE) char pad;
 };
 
