@@ -320,3 +320,24 @@ def test_capped_and_disturbed_cases_are_marked_in_charts(write):
              if ln.get_label() == "capped or disturbed"]
     assert len(rings) == 1 and list(rings[0].get_xdata()) == [2]
     assert "capped or disturbed" in [t.get_text() for t in figs["matrix"].legends[0].get_texts()]
+
+
+def test_a_mark_every_case_carries_is_said_once(write):
+    """A run disturbed throughout: no bar hatched (it would hide every colour), the note says
+    every case; a capped case among them is still marked apart. Unmeasured cases, which
+    carry no marks, do not count."""
+    why = "other tasks took 99% of the CPUs"
+    r = load.load(write("all.json", [
+        rec("ipi", "a", 10.0, params={"disturbed": why}),
+        rec("ipi", "b", 20.0, params={"disturbed": why, "capped": True}),
+        rec("ipi", "c", 30.0, params={"disturbed": why}),
+        rec("ipi", "d", 0.0, n=0, p50=0.0, p90=0.0, p99=0.0, max=0.0, min=0.0,
+            params={"skipped": "not here"})]))
+    fig = dict(plots.figures(r))["ipi"]
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b [capped]", "c", "d"]
+    assert [bool(p.get_hatch()) for p in _bars(ax)] == [False, True, False, False]
+    note = fig._supxlabel.get_text()
+    assert f"disturbed ({why}): every case measured, so none is marked apart" in note
+    assert "capped (stopped at --case-limit before its count: fewer operations than asked): b" \
+        in note

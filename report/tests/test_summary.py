@@ -105,8 +105,9 @@ def test_seeds(figs):
     storm, matrix, bringup = f.sentences
     assert "every optimisation on is 12× faster than with elide+notify ablated" in storm
     assert "(12.9 ms against 150 ms; 0.09 [91.40]" in storm
-    assert "at 2 calling CPUs libxcall is 3× to 29× faster than the 2008 design " \
-        "(all-wait 3×, single-nowait 29×)" in matrix
+    assert "at 2 calling CPUs libxcall's speedup over the 2008 design (2008 time / libxcall " \
+        "time, above 1 when libxcall is faster) is 3× to 29× (all-wait 3×, single-nowait " \
+        "29×)" in matrix
     assert "up in parallel is 1.72× faster than one after another (the limit, every " \
         "CPU's init at once, is 2×)" in bringup
 
@@ -163,6 +164,13 @@ def test_marks_follow_the_records(tmp_path_factory):
     assert "[capped]" not in f["seeds"].sentences[1]
 
 
+def test_a_speedup_below_one_is_slower(tmp_path_factory):
+    recs = [r for r in real_names() if r["bench"] != "bringup"]
+    recs.append(rec("bringup", "speedup", 0.25, unit="ratio", better="higher", n=1))
+    f = _figs(tmp_path_factory, recs, "slow")["seeds"]
+    assert "in parallel is 4× slower than one after another." in f.sentences[2]
+
+
 def test_machine_card(tmp_path_factory):
     host = dict(HOST, cpu_model="AMD EPYC",
                 cpus_online=2, cores=2, kernel="6.18", virtualised=True, hypervisor="KVM",
@@ -175,8 +183,8 @@ def test_machine_card(tmp_path_factory):
     assert card["Machine"] == "virtual machine (KVM)"
     assert card["Load"].startswith("0.9% stolen by the hypervisor, 48% taken by other tasks")
     assert card["Run"] == "2026-11-22 01:30 UTC, 1 subcommand in 14 s"
-    assert card["Cut short"] == f"pingpong: 2 timed loops stopped at --case-limit; " \
-        f"disturbed: {WHY}"
+    assert card["Cut short"] == "2 timed loops stopped at --case-limit (pingpong 2)"
+    assert card["Disturbed"] == f"1 of 1 subcommands ({WHY})"
     assert card["Timer"] == "tsc, 20 ns floor subtracted"
 
 

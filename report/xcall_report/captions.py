@@ -4,7 +4,7 @@ The first line is the family's (what xcall-bench measures there); the second say
 chart encodes it, and ends with what the drawn figure itself says about its axes (log,
 linear then log) and marks, read from the Figure, so it cannot disagree with the picture.
 """
-from . import marks as marksmod
+from . import plots
 
 WHAT = {
     "pingpong": "The round trip between two CPUs for each way of handing work across: one cache "
@@ -107,20 +107,12 @@ def caption(bench, name, fig):
     return what, how
 
 
-MAX_NAMED = 8          # cases named per mark; the rest counted
-
-
 def marked_line(res, bench):
-    """What the chart marks, for a line under the caption: "" when nothing is marked."""
-    by = {}
-    for case in res.cases(bench):
-        for k, v in marksmod.of_runs(res.runs(bench, case)).items():
-            by.setdefault((k, v or marksmod.MEANING[k]), []).append(case)
-    parts = []
-    for (k, why), names in by.items():
-        more = f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else ""
-        parts.append(f"{k} ({why}): {', '.join(names[:MAX_NAMED])}{more}")
-    if not parts:
+    """What the chart marks, for a line under the caption: "" when nothing is marked. The
+    same notes as under the chart (plots.mark_notes): a kind every case carries is said once
+    and not drawn."""
+    notes = plots.mark_notes(plots.summaries(res, bench))
+    if not notes:
         return ""
-    return ("Marked in the chart (hatched or outlined bars, ringed points, [capped] or "
-            "[disturbed] after a name): " + "; ".join(parts) + ".")
+    return ("Marked: " + "; ".join(notes) + ". Cases marked apart have hatched or outlined "
+            "bars, ringed points, or [capped] or [disturbed] after their name.")

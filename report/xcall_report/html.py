@@ -172,10 +172,10 @@ def figure_card(fig):
     badges = "".join(f' <span class="badge" title="{esc(v or marksmod.MEANING[k])}">{esc(k)}'
                      f"</span>" for k, v in fig.marks.items())
     text = "".join(f"<p>{prose(s)}</p>" for s in fig.sentences)
-    why = "".join(f'<p class="note">{esc(k)}: {prose(v or marksmod.MEANING[k])}</p>'
-                  for k, v in fig.marks.items())
+    # the causes are in the badges' titles, the banner and under the charts: the five
+    # figures stay on the first screen
     return (f'<div class="{cls}" data-figure="{esc(fig.key)}"><h3>{esc(fig.title)}{badges}</h3>'
-            f'<p class="value{small}">{value}</p>{text}{why}</div>')
+            f'<p class="value{small}">{value}</p>{text}</div>')
 
 
 def summary_section(res):
@@ -276,7 +276,8 @@ def plans_table(res):
     """xcall-bench's plan per subcommand: cases, printed bound, time taken, capped loops."""
     if not res.plans:
         return ""
-    keys = ["bench", "cases", "bound_s", "wall_s", "capped_loops", "disturbed"]
+    keys = ["bench", "cases", "bound_s", "wall_s", "capped_loops", "steal_pct", "others_pct",
+            "disturbed"]
     keys = [k for k in keys if any(k in p for p in res.plans)]
     rows = [[_show(p.get(k)) for k in keys] for p in res.plans]
     return _table(keys, rows, caption=f"subcommands run ({res.label})")

@@ -45,19 +45,23 @@ def long(marks):
     return "; ".join(f"{k}: {v}" if v else f"{k} ({MEANING[k]})" for k, v in marks.items())
 
 
-def plan_lines(res):
-    """One line per subcommand run whose plan says it was capped or disturbed."""
-    lines = []
-    for p in res.plans:
-        if not isinstance(p, dict):
-            continue
-        bits = []
-        loops = p.get("capped_loops")
-        if isinstance(loops, (int, float)) and not isinstance(loops, bool) and loops > 0:
-            bits.append(f"{int(loops)} timed loop{'s' if loops != 1 else ''} stopped at "
-                        "--case-limit")
-        if isinstance(p.get(DISTURBED), str) and p[DISTURBED]:
-            bits.append(f"disturbed: {p[DISTURBED]}")
-        if bits:
-            lines.append(f"{p.get('bench', '?')}: " + "; ".join(bits))
-    return lines
+def _count(v):
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else 0
+
+
+def plan_summary(res):
+    """[(label, text)]: the timed loops --case-limit stopped, per subcommand, and how many
+    subcommands say they were disturbed; [] when the plans say neither."""
+    out = []
+    cut = [(p.get("bench", "?"), _count(p.get("capped_loops"))) for p in res.plans]
+    cut = [(b, n) for b, n in cut if n]
+    if cut:
+        total = sum(n for _, n in cut)
+        out.append(("Cut short", f"{total} timed loop{'s' if total != 1 else ''} stopped at "
+                    "--case-limit (" + ", ".join(f"{b} {n}" for b, n in cut) + ")"))
+    hit = [p for p in res.plans if isinstance(p.get(DISTURBED), str) and p[DISTURBED]]
+    if hit:
+        causes = list(dict.fromkeys(p[DISTURBED] for p in hit))
+        why = causes[0] if len(causes) == 1 else "each one's cause under Machine and run"
+        out.append(("Disturbed", f"{len(hit)} of {len(res.plans)} subcommands ({why})"))
+    return out

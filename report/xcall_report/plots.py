@@ -119,7 +119,7 @@ def _figure(res, title, width, height, nrows=1, ncols=1, notes=(), **grid):
     return fig, axes
 
 
-def _summaries(res, bench):
+def summaries(res, bench):
     """{case: {stat: value averaged over repeats}} plus unit, better, repeats."""
     by_case = {}            # one pass: a 128-CPU heatmap has 32k cases
     for r in res.records:
@@ -131,23 +131,49 @@ def _summaries(res, bench):
         out[case] = dict(aggregate(runs), unit=runs[0].unit, better=runs[0].better,
                          repeats=len(runs), n=runs[0].n, params=runs[0].params,
                          marks=marksmod.of_runs(runs))
+    # "shown": the marks drawn on a case's bar. A kind every measured case carries (a run
+    # disturbed throughout) is not drawn: hatching every bar would only hide the colours, and
+    # the notes say "every case"
+    measured = [s for s in out.values() if skip_reason(s["n"], s["params"]) is None]
+    universal = {k for k in marksmod.ORDER if len(measured) > 1
+                 and all(k in s["marks"] for s in measured)}
+    for s in out.values():
+        s["shown"] = {k: v for k, v in s["marks"].items() if k not in universal}
     return out
 
 
 def marked_label(case, s):
-    """A case's name with its marks: "cacheline [capped, disturbed]"."""
-    m = s.get("marks")
+    """A case's name with the marks drawn on it: "cacheline [capped, disturbed]"."""
+    m = s.get("shown")
     return f"{case} [{marksmod.short(m)}]" if m else case
 
 
+MAX_NOTED = 12          # cases named per mark under a chart; the rest counted
+
+
 def mark_notes(summ, names=None):
-    """Lines under a figure: which cases are capped and which disturbed, and why."""
-    by = {}
-    for case in names if names is not None else summ:
+    """Lines under a figure, one per kind of mark: its cause (or causes) and which cases carry
+    it, "every case" when all do."""
+    names = [c for c in (names if names is not None else summ)
+             if skip_reason(summ[c]["n"], summ[c]["params"]) is None]
+    cases, causes = {}, {}
+    for case in names:
         for k, v in summ[case].get("marks", {}).items():
-            by.setdefault((k, v), []).append(case)
-    return [f"{k} ({v or marksmod.MEANING[k]}): {', '.join(cases)}"
-            for (k, v), cases in by.items()]
+            cases.setdefault(k, []).append(case)
+            causes.setdefault(k, {})[v or marksmod.MEANING[k]] = None
+    out = []
+    for k, which in cases.items():
+        why = list(causes[k])
+        why = why[0] if len(why) == 1 else "; ".join(why[:2]) + \
+            (f" and {len(why) - 2} more" if len(why) > 2 else "")
+        if len(which) == len(names) and len(names) > 1:
+            listed = "every case measured, so none is marked apart"
+        elif len(which) > MAX_NOTED:
+            listed = f"{', '.join(which[:MAX_NOTED])} and {len(which) - MAX_NOTED} more"
+        else:
+            listed = ", ".join(which)
+        out.append(f"{k} ({why}): {listed}")
+    return out
 
 
 def _mark_style(bars, flags):
@@ -256,7 +282,7 @@ def generic(res, bench, summ):
         better = summ[names[0]]["better"]
         stat, vals, tops = _bar_values(summ, names)
         _hbars(ax, [marked_label(c, summ[c]) for c in names], vals, tops, PALETTE[0], unit,
-               stat, marked=[bool(summ[c]["marks"]) for c in names])
+               stat, marked=[bool(summ[c]["shown"]) for c in names])
         ax.set_title(f"{quantity(unit)}, {better} is better", fontsize=9)
     return fig
 
@@ -280,7 +306,7 @@ def limit_bars(res, bench, summ):
                         notes=notes)
     ax = axes[0, 0]
     _hbars(ax, [marked_label(c, summ[c]) for c in names], vals, tops, colours, unit, stat,
-           log=True, scale=False, marked=[bool(summ[c]["marks"]) for c in names])
+           log=True, scale=False, marked=[bool(summ[c]["shown"]) for c in names])
     better = f"log scale, {summ[names[0]]['better']} is better"
     if limit_name:
         ax.axvline(limit, color=LIMIT_COLOUR, linestyle="--", linewidth=1.2,
@@ -320,7 +346,7 @@ def storm(res, bench, summ):
     colours = [PALETTE[7] if c == base else PALETTE[0] for c in names]
     ys = list(range(len(names)))
     bars = ax.barh(ys, ratios, color=colours, label="mean / baseline mean")
-    _mark_style(bars, [bool(summ[c]["marks"]) for c in names])
+    _mark_style(bars, [bool(summ[c]["shown"]) for c in names])
     ax.set_yticks(ys, [marked_label(c, summ[c]) for c in names])
     ax.invert_yaxis()
     log = _wide(ratios) or dwarfs(ratios)
@@ -354,7 +380,7 @@ def matrix(res, bench, summ):
         if p is None:
             return None
         op, callers, design = p
-        flag = bool(s["marks"])
+        flag = bool(s["shown"])
         if design == casenames.SPEEDUP or s["unit"] not in TIME_UNITS:
             speedups.setdefault(op, []).append((callers, s["mean"], flag))
             continue
@@ -465,7 +491,7 @@ def bringup(res, bench, summ):
         if not xs:
             continue
         bars = ax.bar(xs, [v * factor for v in vals], width, color=PALETTE[j], label=mode)
-        _mark_style(bars, [bool(s["marks"]) for s in shown_groups])
+        _mark_style(bars, [bool(s["shown"]) for s in shown_groups])
         ax.bar_label(bars, [marked_label(human(v, unit), s) for v, s in zip(vals, shown_groups)],
                      fontsize=8, padding=2)
     if log:
@@ -517,7 +543,7 @@ def heatmap(res, bench, summ):
             return None
         group, src, dst = c
         cells.setdefault(group, {})[(src, dst)] = s["p50"]
-        if s["marks"]:
+        if s["shown"]:
             marked.add((group, src, dst))
     if not cells:
         return None
@@ -653,7 +679,7 @@ def _wake_latency(ax, summ, mechs, states, cells, absent, unit):
                        xerr=[[0] * len(vals), [t - v for v, t in zip(vals, tops)]],
                        color=_state_colour(j, st), capsize=2, error_kw={"elinewidth": 0.8},
                        label=st)
-        _mark_style(bars, [any(summ[c]["marks"] for c in cells[(m, st)].values())
+        _mark_style(bars, [any(summ[c]["shown"] for c in cells[(m, st)].values())
                            for m in mechs if (m, st) in cells])
         _zeros_on_log(ax, ys, tops, unit)
         for y, v, t in zip(ys, vals, tops):
@@ -790,7 +816,7 @@ def wake(res, bench, summ):
                         gridspec_kw={"width_ratios": [2.3, 1]})
     _wake_latency(axes[0, 0], summ, mechs, states, cells, absent, unit)
     _ipi_bars(axes[0, 1], mechs, states, ipis,
-              {k for k, cell in cells.items() if any(summ[c]["marks"] for c in cell.values())})
+              {k for k, cell in cells.items() if any(summ[c]["shown"] for c in cell.values())})
     _wake_legend(fig, states)
     return fig
 
@@ -829,7 +855,7 @@ def figures(res):
     """[(name, Figure)] for every bench in a Results, specialised charts first."""
     out = []
     for bench in res.benches():
-        summ = _summaries(res, bench)
+        summ = summaries(res, bench)
         fig = None
         if bench in SPECIAL:
             try:

@@ -279,9 +279,10 @@ def _matrix(r):
     at = f"{callers[0]} calling CPU{'s' if callers[0] != 1 else ''}" if len(callers) == 1 \
         else "the most calling CPUs of each operation"
     each = ", ".join(f"{op} {_x(v)}" for op, v in speed.items())
-    return (f"{_x(min(speed.values()))} to {_x(max(speed.values()))}",
-            f"matrix: at {at} libxcall is {_x(min(speed.values()))} to "
-            f"{_x(max(speed.values()))}{tag} faster than the 2008 design ({each}).", marks)
+    lo, hi = min(speed.values()), max(speed.values())
+    span = _x(lo) if lo == hi else f"{_x(lo)} to {_x(hi)}"
+    return (span, f"matrix: at {at} libxcall's speedup over the 2008 design (2008 time / "
+            f"libxcall time, above 1 when libxcall is faster) is {span}{tag} ({each}).", marks)
 
 
 def _bringup(r):
@@ -296,9 +297,11 @@ def _bringup(r):
     serial = r.res.runs("bringup", "serial")
     cpus = f" of {len(serial[0].cpus)} CPUs" if serial and serial[0].cpus else ""
     limit = f" (the limit, every CPU's init at once, is {_x(lim)})" if lim else ""
-    return (f"{_x(s['mean'])}",
-            f"bringup: bringing the workers{cpus} up in parallel is {_x(s['mean'])}{tag} "
-            f"faster than one after another{limit}.", marks)
+    sp = s["mean"]
+    how = f"{_x(sp)}{tag} faster" if sp >= 1 else f"{_x(1 / sp)}{tag} slower" if sp > 0 \
+        else f"{_x(sp)}{tag} as fast"
+    return (f"{_x(sp)}", f"bringup: bringing the workers{cpus} up in parallel is {how} than "
+            f"one after another{limit}.", marks)
 
 
 def seeds(r):
@@ -378,9 +381,7 @@ def machine_card(res):
             f"in {sum(walls):.0f} s"
     if run:
         out.append(("Run", run))
-    cut = marksmod.plan_lines(res)
-    if cut:
-        out.append(("Cut short", "; ".join(cut)))
+    out += marksmod.plan_summary(res)
     cmd = res.meta.get("command")
     if isinstance(cmd, list) and cmd:
         out.append(("Command", " ".join(map(str, cmd))))
