@@ -181,6 +181,7 @@ struct tp {
 	const struct budget *tb;
 	int consume;                    /* the row the consumers serve */
 	_Alignas(CACHELINE) _Atomic int stop;   /* ring consumers: leave once the rings are empty */
+	char pad[CACHELINE - sizeof(int)];      /* which an idle consumer reads: nothing else there */
 	bool late;                      /* the loop's end came: no more spans */
 	int err;
 	int rounds;
