@@ -102,6 +102,8 @@ def test_marks_in_tables_and_captions(tmp_path, write):
     assert '<tr class="marked"><td>futex</td>' in page
     assert "capped (stopped at <span class=\"nw\">--case-limit</span> before its count" in page
     assert "<th>marks</th>" in page
+    assert '<td class="marks">capped</td>' in page            # one cause a kind: said below
+    assert '<p class="note">capped: stopped at' in page
     assert "pingpong: 5 cases, 2 marked capped or disturbed" in page
     assert "<p class=\"marked\">Marked: capped (stopped at" in page
     assert "disturbed (other tasks took 48% of CPUs 0-1): pipe" in page

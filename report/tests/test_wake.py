@@ -185,7 +185,7 @@ def test_wake_html(tmp_path, write):
     assert p.returncode == 0, p.stderr
     page = out.read_text()
     assert "<td>futex/parked/wake</td>" in page
-    assert f"<td>not measured: {samples.WAKE_ABSENT['uintr']}</td>" in page
+    assert f"<td class=\"span\" colspan=\"5\">not measured: {samples.WAKE_ABSENT['uintr']}</td>" in page
     assert page.count("data:image/svg+xml") == 1
 
 

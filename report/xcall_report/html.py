@@ -67,7 +67,7 @@ th, td { border: 1px solid var(--line); padding: .2em .55em; text-align: right;
 th:first-child, td:first-child { text-align: left; }
 th { background: #eef1f4; }
 tr.marked td { background: var(--warn-bg); }
-td.marks { text-align: left; white-space: normal; min-width: 12em; }
+td.marks, td.span { text-align: left; white-space: normal; }
 caption { text-align: left; font-weight: bold; padding: .3em 0; }
 details { border: 1px solid var(--line); border-radius: 6px; padding: .4em .8em;
           margin: .5em 0; }
@@ -107,6 +107,14 @@ def prose(x):
     return re.sub(r"(--[a-z][a-z-]*)", r'<span class="nw">\1</span>', esc(x))
 
 
+class Span(str):
+    """A cell that spans the next columns: text written left-aligned across them."""
+    def __new__(cls, text, columns):
+        s = super().__new__(cls, text)
+        s.columns = columns
+        return s
+
+
 def _table(header, rows, caption=None, marked=None):
     """A table in a horizontally scrolling box; marked: per row, whether to tint it."""
     out = ['<div class="scroll"><table>']
@@ -115,9 +123,16 @@ def _table(header, rows, caption=None, marked=None):
     out.append("<tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>")
     for i, r in enumerate(rows):
         cls = ' class="marked"' if marked and marked[i] else ""
-        cells = "".join(f'<td class="marks">{esc(v)}</td>' if header[j] == "marks"
-                        else f"<td>{esc(v)}</td>" for j, v in enumerate(r))
-        out.append(f"<tr{cls}>{cells}</tr>")
+        cells, col = [], 0
+        for v in r:
+            if isinstance(v, Span):
+                cells.append(f'<td class="span" colspan="{v.columns}">{esc(v)}</td>')
+                col += v.columns
+                continue
+            kind = ' class="marks"' if col < len(header) and header[col] == "marks" else ""
+            cells.append(f"<td{kind}>{esc(v)}</td>")
+            col += 1
+        out.append(f"<tr{cls}>{''.join(cells)}</tr>")
     out.append("</table></div>")
     return "\n".join(out)
 
@@ -221,24 +236,32 @@ def _figures_by_bench(results):
 def results_table(res, bench, dist=()):
     """The table of every case of one bench, marks in the last column, and its distribution
     charts, inside a collapsed <details>."""
-    rows, flags, nmarked = [], [], 0
+    rows, flags, every = [], [], []
     for case in res.cases(bench):
         runs = res.runs(bench, case)
-        marks = marksmod.of_runs(runs)
-        nmarked += bool(marks)
+        every.append(marksmod.of_runs(runs))
+    # one cause per kind across the table: the cells say the kind, a note under it the cause
+    causes = {}
+    for m in every:
+        for k, v in m.items():
+            causes.setdefault(k, set()).add(v)
+    shared = all(len(v) == 1 for v in causes.values())
+    nmarked = sum(bool(m) for m in every)
+    for case, marks in zip(res.cases(bench), every):
+        runs = res.runs(bench, case)
         flags.append(bool(marks))
+        cell = marksmod.short(marks) if shared else marksmod.long(marks)
         why = runs[0].skipped
         if why is not None:         # its zeros are no figures: say why instead
             rows.append([case, runs[0].unit, runs[0].better, runs[0].n, len(runs),
-                         f"not measured: {why}", "", "", "", "", marksmod.long(marks)])
+                         Span(f"not measured: {why}", 5), cell])
             continue
         means = [r.stats["mean"] for r in runs]
         agg = {k: mean([r.stats[k] for r in runs]) for k in ("p50", "p90", "p99", "max")}
         sd = stddev(means) if len(runs) > 1 else runs[0].stats.get("stddev")
         mean_txt = plots.fmt(mean(means)) + (f" ± {plots.fmt(sd)}" if sd is not None else "")
         rows.append([case, runs[0].unit, runs[0].better, runs[0].n, len(runs), mean_txt]
-                    + [plots.fmt(agg[k]) for k in ("p50", "p90", "p99", "max")]
-                    + [marksmod.long(marks)])
+                    + [plots.fmt(agg[k]) for k in ("p50", "p90", "p99", "max")] + [cell])
     header = ["case", "unit", "better", "n", "repeats", "mean ± sd", "p50", "p90", "p99", "max",
               "marks"]
     if not nmarked:
@@ -248,6 +271,10 @@ def results_table(res, bench, dist=()):
         (f", {nmarked} marked capped or disturbed" if nmarked else "") + \
         (f", with the latency distribution" if dist else "")
     body = _table(header, rows, caption=f"{bench} ({res.label})", marked=flags)
+    if nmarked and shared:
+        body += '<p class="note">' + "; ".join(
+            f"{esc(k)}: {prose(next(iter(v)) or marksmod.MEANING[k])}"
+            for k, v in causes.items()) + "</p>"
     body += "".join(chart(r, bench, name, fig) for r, name, fig in dist)
     return f'<details data-bench="{esc(bench)}"><summary>{esc(label)}</summary>{body}</details>'
 

@@ -833,7 +833,8 @@ def distribution(res, bench, summ):
     for i, c in enumerate(names):
         xs = [k for k, (_, key) in enumerate(points) if key in summ[c]]
         ys = [summ[c][points[k][1]] for k in xs]
-        ax.plot(xs, ys, marker="o", color=PALETTE[i % len(PALETTE)],
+        ax.plot(xs, ys, marker="os^"[i // len(PALETTE) % 3], color=PALETTE[i % len(PALETTE)],
+                linestyle=("-", "--", ":")[i // len(PALETTE) % 3],   # past 10 cases, colours repeat
                 label=marked_label(c, summ[c]))
     ax.set_xticks(range(len(points)), [p for p, _ in points])
     ax.set_xlabel("percentile of operations")
