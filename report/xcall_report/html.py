@@ -269,7 +269,7 @@ def results_table(res, bench, dist=()):
     n = len(rows)
     label = f"{bench}: {n} case{'s' if n != 1 else ''}" + \
         (f", {nmarked} marked capped or disturbed" if nmarked else "") + \
-        (f", with the latency distribution" if dist else "")
+        (", with the latency distribution" if dist else "")
     body = _table(header, rows, caption=f"{bench} ({res.label})", marked=flags)
     if nmarked and shared:
         body += '<p class="note">' + "; ".join(
