@@ -33,6 +33,10 @@ WHAT = {
     "wake": "Every way Linux lets a thread wake a thread on another CPU, with the sleeper hot "
             "(woken back to back), parked (idle a while first) or busy (its CPU running "
             "another thread): the wake latency, and the interrupts each wake cost.",
+    "throughput": "A stream of calls made back to back, not waited for one by one, from one "
+                  "thread to one CPU, two threads to one CPU and one thread to every other CPU: "
+                  "libxcall's nowait and waiting calls, the nowait call over the shared list, a "
+                  "bounded single-producer ring (the reference) and a mutex + condvar queue.",
     "debug": "What libxcall's debugging aids cost: stuck-call reports and tracing, on and off, "
              "and how fast an XC_URGENT call reaches a busy worker.",
 }
@@ -57,6 +61,9 @@ HOW = {
             "wake on the sleeper's CPU; about 1 means a real IPI each wake.",
 }
 
+# what the generic chart means for a family drawn with it
+GENERIC_EXTRA = {"throughput": "A bar is the time per call in a stream of calls: shorter is more "
+                               "calls per second; the tables give each row's ratio to the ring."}
 GENERIC_WHAT = "{bench}: each case's value as xcall-bench reports it."
 GENERIC_HOW = ("Bars are the median (p50) with a whisker to p99; a single number (a runtime, a "
                "ratio) is drawn as itself. One panel per unit; the panel's title says which way "
@@ -97,10 +104,12 @@ def caption(bench, name, fig):
     else:
         generic = fig is not None and "value per case" in (fig._suptitle.get_text()
                                                             if fig._suptitle else "")
-        what = WHAT.get(bench) if not generic or bench in ("ipi", "idle", "debug") else None
+        what = WHAT.get(bench) if not generic or bench in ("ipi", "idle", "debug", "throughput") \
+            else None
         what = what or GENERIC_WHAT.format(bench=bench)
         how = HOW.get(bench) if not generic else None
-        how = how or GENERIC_HOW
+        how = how or (GENERIC_HOW + (" " + GENERIC_EXTRA[bench] if bench in GENERIC_EXTRA
+                                     else ""))
     extra = _scales(fig) if fig is not None else []
     if extra:
         how += " " + "; ".join(extra).capitalize() + "."
