@@ -301,6 +301,13 @@ bool budget_late(const struct budget *b);
 /* A timed loop stopped at its end: counted as capped unless --seconds ended it. */
 void budget_stopped(const struct budget *b);
 /*
+ * Before an untimed gap in front of an operation (a sleep or a spin, so that
+ * a CPU goes idle first): whether it ends before the loop's end (its
+ * deadline, or during the warm-up its warm-up's). When not, the loop stops
+ * there rather than sleep past its end.
+ */
+bool budget_gap_fits(const struct budget *b, uint64_t gap_ns);
+/*
  * A timed loop in a thread that another waits for (budget_wait) is watched:
  * the waiter sleeps until the loop's end and marks it there, so that a loop
  * or a span stops at its end by a load of one word, with no clock in it.

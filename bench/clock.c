@@ -151,6 +151,12 @@ void budget_stopped(const struct budget *b)
 		plan_capped();
 }
 
+bool budget_gap_fits(const struct budget *b, uint64_t gap_ns)
+{
+	uint64_t end = b->deadline ? b->deadline : b->warm_until;
+	return !end || now_ns() + gap_ns <= end;
+}
+
 bool budget_late(const struct budget *b)
 {
 	uint64_t end = b->deadline ? b->deadline : b->warm_until;

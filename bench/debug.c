@@ -378,6 +378,7 @@ struct urg {
 	unsigned flags;         /* XC_URGENT or 0 */
 	long poll_every;        /* 0: the item never polls */
 	uint64_t busy_ticks;
+	uint64_t stop_ns;       /* the loop's end (now_ns()), where an item ends at the latest; 0 none */
 	struct budget b;
 	struct hist *h;
 	struct xc_work w;
@@ -409,6 +410,13 @@ static void urg_busy(void *arg)
 {
 	struct urg *u = arg;
 	uint64_t seq = u->seq, t0 = ticks(), end = t0 + u->busy_ticks, x = seq | 1;
+	if (u->stop_ns) {
+		/* no item runs past the loop's end: a long --busy-us would outrun the case */
+		uint64_t now = now_ns(), left = u->stop_ns > now ? u->stop_ns - now : 0;
+		uint64_t lt = g_tsc_ok ? (uint64_t)((double)left / g_tsc_ns_per_tick) : left;
+		if (lt < u->busy_ticks)
+			end = t0 + lt;
+	}
 	long every = u->poll_every, left = every;
 	uint64_t i;
 	atomic_store_explicit(&u->started, seq, memory_order_release);
@@ -467,6 +475,7 @@ static void urg_loop(void *arg)
 	if (warm > 100)
 		warm = 100;     /* each costs up to --busy-us */
 	budget_warm(&u->b);
+	u->stop_ns = u->b.warm_until;
 	for (long i = 0; warm_more(&u->b, i, warm) && !u->err; i++)
 		urg_one(u);
 	u->item_iters = u->item_ticks = 0;
@@ -474,6 +483,7 @@ static void urg_loop(void *arg)
 	struct xc_stats p0, p1;
 	xh_stats(u->target, &p0);
 	budget_start(&u->b);
+	u->stop_ns = u->b.deadline;
 	long i;
 	for (i = 0; budget_more(&u->b, i) && !u->err; i++) {
 		long long ns = urg_one(u);

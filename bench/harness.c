@@ -214,6 +214,8 @@ static bool idle_gap(struct timed_calls *t, uint64_t last, bool may_stop)
 			break;
 		}
 	}
+	if (may_stop && !budget_gap_fits(&t->b, t->x->gap_ns))
+		return false;
 	if (t->x->gap_ns)
 		spin_ns(t->x->gap_ns);
 	return true;

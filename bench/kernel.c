@@ -373,7 +373,15 @@ long wakeup_run(struct kctx *k, long gap_us, bool polling, struct hist *h, struc
 		}
 		if (i >= 0 && !budget_more(&b, i))
 			break;
-		/* a busy gap on the sender: the target's CPU goes idle, ours does not */
+		/* a busy gap on the sender: the target's CPU goes idle, ours does not; none past the end */
+		if (i && !budget_gap_fits(&b, (uint64_t)gap_us * 1000)) {
+			if (i < 0) {
+				i = -1;
+				continue;
+			}
+			budget_stopped(&b);
+			break;
+		}
 		spin_ns((uint64_t)gap_us * 1000);
 		gen++;
 		uint64_t t0 = ticks();

@@ -292,6 +292,15 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 		long v0 = 0;
 		if (state != WS_HOT) {
 			long g = state == WS_PARKED ? gap_us : busy_gap_us;
+			/* a gap past the loop's end is not slept (but before the first timed wake) */
+			if (i && !budget_gap_fits(b, (uint64_t)g * 1000)) {
+				if (i < 0) {
+					i = -1;         /* the warm-up had its time: on to the timed loop */
+					continue;
+				}
+				budget_stopped(b);
+				break;
+			}
 			struct timespec ts = {g / 1000000, (g % 1000000) * 1000};
 			clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 			if (m->counts && i >= 0)

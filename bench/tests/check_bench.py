@@ -948,8 +948,12 @@ def test_bounds_loaded(ncpu):
         for tag, args in bound_runs(ncpu):
             name = f"beside {BUSY_PER_CPU} busy loops a CPU: {tag} within its printed bound"
             path = os.path.join(TMP, f"loaded-{tag}.json")
-            (rc, _, err), others = others_share(cpus, busy, lambda: run(
-                args + ["--quiet", "--json", path], timeout=600))
+            try:
+                (rc, _, err), others = others_share(cpus, busy, lambda: run(
+                    args + ["--quiet", "--json", path], timeout=600))
+            except subprocess.TimeoutExpired:
+                fail(name, "still running after 600 s")
+                continue
             if rc != 0:
                 fail(name, f"rc={rc}, stderr: {err.strip()[-300:]}")
                 continue
