@@ -310,8 +310,9 @@ static double classify(struct disturb *d, const char *hog)
 		return 500;
 	}
 	if (others && (!steal || d->others_pct >= d->steal_pct)) {
+		/* under 63 characters, as every string of a record */
 		if (!hog[0] || snprintf(d->cause, sizeof(d->cause), "other tasks took %.0f%% of the CPUs (%s)",
-					d->others_pct, hog) >= (int)sizeof(d->cause))
+					d->others_pct, hog) >= (int)sizeof(d->cause) - 1)
 			snprintf(d->cause, sizeof(d->cause), "other tasks took %.0f%% of the CPUs",
 				 d->others_pct);
 		return d->others_pct;
