@@ -271,6 +271,8 @@
  *   -DMUTANT_RELINKSTORE (RING) U3 re-links with a plain store, not the CAS:
  *                        it may overwrite an owner's IDLE -> LINKED, and the
  *                        ring is pushed on callq twice
+ *   -DMUTANT_NOSLOTORDER (RING) a waiting call takes the slot without
+ *                        slot_in_order: it overtakes its own ring calls
  * Coverage witnesses: -DCOVER=n makes the n-th interesting step fail an
  * assertion, so spin proves the step reachable (no property holds vacuously).
  * -DCHECK_URGENT_PROMPT adds the promptness claim of the first XC_URGENT
@@ -2097,11 +2099,15 @@ proctype ring_sender(byte id)
 		if
 		:: WAITCALL ->
 			/* slot_in_order: xc_ring_empty: tail (acquire) == head (its own) */
+#ifndef MUTANT_NOSLOTORDER
 			// @src src/call.c: return !r || xc_ring_empty(r);
 			if
 			:: rtail[RI] == rhead[RI] -> skip
 			:: else -> WITNESS(63); goto ring_put	/* earlier calls untaken: the ring */
 			fi;
+#else
+			/* MUTANT: the slot whenever it can be had, ahead of the ring's untaken calls */
+#endif
 			/* xc_slot_call: the looks (relaxed), then the claim */
 			if
 			:: !slot_pub[0] && !slot_closed[0] && slot_owner[0] == 0 -> skip
