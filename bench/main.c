@@ -23,8 +23,9 @@ static const struct {
 static void usage(void)
 {
 	printf("usage: xcall-bench [SUBCOMMAND] [options]\n\n"
-	       "With no subcommand: the quick suite of every family (about a minute),\n"
-	       "written to results/latest.json. Suite options: --cpus LIST, --json FILE,\n"
+	       "With no subcommand: the quick suite of every family (about 17 s on 2 quiet\n"
+	       "vCPUs, longer on a loaded machine: docs/bench.md), written to\n"
+	       "results/latest.json. Suite options: --cpus LIST, --json FILE,\n"
 	       "--csv, --quiet, --trace FILE (the last libxcall case's events), --help.\n\n"
 	       "subcommands (each takes --help):\n");
 	for (size_t i = 0; i < NCMDS; i++)
