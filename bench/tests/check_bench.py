@@ -927,13 +927,17 @@ def others_share(cpus, busy, run):
 
 
 def bound_runs(ncpu):
-    """Each subcommand, sized so that its cases run into a small --case-limit."""
+    """Each subcommand, sized so that its cases run into a small --case-limit. The slowest
+    operation each family can be given (a 1 s idle gap before a sleeping call or a kernel
+    wakeup, a 1 s busy item before an urgent call) must stop at the limit too: one of them
+    past it is 1 s against a bound of a few."""
     runs = [("bringup", ["bringup", "--iterations", "3", "--init-busy-ms", "20"])]
     if ncpu >= 2:
-        runs += [("pingpong", ["pingpong"]), ("ipi", ["ipi"]), ("matrix", ["matrix"]),
+        runs += [("pingpong", ["pingpong", "--gap-us", "1000000"]), ("ipi", ["ipi"]), ("matrix", ["matrix"]),
                  ("storm", ["storm", "--compare"]), ("idle", ["idle", "--idle-seconds", "0.2"]),
-                 ("heatmap", ["heatmap"]), ("kernel", ["kernel"]), ("debug", ["debug"]),
-                 ("wake", ["wake"]), ("throughput", ["throughput"])]
+                 ("heatmap", ["heatmap"]), ("kernel", ["kernel", "--long-gap-us", "1000000"]),
+                 ("debug", ["debug", "--busy-us", "1000000"]), ("wake", ["wake"]),
+                 ("throughput", ["throughput"])]
     return [(tag, args + ["--case-limit", "0.01"]) for tag, args in runs]
 
 
@@ -963,10 +967,12 @@ def test_bounds_loaded(ncpu):
             except (OSError, ValueError) as e:
                 fail(name, f"results file: {e}")
                 continue
+            late = [p for p in plans if not p.get("wall_s", 0) <= p.get("bound_s", 0)]
             over = [f"{p.get('bench')}: took {p.get('wall_s', 0):.2f} s, at most {p.get('bound_s', 0):.2f} s"
-                    for p in plans if not p.get("wall_s", 0) <= p.get("bound_s", 0)]
-            if over and others > OTHERS_MAX:
-                # a thread that other work keeps off its CPU for seconds outlasts any plan
+                    for p in late]
+            # A thread that other work keeps off its CPU for seconds outlasts any plan: a run
+            # that would have fitted in the CPU time the other work left it is not judged.
+            if late and others > OTHERS_MAX and all(p["wall_s"] * (1 - others) <= p["bound_s"] for p in late):
                 skip(name, f"other work took {others:.0%} of the CPUs beside the busy loops "
                      f"({'; '.join(over)})")
                 continue
