@@ -47,7 +47,7 @@ static void cpu_reset(struct xc_cpu *c, int cpu)
 	atomic_store_explicit(&c->slot.done.word, XC_SLOT_CLOSED, memory_order_relaxed);
 	atomic_store_explicit(&c->slot_claim, 0, memory_order_relaxed);
 	c->slot_running = false;
-	c->rings_held = NULL;
+	c->rings_held = c->rings_dropped = NULL;
 	xc_rings_reset(c);
 	atomic_store_explicit(&c->urgent_calls, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->displaced, 0, memory_order_relaxed);

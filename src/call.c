@@ -270,17 +270,17 @@ static inline bool via_ring(unsigned flags)
 	return !(flags & XC_URGENT) && !xc_ablated(XC_ABLATE_RING);
 }
 
-/* One call through the calling thread's ring to @c; @done as in struct xc_ring_entry. */
+/* One call through the calling thread's ring to @c: fn(arg), or a marker (struct xc_ring_entry). */
 static inline __attribute__((always_inline)) int ring_call(struct xc_cpu *c, xc_func_t fn,
-							   void *arg, uintptr_t done)
+							   void *arg, const void *traced_fn)
 {
 	struct xc_ring *r = xc_ring_get(c);
 	uint32_t flow = xc_trace_flow(), idx;
 
 	if (xc_unlikely(!r))
 		return -ENOMEM;
-	xc_trace(XC_EV_QUEUE, c->cpu, flow, (const void *)fn);
-	if (xc_unlikely(xc_ring_put(r, fn, arg, done, flow, xc_self ? xc_self->cpu : -1, &idx)))
+	xc_trace(XC_EV_QUEUE, c->cpu, flow, traced_fn);
+	if (xc_unlikely(xc_ring_put(r, fn, arg, flow, xc_self ? xc_self->cpu : -1, &idx)))
 		return -ENOMEM;
 	return xc_ring_doorbell(c, r, idx);
 }
@@ -357,7 +357,7 @@ static inline __attribute__((always_inline)) int call_single(int cpu, xc_func_t 
 	}
 	if (xc_likely(!(flags & XC_WAIT))) {
 		if (xc_likely(via_ring(flags)))
-			return ring_call(c, fn, arg, 0);
+			return ring_call(c, fn, arg, (const void *)fn);
 		return single_list(c, fn, arg, flags, NULL);
 	}
 	struct xc_waitinfo wi = { fn, arg, &cpu, 1 };
@@ -368,9 +368,10 @@ static inline __attribute__((always_inline)) int call_single(int cpu, xc_func_t 
 	if (!via_ring(flags))
 		return single_list(c, fn, arg, flags, &wi);
 	struct xc__completion done;
+	struct xc_ring_waited w = { fn, arg, &done };
 
 	xc_completion_init(&done, 1);
-	ret = ring_call(c, fn, arg, (uintptr_t)&done);
+	ret = ring_call(c, XC_RING_WAITED, &w, (const void *)fn);
 	if (!ret)
 		xc_completion_wait(&done, 0, &wi);
 	return ret;
@@ -408,7 +409,7 @@ static int call_async(int cpu, struct xc_call *call)
 		return 0;
 	}
 	if (via_ring(0))
-		ret = ring_call(c, call->fn, call->arg, (uintptr_t)call | XC_RING_DONE_ASYNC);
+		ret = ring_call(c, XC_RING_ASYNC, call, (const void *)call->fn);
 	else
 		ret = call_push(c, call, 0);
 	if (ret)
@@ -431,14 +432,16 @@ bool xc_call_done(const struct xc_call *call)
 /*
  * The many-call's sending through the rings: one entry in our ring to each
  * target, then the doorbells. Returns how many targets it reached; each
- * target refused (closed meanwhile) completes @sync for itself.
+ * target refused (closed meanwhile) completes @sync for itself. A waiting
+ * call's entries point at @w, which the caller keeps until @sync is done.
  */
 static int many_ring(const int *targets, int nt, xc_func_t fn, void *arg, unsigned flags,
-		     struct xc__completion *sync)
+		     struct xc__completion *sync, struct xc_ring_waited *w)
 {
 	struct xc_ring *rings[XC_MAX_CPUS];
 	uint32_t idx[XC_MAX_CPUS];
-	uintptr_t done = (flags & XC_WAIT) ? (uintptr_t)sync : 0;
+	xc_func_t put_fn = (flags & XC_WAIT) ? XC_RING_WAITED : fn;
+	void *put_arg = (flags & XC_WAIT) ? (void *)w : arg;
 	int from = xc_self ? xc_self->cpu : -1, sent = 0, i;
 
 	/* every ring, and room in each from the urgent handler, before any entry: all or nothing */
@@ -455,7 +458,7 @@ static int many_ring(const int *targets, int nt, xc_func_t fn, void *arg, unsign
 
 		xc_trace(XC_EV_QUEUE, targets[i], flow, (const void *)fn);
 		/* room was made above in the handler; elsewhere put waits for it */
-		(void)xc_ring_put(rings[i], fn, arg, done, flow, from, &idx[i]);
+		(void)xc_ring_put(rings[i], put_fn, put_arg, flow, from, &idx[i]);
 	}
 	for (i = 0; i < nt; i++) {
 		if (xc_ring_doorbell(&xc_cpus[targets[i]], rings[i], idx[i]) == 0)
@@ -561,8 +564,11 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 			targets[nt++] = cpu;
 	}
 
+	/* on this stack until the wait below ends: a waiting call's entries point at it */
+	struct xc_ring_waited w = { fn, arg, &sync };
+
 	if (via_ring(flags))
-		sent = many_ring(targets, nt, fn, arg, flags, &sync);
+		sent = many_ring(targets, nt, fn, arg, flags, &sync, &w);
 	else
 		sent = many_list(targets, nt, fn, arg, flags, &sync);
 	if (sent < 0)

@@ -175,6 +175,7 @@ struct xc_cpu {
 	struct xc__link *work_tail;
 	bool slot_running;		/* the slot's call is running: not pending again */
 	struct xc_ring *rings_held;	/* call rings linked to it and taken from callq (ring.c) */
+	struct xc_ring *rings_dropped;	/* unlinked with calls in them, their owner's push to come (ring.c) */
 	/* what the worker runs now, for stuck reports: written by it, read by waiters */
 	_Atomic int cur_kind;		/* XC_ACT_* */
 	_Atomic uint32_t cur_seq;	/* bumped at every start: a waiter tells whether it changed */

@@ -48,8 +48,10 @@
  * == Closing: offline and exit ==
  *
  * The worker closes callq (xc_llist_close), takes every ring that was on it,
- * unlinks all it holds (U1, U2) and runs what it then sees, and announces
- * the end of the close (ring_closed_seq). An owner whose doorbell push found
+ * unlinks all it holds (U1, U2) and runs what it then sees, runs too the
+ * rings it dropped at a U3 whose CAS the owner won (their push, still to
+ * come, may be refused, and earlier calls in them returned 0: the model's
+ * finding, model/wakeup.pml), and announces the end (ring_closed_seq). An owner whose doorbell push found
  * callq closed cannot tell whether the close ran its entry (both may see
  * each other, above): it waits for that announcement and reads tail. Taken:
  * the call ran, 0. Not taken: it takes the entry back, -ENXIO.
@@ -83,7 +85,17 @@ bool xc_ring_asym;
 /* Every ring ever made, per target CPU id, newest first. */
 static _Atomic(struct xc_ring *) registry[XC_MAX_CPUS];
 
-_Static_assert(sizeof(struct xc_ring_entry) == 32, "two entries a line");
+_Static_assert(sizeof(struct xc_ring_entry) == 16, "four entries a line");
+
+void xc_ring_waited_mark(void *arg)
+{
+	(void)arg;
+}
+
+void xc_ring_async_mark(void *arg)
+{
+	(void)arg;
+}
 
 static long membarrier(int cmd)
 {
@@ -110,7 +122,7 @@ static void heavy_barrier(void)
 
 static size_t ring_bytes(uint32_t entries)
 {
-	return sizeof(struct xc_ring) + entries * sizeof(struct xc_ring_entry);
+	return sizeof(struct xc_ring) + entries * (sizeof(struct xc_ring_entry) + sizeof(struct xc_ring_meta));
 }
 
 static struct xc_ring *ring_new(struct xc_cpu *c, uint32_t entries)
@@ -124,6 +136,7 @@ static struct xc_ring *ring_new(struct xc_cpu *c, uint32_t entries)
 	r->target = c;
 	r->size = entries;	/* a power of two: indices wrap at 2^32 with the ring */
 	r->mask = entries - 1;
+	r->meta = (struct xc_ring_meta *)&r->e[entries];
 	atomic_init(&r->owned, true);
 	r->next = atomic_load_explicit(list, memory_order_relaxed);
 	/* release: target and next are written before another thread finds the ring */
@@ -261,8 +274,23 @@ int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
 
 /* ---- the target's worker ---- */
 
+/* Off the dropped list: taken from callq, the owner's push has landed. */
+static void undrop(struct xc_cpu *c, struct xc_ring *r)
+{
+	struct xc_ring **p = &c->rings_dropped;
+
+	if (!r->dropped)
+		return;
+	while (*p != r)
+		p = &(*p)->dropped_next;
+	*p = r->dropped_next;
+	r->dropped = false;
+	r->dropped_next = NULL;
+}
+
 static void hold(struct xc_cpu *c, struct xc_ring *r)
 {
+	undrop(c, r);
 	if (r->held)
 		return;
 	r->held = true;
@@ -287,20 +315,36 @@ static void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t)
 	struct xc_ring_entry *e = &r->e[t & r->mask];
 	xc_func_t fn = e->fn;
 	void *arg = e->arg;
-	uintptr_t done = e->done;
-	uint32_t flow = e->flow;
-	int from = e->from;
+	struct xc__completion *done = NULL;
+	struct xc_call *async = NULL;
+	uint32_t flow = 0;
+	int from = -1;
 	struct xc_activity outer;
 
+	if (xc_unlikely(xc_tracing)) {
+		flow = r->meta[t & r->mask].flow;
+		from = r->meta[t & r->mask].from;
+	}
 	/* release: the entry is read out before its owner may write it again */
 	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+	if (xc_unlikely(fn == XC_RING_WAITED)) {
+		/* on the waiter's stack until the completion below */
+		const struct xc_ring_waited *w = arg;
+
+		fn = w->fn;
+		arg = w->arg;
+		done = w->done;
+	} else if (xc_unlikely(fn == XC_RING_ASYNC)) {
+		async = arg;	/* the caller's until its in-flight bit is clear */
+		fn = async->fn;
+		arg = async->arg;
+	}
 	xc_call_run_fn(c, fn, arg, from, flow, false, &outer);
-	if (done & XC_RING_DONE_ASYNC)
+	if (done)
+		xc_complete(done);	/* last touch of the waiter's memory */
+	else if (async)
 		/* release: fn's effects are visible to whoever sees xc_call_done() */
-		atomic_store_explicit(&((struct xc_call *)(done & ~XC_RING_DONE_ASYNC))->_flags, 0,
-				      memory_order_release);
-	else if (done)
-		xc_complete((struct xc__completion *)done);	/* last touch of the waiter's memory */
+		atomic_store_explicit(&async->_flags, 0, memory_order_release);
 	xc_call_ended(c, &outer);
 	xc_call_returned(c);
 }
@@ -383,6 +427,12 @@ bool xc_rings_release(struct xc_cpu *c)
 		*p = r->held_next;	/* idle, or on callq again by its owner's doorbell */
 		r->held = false;
 		r->held_next = NULL;
+		if (s == XC_RING_LINKED && !r->dropped) {
+			/* the owner won: its push is to come, and a close before it must run these calls */
+			r->dropped = true;
+			r->dropped_next = c->rings_dropped;
+			c->rings_dropped = r;
+		}
 	}
 	return kept;
 }
@@ -412,6 +462,18 @@ int xc_rings_close(struct xc_cpu *c)
 		list = r->held_next;
 		r->held = false;
 		r->held_next = NULL;
+	}
+	/*
+	 * Rings unlinked with calls in them whose owner won the re-link: its
+	 * push may find callq closed, and it takes back only its own call. Run
+	 * them, leaving their state to the owner: it stores IDLE when refused,
+	 * or its push lands on the reopened callq.
+	 */
+	while ((r = c->rings_dropped)) {
+		c->rings_dropped = r->dropped_next;
+		r->dropped = false;
+		r->dropped_next = NULL;
+		n += ring_run(c, r);
 	}
 	/* release: the tails above before an owner that waits for this reads them */
 	atomic_store_explicit(&c->ring_closed_seq, seq, memory_order_release);

@@ -17,16 +17,31 @@
 enum { XC_RING_IDLE = 0, XC_RING_LINKED = 1 };
 
 /*
- * What a ring entry completes after its function (struct xc_ring_entry.done):
- * nothing (0), a waiter's completion, or an async descriptor (tagged).
+ * An entry is a nowait call's fn and arg, four to a line, as in a plain
+ * ring. A call with something to complete after its function names it
+ * through a marker in fn: XC_RING_WAITED, arg a struct xc_ring_waited on the
+ * waiter's stack (it stays there until the completion); XC_RING_ASYNC, arg
+ * the caller's async descriptor (fn and arg in it, its in-flight bit to clear).
  */
-#define XC_RING_DONE_ASYNC ((uintptr_t)1)
-
 struct xc_ring_entry {
 	xc_func_t fn;
 	void *arg;
-	uintptr_t done;
-	uint32_t flow;		/* trace flow id, 0 when not tracing */
+};
+
+struct xc_ring_waited {
+	xc_func_t fn;
+	void *arg;
+	struct xc__completion *done;
+};
+
+void xc_ring_waited_mark(void *arg);	/* markers: never called */
+void xc_ring_async_mark(void *arg);
+#define XC_RING_WAITED xc_ring_waited_mark
+#define XC_RING_ASYNC  xc_ring_async_mark
+
+/* Trace data of an entry, written only while tracing, beside the entries. */
+struct xc_ring_meta {
+	uint32_t flow;		/* trace flow id */
 	int32_t from;		/* the sender's CPU, -1: not a worker */
 };
 
@@ -49,7 +64,9 @@ struct xc_ring {
 	uint32_t head_seen;			/* worker: a head read earlier */
 	uint32_t mask;				/* size - 1, on the worker's line */
 	bool held;				/* worker: on its held list */
+	bool dropped;				/* worker: on its dropped list */
 	struct xc_ring *held_next;		/* worker: the held list */
+	struct xc_ring *dropped_next;		/* worker: the dropped list */
 	struct xc__link link;			/* on the target's callq while linked and not held */
 
 	/* registry: written once before the ring is published, then read-only but owned */
@@ -57,6 +74,7 @@ struct xc_ring {
 	struct xc_ring *next;			/* the target CPU's rings, newest first */
 	_Atomic bool owned;			/* a live thread sends through it */
 
+	struct xc_ring_meta *meta;		/* size of them, after the entries */
 	struct xc_ring_entry e[] __xc_aligned;
 };
 
@@ -115,8 +133,8 @@ bool xc_ring_make_room(struct xc_ring *r);
  * application, after publishing every entry of a many call. -ENOMEM: the
  * ring is full and this is the urgent handler, which must not wait.
  */
-static inline int xc_ring_put(struct xc_ring *r, xc_func_t fn, void *arg, uintptr_t done,
-			      uint32_t flow, int from, uint32_t *idx)
+static inline int xc_ring_put(struct xc_ring *r, xc_func_t fn, void *arg, uint32_t flow, int from,
+			      uint32_t *idx)
 {
 	/* relaxed: only the owner writes head */
 	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
@@ -127,9 +145,10 @@ static inline int xc_ring_put(struct xc_ring *r, xc_func_t fn, void *arg, uintpt
 
 	e->fn = fn;
 	e->arg = arg;
-	e->done = done;
-	e->flow = flow;
-	e->from = from;
+	if (xc_unlikely(flow)) {
+		r->meta[h & (r->size - 1)].flow = flow;
+		r->meta[h & (r->size - 1)].from = from;
+	}
 	/* release: the entry's contents before the worker's acquire of head */
 	atomic_store_explicit(&r->head, h + 1, memory_order_release);
 	*idx = h;
