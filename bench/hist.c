@@ -120,3 +120,20 @@ void hist_stats(const struct hist *h, struct hist_stats *o)
 	o->p90 = hist_quantile(h, 0.90);
 	o->p99 = hist_quantile(h, 0.99);
 }
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+double values_quantile(double *v, int n, double q)
+{
+	if (n <= 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	int rank = (int)ceil(q * n);
+
+	return v[rank < 1 ? 0 : rank - 1];
+}

@@ -35,6 +35,8 @@ void hist_add(struct hist *h, uint64_t v);
 void hist_merge(struct hist *dst, const struct hist *src);
 /* Value at quantile q in [0, 1], clamped to [min, max]. 0 when empty. */
 double hist_quantile(const struct hist *h, double q);
+/* The q-quantile of n exact values by nearest rank, sorting them in place; 0 when n <= 0. */
+double values_quantile(double *v, int n, double q);
 void hist_stats(const struct hist *h, struct hist_stats *out);
 /* Bucket index of v and the bounds [lo, hi) of a bucket (exported for tests). */
 unsigned hist_index(uint64_t v);

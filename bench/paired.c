@@ -68,22 +68,6 @@ struct paired {
 	int err;
 };
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return a < b ? -1 : a > b;
-}
-
-/* The q-quantile of n values, sorting them (nearest rank). */
-static double quantile(double *v, int n, double q)
-{
-	if (n <= 0)
-		return 0;
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	int i = (int)(q * (n - 1) + 0.5);
-	return v[i];
-}
-
 /*
  * The timed part of a block, the same for every side: n round trips of OP in
  * spans of PAIR_SPAN between two timestamps (each span's time per round trip
@@ -118,7 +102,7 @@ static double quantile(double *v, int n, double q)
 			OP;                                                                 \
 			hist_add((HO), ticks_span_ns(t0_, ticks()));                        \
 		}                                                                           \
-		*(med) = quantile((p)->span, ns_, 0.5);                                     \
+		*(med) = values_quantile((p)->span, ns_, 0.5);                              \
 	} while (0)
 
 /* One block of round trips on line side @m's line @k; returns its median, or -1 after an error. */
@@ -337,22 +321,22 @@ long xh_paired(const struct paired_in *in, struct paired_out *out)
 			goto out;
 		p.span = r;
 		nr = block_ratios(&p, NLIMITS, -1, r);
-		out->ratio_p10 = quantile(r, nr, 0.10);
-		out->ratio_p50 = quantile(r, nr, 0.50);
-		out->ratio_p90 = quantile(r, nr, 0.90);
+		out->ratio_p10 = values_quantile(r, nr, 0.10);
+		out->ratio_p50 = values_quantile(r, nr, 0.50);
+		out->ratio_p90 = values_quantile(r, nr, 0.90);
 		/* the split: the bare handoff over the limit, the call over the bare handoff */
 		nr = block_ratios(&p, LIMIT_HANDOFF, -1, r);
-		out->handoff_ratio_p50 = quantile(r, nr, 0.50);
+		out->handoff_ratio_p50 = values_quantile(r, nr, 0.50);
 		nr = block_ratios(&p, NLIMITS, LIMIT_HANDOFF, r);
-		out->code_ratio_p50 = quantile(r, nr, 0.50);
+		out->code_ratio_p50 = values_quantile(r, nr, 0.50);
 	}
 	for (int m = 0; m < NLIMITS; m++)
-		out->limit_p50[m] = in->want_limit ? quantile(p.blk_p50[m], p.nblk, 0.5) : 0;
+		out->limit_p50[m] = in->want_limit ? values_quantile(p.blk_p50[m], p.nblk, 0.5) : 0;
 	out->line_p50_min = out->line_p50_max = 0;
 	for (int i = 0; i < PAIR_LINES && in->want_limit; i++) {
 		if (!p.line_nblk[i])
 			continue;
-		double m = quantile(p.line_blk_p50[i], p.line_nblk[i], 0.5);
+		double m = values_quantile(p.line_blk_p50[i], p.line_nblk[i], 0.5);
 		if (!out->line_p50_min || m < out->line_p50_min)
 			out->line_p50_min = m;
 		if (m > out->line_p50_max)

@@ -410,23 +410,6 @@ static int consumers_start(struct tp *tp, int v)
 
 /* ---- the alternation ---- */
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-/* The q-quantile of n values, sorting them: the nearest rank, as hist.c's. */
-static double quantile(double *v, int n, double q)
-{
-	if (n <= 0)
-		return 0;
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	int rank = (int)ceil(q * n);
-	return v[rank < 1 ? 0 : rank - 1];
-}
-
 static int push_span(struct tp_side *sd, double v)
 {
 	if (sd->nspan == sd->cap) {
@@ -514,7 +497,7 @@ static int block(struct tp *tp, int v, int k, int spans, long span_calls, long w
 	} else {
 		consumers_stop(tp, v, tp->nt);
 	}
-	sd->blk[k] = quantile(tp->scratch, n, 0.5);
+	sd->blk[k] = values_quantile(tp->scratch, n, 0.5);
 	return tp->err ? -1 : 0;
 }
 
@@ -690,7 +673,7 @@ static void span_stats(const struct tp_side *sd, double *tmp, struct hist_stats 
 	s->n = (uint64_t)n;
 	s->mean = sum / n;
 	s->stddev = sq / n > s->mean * s->mean ? sqrt(sq / n - s->mean * s->mean) : 0;
-	s->p50 = quantile(tmp, n, 0.50);        /* sorts tmp */
+	s->p50 = values_quantile(tmp, n, 0.50);        /* sorts tmp */
 	s->p90 = tmp[(int)ceil(0.90 * n) - 1];
 	s->p99 = tmp[(int)ceil(0.99 * n) - 1];
 	s->min = tmp[0];
@@ -767,7 +750,7 @@ static int records(struct tp *tp, int sh, const bool *want, long span_calls, int
 				tmp[n++] = tp->side[v].blk[k] / tp->side[V_RING].blk[k];
 		if (!n)
 			continue;
-		rec_param_d(r, "paired_ratio_p50", quantile(tmp, n, 0.50));   /* sorts tmp */
+		rec_param_d(r, "paired_ratio_p50", values_quantile(tmp, n, 0.50));   /* sorts tmp */
 		rec_param_d(r, "paired_ratio_p10", tmp[(int)ceil(0.10 * n) - 1]);
 		rec_param_d(r, "paired_ratio_p90", tmp[(int)ceil(0.90 * n) - 1]);
 	}
