@@ -30,9 +30,12 @@
 #     a ring is on callq at most once, and calls run in FIFO order per sender;
 #     the ring mutants fail: no U3 and a doorbell skipped on a non-empty ring
 #     (a stranded call, and an LTL cycle), a re-link by plain store (a ring
-#     pushed twice), a slot call without slot_in_order (FIFO broken);
-#   - the finding of docs/model.md is still found in the code as it is (a ring
-#     call stranded by ring_refused): when the code changes, this check says so;
+#     pushed twice), a slot call without slot_in_order (FIFO broken), a close
+#     that leaves the rings dropped at a lost U3 CAS (the code before the fix:
+#     a stranded call), and one that stores IDLE in them (a ring pushed twice);
+#     the configuration of the finding of docs/model.md (one sender's two nowait
+#     calls and a waiting one across an offline, which stranded a call before
+#     the close ran the rings dropped at a lost U3 CAS) passes;
 #   - each coverage witness is reached (its assertion fails), so no property
 #     holds vacuously because a path of the protocol was never taken;
 #   - every "// @src FILE: TEXT" line of the model still quotes its FILE.
@@ -230,6 +233,12 @@ add ring-hotplug-1x2 "model, rings, 1 sender x (nowait, waiting) + offline/onlin
 	wakeup.pml "$MRH2" "$SMALL" "-m10000 -w22" pass
 add ring-attached-1x3 "model, rings, attached thread, 1 sender x (2 nowait, waiting): stranded calls, FIFO, end states" \
 	wakeup.pml "$MRA3" "$SMALL" "-m10000 -w20" pass
+# the finding's configuration (docs/model.md, Findings): a call was stranded
+# there before the close ran the rings dropped at a lost U3 CAS
+add ring-hotplug-1x3 "model, rings, 1 sender x (2 nowait, waiting) + offline/online: no call stranded by a refused doorbell (the finding), FIFO, end states" \
+	wakeup.pml "$MRH3" "$SMALL" "-m10000 -w20" pass
+add ring-ltl-1x3-hotplug "model, rings, 1 sender x (2 nowait, waiting) + offline/online: LTL no_lost_wakeup (the finding's configuration)" \
+	wakeup.pml "$MRH3 -DLIVENESS" "-O0" "-a -m10000 -w22" pass
 add ring-burst "model, rings, 1 sender x (3 nowait, waiting): one doorbell per burst, stranded calls, FIFO, end states" \
 	wakeup.pml "$MRB" "$SMALL" "-m10000 -w20" pass
 add ring-ltl-1x3 "model, rings, 1 sender x (2 nowait, waiting): LTL no_lost_wakeup" \
@@ -296,12 +305,11 @@ add mutant-relinkstore "mutant relinkstore (rings, U3 re-links by a plain store)
 	wakeup-mutant-relinkstore.pml "-DRING=1 -DNSENDERS=1 -DNCALLS=3 -DNURGENT=0 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w18" "$TWICE"
 add mutant-noslotorder "mutant noslotorder (rings, a waiting call takes the slot without slot_in_order): a call run before its sender's earlier call found" \
 	wakeup-mutant-noslotorder.pml "-DRING=1 -DNSENDERS=1 -DNCALLS=2 -DNURGENT=0 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w18" "$OVERTAKEN"
-# A finding: the code as it is strands a ring call when a doorbell's push is
-# refused by a close that raced the worker's U3 (docs/model.md, Findings). This
-# check passes while spin finds it; once src/ring.c and the model's rings_close
-# or ring_refused change, it must be turned into a passing run of the model.
-add finding-ringrefused "the code as it is, rings, 1 sender x (2 nowait, waiting) + offline/online: the ring call stranded by ring_refused (docs/model.md, Findings) still found" \
-	wakeup.pml "$MRH3" "$SMALL -DREACH" "-i -m10000 -w20" "$STRANDED"
+
+add mutant-closenodropped "mutant closenodropped (rings, the close leaves the rings dropped at a lost U3 CAS: the code before the fix), 1 sender x (2 nowait, waiting) + offline/online: a ring call stranded by a refused doorbell found" \
+	wakeup-mutant-closenodropped.pml "$MRH3" "$SMALL -DREACH" "-i -m10000 -w20" "$STRANDED"
+add mutant-droppedidle "mutant droppedidle (rings, the close stores IDLE in a dropped ring), 1 sender x (2 nowait, waiting) + offline/online: a ring pushed on callq twice found" \
+	wakeup-mutant-droppedidle.pml "$MRH3" "$SMALL -DREACH" "-i -m10000 -w20" "$TWICE"
 
 # Coverage witnesses: every interesting step of the protocol is reachable,
 # each in the configuration that has it.
@@ -374,6 +382,8 @@ WIT=(
 	"ring_refused waits for the close to finish with the rings"
 	"a ring doorbell's kick finds the worker SLEEPING"
 	"a ring doorbell's push finds another ring on callq (coalesced)"
+	"the offline close runs the calls of a ring dropped at a lost U3 CAS (its owner's push to come)"
+	"the worker takes from callq a ring it dropped at a lost U3 CAS (the owner's push landed)"
 )
 NWIT=$(( ${#WIT[@]} - 1 ))
 for n in $(seq 1 "$NWIT"); do
@@ -384,8 +394,9 @@ for n in $(seq 1 "$NWIT"); do
 	48|50) cfg=$MAD ;;
 	4[4-9]|5[01]) cfg=$MA ;;
 	59|6[015]) cfg=$MRH2 ;;
+	68) cfg=$MRH3 ;;
 	67) cfg=$MR2 ;;
-	5[2-8]|6[2346]) cfg=$MRL ;;
+	5[2-8]|6[2346]|69) cfg=$MRL ;;
 	*) cfg=$M2 ;;
 	esac
 	add "witness-$n" "witness $n reached: ${WIT[$n]}" \

@@ -130,9 +130,11 @@
  * each held ring until empty, polls its held rings' heads, and before it
  * sleeps (xc_idle_wait; the attached thread's xc_fd_sleep_begin) lets them
  * go: U1 state = IDLE on each, U2 the membarrier, U3 a ring with calls left
- * is re-linked by CAS and kept, which W2 then sees (xc_rings_pending). The
- * offline drain closes callq, holds what was on it, U1, U2, and runs every
- * held ring (xc_rings_close).
+ * is re-linked by CAS and kept, which W2 then sees (xc_rings_pending); one
+ * whose CAS its owner won goes on the worker's dropped list until it takes
+ * the ring from callq. The offline drain closes callq, holds what was on it,
+ * U1, U2, runs every held ring, then every dropped ring without U1 (its
+ * owner's push is to come), and empties that list (xc_rings_close).
  *
  * The eventfd: a counter (fd_count). A sender's write adds 1. The loop's
  * wait (epoll_wait, io_uring_enter) blocks until the counter is > 0 (an
@@ -273,6 +275,12 @@
  *                        ring is pushed on callq twice
  *   -DMUTANT_NOSLOTORDER (RING) a waiting call takes the slot without
  *                        slot_in_order: it overtakes its own ring calls
+ *   -DMUTANT_CLOSENODROPPED  (RING) xc_rings_close leaves the rings dropped
+ *                        at a lost U3 CAS (the code before its fix): a call
+ *                        stranded when the owner's push is refused
+ *   -DMUTANT_DROPPEDIDLE (RING) xc_rings_close stores IDLE in a dropped ring:
+ *                        the owner's push lands after xc_cpu_online, the ring
+ *                        IDLE on callq, and it is pushed twice
  * Coverage witnesses: -DCOVER=n makes the n-th interesting step fail an
  * assertion, so spin proves the step reachable (no property holds vacuously).
  * -DCHECK_URGENT_PROMPT adds the promptness claim of the first XC_URGENT
@@ -815,17 +823,26 @@ inline run_queue_list(c)
 #if RING
 /*
  * The worker's side of the rings (src/ring.c). Its held set (c->rings_held)
- * is a local of the worker, held, a bit per ring; rr and rcl are scratch.
+ * is a local of the worker, held, a bit per ring, as is the set of rings it
+ * dropped at a U3 whose CAS the owner won (c->rings_dropped), dropped; rr
+ * and rcl are scratch.
  * A ring is walked in index order where the code walks its held list.
  */
 
-/* xc_ring_take_doorbells: take callq (xc_llist_take) and hold every ring on it */
+/*
+ * xc_ring_take_doorbells: take callq (xc_llist_take) and hold every ring on
+ * it; hold() takes a ring off the dropped list (undrop)
+ */
 inline take_doorbells(c)
 {
 	// @src src/ring.c: struct xc__link *l = xc_llist_take(&c->callq);
 	atomic {
 		if
-		:: !callq[c].closed -> held = held | callq[c].nodes; callq[c].nodes = 0
+		:: !callq[c].closed ->
+			/* hold each ring; one the worker dropped is off that list (its push landed) */
+			// @src src/ring.c: undrop(c, r);
+			if :: (dropped & callq[c].nodes) != 0 -> WITNESS(69) :: else -> skip fi;
+			held = held | callq[c].nodes; dropped = dropped & ~callq[c].nodes; callq[c].nodes = 0
 		:: else -> skip	/* closed: NULL */
 		fi
 	}
@@ -882,7 +899,9 @@ inline rings_run(c)
  *       why the membarrier provides it.
  *   U3  calls left (tail != head, relaxed loads)? CAS state IDLE -> LINKED:
  *       won, keep holding it (W2 then finds its calls); lost, its owner
- *       linked it and pushed it on callq: no longer held. No calls: not held.
+ *       linked it and pushes it on callq: no longer held, and on the dropped
+ *       list until the worker takes it from callq, or a close runs it (the
+ *       push may be refused). No calls: not held.
  * Mutants: MUTANT_UNLINKNORECHECK drops U3 (every ring is let go after
  * U1); MUTANT_RELINKSTORE re-links with a plain store instead of the CAS.
  */
@@ -913,7 +932,10 @@ inline rings_release(c)
 			atomic {
 				if
 				:: rstate[rr] == RING_IDLE -> rstate[rr] = RING_LINKED; WITNESS(54)	/* kept */
-				:: else -> held = held & ~(1 << rr); WITNESS(55)	/* its owner pushed it */
+				:: else ->
+					/* its owner linked it and pushes it: dropped until then */
+					// @src src/ring.c: if (s == XC_RING_LINKED && !r->dropped) {
+					held = held & ~(1 << rr); dropped = dropped | (1 << rr); WITNESS(55)
 				fi;
 				rr++
 			}
@@ -933,9 +955,12 @@ inline rings_release(c)
 
 /*
  * xc_rings_close (offline): ring_close_seq = seq; close callq and hold every
- * ring on it; take the held set as its own; U1 on each, U2; run each until
- * empty (its U3); ring_closed_seq = seq (release), which an owner refused
- * by the closed callq waits for before it reads tail.
+ * ring on it (off the dropped list); take the held set as its own; U1 on
+ * each, U2; run each until empty (its U3); then run every ring on the
+ * dropped list until empty, without U1: its owner won the re-link and holds
+ * it LINKED, and stores IDLE itself in ring_refused, or its push lands on
+ * callq once reopened; ring_closed_seq = seq (release), which an owner
+ * refused by the closed callq waits for before it reads tail.
  */
 inline rings_close(me)
 {
@@ -943,7 +968,8 @@ inline rings_close(me)
 	close_seq++;
 	// @src src/ring.c: for (struct xc__link *l = xc_llist_close(&c->callq); l; l = l->next)
 	atomic {
-		held = held | callq[me].nodes; callq[me].nodes = 0; callq[me].closed = true;
+		held = held | callq[me].nodes; dropped = dropped & ~callq[me].nodes;
+		callq[me].nodes = 0; callq[me].closed = true;
 		rcl = held; held = 0	/* ours alone now (the worker's own words) */
 	}
 	do
@@ -961,6 +987,23 @@ inline rings_close(me)
 	:: rr < NRINGS && !(rcl & (1 << rr)) -> rr++
 	:: else -> rr = 0; rcl = 0; break
 	od;
+#ifndef MUTANT_CLOSENODROPPED
+	/* the rings dropped at a lost U3 CAS: their owner's push is still to come */
+	// @src src/ring.c: while ((r = c->rings_dropped)) {
+	do
+	:: rr < NRINGS && (dropped & (1 << rr)) ->
+		/* the owner is in its doorbell, between its won CAS and IDLE: no U1 here */
+		assert(rstate[rr] == RING_LINKED);
+		atomic { dropped = dropped & ~(1 << rr); if :: RUNRUN(rr) -> WITNESS(68) :: else -> skip fi }
+#ifdef MUTANT_DROPPEDIDLE
+		/* MUTANT: U1 on it as on the held rings */
+		rstate[rr] = RING_IDLE;
+#endif
+		ring_run(me, rr); rr++
+	:: rr < NRINGS && !(dropped & (1 << rr)) -> rr++
+	:: else -> rr = 0; break
+	od;
+#endif
 	// @src src/ring.c: atomic_store_explicit(&c->ring_closed_seq, seq, memory_order_release);
 	closed_seq = close_seq
 }
@@ -1113,6 +1156,7 @@ proctype worker(byte me)
 	byte held = 0;		/* c->rings_held: a bit per ring (ring.c) */
 	byte rr = 0;		/* a ring index */
 	byte rcl = 0;		/* the rings xc_rings_close runs */
+	byte dropped = 0;	/* c->rings_dropped: a bit per ring (ring.c) */
 #endif
 	byte cbit = 0;		/* the call running from it */
 	byte utaken = 0;	/* a taken urgent list */
@@ -1743,6 +1787,7 @@ proctype attached(byte me)
 	byte held = 0;		/* c->rings_held: a bit per ring (ring.c) */
 	byte rr = 0;		/* a ring index */
 	byte rcl = 0;		/* the rings xc_rings_close runs */
+	byte dropped = 0;	/* c->rings_dropped: a bit per ring (ring.c) */
 #endif
 	byte cbit = 0;		/* the call running from it */
 	byte utaken = 0;	/* a taken urgent list */
