@@ -38,8 +38,9 @@
  * R1 is visible to U3. Both may happen; neither missing is impossible. So
  * either the owner rings the doorbell, which goes through the wakeup
  * protocol of kick.c (the push is S1), or the worker sees the call at U3
- * and does not sleep. Without membarrier (kernel, seccomp) the owner takes
- * a full fence between R1 and R2, and U2 is a fence too.
+ * and does not sleep. Without membarrier the owner takes a full fence
+ * between R1 and R2, and U2 is a fence too: store buffering with seq_cst
+ * fences on both sides. That is the mode in use today (xc_ring_init says why).
  *
  * The worker never unlinks while it may run calls soon: it holds its rings
  * while polling, so a stream of calls costs no doorbell at all, and a
@@ -102,7 +103,12 @@ static long membarrier(int cmd)
 	return syscall(__NR_membarrier, cmd, 0, 0);
 }
 
-/* Once per process: whether membarrier can carry the owners' fence (U2). */
+/*
+ * Once per process: whether membarrier carries the owners' fence (U2).
+ * Off for now: in a 16-vCPU TCG guest under user offline churn, the stress
+ * test stalled past its 240 s limit with membarrier, and passed in 8 s with
+ * the owners' fences; until that is understood, every owner takes the fence.
+ */
 void xc_ring_init(void)
 {
 	static bool tried;
@@ -110,7 +116,8 @@ void xc_ring_init(void)
 	if (tried)
 		return;
 	tried = true;
-	xc_ring_asym = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+	xc_ring_asym = false;
+	(void)membarrier;
 }
 
 /* U2: every thread of the process runs a full barrier before this returns. */
