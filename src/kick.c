@@ -49,7 +49,7 @@
  * Calls through per-sender rings (ring.c) enter this protocol at their
  * doorbell: the push of the ring on callq is S1. A ring the worker already
  * holds needs no doorbell, because the worker unlinks every held ring
- * (ring.c's U1-U3, a membarrier) before its W1, and keeps one that has
+ * (ring.c's U1-U3) before its W1, and keeps one that has
  * calls, which W2 then finds.
  *
  * The worker's POLLING stores are relaxed: they only weaken a sender's duty
