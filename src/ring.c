@@ -13,9 +13,11 @@
  *   state LINKED->IDLE  the worker (unlink), or the owner after a refusal
  *
  * A linked ring is its worker's to run: it sits on the worker's callq (the
- * doorbell), or on the worker's held list once taken from there. An idle
- * ring is on neither, and holds no untaken entry except one whose owner is
- * still ringing the doorbell. Only the winner of an IDLE->LINKED CAS pushes
+ * doorbell), or on the worker's held list once taken from there, or, between
+ * an unlink whose re-link its owner won and that owner's push, on the
+ * worker's dropped list (see Closing). An idle ring is on none of them, and
+ * holds no untaken entry except those of an owner still ringing the
+ * doorbell. Only the winner of an IDLE->LINKED CAS pushes
  * the ring on callq, and the worker sets IDLE only on rings it holds, so a
  * ring is on callq at most once.
  *
