@@ -129,7 +129,7 @@
  * holds rings. The worker takes the doorbells (holds those rings), runs
  * each held ring until empty, polls its held rings' heads, and before it
  * sleeps (xc_idle_wait; the attached thread's xc_fd_sleep_begin) lets them
- * go: U1 state = IDLE on each, U2 the membarrier, U3 a ring with calls left
+ * go: U1 state = IDLE on each, U2 a seq_cst fence, U3 a ring with calls left
  * is re-linked by CAS and kept, which W2 then sees (xc_rings_pending); one
  * whose CAS its owner won goes on the worker's dropped list until it takes
  * the ring from callq. The offline drain closes callq, holds what was on it,
@@ -171,11 +171,9 @@
  * (RING) need one store-load order that C11 does not give by itself: the
  * owner's R1 (a release store of head) before its R2 (a relaxed load of
  * state), against the worker's U1 (a store of state) before its U3 (loads
- * of head). The code gets it from membarrier (U2: every running thread of
- * the process executes a full barrier between U1 and U3), or from a seq_cst
- * fence on both sides without it. The model checks the protocol's logic
- * assuming that order, which SC gives; src/ring.c argues why the
- * membarrier provides it. The
+ * of head). The code gets it from a seq_cst fence on both sides (R1' and
+ * U2). The model checks the protocol's logic assuming that order, which SC
+ * gives; src/ring.c argues why the fences provide it. The
  * model does not check weak-memory reorderings beyond that argument, with
  * one exception: MUTANT_RELAXEDRECHECK lets the worker's RUNNING store sit
  * in a store buffer past its next loads, the reordering that C11 allows
@@ -890,13 +888,13 @@ inline rings_run(c)
  * xc_rings_release, before the worker may sleep (xc_idle_wait, and the
  * attached thread's xc_fd_sleep_begin), on every held ring:
  *   U1  state = IDLE (release), every held ring first;
- *   U2  heavy_barrier(): membarrier(PRIVATE_EXPEDITED), or a seq_cst fence.
+ *   U2  a seq_cst fence, against the owner's R1' fence.
  *       Nothing to model: spin's interleaving is sequentially consistent,
  *       so each U3 below already comes after U1 in one total order with the
  *       owner's R1 and R2. The model checks the protocol's logic assuming
- *       the store-load order that the membarrier provides (between the
+ *       the store-load order that the two fences provide (between the
  *       owner's R1 and R2, and the worker's U1 and U3); src/ring.c argues
- *       why the membarrier provides it.
+ *       why they provide it.
  *   U3  calls left (tail != head, relaxed loads)? CAS state IDLE -> LINKED:
  *       won, keep holding it (W2 then finds its calls); lost, its owner
  *       linked it and pushes it on callq: no longer held, and on the dropped
@@ -917,7 +915,7 @@ inline rings_release(c)
 		:: atomic { rr < NRINGS && !(held & (1 << rr)) -> rr++ }
 		:: else -> rr = 0; break
 		od;
-		// @src src/ring.c: heavy_barrier();	/* U2 */
+		// @src src/ring.c: atomic_thread_fence(memory_order_seq_cst);	/* U2 */
 #ifndef MUTANT_UNLINKNORECHECK
 		do
 		/* U3: ring_has_calls - tail (its own) and head, relaxed */
@@ -2118,7 +2116,7 @@ queue:
  * (slot_in_order) and the slot can be had, else through the ring, and it
  * waits for the completion. Each call is
  *   R1  the entry, then head = h + 1 (release);
- *   R2  s = state (relaxed, after a fence, or the worker's membarrier);
+ *   R2  s = state (relaxed, after a seq_cst fence, R1');
  *       LINKED: done, the worker has the ring (it rides);
  *   R3  IDLE: CAS state IDLE -> LINKED; lost: the worker re-linked it, done;
  *       won: push the ring on callq (S1), and kick if callq was empty (S2,

@@ -26,23 +26,24 @@
  * Owner (xc_ring_put, _doorbell):        Worker (xc_rings_release), before
  *                                          it may sleep, on every held ring:
  *   R1 store entry, head (release)         U1 state = IDLE
- *   R2 s = load(state)                     U2 heavy barrier (membarrier)
+ *   R1' seq_cst fence                      U2 seq_cst fence
+ *   R2 s = load(state)
  *   R3 s == IDLE: CAS state -> LINKED,     U3 load(head): calls left?
  *      push on callq (S1), kick (S2)          CAS state IDLE -> LINKED: won, keep
  *                                             it; lost, the owner pushed it
  *
- * R1 -> R2 is a store followed by a load of another word: unordered on any
- * CPU without a full fence, and a fence per call would cost what the ring
- * saves. The worker pays instead, once per sleep: membarrier(2)
- * PRIVATE_EXPEDITED makes every running thread of the process execute a
- * full barrier between U1 and U3. Either the owner's barrier point falls
- * before its R2, and R2 reads IDLE (it comes after U1), or after, and then
- * R1 is visible to U3. Both may happen; neither missing is impossible. So
- * either the owner rings the doorbell, which goes through the wakeup
- * protocol of kick.c (the push is S1), or the worker sees the call at U3
- * and does not sleep. Without membarrier the owner takes a full fence
- * between R1 and R2, and U2 is a fence too: store buffering with seq_cst
- * fences on both sides. That is the mode in use today (xc_ring_init says why).
+ * R1 -> R2 is a store followed by a load of another word, as U1 -> U3:
+ * store buffering, which only a full fence on each side orders. With them,
+ * either R2 reads IDLE (it comes after U1) or U3 sees R1; both may happen,
+ * neither missing cannot. So either the owner rings the doorbell, which
+ * goes through the wakeup protocol of kick.c (the push is S1), or the
+ * worker sees the call at U3 and does not sleep.
+ *
+ * The owner's fence is a store-buffer drain per call. membarrier(2)
+ * PRIVATE_EXPEDITED at U2 would carry it for the worker, once per sleep,
+ * leaving the owner a compiler barrier; tried, it stalled the stress test
+ * in a 16-vCPU TCG guest under offline churn past 240 s (8 s with the
+ * fences), and is left out until that is understood.
  *
  * The worker never unlinks while it may run calls soon: it holds its rings
  * while polling, so a stream of calls costs no doorbell at all, and a
@@ -76,14 +77,9 @@
 #include "wait.h"
 
 #include <errno.h>
-#include <linux/membarrier.h>
-#include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 __xc_tls struct xc_ring_table *xc_my_rings[2];
-bool xc_ring_asym;
 
 /* Every ring ever made, per target CPU id, newest first. */
 static _Atomic(struct xc_ring *) registry[XC_MAX_CPUS];
@@ -98,35 +94,6 @@ void xc_ring_waited_mark(void *arg)
 void xc_ring_async_mark(void *arg)
 {
 	(void)arg;
-}
-
-static long membarrier(int cmd)
-{
-	return syscall(__NR_membarrier, cmd, 0, 0);
-}
-
-/*
- * Once per process: whether membarrier carries the owners' fence (U2).
- * Off for now: in a 16-vCPU TCG guest under user offline churn, the stress
- * test stalled past its 240 s limit with membarrier, and passed in 8 s with
- * the owners' fences; until that is understood, every owner takes the fence.
- */
-void xc_ring_init(void)
-{
-	static bool tried;
-
-	if (tried)
-		return;
-	tried = true;
-	xc_ring_asym = false;
-	(void)membarrier;
-}
-
-/* U2: every thread of the process runs a full barrier before this returns. */
-static void heavy_barrier(void)
-{
-	if (!xc_ring_asym || membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
-		atomic_thread_fence(memory_order_seq_cst);
 }
 
 static size_t ring_bytes(uint32_t entries)
@@ -267,8 +234,7 @@ int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
 						     memory_order_acquire, memory_order_relaxed)) {
 		/* linked: the worker holds it (re-linked), or XC_ABLATE_COALESCE kicks anyway */
 		if (xc_ablated(XC_ABLATE_COALESCE)) {
-			atomic_thread_fence(memory_order_seq_cst);
-			xc_kick(c);
+			xc_kick(c);	/* after xc_ring_doorbell's fence, as after a push */
 		} else {
 			xc_stat_inc_own(&r->rode);
 		}
@@ -421,7 +387,7 @@ bool xc_rings_release(struct xc_cpu *c)
 	for (r = c->rings_held; r; r = r->held_next)
 		/* U1; release: our reads of the link before an owner's push rewrites it */
 		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);
-	heavy_barrier();	/* U2 */
+	atomic_thread_fence(memory_order_seq_cst);	/* U2 */
 	while ((r = *p)) {
 		uint32_t s = XC_RING_IDLE;
 
@@ -465,7 +431,7 @@ int xc_rings_close(struct xc_cpu *c)
 	c->rings_held = NULL;
 	for (r = list; r; r = r->held_next)
 		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);	/* U1, as above */
-	heavy_barrier();	/* U2 */
+	atomic_thread_fence(memory_order_seq_cst);	/* U2 */
 	while ((r = list)) {
 		n += ring_run(c, r);	/* U3, and what it finds */
 		list = r->held_next;

@@ -89,7 +89,6 @@ struct xc_ring_table {
  * an update of its own rings (the handler never nests: urgent.c).
  */
 extern __xc_tls struct xc_ring_table *xc_my_rings[2];
-extern bool xc_ring_asym;			/* membarrier carries the owner's fence */
 
 /* The calling thread's ring to @c, or NULL with -ENOMEM in *err (ring.c). */
 struct xc_ring *xc_ring_get_slow(struct xc_cpu *c);
@@ -166,12 +165,9 @@ int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx);
  */
 static inline int xc_ring_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
 {
-	/* the store-load order of the argument in ring.c: free with membarrier, else a fence */
-	if (xc_likely(xc_ring_asym))
-		atomic_signal_fence(memory_order_seq_cst);
-	else
-		atomic_thread_fence(memory_order_seq_cst);
-	/* relaxed: the fence above (or the worker's membarrier) orders it after the head store */
+	/* R1': the store-load order of the argument in ring.c */
+	atomic_thread_fence(memory_order_seq_cst);
+	/* relaxed: the fence above orders it after the head store */
 	if (xc_likely(atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_LINKED &&
 		      !xc_ablated(XC_ABLATE_COALESCE))) {
 		xc_stat_inc_own(&r->rode);
@@ -191,7 +187,6 @@ bool xc_rings_queued(struct xc_cpu *c);
 void xc_rings_reset(struct xc_cpu *c);
 
 /* Process and thread lifecycle (ring.c). */
-void xc_ring_init(void);
 void xc_ring_thread_exit(void);
 void xc_ring_fork_child(void);
 
