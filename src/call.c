@@ -4,8 +4,9 @@
  * them, optionally wait; and, on the worker side, run what was queued.
  *
  * A thread's calls to a CPU go through its ring to that CPU (ring.c), in the
- * order made: an entry holds fn, arg and what to complete after (a waiter's
- * completion on its stack, an async descriptor's in-flight bit). A waiting
+ * order made: an entry is fn and arg, or a marker naming what to complete
+ * after (a waiter's completion on its stack, an async descriptor's
+ * in-flight bit: struct xc_ring_entry). A waiting
  * single call takes the target's mailbox slot instead (slot.c) when the
  * slot is free and the ring holds nothing of ours not yet taken, so it
  * cannot overtake our earlier calls.
@@ -61,11 +62,7 @@ static void call_run(struct xc_cpu *c, struct xc_call *call, bool urgent,
 	if (kind & XC_CALL_POOL)
 		xc_pool_batch_add(ret, call);	/* read out: back to its pool with its batch */
 	xc_call_run_fn(c, fn, arg, from, flow, urgent, &outer);
-	if (kind & XC_CALL_WAITED)
-		xc_complete(sync);	/* last touch of a waiting caller's memory */
-	else if (kind & XC_CALL_ASYNC)
-		/* release: fn's effects are visible to whoever sees xc_call_done() */
-		atomic_store_explicit(&call->_flags, 0, memory_order_release);
+	xc_call_complete((kind & XC_CALL_WAITED) ? sync : NULL, (kind & XC_CALL_ASYNC) ? call : NULL);
 	xc_call_ended(c, &outer);
 }
 

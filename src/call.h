@@ -40,6 +40,19 @@ static inline void xc_call_run_fn(struct xc_cpu *c, xc_func_t fn, void *arg, int
 		xc_stat_inc_own(&c->calls);
 }
 
+/*
+ * After fn: signal whoever waits, a waiter's completion (@done) or an async
+ * descriptor's in-flight bit (@async); at most one is set.
+ */
+static inline void xc_call_complete(struct xc__completion *done, struct xc_call *async)
+{
+	if (done)
+		xc_complete(done);	/* last touch of the waiter's memory */
+	else if (async)
+		/* release: fn's effects are visible to whoever sees xc_call_done() */
+		atomic_store_explicit(&async->_flags, 0, memory_order_release);
+}
+
 static inline void xc_call_ended(struct xc_cpu *c, const struct xc_activity *outer)
 {
 	xc_activity_end(c, outer);

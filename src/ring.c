@@ -315,11 +315,7 @@ static void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t)
 		arg = async->arg;
 	}
 	xc_call_run_fn(c, fn, arg, from, flow, false, &outer);
-	if (done)
-		xc_complete(done);	/* last touch of the waiter's memory */
-	else if (async)
-		/* release: fn's effects are visible to whoever sees xc_call_done() */
-		atomic_store_explicit(&async->_flags, 0, memory_order_release);
+	xc_call_complete(done, async);
 	xc_call_ended(c, &outer);
 	xc_call_returned(c);
 }
