@@ -7,6 +7,7 @@
 #include "output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -466,6 +467,22 @@ int out_json_writable(const char *path, char *why, size_t size)
 	if (access(dir, W_OK | X_OK)) {
 		snprintf(why, size, "directory %s: %s", dir, strerror(errno));
 		return -errno;
+	}
+	/*
+	 * access() answers yes to root everywhere, and knows nothing of file
+	 * systems that refuse new files (/proc, a read-only mount): make the
+	 * temporary file once and take it away.
+	 */
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0 && errno != EEXIST) {
+		snprintf(why, size, "cannot create %s: %s", tmp, strerror(errno));
+		return -errno;
+	}
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp);
 	}
 	return 0;
 }

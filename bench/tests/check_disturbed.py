@@ -13,9 +13,10 @@ its command line fails early.
   48% others or 12% steal mark every record and every printed ratio.
 - Ratios from records --case-limit stopped say so; those records have
   params.capped = true.
-- CLI: an unwritable --json fails at once with exit 2; --quiet with nothing
-  kept is refused; with one allowed CPU the suite skips what needs two, with
-  the reason, runs the rest and exits 0.
+- CLI: an unwritable --json (also one that access() passes for root) fails
+  at once with exit 2; --quiet with nothing kept is refused; with one allowed
+  CPU the suite skips what needs two, with the reason, runs the rest and
+  exits 0.
 
 Behaviour only, never a time. Python 3 standard library only.
 usage: check_disturbed.py BUILD/xcall-bench
@@ -288,6 +289,7 @@ def test_capped(n2):
 def test_cli(ncpu):
     for args, what in ((["ipi", "--json", "/nonexistent-xcall/sub/r.json"], "a missing directory"),
                        (["ipi", "--json", TMP], "a directory"),
+                       (["ipi", "--json", "/proc/xcall-r.json"], "/proc (access() passes it for root)"),
                        (["--json", "/nonexistent-xcall/sub/r.json"], "the suite, a missing directory")):
         rc, out, err = run(args)
         lines = err.strip().splitlines()
