@@ -34,6 +34,7 @@ struct bopts {
 	int cpu[CPU_SETSIZE];   /* the same, as an ascending list */
 	int ncpus;
 	char cpulist[256];      /* formatted, for xc_opts.cpus */
+	bool cpus_given;        /* --cpus was on the command line */
 	long iterations;        /* --iterations, 0 = the family's default */
 	double seconds;         /* --seconds, 0 = count iterations instead */
 	int repeat;             /* --repeat, >= 1 */
@@ -78,6 +79,11 @@ struct cmd_desc {
  * positional argument; positional arguments are refused unless d->args.
  */
 int cli_parse(const struct cmd_desc *d, int argc, char **argv, struct bopts *o, void *ctx);
+/*
+ * Why a part that needs @need CPUs cannot run on @o's: from --cpus, or
+ * from what the process may run on (taskset, a cpuset). Static storage.
+ */
+const char *cli_too_few_cpus(const struct bopts *o, int need);
 /* Print "xcall-bench CMD: reason" and exit 2. */
 _Noreturn void cli_fail(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

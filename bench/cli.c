@@ -151,6 +151,16 @@ static void set_cpus(struct bopts *o, const char *cmd, const char *list)
 				 list, c, b);
 		}
 	o->cpus = set;
+	o->cpus_given = true;
+}
+
+const char *cli_too_few_cpus(const struct bopts *o, int need)
+{
+	static char why[80];
+
+	snprintf(why, sizeof(why), o->cpus_given ? "needs %d CPUs, --cpus gives %d"
+		 : "needs %d CPUs, the process may run on %d (--cpus not given)", need, o->ncpus);
+	return why;
 }
 
 void cli_check_json(const char *cmd)

@@ -633,7 +633,7 @@ int cmd_debug(int argc, char **argv)
 	if (!any)
 		want[0] = want[1] = want[2] = want[3] = true;
 	if (k->o.ncpus < 2)
-		cli_fail(desc.name, "needs 2 CPUs in --cpus, got %d", k->o.ncpus);
+		cli_fail(desc.name, "%s", cli_too_few_cpus(&k->o, 2));
 	k->a = k->o.cpu[0];
 	k->b = k->o.cpu[1];
 	snprintf(k->pair, sizeof(k->pair), "%d,%d", k->a, k->b);

@@ -237,7 +237,7 @@ int cmd_heatmap(int argc, char **argv)
 	struct bopts o;
 	cli_parse(&desc, argc, argv, &o, &cfg);
 	if (o.ncpus < 2)
-		cli_fail(desc.name, "needs 2 CPUs in --cpus, got %d", o.ncpus);
+		cli_fail(desc.name, "%s", cli_too_few_cpus(&o, 2));
 	topo_read(&o.cpus, topo, NULL);
 	int ncpu = choose_cpus(&cfg, &o, topo, cpu);
 	if (ncpu < 2)

@@ -275,7 +275,7 @@ int cmd_idle(int argc, char **argv)
 	struct bopts o;
 	cli_parse(&desc, argc, argv, &o, &c);
 	if (o.ncpus < 2)
-		cli_fail(desc.name, "needs 2 CPUs in --cpus, got %d", o.ncpus);
+		cli_fail(desc.name, "%s", cli_too_few_cpus(&o, 2));
 	first = NULL;
 	struct rec *mark = rec_last();
 	/* part 1: three budgeted cases on two CPUs; part 2: four fixed idle periods on all */

@@ -147,7 +147,7 @@ int cmd_ipi(int argc, char **argv)
 	for (int rep = 0; rep < o.repeat; rep++) {
 		for (int m = 0; m < NMODES; m++) {
 			if ((m == NORMAL || m >= BROADCAST) && o.ncpus < 2) {
-				progress("ipi: %s skipped: needs 2 CPUs", mode_names[m]);
+				progress("ipi: %s skipped: %s", mode_names[m], cli_too_few_cpus(&o, 2));
 				continue;
 			}
 			memset(r, 0, sizeof(*r));

@@ -303,7 +303,7 @@ int probe_ipi(struct kctx *k)
 				continue;
 			}
 			if (m != K_SELF && k->o.ncpus < 2) {
-				skip(kase, "needs 2 CPUs in --cpus");
+				skip(kase, cli_too_few_cpus(&k->o, 2));
 				continue;
 			}
 			progress("kernel ipi: %s, repeat %d", kmode_names[m], rep);
@@ -446,7 +446,7 @@ static struct rec *wakeup_case(struct kctx *k, const char *kase, long gap_us, bo
 int probe_wakeup(struct kctx *k)
 {
 	if (k->o.ncpus < 2) {
-		skip("wakeup", "needs 2 CPUs in --cpus");
+		skip("wakeup", cli_too_few_cpus(&k->o, 2));
 		return 0;
 	}
 	for (int rep = 0; rep < k->o.repeat; rep++) {
@@ -534,7 +534,7 @@ int probe_tlb(struct kctx *k)
 				snprintf(kase, sizeof(kase), "tlb/%s-%s", mp ? "mprotect" : "munmap",
 					 w == 0 ? "0" : w == 1 ? "1" : "all");
 				if (n > no) {
-					skip(kase, "needs 2 CPUs in --cpus");
+					skip(kase, cli_too_few_cpus(&k->o, 2));
 					continue;
 				}
 				progress("kernel tlb: %s, repeat %d", kase, rep);
@@ -598,7 +598,7 @@ static void compare_xcall(struct kctx *k, const char *kase, long poll, bool gap,
 int probe_compare(struct kctx *k)
 {
 	if (k->o.ncpus < 2) {
-		skip("compare", "needs 2 CPUs in --cpus");
+		skip("compare", cli_too_few_cpus(&k->o, 2));
 		return 0;
 	}
 	for (int rep = 0; rep < k->o.repeat; rep++) {

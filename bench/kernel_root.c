@@ -45,7 +45,7 @@ int probe_idlestates(struct kctx *k)
 {
 	need_root("idlestates", "--allow-sysfs", k->allow_sysfs);
 	if (k->o.ncpus < 2)
-		cli_fail("kernel", "idlestates needs 2 CPUs in --cpus");
+		cli_fail("kernel", "idlestates %s", cli_too_few_cpus(&k->o, 2));
 	char dir[128], path[192], name[64];
 	snprintf(dir, sizeof(dir), "/sys/devices/system/cpu/cpu%d/cpuidle", k->b);
 	int nstates = idle_states_writable(k->b);

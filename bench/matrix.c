@@ -157,7 +157,7 @@ int cmd_matrix(int argc, char **argv)
 	long step = 0;
 	cli_parse(&desc, argc, argv, &o, &step);
 	if (o.ncpus < 2)
-		cli_fail(desc.name, "needs 2 CPUs in --cpus, got %d", o.ncpus);
+		cli_fail(desc.name, "%s", cli_too_few_cpus(&o, 2));
 	if (o.seconds > 0)
 		cli_fail(desc.name, "times a fixed number of calls: use --iterations, not --seconds");
 	long calls = o.iterations ? o.iterations : desc.default_iters;

@@ -119,7 +119,7 @@ int cmd_pingpong(int argc, char **argv)
 		all &= !pa.want[c];
 	long gap_us = pa.gap_us;
 	if (o.ncpus < 2)
-		cli_fail(desc.name, "needs 2 CPUs in --cpus, got %d", o.ncpus);
+		cli_fail(desc.name, "%s", cli_too_few_cpus(&o, 2));
 	int a = o.cpu[0], b = o.cpu[1];
 	char pair[32];
 	snprintf(pair, sizeof(pair), "%d,%d", a, b);

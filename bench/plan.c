@@ -145,13 +145,9 @@ void plan_start(const char *what)
 	fputc('\n', stderr);
 }
 
-/* The bracket in front of a progress line: "[3/40 1.2 s, ~10 s left, at most 1m05s]". */
-void plan_step(char *buf, size_t size)
+/* The step before ends now: what it took, unless it was a skip, is a candidate for the quickest. */
+static void step_close(void)
 {
-	buf[0] = 0;
-	if (!g_plan.started)
-		return;
-	/* what the case before took, unless it was skipped: the quickest so far */
 	uint64_t now = now_ns();
 	if (g_plan.stepped && !g_plan.step_skipped) {
 		double took = (double)(now - g_plan.step_t) / 1e9;
@@ -159,6 +155,16 @@ void plan_step(char *buf, size_t size)
 			g_plan.quickest_s = took;
 	}
 	g_plan.step_t = now;
+}
+
+/* The bracket in front of a progress line: "[3/40 1.2 s, ~10 s left, at most 1m05s]". */
+void plan_step(char *buf, size_t size)
+{
+	buf[0] = 0;
+	if (!g_plan.started)
+		return;
+	/* what the case before took, unless it was skipped: the quickest so far */
+	step_close();
 	g_plan.step_skipped = false;
 	long i = ++g_plan.stepped;
 	plan_case_reserve();
@@ -178,6 +184,9 @@ void plan_step(char *buf, size_t size)
 
 void plan_skip(void)
 {
+	if (g_plan.started)
+		step_close();
+	g_plan.step_skipped = true;
 	g_plan.stepped++;
 	if (g_plan.started)
 		plan_case_reserve();

@@ -248,7 +248,7 @@ int cmd_storm(int argc, char **argv)
 		senders[ns++] = o.cpu[0];
 	}
 	if (!c.single && o.ncpus < 2)
-		cli_fail(desc.name, "calls to all others need 2 CPUs in --cpus");
+		cli_fail(desc.name, "calls to all others: %s", cli_too_few_cpus(&o, 2));
 	if (c.target >= 0 && !CPU_ISSET(c.target, &o.cpus))
 		cli_fail(desc.name, "bad --target %ld: not in --cpus %s", c.target, o.cpulist);
 	for (int i = 0; i < ns && c.target >= 0; i++)

@@ -825,7 +825,7 @@ int cmd_throughput(int argc, char **argv)
 
 	cli_parse(&desc, argc, argv, &o, &a);
 	if (o.ncpus < 2)
-		cli_fail(desc.name, "needs 2 CPUs in --cpus, got %d", o.ncpus);
+		cli_fail(desc.name, "%s", cli_too_few_cpus(&o, 2));
 	for (int v = 0; v < NVARS; v++)
 		all &= !a.want[v];
 	for (int v = 0; v < NVARS; v++)
@@ -838,8 +838,8 @@ int cmd_throughput(int argc, char **argv)
 		if (o.ncpus < shapes[sh].senders + 1) {
 			/* asked by name, it cannot run: say so; among all, it is skipped with the reason */
 			if (a.shapes_given)
-				cli_fail(desc.name, "shape %s needs %d CPUs in --cpus, got %d", shapes[sh].name,
-					 shapes[sh].senders + 1, o.ncpus);
+				cli_fail(desc.name, "shape %s %s", shapes[sh].name,
+					 cli_too_few_cpus(&o, shapes[sh].senders + 1));
 			run[sh] = -1;
 			continue;
 		}

@@ -478,7 +478,7 @@ int cmd_wake(int argc, char **argv)
 
 	cli_parse(&desc, argc, argv, &o, &wa);
 	if (o.ncpus < 2)
-		cli_fail(desc.name, "needs 2 CPUs in --cpus, got %d", o.ncpus);
+		cli_fail(desc.name, "%s", cli_too_few_cpus(&o, 2));
 	int cl[2] = {o.cpu[0], o.cpu[1]};
 	/* registered before any thread of this run starts */
 	wake_membarrier_setup();

@@ -320,6 +320,13 @@ def test_cli(ncpu):
     check("one CPU: ipi and bringup measured", {"ipi", "bringup"} <= measured_, f"measured: {sorted(measured_)}")
     check("one CPU: stderr says why each was skipped",
           all(f"xcall-bench {b}:" in err and "skipped: needs 2 CPUs" in err for b in need2), err[-400:])
+    # kernel skips its two-CPU cases one by one: for the process's CPUs, and never the rest for time
+    ksk = {r["case"]: r["params"]["skipped"] for r in res if r["bench"] == "kernel" and "skipped" in r["params"]}
+    two = [w for w in ksk.values() if "needs 2 CPUs" in w]
+    check("one CPU: kernel's two-CPU cases say the process may run on 1, not --cpus",
+          two and all("the process may run on 1" in w and "--cpus gives" not in w for w in two), f"skipped={ksk}")
+    late = [c for c, w in ksk.items() if w.startswith("no time left")]
+    check("one CPU: no kernel case skipped for time after the two-CPU skips", not late, f"skipped={ksk}")
 
 
 def main():
