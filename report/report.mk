@@ -31,7 +31,7 @@ $(REPORT_STAMP): report/pyproject.toml
 	@touch $@
 
 check-report: $(REPORT_STAMP)
-	$(REPORT_ENV) $(REPORT_PY) -m pytest -p no:cacheprovider report/tests
+	$(REPORT_ENV) XCALL_BENCH=$(abspath $(BENCH_BIN)) $(REPORT_PY) -m pytest -p no:cacheprovider report/tests
 
 report-html: $(BENCH_RUN_TARGET) $(REPORT_STAMP)
 	@test -f results/latest.json || { echo "report-html: results/latest.json not found;" \
