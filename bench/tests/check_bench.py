@@ -19,33 +19,12 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import check, exit_code, fail, ok, skip, summary  # noqa: E402
+
 BIN = sys.argv[1] if len(sys.argv) > 1 else "build/xcall-bench"
 TMP = tempfile.mkdtemp(prefix="xcall-bench-check-")
 UNITS = {"ns", "s", "cycles", "ops/s", "ratio", "irq/op", "pct"}
-passed = failed = skipped = 0
-
-
-def ok(name):
-    global passed
-    passed += 1
-    print(f"ok    {name}")
-
-
-def fail(name, why):
-    global failed
-    failed += 1
-    print(f"FAIL  {name}: {why}")
-
-
-def skip(name, why):
-    global skipped
-    skipped += 1
-    print(f"skip  {name}: {why}")
-
-
-def check(name, cond, why=""):
-    (ok if cond else (lambda n: fail(n, why)))(name)
-    return cond
 
 
 def online_cpus():
@@ -1088,8 +1067,8 @@ def main():
                 print(tag, args)
             return 0
         check_results(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "a")
-        print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
-        return 1 if failed or not passed else 0
+        print(summary())
+        return exit_code()
     if not os.access(BIN, os.X_OK):
         print(f"check_bench: {BIN} not built")
         print("0 passed, 1 failed")
@@ -1119,8 +1098,8 @@ def main():
         sys.path.insert(0, os.path.dirname(kernel))
         import check_kernel
         check_kernel.run_all(sys.modules[__name__])
-    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
-    return 1 if failed else 0
+    print(summary())
+    return exit_code(need_one_pass=False)
 
 
 if __name__ == "__main__":

@@ -31,39 +31,15 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import check, exit_code, fail, skip, summary  # noqa: E402
+
 BIN = sys.argv[1] if len(sys.argv) > 1 else "build/xcall-bench"
 TMP = tempfile.mkdtemp(prefix="xcall-bench-disturbed-")
 atexit.register(shutil.rmtree, TMP, True)
-passed = failed = skipped = 0
 
 # a ratio as the tables print it: "0.360x", "2.54x", and storm's "0.80 [20.00]"
 RATIO = re.compile(r"\b\d+\.\d+x\b|\b\d+\.\d+ \[-?\d+\.\d+\]")
-
-
-def ok(name):
-    global passed
-    passed += 1
-    print(f"ok    {name}")
-
-
-def fail(name, why):
-    global failed
-    failed += 1
-    print(f"FAIL  {name}: {why}")
-
-
-def skip(name, why):
-    global skipped
-    skipped += 1
-    print(f"skip  {name}: {why}")
-
-
-def check(name, cond, why=""):
-    if cond:
-        ok(name)
-    else:
-        fail(name, why)
-    return cond
 
 
 def run(args, env=None, cpus=None, timeout=300):
@@ -342,8 +318,8 @@ def main():
     test_classify(n2)
     test_capped(n2)
     test_hog(n2)
-    print(f"check_disturbed: {passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
-    return 1 if failed or not passed else 0
+    print(f"check_disturbed: {summary()}")
+    return exit_code()
 
 
 if __name__ == "__main__":
