@@ -277,7 +277,7 @@ static inline __attribute__((always_inline)) int ring_call(struct xc_cpu *c, xc_
 	if (xc_unlikely(!r))
 		return -ENOMEM;
 	xc_trace(XC_EV_QUEUE, c->cpu, flow, traced_fn);
-	if (xc_unlikely(xc_ring_put(r, fn, arg, flow, xc_self ? xc_self->cpu : -1, &idx)))
+	if (xc_unlikely(xc_ring_put(r, fn, arg, flow, &idx)))
 		return -ENOMEM;
 	return xc_ring_doorbell(c, r, idx);
 }
@@ -439,7 +439,7 @@ static int many_ring(const int *targets, int nt, xc_func_t fn, void *arg, unsign
 	uint32_t idx[XC_MAX_CPUS];
 	xc_func_t put_fn = (flags & XC_WAIT) ? XC_RING_WAITED : fn;
 	void *put_arg = (flags & XC_WAIT) ? (void *)w : arg;
-	int from = xc_self ? xc_self->cpu : -1, sent = 0, i;
+	int sent = 0, i;
 
 	/* every ring, and room in each from the urgent handler, before any entry: all or nothing */
 	for (i = 0; i < nt; i++) {
@@ -455,7 +455,7 @@ static int many_ring(const int *targets, int nt, xc_func_t fn, void *arg, unsign
 
 		xc_trace(XC_EV_QUEUE, targets[i], flow, (const void *)fn);
 		/* room was made above in the handler; elsewhere put waits for it */
-		(void)xc_ring_put(rings[i], put_fn, put_arg, flow, from, &idx[i]);
+		(void)xc_ring_put(rings[i], put_fn, put_arg, flow, &idx[i]);
 	}
 	for (i = 0; i < nt; i++) {
 		if (xc_ring_doorbell(&xc_cpus[targets[i]], rings[i], idx[i]) == 0)

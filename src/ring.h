@@ -132,8 +132,7 @@ bool xc_ring_make_room(struct xc_ring *r);
  * application, after publishing every entry of a many call. -ENOMEM: the
  * ring is full and this is the urgent handler, which must not wait.
  */
-static inline int xc_ring_put(struct xc_ring *r, xc_func_t fn, void *arg, uint32_t flow, int from,
-			      uint32_t *idx)
+static inline int xc_ring_put(struct xc_ring *r, xc_func_t fn, void *arg, uint32_t flow, uint32_t *idx)
 {
 	/* relaxed: only the owner writes head */
 	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
@@ -146,7 +145,8 @@ static inline int xc_ring_put(struct xc_ring *r, xc_func_t fn, void *arg, uint32
 	e->arg = arg;
 	if (xc_unlikely(flow)) {
 		r->meta[h & (r->size - 1)].flow = flow;
-		r->meta[h & (r->size - 1)].from = from;
+		/* the sender's CPU, looked up only while tracing */
+		r->meta[h & (r->size - 1)].from = xc_self ? xc_self->cpu : -1;
 	}
 	/* release: the entry's contents before the worker's acquire of head */
 	atomic_store_explicit(&r->head, h + 1, memory_order_release);
