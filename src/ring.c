@@ -39,11 +39,16 @@
  * goes through the wakeup protocol of kick.c (the push is S1), or the
  * worker sees the call at U3 and does not sleep.
  *
- * The owner's fence is a store-buffer drain per call. membarrier(2)
- * PRIVATE_EXPEDITED at U2 would carry it for the worker, once per sleep,
- * leaving the owner a compiler barrier; tried, it stalled the stress test
- * in a 16-vCPU TCG guest under offline churn past 240 s (8 s with the
- * fences), and is left out until that is understood.
+ * The owner's fence is a store-buffer drain per call, and it waits for
+ * the head's line: most of what a nowait call costs beyond a plain ring.
+ * membarrier(2) PRIVATE_EXPEDITED at U2 would carry it for the worker, once
+ * per sleep, leaving the owner a compiler barrier. Tried, it made the
+ * stress test in a 16-vCPU TCG guest 8-20x slower (161-405 s against 14-22
+ * s): the kernel runs expedited membarriers one at a time for the whole
+ * machine (a global mutex, then cpus_read_lock()), each IPIs every CPU
+ * running a thread of ours, 0.4 s on average there, and a worker asks one
+ * at every sleep. Batched to one in flight per process it was still
+ * 1.3-2.6x slower there, so the fences stay.
  *
  * The worker never unlinks while it may run calls soon: it holds its rings
  * while polling, so a stream of calls costs no doorbell at all, and a
