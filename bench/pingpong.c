@@ -101,6 +101,26 @@ static struct rec *row_new(size_t c, int rep, const struct hist *h, const int *c
 }
 
 /* A batch-timed row: n round trips in spans of PAIR_SPAN, each span one sample. */
+/*
+ * Where the two CPUs' line lies, from the limit's round trip: the ratios
+ * of the calls to it differ by phase (README), and a VM's vCPUs can move
+ * between them within minutes (this project's AMD EPYC guest shows ~20,
+ * ~55 and ~240 ns). Bounds: SMT siblings and a shared L2 measure under 35
+ * ns; one last-level cache under 120; across dies or sockets beyond.
+ */
+struct line_phase {
+	const char *name, *what;
+};
+
+static struct line_phase line_phase(double limit_ns)
+{
+	if (limit_ns < 35)
+		return (struct line_phase){"near", "under 35 ns: one core's threads or a shared L2"};
+	if (limit_ns < 120)
+		return (struct line_phase){"mid", "35-120 ns: one last-level cache"};
+	return (struct line_phase){"far", "120 ns or more: across dies or sockets"};
+}
+
 static void batch_params(struct rec *r, long n, int blocks)
 {
 	rec_param_i(r, "round_trips", n);
@@ -179,6 +199,7 @@ int cmd_pingpong(int argc, char **argv)
 				batch_params(r, n, po.blocks);
 				if (c == 0) {
 					rec_param_s(r, "method", lower ? "cas" : "store-load");
+					rec_param_s(r, "line_phase", line_phase(r->s.p50).name);
 					rec_param_i(r, "lines", PAIR_LINES);
 					rec_param_d(r, "line_p50_min", po.line_p50_min);
 					rec_param_d(r, "line_p50_max", po.line_p50_max);
@@ -302,11 +323,13 @@ unpaired:
 		const struct rec *cas = rec_find("pingpong", "cacheline-cas", r->repeat);
 		const struct rec *op = rec_find("pingpong", "cacheline/per-op", r->repeat);
 		/* the line a reader checks against core-to-core-latency */
+		struct line_phase ph = line_phase(r->s.p50);
 		printf("\nlimit, rep %d: %.1f ns a round trip, the lower of store/load %.1f ns and CAS %.1f ns\n"
 		       "  (each the median of spans of %d round trips between two timestamps; the store/load\n"
-		       "  round trip timed alone, timer included: %.0f ns p50)\n",
+		       "  round trip timed alone, timer included: %.0f ns p50)\n"
+		       "  line phase: %s (%s); compare ratios only within a phase\n",
 		       r->repeat, r->s.p50, st ? st->s.p50 : 0, cas ? cas->s.p50 : 0, PAIR_SPAN,
-		       op ? op->s.p50 : 0);
+		       op ? op->s.p50 : 0, ph.name, ph.what);
 		const struct rec *call = rec_find("pingpong", cases[1].name, r->repeat);
 		if (!call || !rec_param_get(call, "paired_ratio_p50", 0))
 			continue;

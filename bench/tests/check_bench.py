@@ -13,6 +13,7 @@ usage: check_bench.py BUILD/xcall-bench
 import atexit
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -242,6 +243,14 @@ def test_pingpong(n2):
     check("pingpong: the limit is the lower of store/load and CAS",
           lim and st and cas and lim["p50"] == min(st["p50"], cas["p50"]),
           f"limit {lim and lim['p50']}, store {st and st['p50']}, cas {cas and cas['p50']}")
+    # the phase follows from the limit: near under 35 ns, mid under 120, far beyond
+    phase = (lim or {}).get("params", {}).get("line_phase")
+    want = None if not lim else "near" if lim["p50"] < 35 else "mid" if lim["p50"] < 120 else "far"
+    check("pingpong: the limit names its line phase, from its own round trip",
+          want is not None and phase == want, f"limit {lim and lim['p50']} ns, line_phase {phase!r}")
+    rc, out, err = run(["pingpong", "--cases", "cacheline,libxcall-polling", "--iterations", "300"])
+    check("pingpong: the table says the line phase",
+          rc == 0 and re.search(r"line phase: (near|mid|far) \(", out) is not None, f"rc={rc} {out[-600:]!r}")
     r = find(res, "libxcall-polling")
     # every call of the block ran: 300 in spans, 100 timed alone for the tails
     check("pingpong: polling target, calls counted", cnt(r, "calls") == 400, f"calls={cnt(r, 'calls')}")
