@@ -439,10 +439,19 @@ void oversub_end(const char *cmd)
 		fprintf(stderr, "xcall-bench: disturbed: other tasks took %.0f%% of CPUs %s during %s", cur.others_pct,
 			cpus, cmd);
 		/* the busiest by name: where several share the CPUs, the one you started may be second */
-		for (int i = 0; i < top.n; i++)
-			fprintf(stderr, "%s'%s' pid %d %.0f%%", i ? ", " : " (top: ", top.p[i].name, top.p[i].pid,
-				total > 0 ? 100.0 * (double)top.p[i].ticks / total : 0);
-		fputs(top.n ? "); its records are marked\n" : "; its records are marked\n", stderr);
+		double named = 0;
+		for (int i = 0; i < top.n; i++) {
+			double pct = total > 0 ? 100.0 * (double)top.p[i].ticks / total : 0;
+			named += pct;
+			fprintf(stderr, "%s'%s' pid %d %.0f%%", i ? ", " : " (top: ", top.p[i].name, top.p[i].pid, pct);
+		}
+		/* a process that ended within the run (a compiler under make) is in no scan */
+		bool unnamed = cur.others_pct - named >= OTHERS_PCT_MAX;
+		if (unnamed)
+			fputs(top.n ? "; the rest by processes that came and went" : " (all by processes that came and went",
+			      stderr);
+		fputs(top.n || unnamed ? "); its records are marked\n" : "; its records are marked\n",
+		      stderr);
 	} else if (cur.steal_pct >= STEAL_PCT_MAX) {
 		fprintf(stderr, "xcall-bench: disturbed: the hypervisor stole %.0f%% of CPUs %s during %s: the "
 			"vCPUs share real CPUs (--poll adaptive yields, forever does not); its records are marked\n",
