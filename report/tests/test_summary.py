@@ -16,7 +16,7 @@ def real_names(scale=1.0):
     s = scale
     return [
         rec("pingpong", "cacheline", 70 * s, p50=60 * s, cpus=[0, 1],
-            params={"method": "cas", "ratio_to_limit": 1}),
+            params={"method": "cas", "ratio_to_limit": 1, "line_phase": "mid"}),
         rec("pingpong", "libxcall-polling", 160 * s, p50=150 * s, cpus=[0, 1],
             params={"paired_ratio_p10": 2.2, "paired_ratio_p50": 2.5 * s,
                     "paired_ratio_p90": 2.8, "paired_handoff_ratio_p50": 1.4,
@@ -71,6 +71,7 @@ def test_limit(figs):
     f = figs["limit"]
     assert f.value == "60 ns"
     assert "between CPUs 0 and 1 takes 60 ns a round trip (p50, CAS" in f.sentences[0]
+    assert f.sentences[1].startswith("That is the mid line phase (35-120 ns")
 
 
 def test_call_and_paired_ratio(figs):
@@ -198,7 +199,7 @@ ANY = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(-10, 1e6
                 st.text(max_size=8), st.lists(st.integers(-2, 3), max_size=3))
 KNOWN_CASES = [(r["bench"], r["case"]) for r in real_names()] + \
     [("wake", "x"), ("matrix", "op/speedup/x"), ("storm", "baseline"), ("kernel", "ipi")]
-PARAM_KEYS = ["capped", "disturbed", "skipped", "method", "paired_ratio_p50", "target",
+PARAM_KEYS = ["capped", "disturbed", "skipped", "method", "line_phase", "paired_ratio_p50", "target",
               "CAL_per_op_target", "limit", "mechanism", "state", "impl", "callers", "mode"]
 
 

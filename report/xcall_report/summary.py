@@ -94,6 +94,12 @@ def _absent(key, title, bench, what):
                                    f"`xcall-bench {bench}` measures {what}."], present=False)
 
 
+# pingpong's params.line_phase, from the limit's own round trip (docs/bench.md)
+PHASES = {"near": "under 35 ns: one core's threads or a shared L2",
+          "mid": "35-120 ns: one last-level cache",
+          "far": "120 ns or more: across dies or sockets"}
+
+
 def _limit_case(r):
     cases = r.res.cases("pingpong")
     if "cacheline" in cases:
@@ -119,7 +125,12 @@ def limit(r):
     text = (f"One cache line passed back and forth between {between} takes {human(s['p50'], unit)}"
             f" a round trip (p50{how}): no call between CPUs can be faster, so the figures "
             "below are measured against it.")
-    return Figure("limit", title, human(s["p50"], unit), [text], marks=r.take_marks())
+    sentences = [text]
+    phase = r.res.runs("pingpong", case)[0].params.get("line_phase")
+    if phase in PHASES:
+        sentences.append(f"That is the {phase} line phase ({PHASES[phase]}): ratios to the limit "
+                         "compare only with runs of the same phase.")
+    return Figure("limit", title, human(s["p50"], unit), sentences, marks=r.take_marks())
 
 
 def call(r):
