@@ -260,24 +260,35 @@ static bool test_load(double *others, double *steal)
 	return e && sscanf(e, "%lf,%lf", others, steal) == 2;
 }
 
-/* Others' and steal's share of run_cpus's time from t0 to t1; false when too little time passed. */
-static bool shares(double *others, double *steal)
+/* run_cpus's ticks from t0 to t1, summed over the CPUs with a line in both (n of them). */
+struct window {
+	double busy, steal, total;
+	int n;
+};
+
+static struct window window_ticks(void)
 {
-	double busy = 0, st = 0, total = 0;
-	int n = 0;
+	struct window w = {0};
 	for (int c = 0; c < CPU_SETSIZE; c++) {
 		if (!CPU_ISSET(c, &run_cpus) || !CPU_ISSET(c, &t0.have) || !CPU_ISSET(c, &t1.have) ||
 		    t1.total[c] < t0.total[c])
 			continue;
-		n++;
-		busy += (double)(t1.busy[c] - t0.busy[c]);
-		st += (double)(t1.steal[c] - t0.steal[c]);
-		total += (double)(t1.total[c] - t0.total[c]);
+		w.n++;
+		w.busy += (double)(t1.busy[c] - t0.busy[c]);
+		w.steal += (double)(t1.steal[c] - t0.steal[c]);
+		w.total += (double)(t1.total[c] - t0.total[c]);
 	}
+	return w;
+}
+
+/* Others' and steal's share of run_cpus's time from t0 to t1; false when too little time passed. */
+static bool shares(double *others, double *steal)
+{
+	struct window w = window_ticks();
 	if (test_load(others, steal))
 		return true;
 	double wall = (double)(t1.at - t0.at) / 1e9;
-	if (total < MIN_TICKS || wall <= 0)
+	if (w.total < MIN_TICKS || wall <= 0)
 		return false;
 	/*
 	 * Shares, not ticks: the CPUs' busy share from their ticks, ours from
@@ -285,9 +296,9 @@ static bool shares(double *others, double *steal)
 	 * delivers fewer timer interrupts than it should: 14 s of ticks for a
 	 * 24 s loop under TCG), and then ticks and seconds do not compare.
 	 */
-	double o = busy / total - (t1.own_s - t0.own_s) / (wall * n);
+	double o = w.busy / w.total - (t1.own_s - t0.own_s) / (wall * w.n);
 	*others = o > 0 ? 100 * o : 0;
-	*steal = 100 * st / total;
+	*steal = 100 * w.steal / w.total;
 	return true;
 }
 
@@ -327,23 +338,19 @@ static double classify(struct disturb *d, const char *hog)
 }
 
 /*
- * A run shorter than MIN_TICKS of its CPUs' time (debug's cases take 0.2 s)
- * has no share to show: wait until the window since t0 holds MIN_TICKS, so
- * that what else wants the CPUs around the run is still seen. At most 0.25 s
- * on 2 CPUs, once per run; bounded at 1 s where ticks are lost (emulators).
+ * Read /proc/stat into t1. A run shorter than MIN_TICKS of its CPUs' time
+ * (debug's cases take 0.2 s) has no share to show: wait until the window
+ * since t0 holds MIN_TICKS, so that what else wants the CPUs around the run
+ * is still seen. At most 0.25 s on 2 CPUs, once per run; bounded at 1 s
+ * where ticks are lost (emulators). -1 when /proc/stat cannot be read.
  */
-static void fill_window(void)
+static int read_window(void)
 {
-	for (int waited_ms = 0; waited_ms < 1000; waited_ms += 10) {
-		double total = 0;
+	for (int waited_ms = 0;; waited_ms += 10) {
 		if (read_times(&t1))
-			return;
-		for (int c = 0; c < CPU_SETSIZE; c++)
-			if (CPU_ISSET(c, &run_cpus) && CPU_ISSET(c, &t0.have) && CPU_ISSET(c, &t1.have) &&
-			    t1.total[c] >= t0.total[c])
-				total += (double)(t1.total[c] - t0.total[c]);
-		if (total >= MIN_TICKS)
-			return;
+			return -1;
+		if (window_ticks().total >= MIN_TICKS || waited_ms >= 1000)
+			return 0;
 		nanosleep(&(struct timespec){0, 10000000}, NULL);
 	}
 }
@@ -352,9 +359,10 @@ static void fill_window(void)
 static void look(void)
 {
 	double o, s;
-	fill_window();
+	if (read_window())
+		return;
 	last_look = now_ns();
-	if (read_times(&t1) || !shares(&o, &s))
+	if (!shares(&o, &s))
 		return;
 	if (o > cur.others_pct)
 		cur.others_pct = o;
@@ -432,10 +440,7 @@ void oversub_end(const char *cmd)
 		return;
 	xc_cpulist_format(&run_cpus, cpus, sizeof(cpus));
 	if (cur.others_pct >= OTHERS_PCT_MAX && cur.others_pct >= cur.steal_pct) {
-		double total = 0;
-		for (int c = 0; c < CPU_SETSIZE; c++)
-			if (CPU_ISSET(c, &run_cpus) && CPU_ISSET(c, &t0.have) && CPU_ISSET(c, &t1.have))
-				total += (double)(t1.total[c] - t0.total[c]);
+		double total = window_ticks().total;
 		fprintf(stderr, "xcall-bench: disturbed: other tasks took %.0f%% of CPUs %s during %s", cur.others_pct,
 			cpus, cmd);
 		/* the busiest by name: where several share the CPUs, the one you started may be second */
