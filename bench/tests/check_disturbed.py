@@ -129,9 +129,12 @@ sys.stdin.read()                    # until the test closes it or dies
 
 
 class Hog:
-    def __init__(self):
-        self.p = subprocess.Popen([sys.executable, "-c", HOG, str(os.getpid())],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    """A load script (HOG, BRIEF) in a session of its own: stop() kills it and whatever it forked."""
+
+    def __init__(self, script=HOG):
+        self.p = subprocess.Popen([sys.executable, "-c", script, str(os.getpid())],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  start_new_session=True)
         atexit.register(self.stop)
         ready = self.p.stdout.readline().strip()
         if ready != "ready":
@@ -139,8 +142,11 @@ class Hog:
             raise RuntimeError(f"the hog did not start: {ready!r}")
 
     def stop(self):
-        if self.p.poll() is None:
-            self.p.kill()
+        if self.p.returncode is None:
+            try:
+                os.killpg(self.p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             self.p.wait()
 
 
@@ -227,12 +233,12 @@ sys.stdin.read()
 def test_brief(n2):
     if not n2:
         return
-    p = subprocess.Popen([sys.executable, "-c", BRIEF, str(os.getpid())], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        if p.stdout.readline().strip() != "ready":
-            fail("beside short-lived processes: the hog", "did not start")
-            return
+        hog = Hog(BRIEF)
+    except RuntimeError as e:
+        fail("beside short-lived processes: the hog", str(e))
+        return
+    try:
         rc, out, err = run(["pingpong", "--cases", "cacheline,libxcall-polling", "--iterations", "300000"])
         warn = [l for l in err.splitlines() if l.startswith("xcall-bench: disturbed: other tasks took")]
         m = re.match(r"xcall-bench: disturbed: other tasks took (\d+)%", warn[0]) if len(warn) == 1 else None
@@ -246,11 +252,7 @@ def test_brief(n2):
               rc == 0 and len(warn) == 1 and "processes that came and went" in warn[0],
               f"rc={rc} warning={warn!r}")
     finally:
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        p.wait()
+        hog.stop()
 
 
 # ---------------------------------------------------------------- classification
