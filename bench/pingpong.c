@@ -100,7 +100,6 @@ static struct rec *row_new(size_t c, int rep, const struct hist *h, const int *c
 	return r;
 }
 
-/* A batch-timed row: n round trips in spans of PAIR_SPAN, each span one sample. */
 /*
  * Where the two CPUs' line lies, from the limit's round trip: the ratios
  * of the calls to it differ by phase (README), and a VM's vCPUs can move
@@ -121,6 +120,7 @@ static struct line_phase line_phase(double limit_ns)
 	return (struct line_phase){"far", "120 ns or more: across dies or sockets"};
 }
 
+/* A batch-timed row: n round trips in spans of PAIR_SPAN, each span one sample. */
 static void batch_params(struct rec *r, long n, int blocks)
 {
 	rec_param_i(r, "round_trips", n);
