@@ -23,7 +23,7 @@ static const struct cmd_opt storm_opts[] = {
 	{"cpulist", required_argument, O_CPULIST, "L   sending CPUs (default: the first of --cpus)"},
 	{"wait", required_argument, O_WAIT, "0|1    wait for each call (default 1)"},
 	{"delay", required_argument, O_DELAY, "US    busy delay between calls, in us (default 0)"},
-	{"ablate", required_argument, O_ABLATE, "X    turn off: elide,coalesce,freeride,notify,slot,ring (comma list), all, none"},
+	{"ablate", required_argument, O_ABLATE, "X    turn off: elide,coalesce,freeride,notify,slot,ring,membarrier (comma list), all, none"},
 	{"compare", no_argument, O_COMPARE, "      run the baseline and every ablation, print the seed's table"},
 	{0},
 };

@@ -103,8 +103,9 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
 #define XC_ABLATE_NOTIFY   (1u << 3) /* a worker woken for calls leaves idle and schedules */
 #define XC_ABLATE_SLOT     (1u << 4) /* waiting single calls always queue, never use the mailbox slot */
 #define XC_ABLATE_RING     (1u << 5) /* calls go as descriptors on one shared list per CPU, not per-sender rings */
+#define XC_ABLATE_MEMBARRIER (1u << 6) /* a ring call fences on its sender, not a membarrier on the sleeping worker */
 #define XC_ABLATE_ALL      (XC_ABLATE_ELIDE | XC_ABLATE_COALESCE | XC_ABLATE_FREERIDE | \
-			    XC_ABLATE_NOTIFY | XC_ABLATE_SLOT | XC_ABLATE_RING)
+			    XC_ABLATE_NOTIFY | XC_ABLATE_SLOT | XC_ABLATE_RING | XC_ABLATE_MEMBARRIER)
 
 /**
  * struct xc_opts - runtime options; a zero-initialised struct means every default.
@@ -229,6 +230,9 @@ struct xc_work {
  * @trace_drops:     trace events overwritten before they were written out.
  * @displaced:       calls and work items that ended with the worker on another
  *                   CPU: the OS had taken this one away (see xc_cpu_offline()).
+ * @barriers:        membarrier(2) calls this CPU's worker made before it slept or
+ *                   closed, for senders whose ring calls skipped their fence
+ *                   (a burst of calls; see "How it works" in README.md).
  */
 struct xc_stats {
 	uint64_t calls, kicks_sent, kicks_elided, kicks_coalesced, free_rides,
@@ -236,6 +240,7 @@ struct xc_stats {
 	uint64_t poll_ns_now;
 	uint64_t urgent_calls, signals_sent, stuck_reports, trace_drops;
 	uint64_t displaced;
+	uint64_t barriers;
 };
 
 /**
@@ -513,7 +518,9 @@ XC_API int xc_worker_fd(void);
  * Call xc_worker_sleep_end() after every xc_worker_sleep_begin().
  * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
  *   interrupting libxcall in the same thread gets -EAGAIN.
- * Return: 0 sleep now; 1 something is pending: do not sleep, call xc_poll();
+ * Return: 0 sleep now; 1 do not sleep, call xc_poll() and come back:
+ * something is pending, or another worker is making the process's senders'
+ * stores visible (a membarrier, microseconds) before it sleeps;
  * -EINVAL the thread is not attached; -EDEADLK inside a call or work item.
  */
 XC_API int xc_worker_sleep_begin(void);

@@ -51,6 +51,7 @@ static void cpu_reset(struct xc_cpu *c, int cpu)
 	xc_rings_reset(c);
 	atomic_store_explicit(&c->urgent_calls, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->displaced, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->barriers, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->os_recheck, false, memory_order_relaxed);
 	atomic_store_explicit(&c->taken, XC_TAKEN_NONE, memory_order_relaxed);
 	c->user_offline = false;
@@ -308,6 +309,7 @@ static int runtime_init(const struct xc_opts *opts)
 	if (xc_rt.cfg.verbose)
 		xc_config_print(&xc_rt.cfg);
 	xc_rt.generation++;
+	xc_ring_init();
 	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++)
 		if (CPU_ISSET(cpu, &xc_rt.cfg.cpus))
 			xc_rt.cpu_list[n++] = cpu;

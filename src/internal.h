@@ -165,6 +165,7 @@ struct xc_cpu {
 	_Atomic long poll_ns;		/* adaptive window; read by xc_stats_get */
 	_Atomic uint64_t urgent_calls;	/* written only by the worker's signal handler */
 	_Atomic uint64_t displaced;	/* runs that ended on another CPU; the handler bumps it too */
+	_Atomic uint64_t barriers;	/* membarriers for owners' skipped fences (ring.c) */
 	_Atomic bool os_recheck;	/* a run ended elsewhere: the task loop runs the full check */
 	uint64_t fd_kicks_seen;		/* attached: eventfd kicks it saw claimed (attach.c) */
 	uint64_t fd_kicks_drained;	/* ... and read off the eventfd */

@@ -102,6 +102,8 @@
 /* Adaptive poll window bounds, after the kernel's cpuidle-haltpoll governor. */
 #define XC_POLL_MAX_NS        200000L
 #define XC_POLL_GROW_START_NS  50000L
+/* A worker about to sleep polls this long when another's membarrier is under way (ring.c). */
+#define XC_RELEASE_RETRY_NS    20000L
 
 uint64_t xc_now_ns(void)
 {
@@ -281,7 +283,18 @@ bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns
 		goto out;
 	if (!start)
 		start = xc_now_ns();
-	xc_rings_release(c);	/* U1-U3 (ring.c): a ring still held has calls, and W2 finds them */
+	/* U1-U3 (ring.c): a ring still held has calls, and W2 finds them */
+	while (xc_rings_release(c)) {
+		uint64_t again = 0;
+
+		/* another worker's membarrier is under way (ring.c): poll on a while, then try again */
+		if (poll_until(c, ready, ctx, XC_RELEASE_RETRY_NS, deadline_ns, &again))
+			goto out;
+		if (deadline_ns && xc_now_ns() >= deadline_ns) {
+			ok = false;
+			goto out;
+		}
+	}
 
 	for (;;) {
 		struct timespec rel, *timeout = NULL;
@@ -369,7 +382,8 @@ static void fd_settle(struct xc_cpu *c, uint32_t old)
  */
 bool xc_fd_sleep_begin(struct xc_cpu *c, xc_ready_fn ready, void *ctx)
 {
-	xc_rings_release(c);	/* U1-U3 (ring.c), as in xc_idle_wait */
+	if (xc_rings_release(c))	/* U1-U3 (ring.c), as in xc_idle_wait */
+		return false;		/* not yet: the loop polls on and comes back */
 	/* W1, seq_cst: ordered before the re-check W2 */
 	atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING_FD, memory_order_seq_cst);
 	if (ready(c, ctx, false)) {	/* W2 */

@@ -251,6 +251,7 @@ static const struct { const char *name; unsigned bit; } ablations[] = {
 	{ "notify", XC_ABLATE_NOTIFY },
 	{ "slot", XC_ABLATE_SLOT },
 	{ "ring", XC_ABLATE_RING },
+	{ "membarrier", XC_ABLATE_MEMBARRIER },
 };
 static int ablate_env(const char *val, struct xc_config *cfg)
 {

@@ -39,16 +39,48 @@
  * goes through the wakeup protocol of kick.c (the push is S1), or the
  * worker sees the call at U3 and does not sleep.
  *
- * The owner's fence is a store-buffer drain per call, and it waits for
- * the head's line: most of what a nowait call costs beyond a plain ring.
- * membarrier(2) PRIVATE_EXPEDITED at U2 would carry it for the worker, once
- * per sleep, leaving the owner a compiler barrier. Tried, it made the
- * stress test in a 16-vCPU TCG guest 8-20x slower (161-405 s against 14-22
- * s): the kernel runs expedited membarriers one at a time for the whole
- * machine (a global mutex, then cpus_read_lock()), each IPIs every CPU
- * running a thread of ours, 0.4 s on average there, and a worker asks one
- * at every sleep. Batched to one in flight per process it was still
- * 1.3-2.6x slower there, so the fences stay.
+ * == Owners without a fence ==
+ *
+ * R1' is a store-buffer drain per call, and it waits for the head's line,
+ * which the polling worker keeps reading: on its own it costs 3-5 times a
+ * plain ring's push. So in a burst the owner skips it, and the worker pays
+ * instead, once per sleep, with membarrier(2) PRIVATE_EXPEDITED: every
+ * running thread of the process runs a full barrier before the call
+ * returns (and one not running passed one when it was switched out).
+ *
+ *   Owner, a fenced call:                  Worker (xc_rings_release):
+ *     F1 unfenced = 1 (relaxed)              U1 state = IDLE, on each
+ *     R1' seq_cst fence; R2 as above:        U2 seq_cst fence
+ *       LINKED, and calls skip R1' until     U2' any unfenced == 1 (acquire):
+ *   Owner, a doorbell whose CAS won:             membarrier
+ *     C unfenced = 0 (release)               U3 as above
+ *
+ * Take a call P that skipped R1', and its last F1 and R1' before it, whose
+ * R2 read LINKED (else that call would have linked the ring and stored C);
+ * no C lies between them. Say P's R2 read a state from before this
+ * release's U1 (else it read IDLE and rings the doorbell, or a re-link:
+ * U3's own, and the worker keeps the ring, or its owner's, with a push).
+ * If U2' read unfenced from before that F1, U2 precedes that R1', and
+ * every later load of the owner, P's R2 among them, reads U1 or later:
+ * not so. So U2' reads 1, and membarrier runs: either P's head store comes
+ * before the owner's barrier point and U3 sees it, or P's R2 comes after
+ * and reads IDLE. Or U2' reads a C after P: C follows a CAS, a full
+ * barrier, after P's head store, and U2' acquires it, so U3 sees the head.
+ *
+ * A call after C is fenced again, until its R2 finds the ring linked: so
+ * a worker pays a membarrier only for rings that took two calls or more
+ * between a doorbell and its sleep. Expedited membarriers are serialised
+ * machine-wide by the kernel (a global mutex), and a worker queued behind
+ * another's runs no calls: a worker that finds one of this process under
+ * way polls on and tries again (kick.c), as Seastar's reactors do before
+ * they sleep. Where membarrier is refused (an old kernel, seccomp) or
+ * XC_ABLATE_MEMBARRIER is set, no owner ever stores F1, and every call
+ * fences. A ring that changes owner starts fenced (xc_ring_get_slow).
+ *
+ * In a 16-vCPU TCG guest a membarrier takes 0.4 s (every vCPU must take
+ * the IPI); a worker asked one at every sleep made the stress test 8-20x
+ * slower there, and batching them one at a time 1.3-2.6x. Asked only after
+ * a burst, and never waited for, see docs/model.md for what it costs now.
  *
  * The worker never unlinks while it may run calls soon: it holds its rings
  * while polling, so a stream of calls costs no doorbell at all, and a
@@ -82,9 +114,19 @@
 #include "wait.h"
 
 #include <errno.h>
+#include <linux/membarrier.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 __xc_tls struct xc_ring_table *xc_my_rings[2];
+bool xc_ring_asym;
+
+/* membarrier's expedited command for this process: 0 not asked yet, 1 registered, -1 refused */
+static int barrier_registered;
+/* a worker of this process is in membarrier (see "Owners without a fence") */
+static _Atomic bool barrier_busy;
 
 /* Every ring ever made, per target CPU id, newest first. */
 static _Atomic(struct xc_ring *) registry[XC_MAX_CPUS];
@@ -99,6 +141,41 @@ void xc_ring_waited_mark(void *arg)
 void xc_ring_async_mark(void *arg)
 {
 	(void)arg;
+}
+
+static long membarrier(int cmd)
+{
+	return syscall(__NR_membarrier, cmd, 0, 0);
+}
+
+/* At each xc_init: whether owners may skip R1' (see "Owners without a fence"). */
+void xc_ring_init(void)
+{
+	if (!barrier_registered)
+		barrier_registered = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 ? 1 : -1;
+	xc_ring_asym = barrier_registered > 0 && !xc_ablated(XC_ABLATE_MEMBARRIER);
+}
+
+/*
+ * A full barrier on every running thread of the process (membarrier), for
+ * the owners' skipped R1'. False if another worker's is under way and
+ * @may_skip: the caller must not sleep yet, and polls on instead.
+ */
+static bool owners_barrier(struct xc_cpu *c, bool may_skip)
+{
+	/* relaxed: a rate limit, not an order; the syscall orders */
+	bool busy = atomic_exchange_explicit(&barrier_busy, true, memory_order_relaxed), done;
+
+	if (busy && may_skip)
+		return false;
+	/* registered at xc_init, so it does not fail; if it did, polling on would still be safe */
+	while (!(done = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) && !may_skip)
+		sched_yield();
+	if (!busy)
+		atomic_store_explicit(&barrier_busy, false, memory_order_relaxed);
+	if (done)
+		xc_stat_inc_shared(&c->barriers);	/* shared: a close may run on another thread */
+	return done;
 }
 
 static size_t ring_bytes(uint32_t entries)
@@ -176,6 +253,8 @@ struct xc_ring *xc_ring_get_slow(struct xc_cpu *c)
 		r = ring_new(c, xc_rt.cfg.ring_entries);
 	if (r) {
 		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+		/* release: as C; a ring that changes owner starts fenced (see above) */
+		atomic_store_explicit(&r->unfenced, 0, memory_order_release);
 		t->ring[c->cpu] = r;
 	}
 	return r;
@@ -239,12 +318,16 @@ int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
 						     memory_order_acquire, memory_order_relaxed)) {
 		/* linked: the worker holds it (re-linked), or XC_ABLATE_COALESCE kicks anyway */
 		if (xc_ablated(XC_ABLATE_COALESCE)) {
-			xc_kick(c);	/* after xc_ring_doorbell's fence, as after a push */
+			/* S1 before S2, as a push gives, even after a call that skipped R1' */
+			atomic_thread_fence(memory_order_seq_cst);
+			xc_kick(c);
 		} else {
 			xc_stat_inc_own(&r->rode);
 		}
 		return 0;
 	}
+	/* C, release: this CAS follows every head store before it (see "Owners without a fence") */
+	atomic_store_explicit(&r->unfenced, 0, memory_order_release);
 	pushed = xc_llist_push(&c->callq, &r->link);
 	if (pushed == XC_PUSH_CLOSED)
 		return ring_refused(c, r, idx);
@@ -374,14 +457,27 @@ bool xc_rings_pending(struct xc_cpu *c)
 	return false;
 }
 
+/* U2': whether an owner of a ring on @list may have skipped R1' (see "Owners without a fence"). */
+static bool rings_unfenced(struct xc_ring *list)
+{
+	bool any = false;
+
+	for (struct xc_ring *r = list; r; r = r->held_next)
+		/* acquire: pairs with C's release, which follows head stores that skipped R1' */
+		any |= atomic_load_explicit(&r->unfenced, memory_order_acquire) != 0;
+	return any;
+}
+
 /*
- * Before a sleep: unlink every held ring (U1-U3 above). True if a ring is
- * still held because it has calls: the worker must not sleep.
+ * Before a sleep: unlink every held ring (U1-U3 above); a ring still held
+ * has calls, and W2 finds them (xc_rings_pending). True if the worker must
+ * not sleep yet: an owner skipped R1' and another worker's membarrier is
+ * under way, so every ring stays held, re-linked, while this one polls on.
  */
 bool xc_rings_release(struct xc_cpu *c)
 {
 	struct xc_ring **p = &c->rings_held, *r;
-	bool kept = false;
+	bool keep_all = false;
 
 	if (!c->rings_held)
 		return false;
@@ -389,14 +485,15 @@ bool xc_rings_release(struct xc_cpu *c)
 		/* U1; release: our reads of the link before an owner's push rewrites it */
 		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);	/* U2 */
+	if (rings_unfenced(c->rings_held) && !owners_barrier(c, true))
+		keep_all = true;
 	while ((r = *p)) {
 		uint32_t s = XC_RING_IDLE;
 
 		/* U3; relaxed CAS: whoever wins links it, nothing is published by it */
-		if (ring_has_calls(r) &&
+		if ((keep_all || ring_has_calls(r)) &&
 		    atomic_compare_exchange_strong_explicit(&r->state, &s, XC_RING_LINKED,
 							    memory_order_relaxed, memory_order_relaxed)) {
-			kept = true;
 			p = &r->held_next;
 			continue;
 		}
@@ -410,7 +507,7 @@ bool xc_rings_release(struct xc_cpu *c)
 			c->rings_dropped = r;
 		}
 	}
-	return kept;
+	return keep_all;
 }
 
 /*
@@ -433,6 +530,8 @@ int xc_rings_close(struct xc_cpu *c)
 	for (r = list; r; r = r->held_next)
 		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);	/* U1, as above */
 	atomic_thread_fence(memory_order_seq_cst);	/* U2 */
+	if (rings_unfenced(list))
+		owners_barrier(c, false);	/* U2', waiting its turn: the CPU is closing */
 	while ((r = list)) {
 		n += ring_run(c, r);	/* U3, and what it finds */
 		list = r->held_next;
@@ -509,6 +608,8 @@ void xc_ring_thread_exit(void)
 void xc_ring_fork_child(void)
 {
 	xc_my_rings[0] = xc_my_rings[1] = NULL;	/* their memory stays mapped, unused */
+	barrier_registered = 0;	/* a new process: the next xc_init asks membarrier again */
+	atomic_store_explicit(&barrier_busy, false, memory_order_relaxed);
 	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++)
 		for (struct xc_ring *r = atomic_load_explicit(&registry[cpu], memory_order_relaxed);
 		     r; r = r->next) {
@@ -517,6 +618,7 @@ void xc_ring_fork_child(void)
 			atomic_store_explicit(&r->tail, h, memory_order_relaxed);
 			r->tail_seen = r->head_seen = h;
 			atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
+			atomic_store_explicit(&r->unfenced, 0, memory_order_relaxed);
 			atomic_store_explicit(&r->owned, false, memory_order_relaxed);
 			r->held = false;
 			r->held_next = NULL;

@@ -55,6 +55,7 @@ struct xc_ring {
 	/* the owner's line */
 	_Atomic uint32_t head __xc_aligned;	/* entries published (release) */
 	_Atomic uint32_t state;			/* XC_RING_*: see ring.c */
+	_Atomic uint32_t unfenced;		/* owner: calls skip R1' (ring.c, "Owners without a fence") */
 	uint32_t tail_seen;			/* owner: a tail read earlier, never ahead of tail */
 	uint32_t size;				/* entries, a power of two; fixed when made */
 	_Atomic uint64_t rode;			/* owner: calls that found the ring linked (kicks_coalesced) */
@@ -89,6 +90,9 @@ struct xc_ring_table {
  * an update of its own rings (the handler never nests: urgent.c).
  */
 extern __xc_tls struct xc_ring_table *xc_my_rings[2];
+
+/* membarrier carries the owners' R1' (ring.c); set at xc_init, read by owners */
+extern bool xc_ring_asym;
 
 /* The calling thread's ring to @c, or NULL with -ENOMEM in *err (ring.c). */
 struct xc_ring *xc_ring_get_slow(struct xc_cpu *c);
@@ -165,9 +169,18 @@ int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx);
  */
 static inline int xc_ring_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
 {
-	/* R1': the store-load order of the argument in ring.c */
-	atomic_thread_fence(memory_order_seq_cst);
-	/* relaxed: the fence above orders it after the head store */
+	/* relaxed: only the owner writes unfenced */
+	if (xc_likely(atomic_load_explicit(&r->unfenced, memory_order_relaxed))) {
+		/* a worker that unlinks this ring runs a membarrier for R1' (ring.c) */
+		atomic_signal_fence(memory_order_seq_cst);
+	} else {
+		/* F1, relaxed: the fence below orders it before this call's R2 */
+		if (xc_ring_asym)
+			atomic_store_explicit(&r->unfenced, 1, memory_order_relaxed);
+		/* R1': the store-load order of the argument in ring.c */
+		atomic_thread_fence(memory_order_seq_cst);
+	}
+	/* relaxed: R1' or the worker's membarrier orders it after the head store */
 	if (xc_likely(atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_LINKED &&
 		      !xc_ablated(XC_ABLATE_COALESCE))) {
 		xc_stat_inc_own(&r->rode);
@@ -180,13 +193,14 @@ static inline int xc_ring_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t
 int xc_ring_take_doorbells(struct xc_cpu *c);
 int xc_rings_run(struct xc_cpu *c);
 bool xc_rings_pending(struct xc_cpu *c);
-bool xc_rings_release(struct xc_cpu *c);
+bool xc_rings_release(struct xc_cpu *c);	/* true: do not sleep yet */
 int xc_rings_close(struct xc_cpu *c);
 uint64_t xc_rings_rode(struct xc_cpu *c);
 bool xc_rings_queued(struct xc_cpu *c);
 void xc_rings_reset(struct xc_cpu *c);
 
 /* Process and thread lifecycle (ring.c). */
+void xc_ring_init(void);
 void xc_ring_thread_exit(void);
 void xc_ring_fork_child(void);
 

@@ -26,6 +26,7 @@ static void stats_add(struct xc_stats *out, struct xc_cpu *c)
 	out->stuck_reports += RD(stuck_reports);
 	out->trace_drops += xc_trace_drops(c->cpu);
 	out->displaced += RD(displaced);
+	out->barriers += RD(barriers);
 #undef RD
 }
 

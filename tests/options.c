@@ -61,7 +61,7 @@ static void opts_set_get(void)
 	set_get("XCALL_POLL_NS", "forever", "forever");
 	set_get("XCALL_POLL_NS", "20000", "20000");
 	set_get("XCALL_ABLATE", "slot,elide", "elide,slot");
-	set_get("XCALL_ABLATE", "all", "elide,coalesce,freeride,notify,slot,ring");
+	set_get("XCALL_ABLATE", "all", "elide,coalesce,freeride,notify,slot,ring,membarrier");
 	set_get("XCALL_STUCK_MS", "off", "off");
 	set_get("XCALL_STUCK_MS", "250", "250");
 	set_get("XCALL_BRINGUP_TIMEOUT_MS", "1500", "1500");
@@ -198,7 +198,7 @@ static void opts_get_contract(void)
 	o = zero, o.poll_ns = XC_POLL_FOREVER;
 	get_short(&o, "XCALL_POLL_NS", "forever", 4);
 	o = zero, o.ablate = XC_ABLATE_ALL;
-	get_short(&o, "XCALL_ABLATE", "elide,coalesce,freeride,notify,slot,ring", 8);
+	get_short(&o, "XCALL_ABLATE", "elide,coalesce,freeride,notify,slot,ring,membarrier", 8);
 	o = zero, o.stuck_ms = 123456;
 	get_short(&o, "XCALL_STUCK_MS", "123456", 3);
 	o = zero, o.trace_file = "/tmp/a-trace.json";

@@ -55,6 +55,7 @@ int main(void)
 	CHECK(d.calls == 11);
 	CHECK(d.work_run == 1);
 	CHECK(d.displaced == 0);
+	CHECK(d.barriers == 0);		/* waiting calls alone, each through the slot or fenced */
 	CHECK_RET(xc_exit(), 0);
 	return T_PASS;
 }

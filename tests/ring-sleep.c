@@ -1,0 +1,117 @@
+/*
+ * ring-sleep: the last call of a burst is never left unseen by a worker
+ * that unlinks its rings and sleeps. Calls in a burst skip their sender's
+ * fence (src/ring.c, "Owners without a fence"); the worker's membarrier
+ * before it sleeps stands in for it. A sender makes bursts of 1-8 nowait
+ * calls to a worker that sleeps as soon as it is idle (XC_POLL_NONE), spins
+ * until all of them ran, and starts the next burst at once, while the
+ * worker is unlinking its ring: a call left unseen leaves the sender
+ * spinning with the worker asleep, and the bound turns that into a
+ * failure. The worker must have paid membarriers (xc_stats.barriers), or
+ * the path was never taken. With XC_ABLATE_MEMBARRIER every call fences
+ * and no membarrier is paid; the calls all run just the same.
+ */
+#include "test.h"
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define BURSTS 20000
+#define STRANDED_S 10		/* no call ran for this long: one was left unseen */
+
+static _Atomic unsigned long ran;
+
+static void count(void *arg)
+{
+	atomic_fetch_add_explicit(&ran, 1, memory_order_relaxed);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Spin until @want calls ran; fail if none ran for STRANDED_S seconds. */
+static void wait_ran(unsigned long want, unsigned long burst)
+{
+	unsigned long seen = atomic_load(&ran);
+	double since = now_s();
+
+	for (unsigned spins = 0; seen < want; spins++) {
+		unsigned long r = atomic_load_explicit(&ran, memory_order_relaxed);
+
+		if (r != seen) {
+			seen = r;
+			since = now_s();
+		} else if (!(spins & 0xffff) && now_s() - since > STRANDED_S) {
+			fprintf(stderr, "burst %lu: %lu of %lu calls ran, none for %d s: one was left unseen\n",
+				burst, seen, want, STRANDED_S);
+			exit(T_FAIL);
+		}
+	}
+}
+
+/* Bursts to @target from a thread on @home; returns the target's membarriers. */
+static uint64_t bursts(int home, int target, unsigned ablate)
+{
+	struct xc_opts o = { .poll_ns = XC_POLL_NONE, .ablate = ablate };
+	struct xc_stats st;
+	unsigned long sent = 0;
+	unsigned seed = 12345;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(home, &set);
+	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0);
+	atomic_store(&ran, 0);
+	CHECK_RET(xc_init(&o), 0);
+	for (unsigned long b = 0; b < BURSTS; b++) {
+		unsigned n = 1 + rand_r(&seed) % 8;
+
+		for (unsigned i = 0; i < n; i++)
+			CHECK_RET(xc_call_single(target, count, NULL, 0), 0);
+		sent += n;
+		wait_ran(sent, b);
+	}
+	CHECK_RET(xc_stats_get(target, &st), 0);
+	CHECK(st.calls == sent);
+	CHECK_RET(xc_exit(), 0);
+	return st.barriers;
+}
+
+/* Whether this kernel lets a process register for expedited private membarriers. */
+static bool membarrier_expedited(void)
+{
+	long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+
+	return cmds >= 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+}
+
+int main(void)
+{
+	int cpus[CPU_SETSIZE], n = 0;
+	cpu_set_t mine;
+
+	CHECK(sched_getaffinity(0, sizeof(mine), &mine) == 0);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &mine))
+			cpus[n++] = c;
+	if (n < 2)
+		t_skip("needs 2 CPUs");
+	uint64_t paid = bursts(cpus[0], cpus[1], 0);
+
+	printf("ring-sleep: %d bursts, %llu membarriers\n", BURSTS, (unsigned long long)paid);
+	CHECK(bursts(cpus[0], cpus[1], XC_ABLATE_MEMBARRIER) == 0);
+	if (!membarrier_expedited()) {
+		CHECK(paid == 0);	/* refused: every call fenced */
+		t_skip("membarrier has no private expedited command here: every call fenced");
+	}
+	CHECK(paid > 0);
+	return T_PASS;
+}
