@@ -1,0 +1,330 @@
+//! Raw declarations of libxcall's `include/xcall.h`, and libxcall itself, built from the
+//! repository's `src/` by the build script (no system install needed).
+//!
+//! Everything here is `unsafe` to use and follows the header's own rules, function by
+//! function: read the kernel-doc comments in `xcall.h`. The safe API is the `xcall` crate.
+//!
+//! The structs are declared through one macro that also records their layout, so that the
+//! `layout` test compares each struct's size, alignment and every field's offset and size with
+//! a table the build script compiles from the header itself: a field added to `xcall.h`
+//! without this crate following fails the test by name.
+#![no_std]
+#![allow(non_camel_case_types)]
+#![deny(missing_docs)]
+
+use core::ffi::{c_char, c_int, c_long, c_uint, c_void};
+pub use libc::cpu_set_t;
+
+/// The layout of one struct as Rust sees it.
+#[derive(Debug)]
+pub struct StructLayout {
+    /// The struct's name in `xcall.h`, without `struct`.
+    pub name: &'static str,
+    /// `size_of`.
+    pub size: usize,
+    /// `align_of`.
+    pub align: usize,
+    /// Every field, in declaration order.
+    pub fields: &'static [FieldLayout],
+}
+
+/// The layout of one field as Rust sees it.
+#[derive(Debug)]
+pub struct FieldLayout {
+    /// The field's name in `xcall.h`.
+    pub name: &'static str,
+    /// `offset_of`.
+    pub offset: usize,
+    /// `size_of` the field's type.
+    pub size: usize,
+}
+
+macro_rules! c_structs {
+    ($( $(#[$m:meta])* pub struct $name:ident { $( $(#[$fm:meta])* pub $f:ident : $t:ty ),* $(,)? } )*) => {
+        $(
+            $(#[$m])*
+            #[repr(C)]
+            pub struct $name { $( $(#[$fm])* pub $f: $t ),* }
+        )*
+        /// Every struct this crate declares, as Rust lays it out (the layout test's input).
+        pub const LAYOUTS: &[StructLayout] = &[ $(
+            StructLayout {
+                name: stringify!($name),
+                size: core::mem::size_of::<$name>(),
+                align: core::mem::align_of::<$name>(),
+                fields: &[ $( FieldLayout {
+                    name: stringify!($f),
+                    offset: core::mem::offset_of!($name, $f),
+                    size: core::mem::size_of::<$t>(),
+                } ),* ],
+            }
+        ),* ];
+    };
+}
+
+macro_rules! c_consts {
+    ($( $(#[$m:meta])* $name:ident : $t:ty = $v:expr; )*) => {
+        $( $(#[$m])* pub const $name: $t = $v; )*
+        /// Every constant this crate declares, by its name in `xcall.h` (the layout test's input).
+        pub const CONSTANTS: &[(&str, i64)] = &[ $( (stringify!($name), $name as i64) ),* ];
+    };
+}
+
+/// `xc_func_t`: a call's or work item's function.
+pub type xc_func_t = Option<unsafe extern "C" fn(arg: *mut c_void)>;
+/// `xc_cond_t`: `xc_call_cond()`'s predicate.
+pub type xc_cond_t = Option<unsafe extern "C" fn(cpu: c_int, arg: *mut c_void) -> bool>;
+
+c_consts! {
+    /// Return only after fn ran on every target.
+    XC_WAIT: c_uint = 1 << 0;
+    /// many/all/cond: also run fn on the calling worker's CPU.
+    XC_RUN_LOCAL: c_uint = 1 << 1;
+    /// Interrupt a busy worker: fn runs in a signal handler.
+    XC_URGENT: c_uint = 1 << 2;
+    /// Every call flag.
+    XC_FLAGS_ALL: c_uint = XC_WAIT | XC_RUN_LOCAL | XC_URGENT;
+    /// `xc_opts.stuck_ms`: no stuck-call reports.
+    XC_STUCK_OFF: c_int = -1;
+    /// `xc_opts.follow_os`: workers never look whether the OS took their CPU.
+    XC_FOLLOW_OS_OFF: c_int = -1;
+    /// Idle poll window grows after short sleeps, shrinks after long ones.
+    XC_POLL_ADAPTIVE: c_long = 0;
+    /// Sleep at once.
+    XC_POLL_NONE: c_long = -1;
+    /// Never sleep.
+    XC_POLL_FOREVER: c_long = -2;
+    /// Ablation: futex-wake even a polling or running target.
+    XC_ABLATE_ELIDE: c_uint = 1 << 0;
+    /// Ablation: kick on every enqueue.
+    XC_ABLATE_COALESCE: c_uint = 1 << 1;
+    /// Ablation: wake again although a wakeup is under way.
+    XC_ABLATE_FREERIDE: c_uint = 1 << 2;
+    /// Ablation: a worker woken for calls leaves idle and schedules.
+    XC_ABLATE_NOTIFY: c_uint = 1 << 3;
+    /// Ablation: waiting single calls never use the mailbox slot.
+    XC_ABLATE_SLOT: c_uint = 1 << 4;
+    /// Ablation: one shared list per CPU, not per-sender rings.
+    XC_ABLATE_RING: c_uint = 1 << 5;
+    /// Ablation: a ring call fences on its sender.
+    XC_ABLATE_MEMBARRIER: c_uint = 1 << 6;
+    /// Every ablation.
+    XC_ABLATE_ALL: c_uint = XC_ABLATE_ELIDE | XC_ABLATE_COALESCE | XC_ABLATE_FREERIDE
+        | XC_ABLATE_NOTIFY | XC_ABLATE_SLOT | XC_ABLATE_RING | XC_ABLATE_MEMBARRIER;
+}
+
+c_structs! {
+    /// `struct xc_opts`: runtime options; all zero means every default.
+    #[derive(Debug, Clone, Copy)]
+    pub struct xc_opts {
+        /// cpulist such as "0-3,8"; NULL = the CPUs the process may run on.
+        pub cpus: *const c_char,
+        /// Start workers one at a time.
+        pub serial_bringup: bool,
+        /// `XC_POLL_*` or a fixed idle poll window in ns.
+        pub poll_ns: c_long,
+        /// Runs on each worker, pinned, before it goes online.
+        pub cpu_init: Option<unsafe extern "C" fn(cpu: c_int, arg: *mut c_void) -> c_int>,
+        /// Passed to `cpu_init`.
+        pub cpu_init_arg: *mut c_void,
+        /// How long a worker may take to report alive; 0 = 10000.
+        pub bringup_timeout_ms: c_uint,
+        /// Receives every diagnostic line; NULL = stderr.
+        pub report: Option<unsafe extern "C" fn(line: *const c_char)>,
+        /// `XC_ABLATE_*` bits.
+        pub ablate: c_uint,
+        /// Stuck-call report delay in ms; 0 = 5000, `XC_STUCK_OFF` = never.
+        pub stuck_ms: c_int,
+        /// Chrome trace JSON written here at `xc_exit()`; NULL = no tracing.
+        pub trace_file: *const c_char,
+        /// Trace ring size in events; 0 = 65536.
+        pub trace_events: c_uint,
+        /// The urgent signal; 0 = SIGRTMIN + 2.
+        pub urgent_signal: c_int,
+        /// 0 = follow the OS taking CPUs away; `XC_FOLLOW_OS_OFF` = never look.
+        pub follow_os: c_int,
+        /// cpulist of CPUs that application threads attach to; NULL = none.
+        pub attach: *const c_char,
+        /// Ring size per (thread, CPU); 0 = 256.
+        pub ring_entries: c_uint,
+    }
+
+    /// `struct xc__link` (private).
+    #[derive(Debug)]
+    pub struct xc__link {
+        /// Next in a list.
+        pub next: *mut xc__link,
+    }
+
+    /// `struct xc__completion` (private).
+    #[derive(Debug)]
+    pub struct xc__completion {
+        /// Atomic in C.
+        pub word: u32,
+        /// The sleeping waiter.
+        pub waiter: *mut c_void,
+    }
+
+    /// `struct xc_call`: a caller-owned descriptor for `xc_call_async()`; zero it first.
+    #[derive(Debug)]
+    #[repr(align(64))]
+    pub struct xc_call {
+        /// The function.
+        pub fn_: xc_func_t,
+        /// Its argument.
+        pub arg: *mut c_void,
+        /// Private.
+        pub _link: xc__link,
+        /// Private (atomic in C).
+        pub _flags: u16,
+        /// Private.
+        pub _src_cpu: i16,
+        /// Private.
+        pub _trace_id: u32,
+        /// Private.
+        pub _completion: *mut xc__completion,
+        /// Private.
+        pub _owner: *mut c_void,
+        /// Private.
+        pub _done: xc__completion,
+    }
+
+    /// `struct xc_work`: a deferred per-CPU work item; zero it first.
+    #[derive(Debug)]
+    pub struct xc_work {
+        /// The function.
+        pub fn_: xc_func_t,
+        /// Its argument.
+        pub arg: *mut c_void,
+        /// Private.
+        pub _link: xc__link,
+        /// Private (atomic in C).
+        pub _flags: c_uint,
+        /// Private.
+        pub _src_cpu: c_int,
+        /// Private.
+        pub _trace_id: u32,
+    }
+
+    /// `struct xc_stats`: counters, per CPU or summed.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct xc_stats {
+        /// Call functions run on this CPU.
+        pub calls: u64,
+        /// Futex wakes (eventfd writes) issued to this CPU's worker.
+        pub kicks_sent: u64,
+        /// Kicks skipped because the worker was polling or running.
+        pub kicks_elided: u64,
+        /// Enqueues that needed no kick because the queue was not empty.
+        pub kicks_coalesced: u64,
+        /// Kicks skipped because another sender's wakeup was under way.
+        pub free_rides: u64,
+        /// Times the worker went to sleep.
+        pub sleeps: u64,
+        /// Times it came back from such a sleep.
+        pub wakeups: u64,
+        /// Work items run.
+        pub work_run: u64,
+        /// The current idle poll window, in ns.
+        pub poll_ns_now: u64,
+        /// `XC_URGENT` calls run.
+        pub urgent_calls: u64,
+        /// Signals sent to interrupt this CPU's busy worker.
+        pub signals_sent: u64,
+        /// Stuck-call reports about calls waiting on this CPU.
+        pub stuck_reports: u64,
+        /// Trace events overwritten before they were written out.
+        pub trace_drops: u64,
+        /// Calls and work items that ran with the worker displaced.
+        pub displaced: u64,
+        /// membarrier(2) calls this CPU's worker made.
+        pub barriers: u64,
+    }
+}
+
+extern "C" {
+    /// Start one worker per CPU.
+    pub fn xc_init(opts: *const xc_opts) -> c_int;
+    /// Run what is queued, stop and join every worker.
+    pub fn xc_exit() -> c_int;
+    /// Run fn(arg) on one CPU.
+    pub fn xc_call_single(cpu: c_int, fn_: xc_func_t, arg: *mut c_void, flags: c_uint) -> c_int;
+    /// Run fn(arg) on every online CPU of a mask.
+    pub fn xc_call_many(mask: *const cpu_set_t, fn_: xc_func_t, arg: *mut c_void, flags: c_uint) -> c_int;
+    /// `xc_call_many()` on the CPUs for which cond(cpu, arg) holds.
+    pub fn xc_call_cond(
+        mask: *const cpu_set_t,
+        cond: xc_cond_t,
+        fn_: xc_func_t,
+        arg: *mut c_void,
+        flags: c_uint,
+    ) -> c_int;
+    /// Run fn(arg) on every online CPU.
+    pub fn xc_call_all(fn_: xc_func_t, arg: *mut c_void, flags: c_uint) -> c_int;
+    /// Run fn(arg) on the nearest online CPU of a mask; returns it.
+    pub fn xc_call_any(mask: *const cpu_set_t, fn_: xc_func_t, arg: *mut c_void, flags: c_uint) -> c_int;
+    /// Run call->fn(call->arg) on cpu, with the caller's descriptor.
+    pub fn xc_call_async(cpu: c_int, call: *mut xc_call) -> c_int;
+    /// True once an async call's function has returned.
+    pub fn xc_call_done(call: *const xc_call) -> bool;
+    /// Queue a work item to a CPU's task context.
+    pub fn xc_queue_work(cpu: c_int, work: *mut xc_work) -> c_int;
+    /// True while a work item is queued and has not started.
+    pub fn xc_work_pending(work: *const xc_work) -> bool;
+    /// Run the calls queued to the calling worker's CPU.
+    pub fn xc_poll() -> c_int;
+    /// Make the calling thread a CPU's worker.
+    pub fn xc_worker_attach(cpu: c_int) -> c_int;
+    /// The calling thread is no longer its CPU's worker.
+    pub fn xc_worker_detach() -> c_int;
+    /// The attached thread's eventfd.
+    pub fn xc_worker_fd() -> c_int;
+    /// The attached thread is about to sleep in its own wait.
+    pub fn xc_worker_sleep_begin() -> c_int;
+    /// The attached thread is awake.
+    pub fn xc_worker_sleep_end() -> c_int;
+    /// Take a CPU offline.
+    pub fn xc_cpu_offline(cpu: c_int) -> c_int;
+    /// Bring a CPU back online.
+    pub fn xc_cpu_online(cpu: c_int) -> c_int;
+    /// The calling worker's CPU, or -1.
+    pub fn xc_this_cpu() -> c_int;
+    /// The CPUs whose workers are online.
+    pub fn xc_online_mask(out: *mut cpu_set_t) -> c_int;
+    /// Read one CPU's counters, or (cpu = -1) their sum.
+    pub fn xc_stats_get(cpu: c_int, out: *mut xc_stats) -> c_int;
+    /// out = later - earlier.
+    pub fn xc_stats_delta(out: *mut xc_stats, earlier: *const xc_stats, later: *const xc_stats);
+    /// sum += add.
+    pub fn xc_stats_add(sum: *mut xc_stats, add: *const xc_stats);
+    /// Write the recorded events as Chrome trace JSON.
+    pub fn xc_trace_dump(path: *const c_char) -> c_int;
+    /// Parse a cpulist.
+    pub fn xc_cpulist_parse(list: *const c_char, out: *mut cpu_set_t) -> c_int;
+    /// Set an option from its environment spelling.
+    pub fn xc_opts_set(o: *mut xc_opts, var: *const c_char, value: *const c_char) -> c_int;
+    /// Spell an option back.
+    pub fn xc_opts_get(o: *const xc_opts, var: *const c_char, buf: *mut c_char, size: usize) -> c_int;
+    /// Write a set as a cpulist.
+    pub fn xc_cpulist_format(set: *const cpu_set_t, buf: *mut c_char, size: usize) -> c_int;
+}
+
+/// One row of the build script's C table (see the crate docs).
+#[doc(hidden)]
+#[repr(C)]
+pub struct CLayoutRow {
+    /// Struct or constant name; NULL ends the table.
+    pub item: *const c_char,
+    /// Field name; NULL for the struct itself; "#define" for a constant.
+    pub field: *const c_char,
+    /// Size, offset or value.
+    pub a: i64,
+    /// Alignment or field size.
+    pub b: i64,
+}
+
+extern "C" {
+    /// The table the build script compiled from the header.
+    #[doc(hidden)]
+    pub static xcsys_layout: [CLayoutRow; 0];
+}
