@@ -1,0 +1,250 @@
+//! Single, nowait, async, many, all and any calls: where they run, what comes back, the order
+//! per thread and CPU, panics carried back or contained, and each errno.
+
+mod common;
+
+use common::{cpus, have_cpus, serial};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use xcall::{CpuSet, Error, Runtime};
+
+#[test]
+fn call_on_runs_there_and_returns() {
+    let _s = serial();
+    let rt = Runtime::new().unwrap();
+    assert_eq!(xcall::current_cpu(), None);
+    let mut local = vec![1, 2, 3];
+    for cpu in cpus() {
+        let (ran_on, sum) = rt
+            .call_on(cpu, || {
+                local.push(4); // borrows the caller's stack: the call waits
+                (xcall::current_cpu(), local.iter().sum::<i32>())
+            })
+            .unwrap();
+        assert_eq!(ran_on, Some(cpu));
+        assert!(sum >= 10);
+    }
+    assert_eq!(local.len(), 3 + cpus().len());
+}
+
+#[test]
+fn spawn_on_runs_once_in_order() {
+    let _s = serial();
+    let rt = Runtime::new().unwrap();
+    let cpu = *cpus().last().unwrap();
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    for i in 0..1000 {
+        let log = log.clone();
+        rt.spawn_on(cpu, move || log.lock().unwrap().push((i, xcall::current_cpu()))).unwrap();
+    }
+    // a waiting call returns after every earlier call of this thread to that CPU ran
+    rt.call_on(cpu, || ()).unwrap();
+    let log = log.lock().unwrap();
+    assert_eq!(log.len(), 1000);
+    for (k, (i, on)) in log.iter().enumerate() {
+        assert_eq!((*i, *on), (k, Some(cpu)));
+    }
+}
+
+#[test]
+fn many_all_any_are_one_call_each() {
+    let _s = serial();
+    let rt = Runtime::new().unwrap();
+    let online = rt.online_cpus().unwrap();
+    let runs = AtomicUsize::new(0);
+    let before = rt.total_stats().unwrap();
+    let all = rt
+        .call_on_all(|| {
+            runs.fetch_add(1, Ordering::Relaxed);
+            xcall::current_cpu().unwrap() * 10
+        })
+        .unwrap();
+    assert_eq!(all.iter().map(|(c, _)| *c).collect::<Vec<_>>(), online.iter().collect::<Vec<_>>());
+    assert!(all.iter().all(|(c, v)| *v == c * 10));
+    assert_eq!(runs.load(Ordering::Relaxed), online.len());
+    let delta = rt.total_stats().unwrap() - before;
+    assert_eq!(delta.calls, online.len() as u64);
+
+    let first = CpuSet::from_cpus([online.iter().next().unwrap()]).unwrap();
+    let one = rt.call_on_many(&first, || xcall::current_cpu()).unwrap();
+    assert_eq!(one, vec![(first.iter().next().unwrap(), first.iter().next())]);
+    let (cpu, on) = rt.call_on_any(&online, || xcall::current_cpu()).unwrap();
+    assert_eq!(on, Some(cpu));
+    assert!(online.contains(cpu));
+
+    // from a worker: its own CPU too, inline
+    let c0 = online.iter().next().unwrap();
+    let h = rt.handle();
+    let inner = rt.call_on(c0, || h.call_on_all(|| xcall::current_cpu()).unwrap()).unwrap();
+    assert_eq!(inner.len(), online.len());
+}
+
+#[test]
+fn async_calls_complete_from_the_target() {
+    let _s = serial();
+    let rt = Runtime::new().unwrap();
+    for cpu in cpus() {
+        let f = rt.call_on_async(cpu, move || (xcall::current_cpu(), cpu * 3)).unwrap();
+        assert_eq!(f.wait(), (Some(cpu), cpu * 3));
+    }
+    // dropped before it ran: it still runs once, and its result is dropped on the target
+    let ran = Arc::new(AtomicUsize::new(0));
+    let dropped = Arc::new(AtomicUsize::new(0));
+    struct Token(Arc<AtomicUsize>);
+    impl Drop for Token {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let cpu = cpus()[0];
+    for _ in 0..100 {
+        let (r, d) = (ran.clone(), dropped.clone());
+        drop(rt.call_on_async(cpu, move || {
+            r.fetch_add(1, Ordering::SeqCst);
+            Token(d)
+        })
+        .unwrap());
+    }
+    rt.call_on(cpu, || ()).unwrap();
+    assert_eq!(ran.load(Ordering::SeqCst), 100);
+    assert_eq!(dropped.load(Ordering::SeqCst), 100);
+}
+
+#[test]
+fn panics_are_carried_back() {
+    let _s = serial();
+    let rt = Runtime::new().unwrap();
+    let cpu = *cpus().last().unwrap();
+    let p = catch_unwind(AssertUnwindSafe(|| rt.call_on(cpu, || -> u32 { panic!("boom on the target") })));
+    let msg = p.unwrap_err();
+    assert_eq!(msg.downcast_ref::<&str>(), Some(&"boom on the target"));
+
+    let p = catch_unwind(AssertUnwindSafe(|| {
+        rt.call_on_all(|| {
+            if xcall::current_cpu() == Some(cpu) {
+                panic!("one CPU");
+            }
+        })
+    }));
+    assert_eq!(p.unwrap_err().downcast_ref::<&str>(), Some(&"one CPU"));
+
+    let f = rt.call_on_async(cpu, || -> u32 { std::panic::panic_any(7u64) }).unwrap();
+    let p = catch_unwind(AssertUnwindSafe(|| f.wait()));
+    assert_eq!(p.unwrap_err().downcast_ref::<u64>(), Some(&7));
+
+    // the workers go on
+    assert_eq!(rt.call_on(cpu, || 5).unwrap(), 5);
+}
+
+#[test]
+fn spawn_panics_are_contained_and_counted() {
+    let _s = serial();
+    let rt = Runtime::new().unwrap();
+    let cpu = *cpus().last().unwrap();
+    let before = xcall::spawn_panics();
+    let (tx, rx) = mpsc::channel::<()>();
+    rt.spawn_on(cpu, move || {
+        let _keep = tx; // dropped on the target as the panic unwinds
+        panic!("contained");
+    })
+    .unwrap();
+    assert!(rx.recv().is_err(), "the closure's captures were dropped");
+    rt.call_on(cpu, || ()).unwrap();
+    assert_eq!(xcall::spawn_panics(), before + 1);
+    assert_eq!(rt.call_on(cpu, || xcall::current_cpu()).unwrap(), Some(cpu));
+}
+
+#[test]
+fn errnos_of_calls() {
+    let _s = serial();
+    // ENXIO: nothing is up
+    let h = {
+        let rt = Runtime::new().unwrap();
+        rt.handle()
+    };
+    assert_eq!(h.call_on(0, || ()), Err(Error::Unavailable));
+    assert_eq!(h.spawn_on(0, || ()), Err(Error::Unavailable));
+    assert_eq!(h.call_on_all(|| ()).unwrap_err(), Error::Unavailable);
+    assert_eq!(h.online_cpus(), Err(Error::Unavailable));
+    assert_eq!(h.total_stats(), Err(Error::Unavailable));
+
+    let rt = Runtime::builder().cpus(&CpuSet::from_cpus([cpus()[0]]).unwrap()).build().unwrap();
+    // EBUSY: a second runtime
+    assert_eq!(Runtime::new().unwrap_err(), Error::Busy);
+    // ENXIO: outside the set
+    let outside = CpuSet::CAPACITY - 1;
+    assert_eq!(rt.call_on(outside, || ()), Err(Error::Unavailable));
+    assert_eq!(rt.call_on(usize::MAX, || ()), Err(Error::Unavailable));
+    assert_eq!(rt.spawn_on(outside, || ()), Err(Error::Unavailable));
+    assert!(matches!(rt.call_on_async(outside, || ()), Err(Error::Unavailable)));
+    assert_eq!(rt.stats(outside), Err(Error::Unavailable));
+    assert_eq!(rt.cpu_offline(outside), Err(Error::Unavailable));
+    let far = CpuSet::from_cpus([outside]).unwrap();
+    assert_eq!(rt.call_on_many(&far, || ()).unwrap_err(), Error::Unavailable);
+    assert_eq!(rt.call_on_any(&far, || ()).unwrap_err(), Error::Unavailable);
+    // EINVAL: an empty set
+    assert_eq!(rt.call_on_many(&CpuSet::new(), || ()).unwrap_err(), Error::InvalidArgument);
+    assert_eq!(rt.call_on_any(&CpuSet::new(), || ()).unwrap_err(), Error::InvalidArgument);
+    // ENXIO: tracing is off
+    assert_eq!(rt.trace_dump("/nonexistent/x.json"), Err(Error::Unavailable));
+    assert_eq!(rt.trace_dump("a\0b"), Err(Error::InvalidArgument));
+    // EINVAL: a CPU online already
+    assert_eq!(rt.cpu_online(cpus()[0]), Err(Error::InvalidArgument));
+    drop(rt);
+    assert!(xcall::pin_current_thread(CpuSet::CAPACITY).is_err());
+}
+
+#[test]
+fn hotplug_and_its_errnos() {
+    let _s = serial();
+    if !have_cpus(2, "taking a CPU offline") {
+        return;
+    }
+    let rt = Runtime::new().unwrap();
+    let (a, b) = (cpus()[0], cpus()[1]);
+    rt.cpu_offline(b).unwrap();
+    assert!(!rt.online_cpus().unwrap().contains(b));
+    assert_eq!(rt.cpu_offline(b), Err(Error::InvalidArgument));
+    assert_eq!(rt.call_on(b, || ()), Err(Error::Unavailable));
+    // many and all skip an offline CPU
+    assert_eq!(rt.call_on_all(|| ()).unwrap().len(), rt.online_cpus().unwrap().len());
+    // EDEADLK: a CPU's own worker taking it offline
+    let h = rt.handle();
+    assert_eq!(rt.call_on(a, || h.cpu_offline(a)).unwrap(), Err(Error::WouldDeadlock));
+    rt.cpu_online(b).unwrap();
+    assert_eq!(rt.call_on(b, xcall::current_cpu).unwrap(), Some(b));
+}
+
+#[test]
+fn cpusets_and_errors() {
+    assert_eq!(CpuSet::parse("0-3,8").unwrap().to_string(), "0-3,8");
+    assert_eq!(CpuSet::parse("x"), Err(Error::InvalidArgument));
+    assert_eq!(CpuSet::parse("0\01"), Err(Error::InvalidArgument));
+    assert_eq!(CpuSet::parse(""), Err(Error::InvalidArgument));
+    let mut s = CpuSet::new();
+    assert_eq!(s.insert(CpuSet::CAPACITY), Err(Error::InvalidArgument));
+    s.insert(5).unwrap();
+    assert!(s.contains(5) && !s.contains(4) && !s.contains(usize::MAX));
+    assert_eq!(s.len(), 1);
+    s.remove(5);
+    assert!(s.is_empty());
+    for e in [-libc::EINVAL, -libc::ENXIO, -libc::EBUSY, -libc::EDEADLK, -libc::ETIMEDOUT, -libc::ENOMEM,
+        -libc::EAGAIN, -libc::EMFILE, -libc::ENFILE, -libc::EIO, -libc::ENOSPC, -libc::E2BIG]
+    {
+        let err = Error::from_errno(e);
+        assert_eq!(err.errno(), -e, "{err}");
+        assert!(!err.to_string().is_empty());
+    }
+}
+
+#[test]
+fn send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<Runtime>();
+    send_sync::<xcall::Handle>();
+    send::<xcall::CallFuture<String>>();
+    send_sync::<CpuSet>();
+    send_sync::<Error>();
+}
