@@ -164,7 +164,7 @@ static void rec_xc_counters_as(struct rec *r, const char *prefix, const struct x
 		{"calls", d->calls},           {"kicks_sent", d->kicks_sent},
 		{"kicks_elided", d->kicks_elided}, {"kicks_coalesced", d->kicks_coalesced},
 		{"free_rides", d->free_rides}, {"sleeps", d->sleeps},
-		{"wakeups", d->wakeups},
+		{"wakeups", d->wakeups},       {"barriers", d->barriers},
 	};
 	char name[64];
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {

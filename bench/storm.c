@@ -257,7 +257,7 @@ int cmd_storm(int argc, char **argv)
 
 	static const unsigned plan[] = {
 		XC_ABLATE_ELIDE | XC_ABLATE_NOTIFY, XC_ABLATE_ALL, XC_ABLATE_NOTIFY, XC_ABLATE_ELIDE,
-		XC_ABLATE_COALESCE, XC_ABLATE_FREERIDE, XC_ABLATE_RING, 0,
+		XC_ABLATE_COALESCE, XC_ABLATE_FREERIDE, XC_ABLATE_RING, XC_ABLATE_MEMBARRIER, 0,
 	};
 	struct rec *first = NULL;
 	size_t ncases = c.compare ? sizeof(plan) / sizeof(plan[0]) : 1;

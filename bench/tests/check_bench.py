@@ -422,8 +422,9 @@ def test_storm(ncpu):
     res, _ = run_json("storm-compare", ["storm", "--single", "--compare", "--numipi", "200"])
     if res is None:
         return
-    cases = ["ablate-elide+notify", "ablate-elide+coalesce+freeride+notify+slot+ring", "ablate-notify",
-             "ablate-elide", "ablate-coalesce", "ablate-freeride", "ablate-ring", "ablate-none"]
+    cases = ["ablate-elide+notify", "ablate-elide+coalesce+freeride+notify+slot+ring+membarrier",
+             "ablate-notify", "ablate-elide", "ablate-coalesce", "ablate-freeride", "ablate-ring",
+             "ablate-membarrier", "ablate-none"]
     expect_cases("storm --compare", res, cases)
     bad = []
     for c in cases:
@@ -443,6 +444,18 @@ def test_storm(ncpu):
             bad.append(f"{c}: free rides with free rides off")
     check("storm --compare: every kick decision counted, ablations change their counters",
           not bad, "; ".join(bad[:4]))
+    # a burst of nowait calls to a worker that sleeps at once: the records count its membarriers
+    # (whether it slept before the count was taken varies), and none with membarrier ablated
+    # (every call fenced); tests/ring-sleep checks that they are paid
+    paid = {}
+    for ab in ("none", "membarrier"):
+        res, _ = run_json("storm-burst-" + ab, ["storm", "--single", "--numipi", "300", "--wait", "0",
+                                                "--poll", "none", "--ablate", ab])
+        r = find(res, "ablate-" + ab) if res else None
+        paid[ab] = (cnt(r, "barriers"), cnt(r, "targets_calls"))
+    check("storm nowait burst, worker sleeping at once: membarriers counted, none with membarrier ablated",
+          paid["none"][0] >= 0 and paid["membarrier"][0] == 0 and
+          paid["none"][1] == paid["membarrier"][1] == 300, f"barriers, calls: {paid}")
     res, _ = run_json("storm-nowait", ["storm", "--single", "--numipi", "300", "--wait", "0"])
     if res is not None:
         r = find(res, "ablate-none")
