@@ -77,10 +77,11 @@
  * XC_ABLATE_MEMBARRIER is set, no owner ever stores F1, and every call
  * fences. A ring that changes owner starts fenced (xc_ring_get_slow).
  *
- * In a 16-vCPU TCG guest a membarrier takes 0.4 s (every vCPU must take
- * the IPI); a worker asked one at every sleep made the stress test 8-20x
- * slower there, and batching them one at a time 1.3-2.6x. Asked only after
- * a burst, and never waited for, see docs/model.md for what it costs now.
+ * In a 16-vCPU TCG guest a membarrier takes 0.4 s on average (every vCPU
+ * must take the IPI). Asked at every sleep and waited for, it made the
+ * stress test there 8-20x slower than the fences (161-405 s against 14-22
+ * s); asked only after a burst and never waited for, the same test took
+ * 38 s, and 53 s with the OS taking CPUs away (tests/scale).
  *
  * The worker never unlinks while it may run calls soon: it holds its rings
  * while polling, so a stream of calls costs no doorbell at all, and a
