@@ -28,7 +28,7 @@ pub(crate) unsafe extern "C" fn run_slot<F: FnOnce() -> R, R>(arg: *mut c_void) 
 pub(crate) unsafe extern "C" fn run_boxed<F: FnOnce()>(arg: *mut c_void) {
     // SAFETY: arg is the Box<F> that spawn_on leaked for this call, which runs once.
     let f = unsafe { Box::from_raw(arg as *mut F) };
-    if let Err(payload) = catch_unwind(AssertUnwindSafe(move || f())) {
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
         SPAWN_PANICS.fetch_add(1, Ordering::Relaxed);
         // a payload whose drop panics again must not unwind into C either
         let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));

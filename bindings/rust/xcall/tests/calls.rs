@@ -67,16 +67,16 @@ fn many_all_any_are_one_call_each() {
     assert_eq!(delta.calls, online.len() as u64);
 
     let first = CpuSet::from_cpus([online.iter().next().unwrap()]).unwrap();
-    let one = rt.call_on_many(&first, || xcall::current_cpu()).unwrap();
+    let one = rt.call_on_many(&first, xcall::current_cpu).unwrap();
     assert_eq!(one, vec![(first.iter().next().unwrap(), first.iter().next())]);
-    let (cpu, on) = rt.call_on_any(&online, || xcall::current_cpu()).unwrap();
+    let (cpu, on) = rt.call_on_any(&online, xcall::current_cpu).unwrap();
     assert_eq!(on, Some(cpu));
     assert!(online.contains(cpu));
 
     // from a worker: its own CPU too, inline
     let c0 = online.iter().next().unwrap();
     let h = rt.handle();
-    let inner = rt.call_on(c0, || h.call_on_all(|| xcall::current_cpu()).unwrap()).unwrap();
+    let inner = rt.call_on(c0, || h.call_on_all(xcall::current_cpu).unwrap()).unwrap();
     assert_eq!(inner.len(), online.len());
 }
 
@@ -152,7 +152,7 @@ fn spawn_panics_are_contained_and_counted() {
     assert!(rx.recv().is_err(), "the closure's captures were dropped");
     rt.call_on(cpu, || ()).unwrap();
     assert_eq!(xcall::spawn_panics(), before + 1);
-    assert_eq!(rt.call_on(cpu, || xcall::current_cpu()).unwrap(), Some(cpu));
+    assert_eq!(rt.call_on(cpu, xcall::current_cpu).unwrap(), Some(cpu));
 }
 
 #[test]
@@ -220,7 +220,7 @@ fn hotplug_and_its_errnos() {
 fn cpusets_and_errors() {
     assert_eq!(CpuSet::parse("0-3,8").unwrap().to_string(), "0-3,8");
     assert_eq!(CpuSet::parse("x"), Err(Error::InvalidArgument));
-    assert_eq!(CpuSet::parse("0\01"), Err(Error::InvalidArgument));
+    assert_eq!(CpuSet::parse("0\u{0}1"), Err(Error::InvalidArgument));
     assert_eq!(CpuSet::parse(""), Err(Error::InvalidArgument));
     let mut s = CpuSet::new();
     assert_eq!(s.insert(CpuSet::CAPACITY), Err(Error::InvalidArgument));
