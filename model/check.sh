@@ -6,8 +6,9 @@
 #        JOBS=n   verifications run at once (default: the number of CPUs, at most 2)
 #        QUICK=1  skip the 3-sender run
 #        FULL=1   also the long runs: LTL over 2 senders x 2 calls, no cycle with a
-#                 work item, and the attached thread with 2 senders x 2 calls and
-#                 offline/online (several minutes more)
+#                 work item, the attached thread with 2 senders x 2 calls and
+#                 offline/online, and two rings x 3 calls, both skipping R1'
+#                 (several minutes more)
 #
 # Each verification gets its own directory under OUTDIR: the model files, pan.c,
 # pan, pan.out (the verifier's report) and, when spin found an error, trail.txt
@@ -36,6 +37,14 @@
 #     the configuration of the finding of docs/model.md (one sender's two nowait
 #     calls and a waiting one across an offline, which stranded a call before
 #     the close ran the rings dropped at a lost U3 CAS) passes;
+#   - the rings' owners without a fence: a call that skips R1' leaves its head
+#     store in the owner's store buffer past its R2, and the worker pays with a
+#     membarrier at U2' (or, when another worker's is under way, keeps every
+#     ring and does not sleep); the real model passes every ring check above
+#     with the buffer, and three mutants strand a call (safety, and LTL for
+#     the first): no membarrier at U2' (nomembarrier), an owner that skips R1'
+#     without storing F1 (nof1), a worker that sleeps without the membarrier
+#     when it is busy (busysleep);
 #   - each coverage witness is reached (its assertion fails), so no property
 #     holds vacuously because a path of the protocol was never taken;
 #   - every "// @src FILE: TEXT" line of the model still quotes its FILE.
@@ -168,6 +177,9 @@ MRH3="-DRING=1 -DNSENDERS=1 -DNCALLS=3 -DNURGENT=0"		# 2 nowait + a waiting call
 MRL="-DRING=1 -DNSENDERS=1 -DNCALLS=3 -DNURGENT=0 -DHOTPLUG=0"	# 2 nowait + a waiting call
 MRA="-DRING=1 -DATTACHED=1 -DDETACH=1 -DNSENDERS=1 -DNCALLS=2 -DNURGENT=0"	# attached thread, detach + offline/online
 MRA3="-DRING=1 -DATTACHED=1 -DNSENDERS=1 -DNCALLS=3 -DNURGENT=0 -DHOTPLUG=0"	# attached thread, 2 nowait + a waiting call
+MR23="-DRING=1 -DNSENDERS=2 -DNCALLS=3 -DNURGENT=0 -DHOTPLUG=0"	# two rings, 2 nowait + a waiting call each (FULL)
+# (a ring's third call is the first that may skip R1': the 3- and 4-call runs
+# have the owner's store buffer and the membarrier in them)
 
 # The real model: must pass. Longest first, so that two at a time finish together.
 if [ "$FULL" = 1 ]; then
@@ -177,6 +189,8 @@ if [ "$FULL" = 1 ]; then
 		wakeup.pml "$MW" "-O2 -DNP -DCOLLAPSE" "-l -m10000 -w24" pass
 	add attached-2x2-online "model, attached thread, 2 senders x 2 calls (1 urgent) + offline/online, no spurious return: assertions, end states, eventfd counts" \
 		wakeup.pml "$MA2F" "$SAFE_BIG -DCOLLAPSE" "-m10000 -w24" pass
+	add ring-2x3 "model, rings, 2 senders x (2 nowait, waiting), both skipping R1' into their store buffers: stranded calls, FIFO, a ring on callq once, end states" \
+		wakeup.pml "$MR23" "$SAFE_BIG -DCOLLAPSE" "-m10000 -w24" pass
 fi
 if [ "$QUICK" != 1 ]; then
 	add safety-3x1 "model, 3 senders x 1 call (1 urgent) + offline/online: assertions, end states" \
@@ -310,6 +324,15 @@ add mutant-closenodropped "mutant closenodropped (rings, the close leaves the ri
 	wakeup-mutant-closenodropped.pml "$MRH3" "$SMALL -DREACH" "-i -m10000 -w20" "$STRANDED"
 add mutant-droppedidle "mutant droppedidle (rings, the close stores IDLE in a dropped ring), 1 sender x (2 nowait, waiting) + offline/online: a ring pushed on callq twice found" \
 	wakeup-mutant-droppedidle.pml "$MRH3" "$SMALL -DREACH" "-i -m10000 -w20" "$TWICE"
+# owners without a fence: a call that skipped R1', its head store still buffered
+add mutant-nomembarrier "mutant nomembarrier (rings, no membarrier at U2'), 1 sender x (2 nowait, waiting): a ring call stranded in its owner's store buffer, the worker asleep" \
+	wakeup-mutant-nomembarrier.pml "$MRL" "$SMALL -DREACH" "-i -w18" "$STRANDED"
+add mutant-nomembarrier-ltl "mutant nomembarrier (rings, no membarrier at U2'): LTL violation found" \
+	wakeup-mutant-nomembarrier.pml "$MRL -DLIVENESS" "-O0" "-a -w18" "$ACCEPT"
+add mutant-nof1 "mutant nof1 (rings, the owner skips R1' without storing F1: unfenced stays 0), 1 sender x (2 nowait, waiting): a ring call stranded, the worker asleep" \
+	wakeup-mutant-nof1.pml "$MRL" "$SMALL -DREACH" "-i -w18" "$STRANDED"
+add mutant-busysleep "mutant busysleep (rings, the worker sleeps without the membarrier when another's is under way), 1 sender x (2 nowait, waiting): a ring call stranded, the worker asleep" \
+	wakeup-mutant-busysleep.pml "$MRL" "$SMALL -DREACH" "-i -w18" "$STRANDED"
 
 # Coverage witnesses: every interesting step of the protocol is reachable,
 # each in the configuration that has it.
@@ -384,6 +407,10 @@ WIT=(
 	"a ring doorbell's push finds another ring on callq (coalesced)"
 	"the offline close runs the calls of a ring dropped at a lost U3 CAS (its owner's push to come)"
 	"the worker takes from callq a ring it dropped at a lost U3 CAS (the owner's push landed)"
+	"U2' finds an unfenced ring and the membarrier makes an owner's buffered head store visible"
+	"U2' finds another worker's membarrier under way: every held ring re-linked, the worker does not sleep"
+	"a call that skipped R1' rides on LINKED with its head store still in the owner's store buffer"
+	"the offline close's membarrier (U2', waiting its turn) makes an owner's buffered head store visible"
 )
 NWIT=$(( ${#WIT[@]} - 1 ))
 for n in $(seq 1 "$NWIT"); do
@@ -394,9 +421,9 @@ for n in $(seq 1 "$NWIT"); do
 	48|50) cfg=$MAD ;;
 	4[4-9]|5[01]) cfg=$MA ;;
 	59|6[015]) cfg=$MRH2 ;;
-	68) cfg=$MRH3 ;;
+	68|73) cfg=$MRH3 ;;
 	67) cfg=$MR2 ;;
-	5[2-8]|6[2346]|69) cfg=$MRL ;;
+	5[2-8]|6[2346]|69|7[0-2]) cfg=$MRL ;;
 	*) cfg=$M2 ;;
 	esac
 	add "witness-$n" "witness $n reached: ${WIT[$n]}" \

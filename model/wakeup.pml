@@ -42,6 +42,9 @@
  *                  ring_refused, xc_ring_take_doorbells, ring_run, entry_run,
  *                  xc_rings_run, xc_rings_pending (W2), xc_rings_release
  *                  (U1-U3, before W1), xc_rings_close (the offline drain);
+ *                  the owners without a fence: F1, C, rings_unfenced and
+ *                  owners_barrier (U2': membarrier, or keep_all while
+ *                  another's is under way, and xc_idle_wait's retry);
  *                  slot_in_order (src/call.c)
  *   src/attach.c   (ATTACHED) the attached thread's loop around xc_poll:
  *                  xc_attached_poll (attached_ctl and xc_cpu_offline_served, the
@@ -59,7 +62,8 @@
  * chooses); with NURGENT > 0 the worker's urgent signal handler; with
  * NWORK > 0 a work queuer that queues NWORK work items on CPU 0; with
  * HOTPLUG a requester that takes CPU 0 offline and, with ONLINE, back
- * online; with FOLLOW an OS that takes CPU 0 away; and a quiescence checker. Each call has its own bit (sender i's
+ * online; with FOLLOW an OS that takes CPU 0 away; with RING the owners'
+ * store buffers (store_buffer); and a quiescence checker. Each call has its own bit (sender i's
  * call j is bit i*NCALLS+j; with PAIR, worker w's waiting call is bit
  * NSENDERS*NCALLS+w), and so has each work item, so the model knows which
  * calls and items are queued, accepted, refused and run.
@@ -126,14 +130,23 @@
  * (CAS -> LINKED, push on callq: S1, then xc_kick on an empty callq); a
  * push onto a closed callq is refused: ring_refused waits for the close to
  * finish and takes the entry back if the close did not take it. callq now
- * holds rings. The worker takes the doorbells (holds those rings), runs
- * each held ring until empty, polls its held rings' heads, and before it
- * sleeps (xc_idle_wait; the attached thread's xc_fd_sleep_begin) lets them
- * go: U1 state = IDLE on each, U2 a seq_cst fence, U3 a ring with calls left
- * is re-linked by CAS and kept, which W2 then sees (xc_rings_pending); one
- * whose CAS its owner won goes on the worker's dropped list until it takes
- * the ring from callq. The offline drain closes callq, holds what was on it,
- * U1, U2, runs every held ring, then every dropped ring without U1 (its
+ * holds rings. A call whose ring's unfenced is 0 is fenced: F1 unfenced =
+ * 1, R1' a seq_cst fence, before R2; a winning CAS stores C, unfenced = 0:
+ * so after a doorbell the next call is fenced, and once one rides on
+ * LINKED the calls after it skip R1', their head stores possibly still in
+ * the owner's store buffer at R2 (below, Memory model). The worker takes
+ * the doorbells (holds those rings), runs each held ring until empty, polls
+ * its held rings' heads, and before it sleeps (xc_idle_wait; the attached
+ * thread's xc_fd_sleep_begin) lets them go: U1 state = IDLE on each, U2 a
+ * seq_cst fence, U2' if a held ring's unfenced is 1 a membarrier (every
+ * owner's store buffer drains), or, while another worker's is under way,
+ * keep_all: every held ring re-linked and no sleep (xc_idle_wait polls
+ * again, the attached thread's loop goes around); U3 a ring with calls left
+ * (or every ring, keep_all) is re-linked by CAS and kept, which W2 then
+ * sees (xc_rings_pending); one whose CAS its owner won goes on the worker's
+ * dropped list until it takes the ring from callq. The offline drain closes
+ * callq, holds what was on it, U1, U2, U2' (the membarrier, waiting its
+ * turn), runs every held ring, then every dropped ring without U1 (its
  * owner's push is to come), and empties that list (xc_rings_close).
  *
  * The eventfd: a counter (fd_count). A sender's write adds 1. The loop's
@@ -171,13 +184,25 @@
  * (RING) need one store-load order that C11 does not give by itself: the
  * owner's R1 (a release store of head) before its R2 (a relaxed load of
  * state), against the worker's U1 (a store of state) before its U3 (loads
- * of head). The code gets it from a seq_cst fence on both sides (R1' and
- * U2). The model checks the protocol's logic assuming that order, which SC
- * gives; src/ring.c argues why the fences provide it. The
- * model does not check weak-memory reorderings beyond that argument, with
- * one exception: MUTANT_RELAXEDRECHECK lets the worker's RUNNING store sit
- * in a store buffer past its next loads, the reordering that C11 allows
- * when the re-check after it is relaxed (the code before the fix).
+ * of head). A fenced call gets it from a seq_cst fence on both sides (R1'
+ * and U2); there the model assumes that order, which SC gives, and
+ * src/ring.c argues why the fences provide it. A call that skips R1' does
+ * not have it, and the model has its store buffer: its head store goes
+ * into rbuf (the worker's loads read rhead, the owner's own head is rhead
+ * + rbuf), where it stays past its R2 until something drains it: R1' of a
+ * later call, the owner's winning doorbell CAS (a locked RMW on x86;
+ * ACQUIRE_CAS drains at C's release instead, as C11 reads the code's
+ * acquire CAS), a worker's membarrier (U2', one step that drains every
+ * owner: as if each ran a full barrier then), or the hardware, at any
+ * step (the store_buffer process, one store at a time, oldest first). A
+ * fenced call's F1 and R1' are one step with its R1: nothing of the
+ * owner's is seen between them, and a store that the fence drains is the
+ * same as one made at the fence. C is visible at once: a C seen late only
+ * makes U2' read 1, as it can between the CAS and C. The model does not
+ * check weak-memory reorderings beyond these, with one more exception:
+ * MUTANT_RELAXEDRECHECK lets the worker's RUNNING store sit in a store
+ * buffer past its next loads, the reordering that C11 allows when the
+ * re-check after it is relaxed (the code before the fix).
  *
  * Each atomic access of the code is one Promela statement, or one atomic{}
  * block for one read-modify-write. The comment beside it names the function
@@ -240,6 +265,8 @@
  *     only once every earlier call of its sender has run, and a waiting call
  *     returns only then); a ring is on callq at most once (asserted at each
  *     push); with -DLIVENESS, a published ring call is eventually taken;
+ *     all of it with the owners' head stores buffered past R2 when a call
+ *     skips R1' ("published": visible to the worker, drained);
  *   - DETACH: no write reaches the eventfd after its close, and at the close
  *     no sender is between its S3 and its write; at quiescence no lock is
  *     held, the CPU is online exactly when its queues are open, and a
@@ -279,6 +306,16 @@
  *   -DMUTANT_DROPPEDIDLE (RING) xc_rings_close stores IDLE in a dropped ring:
  *                        the owner's push lands after xc_cpu_online, the ring
  *                        IDLE on callq, and it is pushed twice
+ *   -DMUTANT_NOMEMBARRIER  (RING) no membarrier at U2' (xc_rings_release and
+ *                        xc_rings_close): a call that skipped R1' is still in
+ *                        its owner's store buffer at U3, and is stranded
+ *   -DMUTANT_NOF1        (RING) the owner skips R1' without storing F1:
+ *                        unfenced stays 0, the worker never pays, a call stranded
+ *   -DMUTANT_BUSYSLEEP   (RING) when another worker's membarrier is under way
+ *                        the worker sleeps without one: a call stranded
+ * -DACQUIRE_CAS (RING; not a mutant, not run by check.sh: docs/model.md,
+ * Findings) takes the doorbell's CAS as C11 reads its memory_order_acquire:
+ * it publishes nothing, and only C's release drains the owner's buffer.
  * Coverage witnesses: -DCOVER=n makes the n-th interesting step fail an
  * assertion, so spin proves the step reachable (no property holds vacuously).
  * -DCHECK_URGENT_PROMPT adds the promptness claim of the first XC_URGENT
@@ -328,6 +365,9 @@
 #endif
 #ifndef RWAIT
 #define RWAIT 1			/* ... and each plain sender's last call is XC_WAIT (slot or ring) */
+#endif
+#ifndef BUSY
+#define BUSY 1			/* ... and a worker may find another's membarrier under way once in a run */
 #endif
 #ifndef COVER
 #define COVER 0
@@ -485,15 +525,29 @@ bool attached_on = true;	/* c->attached (under the hotplug lock) */
  */
 #define RING_IDLE   0		/* XC_RING_IDLE */
 #define RING_LINKED 1		/* XC_RING_LINKED */
-byte rhead[NRINGS];		/* r->head: entries published (the owner, release) */
+byte rhead[NRINGS];		/* r->head as the worker sees it: entries published (the owner, release) */
+byte rbuf[NRINGS];		/* the owner's head stores still in its store buffer (calls that skipped
+				 * R1'): its own head is rhead + rbuf (store forwarding) */
 byte rtail[NRINGS];		/* r->tail: entries taken (the worker, release) */
 byte rstate[NRINGS];		/* r->state: RING_IDLE or RING_LINKED */
+bool unf[NRINGS];		/* r->unfenced: the owner's calls skip R1' (F1 sets it, C clears it) */
+byte busy = BUSY;		/* U2' may find another worker's membarrier under way this many more times */
 byte rent[NRINGS * NCALLS];	/* r->e[]: the call in each entry (its bit); 0 once taken (dead) */
 byte close_seq = 0;		/* c->ring_close_seq: closes of callq started */
 byte closed_seq = 0;		/* c->ring_closed_seq: ... and finished with every ring */
 byte completed = 0;		/* ghost: waiting ring calls whose completion was signalled */
 
 #define RUNRUN(r)	(rhead[r] != rtail[r])	/* a published entry not yet taken */
+#define OWNHEAD(r)	(rhead[r] + rbuf[r])	/* the owner's own head: its buffered stores forwarded */
+/* the owner's store buffer drains: R1' (a fenced call), its doorbell's CAS, or a membarrier */
+#define DRAIN(r)	rhead[r] = rhead[r] + rbuf[r]; rbuf[r] = 0
+#if NRINGS == 1
+#define DRAIN_ALL	DRAIN(0)
+#define ANY_BUFFERED	(rbuf[0] > 0)
+#else
+#define DRAIN_ALL	DRAIN(0); DRAIN(1)
+#define ANY_BUFFERED	(rbuf[0] > 0 || rbuf[1] > 0)
+#endif
 #if NRINGS == 1
 #define RINGS_UNRUN	RUNRUN(0)
 #define RINGS_IDLE	(rstate[0] == RING_IDLE)
@@ -885,23 +939,53 @@ inline rings_run(c)
 }
 
 /*
+ * rings_unfenced (U2'): whether the owner of a ring in set may have skipped
+ * R1': one acquire load of unfenced per ring, into anyunf
+ */
+inline rings_unfenced(set)
+{
+	do
+	// @src src/ring.c: any |= atomic_load_explicit(&r->unfenced, memory_order_acquire) != 0;
+	:: atomic { rr < NRINGS && (set & (1 << rr)) -> anyunf = anyunf || unf[rr]; rr++ }
+	:: atomic { rr < NRINGS && !(set & (1 << rr)) -> rr++ }
+	:: else -> rr = 0; break
+	od
+}
+
+/*
+ * owners_barrier's membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): every
+ * thread of the process runs a full barrier before it returns, so every
+ * owner's buffered head stores drain (one step: the owners' barrier points
+ * are all before the worker's next load). wn: the witness for a drain that
+ * made a head store visible.
+ */
+#define MEMBARRIER(wn) \
+	atomic { anyunf = false; if :: ANY_BUFFERED -> WITNESS(wn) :: else -> skip fi; DRAIN_ALL }
+
+/*
  * xc_rings_release, before the worker may sleep (xc_idle_wait, and the
  * attached thread's xc_fd_sleep_begin), on every held ring:
  *   U1  state = IDLE (release), every held ring first;
- *   U2  a seq_cst fence, against the owner's R1' fence.
- *       Nothing to model: spin's interleaving is sequentially consistent,
- *       so each U3 below already comes after U1 in one total order with the
- *       owner's R1 and R2. The model checks the protocol's logic assuming
- *       the store-load order that the two fences provide (between the
- *       owner's R1 and R2, and the worker's U1 and U3); src/ring.c argues
- *       why they provide it.
- *   U3  calls left (tail != head, relaxed loads)? CAS state IDLE -> LINKED:
- *       won, keep holding it (W2 then finds its calls); lost, its owner
- *       linked it and pushes it on callq: no longer held, and on the dropped
- *       list until the worker takes it from callq, or a close runs it (the
- *       push may be refused). No calls: not held.
+ *   U2  a seq_cst fence, against the owner's R1' fence. Nothing to model:
+ *       spin's interleaving is sequentially consistent, so each U3 below
+ *       comes after U1 in one total order with the owner's steps; what the
+ *       fence does not order, an owner's head store that skipped R1', is
+ *       in the owner's store buffer (rbuf), which only a drain makes
+ *       visible (see the sender).
+ *   U2' if a held ring's unfenced reads 1 (its owner's calls may skip R1'):
+ *       membarrier, which drains every owner's store buffer; or, when
+ *       another worker's membarrier is under way (at most BUSY times in a
+ *       run), keep_all: every held ring is re-linked below and the worker
+ *       does not sleep (the caller polls on and comes back);
+ *   U3  calls left (tail != head, relaxed loads), or keep_all? CAS state
+ *       IDLE -> LINKED: won, keep holding it (W2 then finds its calls);
+ *       lost, its owner linked it and pushes it on callq: no longer held,
+ *       and on the dropped list until the worker takes it from callq, or a
+ *       close runs it (the push may be refused). No calls: not held.
  * Mutants: MUTANT_UNLINKNORECHECK drops U3 (every ring is let go after
- * U1); MUTANT_RELINKSTORE re-links with a plain store instead of the CAS.
+ * U1); MUTANT_RELINKSTORE re-links with a plain store instead of the CAS;
+ * MUTANT_NOMEMBARRIER drops U2's membarrier (U2' reads, then nothing);
+ * MUTANT_BUSYSLEEP, when the membarrier is busy, goes on to sleep without it.
  */
 inline rings_release(c)
 {
@@ -916,14 +1000,38 @@ inline rings_release(c)
 		:: else -> rr = 0; break
 		od;
 		// @src src/ring.c: atomic_thread_fence(memory_order_seq_cst);	/* U2 */
+		rings_unfenced(held);
+		// @src src/ring.c: if (rings_unfenced(c->rings_held) && !owners_barrier(c, true))
+		if
+		:: anyunf ->
+#ifndef MUTANT_NOMEMBARRIER
+			if
+			// @src src/ring.c: while (!(done = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) && !may_skip)
+			:: MEMBARRIER(70)
+			/* owners_barrier: another worker's is under way (barrier_busy) */
+			// @src src/ring.c: if (busy && may_skip)
+			:: atomic { busy > 0 -> busy--; anyunf = false;
+#ifndef MUTANT_BUSYSLEEP
+				// @src src/ring.c: keep_all = true;
+				keep_all = true; WITNESS(71)
+#else
+				skip	/* MUTANT: no membarrier, and the worker goes on to sleep */
+#endif
+			   }
+			fi
+#else
+			anyunf = false	/* MUTANT: no membarrier */
+#endif
+		:: else -> skip
+		fi;
 #ifndef MUTANT_UNLINKNORECHECK
 		do
-		/* U3: ring_has_calls - tail (its own) and head, relaxed */
-		// @src src/ring.c: if (ring_has_calls(r) &&
-		:: atomic { rr < NRINGS && (held & (1 << rr)) && !RUNRUN(rr) ->
+		/* U3: keep_all, or ring_has_calls - tail (its own) and head, relaxed */
+		// @src src/ring.c: if ((keep_all || ring_has_calls(r)) &&
+		:: atomic { rr < NRINGS && (held & (1 << rr)) && !keep_all && !RUNRUN(rr) ->
 			held = held & ~(1 << rr); rr++; WITNESS(56) }	/* empty: unlinked */
 		:: atomic { rr < NRINGS && !(held & (1 << rr)) -> rr++ }
-		:: rr < NRINGS && (held & (1 << rr)) && RUNRUN(rr) ->
+		:: rr < NRINGS && (held & (1 << rr)) && (keep_all || RUNRUN(rr)) ->
 #ifndef MUTANT_RELINKSTORE
 			/* the re-link: CAS state IDLE -> LINKED (relaxed) */
 			// @src src/ring.c: atomic_compare_exchange_strong_explicit(&r->state, &s, XC_RING_LINKED,
@@ -954,7 +1062,8 @@ inline rings_release(c)
 /*
  * xc_rings_close (offline): ring_close_seq = seq; close callq and hold every
  * ring on it (off the dropped list); take the held set as its own; U1 on
- * each, U2; run each until empty (its U3); then run every ring on the
+ * each, U2, U2' (the membarrier if one is unfenced: waiting its turn, never
+ * skipped); run each until empty (its U3); then run every ring on the
  * dropped list until empty, without U1: its owner won the re-link and holds
  * it LINKED, and stores IDLE itself in ring_refused, or its push lands on
  * callq once reopened; ring_closed_seq = seq (release), which an owner
@@ -976,7 +1085,18 @@ inline rings_close(me)
 	:: atomic { rr < NRINGS && !(rcl & (1 << rr)) -> rr++ }
 	:: else -> rr = 0; break
 	od;
-	/* U2: as in rings_release */
+	/* U2: as in rings_release; U2': the membarrier, never skipped for another's */
+	rings_unfenced(rcl);
+	if
+	:: anyunf ->
+#ifndef MUTANT_NOMEMBARRIER
+		// @src src/ring.c: owners_barrier(c, false);	/* U2', waiting its turn: the CPU is closing */
+		MEMBARRIER(73)
+#else
+		anyunf = false	/* MUTANT: no membarrier */
+#endif
+	:: else -> skip
+	fi;
 	do
 	:: rr < NRINGS && (rcl & (1 << rr)) ->
 		if :: RUNRUN(rr) -> WITNESS(59) :: else -> skip fi;	/* the close runs a ring's calls */
@@ -1155,6 +1275,8 @@ proctype worker(byte me)
 	byte rr = 0;		/* a ring index */
 	byte rcl = 0;		/* the rings xc_rings_close runs */
 	byte dropped = 0;	/* c->rings_dropped: a bit per ring (ring.c) */
+	bool anyunf = false;	/* U2': rings_unfenced found one */
+	bool keep_all = false;	/* xc_rings_release's keep_all: do not sleep yet */
 #endif
 	byte cbit = 0;		/* the call running from it */
 	byte utaken = 0;	/* a taken urgent list */
@@ -1337,7 +1459,9 @@ idle_wait:
 	 * poll_until: while (!ready()) spin, until the window ends. Polling only
 	 * re-reads, so one read at a moment of spin's choosing covers every
 	 * window (none, adaptive, forever); or the worker gives up at once.
+	 * (RING) The poll of XC_RELEASE_RETRY_NS after a keep_all is the same.
 	 */
+idle_poll:
 	do
 	:: mode == MODE_SYNC && sync_done[me] -> goto idle_out
 	:: SLOT_PENDING(me) -> goto idle_out
@@ -1358,8 +1482,14 @@ idle_wait:
 	od;
 #if RING
 	/* U1-U3 before the first W1: a ring still held has calls, and W2 finds them */
-	// @src src/kick.c: xc_rings_release(c);	/* U1-U3 (ring.c): a ring still held has calls, and W2 finds them */
+	// @src src/kick.c: while (xc_rings_release(c)) {
 	rings_release(me);
+	/* keep_all: another worker's membarrier is under way: poll on, then release again */
+	// @src src/kick.c: if (poll_until(c, ready, ctx, XC_RELEASE_RETRY_NS, deadline_ns, &again))
+	if
+	:: keep_all -> keep_all = false; goto idle_poll
+	:: else -> skip
+	fi;
 #endif
 sleep_loop:
 	/* W1: idle = SLEEPING, seq_cst */
@@ -1786,6 +1916,8 @@ proctype attached(byte me)
 	byte rr = 0;		/* a ring index */
 	byte rcl = 0;		/* the rings xc_rings_close runs */
 	byte dropped = 0;	/* c->rings_dropped: a bit per ring (ring.c) */
+	bool anyunf = false;	/* U2': rings_unfenced found one */
+	bool keep_all = false;	/* xc_rings_release's keep_all: do not sleep yet */
 #endif
 	byte cbit = 0;		/* the call running from it */
 	byte utaken = 0;	/* a taken urgent list */
@@ -1842,8 +1974,14 @@ work_loop:
 	/* the loop's own events; xc_worker_sleep_begin -> xc_fd_sleep_begin */
 #if RING
 	/* U1-U3 first, as in xc_idle_wait */
-	// @src src/kick.c: xc_rings_release(c);	/* U1-U3 (ring.c), as in xc_idle_wait */
+	// @src src/kick.c: if (xc_rings_release(c))	/* U1-U3 (ring.c), as in xc_idle_wait */
 	rings_release(me);
+	/* keep_all: xc_fd_sleep_begin returns false (RUNNING, no W1), the loop goes on */
+	// @src src/kick.c: return false;		/* not yet: the loop polls on and comes back */
+	if
+	:: keep_all -> keep_all = false; goto loop_top
+	:: else -> skip
+	fi;
 #endif
 	/* W1: idle = SLEEPING_FD, seq_cst */
 	// @src src/kick.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING_FD, memory_order_seq_cst);
@@ -2116,18 +2254,35 @@ queue:
  * (slot_in_order) and the slot can be had, else through the ring, and it
  * waits for the completion. Each call is
  *   R1  the entry, then head = h + 1 (release);
- *   R2  s = state (relaxed, after a seq_cst fence, R1');
- *       LINKED: done, the worker has the ring (it rides);
+ *       fenced (unfenced == 0): F1 unfenced = 1, R1' a seq_cst fence, which
+ *       drains the store buffer; unfenced: no fence, and the head store
+ *       may stay in the store buffer (rbuf) past R2;
+ *   R2  s = state (relaxed); LINKED: done, the worker has the ring (it
+ *       rides; a fenced call that rides leaves unfenced = 1, so the next
+ *       calls skip R1');
  *   R3  IDLE: CAS state IDLE -> LINKED; lost: the worker re-linked it, done;
- *       won: push the ring on callq (S1), and kick if callq was empty (S2,
- *       S3: xc_kick); callq closed: ring_refused.
+ *       won (a locked RMW: the store buffer drains): C unfenced = 0
+ *       (release), push the ring on callq (S1), and kick if callq was
+ *       empty (S2, S3: xc_kick); callq closed: ring_refused.
  * The other senders' calls in a burst find the ring LINKED: one doorbell
- * for the burst. MUTANT_NONEMPTYSKIP skips R2/R3 when the ring held
- * untaken entries before the put.
+ * for the burst. The owner reads its own head through its store buffer
+ * (idx, slot_in_order's xc_ring_empty). MUTANT_NONEMPTYSKIP skips R2/R3
+ * when the ring held untaken entries before the put; MUTANT_NOF1 enters
+ * the unfenced mode without F1: the flag the worker reads stays 0.
  */
 #define RI	(id - NURGENT)		/* the sender's ring */
 #define RB	(1 << RI)		/* ... as a node on callq */
 #define WAITCALL	(RWAIT && j == NCALLS - 1)
+#ifndef MUTANT_NOF1
+#define OWNER_UNFENCED	unf[RI]		/* r->unfenced, its own word */
+#define SET_F1		unf[RI] = 1	/* F1 */
+#define CLEAR_C		unf[RI] = 0	/* C */
+#else
+/* MUTANT: the owner keeps its mode to itself: unfenced stays 0, the worker never pays */
+#define OWNER_UNFENCED	fmode
+#define SET_F1		fmode = 1
+#define CLEAR_C		fmode = 0
+#endif
 proctype ring_sender(byte id)
 {
 	byte j = 0;	/* the call being made: bit ME */
@@ -2136,6 +2291,9 @@ proctype ring_sender(byte id)
 	byte idx;	/* its entry's index */
 	byte t;
 	bool ok;
+#ifdef MUTANT_NOF1
+	bool fmode = false;	/* the owner's calls skip R1' (the mutant's private flag) */
+#endif
 
 	do
 	:: j < NCALLS ->
@@ -2145,7 +2303,7 @@ proctype ring_sender(byte id)
 #ifndef MUTANT_NOSLOTORDER
 			// @src src/call.c: return !r || xc_ring_empty(r);
 			if
-			:: rtail[RI] == rhead[RI] -> skip
+			:: rtail[RI] == OWNHEAD(RI) -> skip
 			:: else -> WITNESS(63); goto ring_put	/* earlier calls untaken: the ring */
 			fi;
 #else
@@ -2194,16 +2352,35 @@ proctype ring_sender(byte id)
 ring_put:
 #ifdef MUTANT_NONEMPTYSKIP
 		/* MUTANT: xc_ring_empty() before the put; untaken entries: "the worker is on it" */
-		ok = (rtail[RI] != rhead[RI]);
+		ok = (rtail[RI] != OWNHEAD(RI));
 #endif
-		/* xc_ring_put: the entry, then R1: head = h + 1 (release) */
+		/*
+		 * xc_ring_put: the entry, then R1: head = h + 1 (release), h its own
+		 * head (its buffered stores forwarded); and xc_ring_doorbell's choice
+		 * on unfenced (its own word: it reads its own last store). Unfenced:
+		 * R1' is skipped, and the head store goes into the store buffer,
+		 * where it may stay past R2 until a drain. Fenced: F1 (unfenced = 1)
+		 * and R1', which drains the buffer, so R1 is visible before R2: one
+		 * step, as nothing of the owner's is seen between them (a store
+		 * that a later fence drains is the same as one made at the fence).
+		 */
 		// @src src/ring.h: atomic_store_explicit(&r->head, h + 1, memory_order_release);
+		// @src src/ring.h: if (xc_likely(atomic_load_explicit(&r->unfenced, memory_order_relaxed))) {
 		atomic {
-			idx = rhead[RI];
+			idx = OWNHEAD(RI);
 			rent[RI * NCALLS + idx] = ME;
-			rhead[RI] = idx + 1;
 			accepted = accepted | ME;
-			if :: idx > rtail[RI] -> WITNESS(64) :: else -> skip fi	/* behind an untaken entry */
+			if :: idx > rtail[RI] -> WITNESS(64) :: else -> skip fi;	/* behind an untaken entry */
+			if
+			:: OWNER_UNFENCED -> rbuf[RI]++	/* no fence: the worker pays (U2') */
+			:: else ->
+				/* F1 (relaxed; only with membarrier: the model's case), then R1' */
+				// @src src/ring.h: atomic_store_explicit(&r->unfenced, 1, memory_order_relaxed);
+				// @src src/ring.h: /* R1': the store-load order of the argument in ring.c */
+				SET_F1;
+				DRAIN(RI);
+				rhead[RI] = idx + 1
+			fi
 		}
 #ifdef MUTANT_NONEMPTYSKIP
 		if
@@ -2214,18 +2391,32 @@ ring_put:
 		/* xc_ring_doorbell: R2 */
 		// @src src/ring.h: if (xc_likely(atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_LINKED &&
 		if
-		:: rstate[RI] == RING_LINKED -> WITNESS(52)	/* the worker has it: rides */
+		:: atomic { rstate[RI] == RING_LINKED ->	/* the worker has it: rides */
+			WITNESS(52);
+			/* ... with its head store in the store buffer: a call that skipped R1' */
+			if :: rbuf[RI] > 0 -> WITNESS(72) :: else -> skip fi }
 		:: else ->
 			/* xc_ring_doorbell_slow: R3, CAS state IDLE -> LINKED (acquire) */
 			// @src src/ring.c: if (!atomic_compare_exchange_strong_explicit(&r->state, &s, XC_RING_LINKED,
 			atomic {
 				if
 				:: rstate[RI] == RING_IDLE -> rstate[RI] = RING_LINKED; ok = true
+#ifndef ACQUIRE_CAS
+					; DRAIN(RI)	/* a locked RMW: the store buffer drains */
+#endif
 				:: else -> ok = false; WITNESS(53)	/* the worker's U3 re-linked it */
 				fi
 			}
 			if
 			:: ok ->
+				/* C: unfenced = 0 (release): the next call is fenced */
+				// @src src/ring.c: /* C, release: this CAS follows every head store before it (see "Owners without a fence") */
+#ifndef ACQUIRE_CAS
+				CLEAR_C;
+#else
+				/* ACQUIRE_CAS: only C's release publishes the head stores before it */
+				atomic { CLEAR_C; DRAIN(RI) };
+#endif
 				/* S1: push the ring on callq - one CAS, or CLOSED seen */
 				// @src src/ring.c: pushed = xc_llist_push(&c->callq, &r->link);
 				atomic {
@@ -2294,6 +2485,23 @@ call_done:
 	:: else -> break
 	od;
 	senders_done++
+}
+
+/*
+ * The owners' store buffers: a head store of a call that skipped R1' (rbuf)
+ * becomes visible to the worker at any time, the oldest first, one store a
+ * step: the hardware drains its buffer eventually. R1' of a later call, the
+ * doorbell's winning CAS and a worker's membarrier drain it at once.
+ */
+active proctype store_buffer()
+{
+end_drain:
+	do
+	:: atomic { rbuf[0] > 0 -> rhead[0]++; rbuf[0]-- }
+#if NRINGS > 1
+	:: atomic { rbuf[1] > 0 -> rhead[1]++; rbuf[1]-- }
+#endif
+	od
 }
 #endif
 

@@ -64,8 +64,13 @@
  * every later load of the owner, P's R2 among them, reads U1 or later:
  * not so. So U2' reads 1, and membarrier runs: either P's head store comes
  * before the owner's barrier point and U3 sees it, or P's R2 comes after
- * and reads IDLE. Or U2' reads a C after P: C follows a CAS, a full
- * barrier, after P's head store, and U2' acquires it, so U3 sees the head.
+ * and reads IDLE. Or U2' reads a C after P: C follows the doorbell's CAS,
+ * after P's head store, and U2' acquires it, so U3 sees the head. That CAS
+ * also releases the heads before it (acq_rel), for the close, which runs a
+ * ring dropped at a lost U3 CAS without reading its unfenced flag: its U2
+ * fence follows its own read of that CAS's LINKED (model/wakeup.pml found
+ * a call stranded there with an acquire CAS, which C11 and weaker CPUs than
+ * x86 and ARMv8 allow).
  *
  * A call after C is fenced again, until its R2 finds the ring linked: so
  * a worker pays a membarrier only for rings that took two calls or more
@@ -313,10 +318,12 @@ int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
 
 	/*
 	 * acquire: pairs with the worker's release of IDLE, so that its last
-	 * reads of the ring's link come before the push below rewrites it
+	 * reads of the ring's link come before the push below rewrites it;
+	 * release: our head stores before it, for a worker whose later fence
+	 * or acquire reads LINKED (a close running this ring while dropped)
 	 */
 	if (!atomic_compare_exchange_strong_explicit(&r->state, &s, XC_RING_LINKED,
-						     memory_order_acquire, memory_order_relaxed)) {
+						     memory_order_acq_rel, memory_order_relaxed)) {
 		/* linked: the worker holds it (re-linked), or XC_ABLATE_COALESCE kicks anyway */
 		if (xc_ablated(XC_ABLATE_COALESCE)) {
 			/* S1 before S2, as a push gives, even after a call that skipped R1' */
