@@ -20,12 +20,15 @@ use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
-use xcall::{CpuSet, Error, Handle, Runtime};
+use std::sync::Barrier;
+use std::time::Duration;
+use xcall::{Attached, CpuSet, Error, Handle, Runtime};
 
 const NKEYS: usize = 1024;
 const WINDOW: usize = 16; // requests a client keeps in flight: answers always fit the socket buffer
 const BATCH: usize = 32; // requests read at a time: calls and other events get their turn
 const MAX_SHARDS: usize = 8;
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(10); // a client gives up on an answer then
 
 /// A request, and its answer: the same message, completed by the key's owner.
 #[derive(Clone, Copy, Debug, Default)]
@@ -121,25 +124,12 @@ fn handle_request(c: Cluster, me: usize, m: Msg) {
     }
 }
 
-fn shard_main(rt: &Runtime, c: Cluster, me: usize, sock: UnixStream) -> Result<Shard, Error> {
-    let cpu = c.cpus[me];
-    xcall::pin_current_thread(cpu)?;
-    let att = rt.attach(cpu)?;
-    sock.set_nonblocking(true).map_err(|_| Error::Io)?;
-    let sock_fd = sock.as_raw_fd();
-    SOCKET.set(Some(sock));
-    // SAFETY: epoll on descriptors this thread owns; the eventfd stays open while attached.
-    let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-    if ep < 0 {
-        return Err(Error::Io);
-    }
-    for (fd, tag) in [(att.as_raw_fd(), 0u64), (sock_fd, 1)] {
-        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: tag };
-        // SAFETY: as above.
-        if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) } != 0 {
-            return Err(Error::Io);
-        }
-    }
+fn shard_main(rt: &Runtime, c: Cluster, me: usize, sock: UnixStream, started: &Barrier) -> Result<Shard, Error> {
+    let opened = open(rt, c, me, sock);
+    // the clients start once every shard is in its loop: a call to a CPU whose thread has
+    // not attached yet is refused (Unavailable)
+    started.wait();
+    let (att, ep, sock_fd) = opened?;
     let mut events = [libc::epoll_event { events: 0, u64: 0 }; 16];
     loop {
         att.poll()?; // requests and answers from other shards
@@ -169,6 +159,29 @@ fn shard_main(rt: &Runtime, c: Cluster, me: usize, sock: UnixStream) -> Result<S
     Ok(SHARD.take())
 }
 
+/// Attach this thread to its shard's CPU, and watch its eventfd and its client's socket.
+fn open(rt: &Runtime, c: Cluster, me: usize, sock: UnixStream) -> Result<(Attached<'_>, i32, i32), Error> {
+    let cpu = c.cpus[me];
+    xcall::pin_current_thread(cpu)?;
+    let att = rt.attach(cpu)?;
+    sock.set_nonblocking(true).map_err(|_| Error::Io)?;
+    let sock_fd = sock.as_raw_fd();
+    SOCKET.set(Some(sock));
+    // SAFETY: epoll on descriptors this thread owns; the eventfd stays open while attached.
+    let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    if ep < 0 {
+        return Err(Error::Io);
+    }
+    for (fd, tag) in [(att.as_raw_fd(), 0u64), (sock_fd, 1)] {
+        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: tag };
+        // SAFETY: as above.
+        if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) } != 0 {
+            return Err(Error::Io);
+        }
+    }
+    Ok((att, ep, sock_fd))
+}
+
 fn read_requests(c: Cluster, me: usize, ep: i32, sock_fd: i32) {
     let mut buf = [0u8; 20];
     for _ in 0..BATCH {
@@ -196,6 +209,9 @@ fn key_of(client: usize, id: usize) -> u32 {
 
 /// The client: WINDOW requests in flight; every answer checked. Returns its error count.
 fn client_main(c: Cluster, me: usize, mut sock: UnixStream, requests: usize) -> u64 {
+    if sock.set_read_timeout(Some(ANSWER_TIMEOUT)).is_err() {
+        return 1;
+    }
     let mut answered = vec![false; requests];
     let (mut sent, mut got, mut errors) = (0, 0, 0u64);
     let mut buf = [0u8; 20];
@@ -207,7 +223,8 @@ fn client_main(c: Cluster, me: usize, mut sock: UnixStream, requests: usize) -> 
             }
             sent += 1;
         }
-        if sock.read_exact(&mut buf).is_err() {
+        if let Err(e) = sock.read_exact(&mut buf) {
+            eprintln!("client {me}: no answer to {} requests: {e}", sent - got);
             return errors + 1;
         }
         let a = Msg::from_bytes(&buf);
@@ -241,15 +258,22 @@ fn run(requests: usize) -> Result<bool, Error> {
     c.cpus[..all.len()].copy_from_slice(&all);
     let before: Vec<xcall::Stats> = all.iter().map(|&cpu| rt.stats(cpu)).collect::<Result<_, _>>()?;
 
+    let started = Barrier::new(c.n + 1);
     let (shards, client_errors) = std::thread::scope(|s| {
         let mut shard_threads = Vec::new();
-        let mut clients = Vec::new();
+        let mut client_ends = Vec::new();
         for me in 0..c.n {
             let (a, b) = UnixStream::pair().expect("socketpair");
-            let rt = &rt;
-            shard_threads.push(s.spawn(move || shard_main(rt, c, me, a)));
-            clients.push(s.spawn(move || client_main(c, me, b, requests)));
+            let (rt, started) = (&rt, &started);
+            shard_threads.push(s.spawn(move || shard_main(rt, c, me, a, started)));
+            client_ends.push(b);
         }
+        started.wait();
+        let clients: Vec<_> = client_ends
+            .into_iter()
+            .enumerate()
+            .map(|(me, b)| s.spawn(move || client_main(c, me, b, requests)))
+            .collect();
         let client_errors: u64 = clients.into_iter().map(|t| t.join().unwrap_or(1)).sum();
         // every answer is in: stop each loop (a shard that never attached gets Unavailable)
         for me in 0..c.n {
