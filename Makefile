@@ -70,7 +70,7 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/xcall.pc
 
 clean:
-	rm -rf build build-* results/*.tmp
+	rm -rf build build-* results/*.tmp bindings/rust/target
 
 # Each part adds its own targets and hooks itself into check/run.
 include tests/tests.mk
@@ -88,3 +88,13 @@ check: deps $(CHECK_TARGETS)
 	@echo "make check: all suites passed"
 
 run: deps $(RUN_TARGETS)
+
+# check-rust: the Rust crates of bindings/rust with rustup's stable toolchain (Debian's cargo is
+# too old for current cc and lock files): cargo builds libxcall from src/ itself, then its tests,
+# the example's check, the doc-tests and clippy. Run by .ci/run after make check.
+CARGO ?= $(firstword $(wildcard $(HOME)/.cargo/bin/cargo) $(shell command -v cargo 2>/dev/null) cargo)
+.PHONY: check-rust
+check-rust:
+	@test -x "$(CARGO)" || { echo "check-rust: cargo not found (rustup's stable toolchain, ~/.cargo/bin)" >&2; exit 2; }
+	cd bindings/rust && PATH="$(dir $(CARGO)):$$PATH" $(CARGO) test -j2 && \
+		PATH="$(dir $(CARGO)):$$PATH" $(CARGO) clippy -j2 --workspace --all-targets -- -D warnings
