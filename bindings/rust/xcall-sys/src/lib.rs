@@ -328,3 +328,16 @@ extern "C" {
     #[doc(hidden)]
     pub static xcsys_layout: [CLayoutRow; 0];
 }
+
+/// What happened between two readings, counter by counter; `poll_ns_now` is the later
+/// reading's (libxcall's own `xc_stats_delta`).
+impl core::ops::Sub for xc_stats {
+    type Output = xc_stats;
+
+    fn sub(self, earlier: xc_stats) -> xc_stats {
+        let mut out = xc_stats::default();
+        // SAFETY: three valid xc_stats; xc_stats_delta only reads the last two and writes the first.
+        unsafe { xc_stats_delta(&mut out, &earlier, &self) };
+        out
+    }
+}

@@ -333,7 +333,7 @@ impl Handle {
         let mut s = xcall_sys::xc_stats::default();
         // SAFETY: s is an xc_stats to write.
         check(unsafe { xcall_sys::xc_stats_get(cpu, &mut s) })?;
-        Ok(s.into())
+        Ok(s)
     }
 
     /// Write every event recorded so far as Chrome trace JSON (tracing is on with
