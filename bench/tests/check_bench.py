@@ -230,7 +230,8 @@ def test_pingpong(n2):
     # back-to-back rows are batch-timed: 300 round trips in spans of 100, one sample a span
     expect_cases("pingpong back to back", res, ["futex", "eventfd", "pipe", "condvar", "libxcall-pollnone",
                                                 "libxcall-polling-queue"], repeats=2, n=3)
-    batch = ["cacheline", "cacheline-store", "cacheline-cas", "handoff-bare", "libxcall-polling"]
+    batch = ["cacheline", "cacheline-store", "cacheline-cas", "handoff-bare", "handoff-split", "handoff-casspun",
+             "libxcall-polling"]
     expect_cases("pingpong batch-timed", res, batch, repeats=2, n=3)
     expect_cases("pingpong per-op tails", res, ["cacheline/per-op", "libxcall-polling/per-op"],
                  repeats=2, n=100)
@@ -266,6 +267,10 @@ def test_pingpong(n2):
     check("pingpong: the call's ratio split into the bare handoff's and the code's",
           p.get("paired_handoff_ratio_p50", 0) > 0 and p.get("paired_code_ratio_p50", 0) > 0,
           f"params={p}")
+    cand = {c: (find(res, c) or {}).get("params", {}).get("paired_limit_ratio_p50", 0)
+            for c in ("handoff-bare", "handoff-split", "handoff-casspun")}
+    check("pingpong: the bare handoff and its candidates each carry their ratio to the limit",
+          all(v > 0 for v in cand.values()), f"{cand}")
     sp = (st or {}).get("params", {})
     check("pingpong: the limit rotated over its lines, their medians ordered",
           lp.get("lines", 0) >= 2 and 0 < lp.get("line_p50_min", 0) <= lp.get("line_p50_max", 0),
@@ -733,7 +738,9 @@ def check_wake_results(tag, res, iters, mechs=None):
             intr = [p.get(f"syscalls_interrupted_{w}", 0) for w in ("waker", "sleeper")]
             got = tuple(None if p.get(f"syscalls_per_wake_{w}") is None else
                         p[f"syscalls_per_wake_{w}"] - i / max(r["n"], 1) for w, i in zip(("waker", "sleeper"), intr))
-            tol = [1e-9 + (1.01 / max(r["n"], 1) if i else 0) for i in intr]
+            # the sleeper's count is read while it runs: one syscall of its last wake may not be counted
+            # yet (a loaded machine preempts it between the syscall and its count: eventfd/busy 1.95 of 2)
+            tol = [1e-9 + (1.01 / max(r["n"], 1) if i or w == 1 else 0) for w, i in enumerate(intr)]
             if exp and any(g is None or not lo - t <= g <= hi + t for (lo, hi), g, t in zip(exp, got, tol)):
                 bad_sys.append(f"{m}/{st}: {got}, coded {exp}")
             if m == "libxcall-polling" and st == "hot" and got[0] != 0:
