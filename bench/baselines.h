@@ -135,6 +135,93 @@ static inline void pp_handoff_respond(struct pp_handoff *h)
 	}
 }
 
+/*
+ * Candidates for a handoff of fewer line transfers, bare as pp_handoff is:
+ *
+ * Split: the request and the completion on two lines, each written by one
+ * side only (fn, arg and a sequence on the caller's line, the sequence
+ * done on the responder's); each side spins loading the other's line. No
+ * RMW at all; a round trip is, each way, a store to a line the other side
+ * holds shared (an upgrade) and the other's load of it (a miss).
+ *
+ * CAS-spun: the slot's one line, with every spin a CAS for the value it
+ * waits for, as the CAS limit spins: the line moves owned, once each way,
+ * at the price of each side's failing CASes taking it from the other.
+ */
+struct pp_split {
+	_Atomic uint32_t req;           /* the caller's line: sequence of the call, PP_SPLIT_STOP */
+	void (*fn)(void *);
+	void *arg;
+	_Atomic uint32_t done __attribute__((aligned(CACHELINE)));     /* the responder's line */
+};
+#define PP_SPLIT_STOP UINT32_MAX
+
+static inline void pp_split_round_trip(struct pp_split *h, void (*fn)(void *), void *arg)
+{
+	/* relaxed: only the caller writes req */
+	uint32_t seq = atomic_load_explicit(&h->req, memory_order_relaxed) + 1;
+
+	h->fn = fn;
+	h->arg = arg;
+	/* release: fn and arg before the responder's acquire of req */
+	atomic_store_explicit(&h->req, seq, memory_order_release);
+	/* acquire: the function's effects */
+	while (atomic_load_explicit(&h->done, memory_order_acquire) != seq)
+		cpu_relax();
+}
+
+static inline void pp_split_respond(struct pp_split *h)
+{
+	for (uint32_t want = 1;; want++) {
+		uint32_t v;
+
+		/* acquire: the caller's fn and arg */
+		while ((v = atomic_load_explicit(&h->req, memory_order_acquire)) != want && v != PP_SPLIT_STOP)
+			cpu_relax();
+		if (v == PP_SPLIT_STOP)
+			return;
+		h->fn(h->arg);
+		/* release: the function's effects before the caller's acquire */
+		atomic_store_explicit(&h->done, want, memory_order_release);
+	}
+}
+
+#define PP_CASSPUN_DONE 3u
+
+static inline void pp_casspun_round_trip(struct pp_handoff *h, void (*fn)(void *), void *arg)
+{
+	uint32_t w = 0;
+
+	h->fn = fn;
+	h->arg = arg;
+	/* seq_cst, as the slot's publication; the line is ours after the stores above */
+	atomic_compare_exchange_strong_explicit(&h->word, &w, PP_HANDOFF_PUBLISHED,
+						memory_order_seq_cst, memory_order_relaxed);
+	/* acquire: the function's effects; each try takes the line, as the CAS limit's */
+	for (w = PP_CASSPUN_DONE; !atomic_compare_exchange_weak_explicit(&h->word, &w, 0, memory_order_acquire,
+									 memory_order_relaxed);
+	     w = PP_CASSPUN_DONE)
+		;
+}
+
+static inline void pp_casspun_respond(struct pp_handoff *h)
+{
+	for (;;) {
+		uint32_t w = PP_HANDOFF_PUBLISHED;
+
+		/* acquire: the caller's fields; each try takes the line, as the CAS limit's */
+		while (!atomic_compare_exchange_weak_explicit(&h->word, &w, PP_HANDOFF_PUBLISHED,
+							      memory_order_acquire, memory_order_relaxed)) {
+			if (w == PP_HANDOFF_STOP)
+				return;
+			w = PP_HANDOFF_PUBLISHED;
+		}
+		h->fn(h->arg);
+		/* release: the function's effects; the line is still ours unless the caller took it */
+		atomic_store_explicit(&h->word, PP_CASSPUN_DONE, memory_order_release);
+	}
+}
+
 /* ---- call queues for throughput (baselines.c) ---- */
 
 /*

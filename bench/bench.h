@@ -433,9 +433,12 @@ void spin_barrier_wait(struct spin_barrier *b, void (*serve)(void));
  * as core-to-core-latency measure it, and the slot's handoff bare (the call's
  * line protocol with none of the library's code, baselines.h), which splits the
  * call's distance from the limit into what the protocol costs and what the
- * code costs. Only the first two are limits.
+ * code costs. Only the first two are limits. Then two candidates for a
+ * handoff of fewer line transfers, bare too (baselines.h): request and
+ * completion on lines of their own sides (split), and the slot's line with
+ * every spin a CAS (CAS-spun).
  */
-enum { LIMIT_STORE, LIMIT_CAS, LIMIT_HANDOFF, NLIMITS };
+enum { LIMIT_STORE, LIMIT_CAS, LIMIT_HANDOFF, LIMIT_SPLIT, LIMIT_CASSPUN, NLIMITS };
 
 struct paired_in {
 	int a, b;                       /* caller and target CPUs, both in the runtime */
@@ -453,6 +456,7 @@ struct paired_out {
 	double ratio_p10, ratio_p50, ratio_p90; /* call block median / the lower limit block median */
 	double handoff_ratio_p50;       /* per block, bare handoff / lower limit: the protocol's pattern */
 	double code_ratio_p50;          /* per block, call / bare handoff: the library's code */
+	double side_ratio_p50[NLIMITS]; /* per block, each line side / lower limit */
 	double limit_p50[NLIMITS];      /* each line side's median over its blocks, ns */
 	double line_p50_min, line_p50_max;      /* the cheapest and dearest store/load line's median */
 	struct xc_stats call_delta, call_target; /* over the timed calls: all CPUs, the target */

@@ -46,6 +46,10 @@ static void respond_fn(void *arg)
 		pp_line_cas_respond(r->line);
 	else if (r->side == LIMIT_HANDOFF)
 		pp_handoff_respond((struct pp_handoff *)r->line);
+	else if (r->side == LIMIT_SPLIT)
+		pp_split_respond((struct pp_split *)r->line);
+	else if (r->side == LIMIT_CASSPUN)
+		pp_casspun_respond((struct pp_handoff *)r->line);
 	else
 		pp_line_respond(r->line);
 	/* release: the responder no longer touches the line */
@@ -113,11 +117,17 @@ static double limit_block(struct paired *p, int m, int k, int n, int warm)
 	uint64_t seq = 0;
 	double med = 0;
 
+	struct pp_split *sp = (struct pp_split *)r.line;
+
 	r.w.arg = &r;
-	if (m == LIMIT_HANDOFF)
+	if (m == LIMIT_HANDOFF || m == LIMIT_CASSPUN) {
 		atomic_store_explicit(&ho->word, 0, memory_order_relaxed);
-	else
+	} else if (m == LIMIT_SPLIT) {
+		atomic_store_explicit(&sp->req, 0, memory_order_relaxed);
+		atomic_store_explicit(&sp->done, 0, memory_order_relaxed);
+	} else {
 		atomic_store_explicit(r.line, 0, memory_order_relaxed);
+	}
 	p->err = xc_queue_work(p->in->b, &r.w);
 	if (p->err)
 		return -1;
@@ -129,6 +139,20 @@ static double limit_block(struct paired *p, int m, int k, int n, int warm)
 				    pp_handoff_round_trip(ho, xh_noop, NULL), &med);
 		/* release: after the last round trip came back, so the responder sees it next */
 		atomic_store_explicit(&ho->word, PP_HANDOFF_STOP, memory_order_release);
+	} else if (m == LIMIT_CASSPUN) {
+		for (int i = 0; warm_more(&p->bud, i, warm); i++)
+			pp_casspun_round_trip(ho, xh_noop, NULL);
+		if (n)
+			TIMED_BLOCK(p, n, m, p->in->h_limit[m], (struct hist *)NULL,
+				    pp_casspun_round_trip(ho, xh_noop, NULL), &med);
+		atomic_store_explicit(&ho->word, PP_HANDOFF_STOP, memory_order_release);
+	} else if (m == LIMIT_SPLIT) {
+		for (int i = 0; warm_more(&p->bud, i, warm); i++)
+			pp_split_round_trip(sp, xh_noop, NULL);
+		if (n)
+			TIMED_BLOCK(p, n, m, p->in->h_limit[m], (struct hist *)NULL,
+				    pp_split_round_trip(sp, xh_noop, NULL), &med);
+		atomic_store_explicit(&sp->req, PP_SPLIT_STOP, memory_order_release);
 	} else if (m == LIMIT_CAS) {
 		for (int i = 0; warm_more(&p->bud, i, warm); i++)
 			pp_line_cas_round_trip(r.line, &seq);
@@ -142,7 +166,7 @@ static double limit_block(struct paired *p, int m, int k, int n, int warm)
 			TIMED_BLOCK(p, n, m, p->in->h_limit[m], p->in->h_limit_op,
 				    pp_line_round_trip(r.line, &seq), &med);
 	}
-	if (m != LIMIT_HANDOFF)
+	if (m == LIMIT_STORE || m == LIMIT_CAS)
 		atomic_store_explicit(r.line, PP_LINE_STOP, memory_order_release);
 	/* acquire: r is on this stack; it goes once the responder is done with it */
 	while (!atomic_load_explicit(&r.done, memory_order_acquire))
@@ -330,8 +354,17 @@ long xh_paired(const struct paired_in *in, struct paired_out *out)
 		nr = block_ratios(&p, NLIMITS, LIMIT_HANDOFF, r);
 		out->code_ratio_p50 = values_quantile(r, nr, 0.50);
 	}
-	for (int m = 0; m < NLIMITS; m++)
+	for (int m = 0; m < NLIMITS; m++) {
 		out->limit_p50[m] = in->want_limit ? values_quantile(p.blk_p50[m], p.nblk, 0.5) : 0;
+		if (in->want_limit) {
+			double *r = realloc(p.span, (size_t)(p.nblk + 1) * sizeof(*r));
+
+			if (!r)
+				goto out;
+			p.span = r;
+			out->side_ratio_p50[m] = values_quantile(r, block_ratios(&p, m, -1, r), 0.50);
+		}
+	}
 	out->line_p50_min = out->line_p50_max = 0;
 	for (int i = 0; i < PAIR_LINES && in->want_limit; i++) {
 		if (!p.line_nblk[i])

@@ -144,9 +144,9 @@ int cmd_pingpong(int argc, char **argv)
 	char pair[32];
 	snprintf(pair, sizeof(pair), "%d,%d", a, b);
 	struct rec *first = NULL;
-	struct hist h, h2, hcas, hho, hop, hop2;
-	if (hist_init(&h) || hist_init(&h2) || hist_init(&hcas) || hist_init(&hho) || hist_init(&hop) ||
-	    hist_init(&hop2))
+	struct hist h, h2, hcas, hho, hsp, hcs, hop, hop2;
+	if (hist_init(&h) || hist_init(&h2) || hist_init(&hcas) || hist_init(&hho) || hist_init(&hsp) ||
+	    hist_init(&hcs) || hist_init(&hop) || hist_init(&hop2))
 		return 1;
 	bool want[NCASES];
 	for (size_t c = 0; c < NCASES; c++)
@@ -165,13 +165,16 @@ int cmd_pingpong(int argc, char **argv)
 
 		if (want[0] || want[1]) {
 			struct paired_in in = {.a = a, .b = b, .want_limit = want[0], .want_call = want[1],
-					       .bud = bud, .h_limit = {&h, &hcas, &hho}, .h_call = &h2,
+					       .bud = bud, .h_limit = {&h, &hcas, &hho, &hsp, &hcs},
+					       .h_call = &h2,
 					       .h_limit_op = &hop, .h_call_op = &hop2};
 			struct paired_out po;
 			hist_reset(&h);
 			hist_reset(&h2);
 			hist_reset(&hcas);
 			hist_reset(&hho);
+			hist_reset(&hsp);
+			hist_reset(&hcs);
 			hist_reset(&hop);
 			hist_reset(&hop2);
 			progress("pingpong: %s%s%s paired, cpus %s, repeat %d", want[0] ? cases[0].name : "",
@@ -221,13 +224,16 @@ int cmd_pingpong(int argc, char **argv)
 			}
 			static const char *const side_name[NLIMITS] = {
 				[LIMIT_STORE] = "cacheline-store", [LIMIT_CAS] = "cacheline-cas",
-				[LIMIT_HANDOFF] = "handoff-bare"};
+				[LIMIT_HANDOFF] = "handoff-bare", [LIMIT_SPLIT] = "handoff-split",
+				[LIMIT_CASSPUN] = "handoff-casspun"};
 			for (int m = 0; m < NLIMITS && want[0]; m++) {
 				struct rec *r = rec_new("pingpong", side_name[m], "ns", "lower", rep);
 				rec_hist(r, in.h_limit[m]);
 				rec_cpu_list(r, cl, 2);
 				batch_params(r, n, po.blocks);
 				rec_param_i(r, "lines", PAIR_LINES);
+				if (m >= LIMIT_HANDOFF)
+					rec_param_d(r, "paired_limit_ratio_p50", po.side_ratio_p50[m]);
 			}
 		}
 unpaired:
@@ -280,6 +286,8 @@ unpaired:
 	hist_free(&h2);
 	hist_free(&hcas);
 	hist_free(&hho);
+	hist_free(&hsp);
+	hist_free(&hcs);
 	hist_free(&hop);
 	hist_free(&hop2);
 
@@ -348,6 +356,13 @@ unpaired:
 		       "  the call %.2fx the bare handoff%s (the library's code)\n",
 		       ho ? ho->s.p50 : 0, rec_param_get(call, "paired_handoff_ratio_p50", 0), ratio_mark(ho, r),
 		       rec_param_get(call, "paired_code_ratio_p50", 0), ratio_mark(call, ho));
+		const struct rec *sp = rec_find("pingpong", "handoff-split", r->repeat);
+		const struct rec *cs = rec_find("pingpong", "handoff-casspun", r->repeat);
+		if (sp && cs)
+			printf("  candidates, bare: request and completion on lines of their own sides %.1f ns,\n"
+			       "  %.2fx the limit; the slot's line CAS-spun %.1f ns, %.2fx\n",
+			       sp->s.p50, rec_param_get(sp, "paired_limit_ratio_p50", 0), cs->s.p50,
+			       rec_param_get(cs, "paired_limit_ratio_p50", 0));
 	}
 	return 0;
 }
