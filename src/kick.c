@@ -50,7 +50,8 @@
  * doorbell: the push of the ring on callq is S1. A ring the worker already
  * holds needs no doorbell, because the worker unlinks every held ring
  * (ring.c's U1-U3) before its W1, and keeps one that has
- * calls, which W2 then finds.
+ * calls, which W2 then finds; where it cannot unlink yet (another worker's
+ * membarrier is under way, ring.c) it polls on instead of sleeping.
  *
  * The worker's POLLING stores are relaxed: they only weaken a sender's duty
  * (no syscall), and the worker's W1 + W2 still follow before any sleep. Its
