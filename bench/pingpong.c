@@ -360,9 +360,9 @@ unpaired:
 		const struct rec *cs = rec_find("pingpong", "handoff-casspun", r->repeat);
 		if (sp && cs)
 			printf("  candidates, bare: request and completion on lines of their own sides %.1f ns,\n"
-			       "  %.2fx the limit; the slot's line CAS-spun %.1f ns, %.2fx\n",
-			       sp->s.p50, rec_param_get(sp, "paired_limit_ratio_p50", 0), cs->s.p50,
-			       rec_param_get(cs, "paired_limit_ratio_p50", 0));
+			       "  %.2fx the limit%s; the slot's line CAS-spun %.1f ns, %.2fx%s\n",
+			       sp->s.p50, rec_param_get(sp, "paired_limit_ratio_p50", 0), ratio_mark(sp, r),
+			       cs->s.p50, rec_param_get(cs, "paired_limit_ratio_p50", 0), ratio_mark(cs, r));
 	}
 	return 0;
 }
