@@ -475,8 +475,11 @@ XC_API int xc_poll(void);
  * @cpu: a CPU of xc_opts.attach; the thread must be pinned to it alone.
  *
  * Runs the cpu_init hook on this thread first, then brings @cpu online (unless
- * xc_cpu_offline() took it offline: then at xc_cpu_online()). Unblocks the
- * urgent signal in this thread until it detaches.
+ * xc_cpu_offline() took it offline: then at xc_cpu_online()). Until then,
+ * calls to @cpu get -ENXIO, as to any offline CPU: threads that call each
+ * other's attached CPUs should start calling once every one has attached
+ * (examples/shards.h waits at a barrier). Unblocks the urgent signal in
+ * this thread until it detaches.
  * Context: a thread that is not a worker.
  * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
  *   interrupting libxcall in the same thread gets -EAGAIN.
