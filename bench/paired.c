@@ -109,15 +109,28 @@ struct paired {
 		*(med) = values_quantile((p)->span, ns_, 0.5);                              \
 	} while (0)
 
+/*
+ * A side's block: its warm-up, then n timed round trips of OP (HO: the
+ * store/load limit also times some alone). A macro, as TIMED_BLOCK, so
+ * that OP is inlined alike on every side.
+ */
+#define SIDE_BLOCK(p, m, n, warm, HO, OP, med)                                              \
+	do {                                                                                \
+		for (int w_ = 0; warm_more(&(p)->bud, w_, (warm)); w_++)                    \
+			OP;                                                                 \
+		if (n)                                                                      \
+			TIMED_BLOCK(p, n, m, (p)->in->h_limit[m], HO, OP, med);             \
+	} while (0)
+
 /* One block of round trips on line side @m's line @k; returns its median, or -1 after an error. */
 static double limit_block(struct paired *p, int m, int k, int n, int warm)
 {
 	struct responder r = {.w = {.fn = respond_fn}, .line = p->line[m][k], .side = m};
 	struct pp_handoff *ho = (struct pp_handoff *)r.line;
+	struct pp_split *sp = (struct pp_split *)r.line;
+	struct hist *none = NULL;
 	uint64_t seq = 0;
 	double med = 0;
-
-	struct pp_split *sp = (struct pp_split *)r.line;
 
 	r.w.arg = &r;
 	if (m == LIMIT_HANDOFF || m == LIMIT_CASSPUN) {
@@ -131,43 +144,23 @@ static double limit_block(struct paired *p, int m, int k, int n, int warm)
 	p->err = xc_queue_work(p->in->b, &r.w);
 	if (p->err)
 		return -1;
+	/* each side's stop is a release store after its last round trip came back */
 	if (m == LIMIT_HANDOFF) {
-		for (int i = 0; warm_more(&p->bud, i, warm); i++)
-			pp_handoff_round_trip(ho, xh_noop, NULL);
-		if (n)
-			TIMED_BLOCK(p, n, m, p->in->h_limit[m], (struct hist *)NULL,
-				    pp_handoff_round_trip(ho, xh_noop, NULL), &med);
-		/* release: after the last round trip came back, so the responder sees it next */
+		SIDE_BLOCK(p, m, n, warm, none, pp_handoff_round_trip(ho, xh_noop, NULL), &med);
 		atomic_store_explicit(&ho->word, PP_HANDOFF_STOP, memory_order_release);
 	} else if (m == LIMIT_CASSPUN) {
-		for (int i = 0; warm_more(&p->bud, i, warm); i++)
-			pp_casspun_round_trip(ho, xh_noop, NULL);
-		if (n)
-			TIMED_BLOCK(p, n, m, p->in->h_limit[m], (struct hist *)NULL,
-				    pp_casspun_round_trip(ho, xh_noop, NULL), &med);
+		SIDE_BLOCK(p, m, n, warm, none, pp_casspun_round_trip(ho, xh_noop, NULL), &med);
 		atomic_store_explicit(&ho->word, PP_HANDOFF_STOP, memory_order_release);
 	} else if (m == LIMIT_SPLIT) {
-		for (int i = 0; warm_more(&p->bud, i, warm); i++)
-			pp_split_round_trip(sp, xh_noop, NULL);
-		if (n)
-			TIMED_BLOCK(p, n, m, p->in->h_limit[m], (struct hist *)NULL,
-				    pp_split_round_trip(sp, xh_noop, NULL), &med);
+		SIDE_BLOCK(p, m, n, warm, none, pp_split_round_trip(sp, xh_noop, NULL), &med);
 		atomic_store_explicit(&sp->req, PP_SPLIT_STOP, memory_order_release);
 	} else if (m == LIMIT_CAS) {
-		for (int i = 0; warm_more(&p->bud, i, warm); i++)
-			pp_line_cas_round_trip(r.line, &seq);
-		if (n)
-			TIMED_BLOCK(p, n, m, p->in->h_limit[m], (struct hist *)NULL,
-				    pp_line_cas_round_trip(r.line, &seq), &med);
-	} else {
-		for (int i = 0; warm_more(&p->bud, i, warm); i++)
-			pp_line_round_trip(r.line, &seq);
-		if (n)
-			TIMED_BLOCK(p, n, m, p->in->h_limit[m], p->in->h_limit_op,
-				    pp_line_round_trip(r.line, &seq), &med);
-	}
-	if (m == LIMIT_STORE || m == LIMIT_CAS)
+		SIDE_BLOCK(p, m, n, warm, none, pp_line_cas_round_trip(r.line, &seq), &med);
 		atomic_store_explicit(r.line, PP_LINE_STOP, memory_order_release);
+	} else {
+		SIDE_BLOCK(p, m, n, warm, p->in->h_limit_op, pp_line_round_trip(r.line, &seq), &med);
+		atomic_store_explicit(r.line, PP_LINE_STOP, memory_order_release);
+	}
 	/* acquire: r is on this stack; it goes once the responder is done with it */
 	while (!atomic_load_explicit(&r.done, memory_order_acquire))
 		cpu_relax();
@@ -335,35 +328,28 @@ long xh_paired(const struct paired_in *in, struct paired_out *out)
 	if (err)
 		goto out;
 
-	/* paired ratios: each call block over the lower limit block right before it */
+	/* the span buffer, grown to hold a ratio per block */
+	double *r = realloc(p.span, (size_t)(p.nblk + 1) * sizeof(*r));
+	if (!r)
+		goto out;
+	p.span = r;
 	out->blocks = p.nblk;
+	for (int m = 0; m < NLIMITS; m++) {
+		out->limit_p50[m] = in->want_limit ? values_quantile(p.blk_p50[m], p.nblk, 0.5) : 0;
+		out->side_ratio_p50[m] = in->want_limit ?
+			values_quantile(r, block_ratios(&p, m, -1, r), 0.50) : 0;
+	}
+	/* paired ratios: each call block over the lower limit block right before it */
 	if (in->want_limit && in->want_call) {
-		int nr;
-		/* the span buffer, grown to hold a ratio per block */
-		double *r = realloc(p.span, (size_t)(p.nblk + 1) * sizeof(*r));
-		if (!r)
-			goto out;
-		p.span = r;
-		nr = block_ratios(&p, NLIMITS, -1, r);
+		int nr = block_ratios(&p, NLIMITS, -1, r);
+
 		out->ratio_p10 = values_quantile(r, nr, 0.10);
 		out->ratio_p50 = values_quantile(r, nr, 0.50);
 		out->ratio_p90 = values_quantile(r, nr, 0.90);
 		/* the split: the bare handoff over the limit, the call over the bare handoff */
-		nr = block_ratios(&p, LIMIT_HANDOFF, -1, r);
-		out->handoff_ratio_p50 = values_quantile(r, nr, 0.50);
+		out->handoff_ratio_p50 = out->side_ratio_p50[LIMIT_HANDOFF];
 		nr = block_ratios(&p, NLIMITS, LIMIT_HANDOFF, r);
 		out->code_ratio_p50 = values_quantile(r, nr, 0.50);
-	}
-	for (int m = 0; m < NLIMITS; m++) {
-		out->limit_p50[m] = in->want_limit ? values_quantile(p.blk_p50[m], p.nblk, 0.5) : 0;
-		if (in->want_limit) {
-			double *r = realloc(p.span, (size_t)(p.nblk + 1) * sizeof(*r));
-
-			if (!r)
-				goto out;
-			p.span = r;
-			out->side_ratio_p50[m] = values_quantile(r, block_ratios(&p, m, -1, r), 0.50);
-		}
 	}
 	out->line_p50_min = out->line_p50_max = 0;
 	for (int i = 0; i < PAIR_LINES && in->want_limit; i++) {
