@@ -21,9 +21,9 @@
 #include "hotplug.h"
 #include "options.h"
 #include "topology.h"
+#include "trace.h"
 #include "fork.h"
 #include "futex.h"
-#include "trace.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -46,7 +46,7 @@ static void cpu_reset(struct xc_cpu *c, int cpu)
 	atomic_store_explicit(&c->urgentq, XC_LLIST_CLOSED, memory_order_relaxed);
 	atomic_store_explicit(&c->slot.done.word, XC_SLOT_CLOSED, memory_order_relaxed);
 	atomic_store_explicit(&c->slot_claim, 0, memory_order_relaxed);
-	c->slot_running = false;
+	atomic_store_explicit(&c->slot_running, false, memory_order_relaxed);
 	c->rings_held = c->rings_dropped = NULL;
 	xc_rings_reset(c);
 	atomic_store_explicit(&c->urgent_calls, 0, memory_order_relaxed);
@@ -290,6 +290,26 @@ static void runtime_clear(void)
 	xc_rt.nr_cpus = 0;
 }
 
+/*
+ * Open the waiting call's straight path (call.h) to every CPU below the
+ * set's highest: close the slots of those outside the set first, which it
+ * then finds closed. Tracing and the slot's ablation keep it shut.
+ */
+static void slot_fast_open(void)
+{
+	int top = xc_rt.cpu_list[xc_rt.nr_cpus - 1] + 1;
+
+	if (xc_tracing || xc_ablated(XC_ABLATE_SLOT))
+		return;
+	for (int cpu = 0; cpu < top; cpu++)
+		if (!xc_cpus[cpu].present)
+			/* relaxed: published by the release below */
+			atomic_store_explicit(&xc_cpus[cpu].slot.done.word, XC_SLOT_CLOSED,
+					      memory_order_relaxed);
+	/* release: the configuration, every CPU's setup and the closed slots before a straight call */
+	atomic_store_explicit(&xc_rt.slot_fast_cpus, top, memory_order_release);
+}
+
 static int runtime_init(const struct xc_opts *opts)
 {
 	int expected = XC_RT_DOWN, ret, n = 0;
@@ -332,6 +352,7 @@ static int runtime_init(const struct xc_opts *opts)
 	}
 	/* release: the configuration and every CPU's setup before any call sees UP */
 	atomic_store_explicit(&xc_rt.state, XC_RT_UP, memory_order_release);
+	slot_fast_open();
 	return 0;
 }
 
@@ -359,6 +380,11 @@ static int runtime_exit(void)
 		pthread_mutex_unlock(&xc_rt.hotplug_lock);
 		return -ENXIO;
 	}
+	/*
+	 * relaxed: a straight call that still read the old bound meets the
+	 * closing slots as any call does, and falls back to -ENXIO (slot.c)
+	 */
+	atomic_store_explicit(&xc_rt.slot_fast_cpus, 0, memory_order_relaxed);
 	for (int i = 0; i < xc_rt.nr_cpus; i++) {
 		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
 

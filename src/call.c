@@ -243,7 +243,7 @@ static int check_flags(unsigned flags)
 {
 	if (flags & ~XC_FLAGS_ALL)
 		return -EINVAL;
-	if ((flags & XC_WAIT) && (xc_in_urgent || xc_in_fd_sleep(xc_self)))
+	if ((flags & XC_WAIT) && (xc_in_urgent || xc_in_fd_sleep()))
 		return -EDEADLK;	/* nothing runs on this CPU until the handler returns; a sleep announced */
 	return 0;
 }
@@ -286,13 +286,11 @@ static inline __attribute__((always_inline)) int ring_call(struct xc_cpu *c, xc_
  * Whether a waiting call may take @c's slot and stay in order: the slot
  * runs before the rings, so only when our ring to @c holds nothing untaken.
  */
-static inline bool slot_in_order(struct xc_cpu *c)
+static inline bool slot_in_order(struct xc_cpu *c, int set)
 {
-	struct xc_ring *r;
+	/* ablated, no rings are made: none to peek at */
+	struct xc_ring *r = xc_ring_peek_in(c, set);
 
-	if (xc_ablated(XC_ABLATE_RING))
-		return true;
-	r = xc_ring_peek(c);
 	return !r || xc_ring_empty(r);
 }
 
@@ -359,7 +357,7 @@ static inline __attribute__((always_inline)) int call_single(int cpu, xc_func_t 
 	}
 	struct xc_waitinfo wi = { fn, arg, &cpu, 1 };
 
-	if (!(flags & XC_URGENT) && !xc_ablated(XC_ABLATE_SLOT) && slot_in_order(c) &&
+	if (!(flags & XC_URGENT) && !xc_ablated(XC_ABLATE_SLOT) && slot_in_order(c, xc_in_urgent) &&
 	    xc_slot_call(c, fn, arg, &wi) == 0)
 		return 0;
 	if (!via_ring(flags))
@@ -374,9 +372,31 @@ static inline __attribute__((always_inline)) int call_single(int cpu, xc_func_t 
 	return ret;
 }
 
-int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
+/*
+ * A waiting call takes the straight path into the slot (slot.c) when this
+ * thread is in nobody's way (xc_tls all 0), the gate is open to @cpu, @cpu
+ * is not this thread's own, and our ring to it holds nothing untaken, which
+ * the slot would overtake. Anything else, and a slot found held or closed,
+ * goes the general way, which says why a call cannot be made.
+ */
+static __attribute__((noinline)) int call_single_guarded(int cpu, xc_func_t fn, void *arg,
+							   unsigned flags)
 {
 	return XC_GUARDED(call_single(cpu, fn, arg, flags));
+}
+
+int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
+{
+	/* acquire: pairs with the gate's release at xc_init (bringup.c) */
+	if (xc_likely(flags == XC_WAIT) && fn && !xc_tls.any &&
+	    (unsigned)cpu < (unsigned)atomic_load_explicit(&xc_rt.slot_fast_cpus, memory_order_acquire)) {
+		struct xc_cpu *c = &xc_cpus[cpu], *self = xc_self;
+
+		/* not in the urgent handler: our ring set is the first */
+		if (c != self && slot_in_order(c, 0) && xc_slot_publish(c, fn, arg, self, NULL))
+			return xc_slot_finish(c, NULL);
+	}
+	return call_single_guarded(cpu, fn, arg, flags);
 }
 
 static int call_async(int cpu, struct xc_call *call)

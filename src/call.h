@@ -70,9 +70,52 @@ void xc_call_kick(struct xc_cpu *c, int pushed, bool urgent);
 
 /* slot.c: the fast slot for waiting single calls */
 int xc_slot_call(struct xc_cpu *c, xc_func_t fn, void *arg, const struct xc_waitinfo *wi);
+int xc_slot_finish(struct xc_cpu *c, const struct xc_waitinfo *wi);
+int xc_slot_run_idle(struct xc_cpu *c);
 int xc_slot_run(struct xc_cpu *c);
 int xc_slot_close(struct xc_cpu *c);
 void xc_slot_open(struct xc_cpu *c);
+
+/*
+ * The sender's side of the slot (slot.c), up to the publication: claim,
+ * fill, publish. True if published: the caller then calls xc_slot_finish().
+ * False if the slot is held or closed: the caller queues the call instead.
+ * @wi names the call for stuck reports, and traces it; NULL on the straight
+ * path, where the gate ruled tracing out and the wait names the call only
+ * if it gets long.
+ */
+static inline __attribute__((always_inline)) bool xc_slot_publish(struct xc_cpu *c, xc_func_t fn,
+								  void *arg, struct xc_cpu *self,
+								  const struct xc_waitinfo *wi)
+{
+	struct xc_slot *s = &c->slot;
+	uint32_t w = 0;
+
+	/* acquire: the previous use of the fields happens before our writes */
+	if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1, memory_order_acquire,
+						     memory_order_relaxed))
+		return false;
+	if (wi) {
+		c->slot_flow = xc_trace_flow();
+		xc_trace(XC_EV_QUEUE, c->cpu, c->slot_flow, (const void *)fn);
+	}
+	/* relaxed: published by the CAS below */
+	atomic_store_explicit(&s->fn, fn, memory_order_relaxed);
+	s->arg = arg;
+	s->done.waiter = self;
+	w = 0;
+	/*
+	 * S1, seq_cst: release publishes the fields to the worker's acquire, and
+	 * the total order puts the publication before the kick's S2 (kick.c).
+	 * Fails only if the worker closed the slot meanwhile.
+	 */
+	if (xc_likely(atomic_compare_exchange_strong_explicit(&s->done.word, &w, XC_SLOT_PUBLISHED,
+							      memory_order_seq_cst, memory_order_relaxed)))
+		return true;
+	/* release: our use of the fields happens before the next claimer's */
+	atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
+	return false;
+}
 
 /*
  * Owner, polling: run the slot's call right here if one is published and

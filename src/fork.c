@@ -66,6 +66,8 @@ static void fork_child(void)
 		atomic_store_explicit(&c->online, false, memory_order_relaxed);
 	}
 	xc_rt.nr_cpus = 0;
+	atomic_store_explicit(&xc_rt.slot_fast_cpus, 0, memory_order_relaxed);
+	xc_tls.in_fd_sleep = 0;		/* the sleep was the parent's attached loop's */
 	atomic_store_explicit(&xc_rt.urgent_senders, 0, memory_order_relaxed);
 	xc_self = NULL;
 	xc_urgent_fork_child();

@@ -116,7 +116,7 @@ enum { XC_TAKEN_NONE = 0, XC_TAKEN_OFFLINE, XC_TAKEN_AFFINITY, XC_TAKEN_CPUSET }
  */
 struct xc_slot {
 	struct xc__completion done;
-	xc_func_t fn;
+	_Atomic(xc_func_t) fn;		/* atomic: a stuck report reads it from outside (stuck.c) */
 	void *arg;
 };
 
@@ -167,14 +167,17 @@ struct xc_cpu {
 	_Atomic uint64_t displaced;	/* runs that ended on another CPU; the handler bumps it too */
 	_Atomic uint64_t barriers;	/* membarriers for owners' skipped fences (ring.c) */
 	_Atomic bool os_recheck;	/* a run ended elsewhere: the task loop runs the full check */
+	/*
+	 * The slot's call is running (slot.c): a wait inside it must not run
+	 * it again, and a stuck report names it (stuck.c; relaxed, a snapshot)
+	 */
+	_Atomic bool slot_running;
 	uint64_t fd_kicks_seen;		/* attached: eventfd kicks it saw claimed (attach.c) */
 	uint64_t fd_kicks_drained;	/* ... and read off the eventfd */
 	uint64_t os_watch_ns;		/* attached, taken by the OS: its next look (xc_coarse_ns) */
 	bool in_task_loop;		/* attached: inside its xc_poll()'s task loop */
-	bool fd_sleep_open;		/* attached: between a sleep_begin that said sleep and its end (kick.c) */
 	struct xc__link *work_head;	/* taken work items, FIFO, not yet run */
 	struct xc__link *work_tail;
-	bool slot_running;		/* the slot's call is running: not pending again */
 	struct xc_ring *rings_held;	/* call rings linked to it and taken from callq (ring.c) */
 	struct xc_ring *rings_dropped;	/* unlinked with calls in them, their owner's push to come (ring.c) */
 	/* what the worker runs now, for stuck reports: written by it, read by waiters */
@@ -244,6 +247,13 @@ struct xc_runtime {
 	int nr_cpus;
 	int cpu_list[XC_MAX_CPUS];	/* the set, in CPU order */
 	unsigned generation;
+	/*
+	 * Waiting calls to CPUs below it take the straight path into the slot
+	 * (call.h): set once up, 0 while down or stopping, tracing, or with the
+	 * slot ablated. Every CPU below it that is not in the set has its slot
+	 * closed, so that path needs no other look at the runtime.
+	 */
+	_Atomic int slot_fast_cpus;
 	pthread_mutex_t hotplug_lock;	/* serialises offline / online / exit */
 	struct xc__completion boot_done;	/* bringup: one count per worker to report */
 	_Atomic int urgent_senders;	/* urgent pushes between queueing and signalling */
@@ -251,9 +261,34 @@ struct xc_runtime {
 
 extern struct xc_runtime xc_rt;
 extern struct xc_cpu xc_cpus[XC_MAX_CPUS];
-extern __xc_tls struct xc_cpu *xc_self;	/* this thread's CPU if it is a worker */
-extern __xc_tls int xc_in_urgent;		/* inside the urgent signal handler */
-extern __xc_tls volatile int xc_in_call;	/* inside a call's function: not interrupted */
+/*
+ * This thread's place in libxcall, in one thread-local object: its fields
+ * then share one address, which the call paths compute once. Signal
+ * handlers on this thread write it and put back what they found, so plain
+ * (volatile) accesses suffice.
+ *   any: inside, in_urgent and in_fd_sleep read in one load; the waiting
+ *        call's straight path (call.c) takes the slot only when it is 0.
+ *   in_call: calls whose function this thread runs, nested: the urgent
+ *        handler defers while it is not 0 (urgent.c).
+ */
+struct xc_tls_state {
+	union {
+		struct {
+			volatile int inside;		/* in libxcall's code (thread.h): a handler is refused */
+			volatile uint8_t in_urgent;	/* inside the urgent signal handler (urgent.c) */
+			volatile uint8_t in_fd_sleep;	/* attached, between a sleep_begin that said sleep and its end (kick.c) */
+			uint8_t unused[2];
+		};
+		volatile uint64_t any;
+	};
+	volatile int in_call;
+	struct xc_cpu *self;		/* this thread's CPU if it is a worker or attached */
+};
+extern __xc_tls struct xc_tls_state xc_tls;
+#define xc_self      (xc_tls.self)
+#define xc_inside    (xc_tls.inside)
+#define xc_in_urgent (xc_tls.in_urgent)
+#define xc_in_call   (xc_tls.in_call)
 
 /*
  * Whether calls are accepted: while up, and while xc_exit() drains, from
@@ -289,16 +324,21 @@ static inline bool xc_ablated(unsigned bit)
  * sender claimed a kick), and a wait's own idle states would overwrite it
  * and lose the claim's count (kick.c), so waits there get -EDEADLK.
  */
-static inline bool xc_in_fd_sleep(const struct xc_cpu *self)
+static inline bool xc_in_fd_sleep(void)
 {
-	return self && self->fd_sleep_open;
+	return xc_tls.in_fd_sleep;
 }
 
 /* Counters with one writer (the worker) need no read-modify-write. */
 static inline void xc_stat_inc_own(_Atomic uint64_t *ctr)
 {
+#if defined(__x86_64__) && !defined(XC_SANITIZED)
+	/* one instruction where the C11 load and store take three; aligned: readers see it whole */
+	__asm__ volatile("addq $1, %0" : "+m"(*(uint64_t *)ctr));
+#else
 	atomic_store_explicit(ctr, atomic_load_explicit(ctr, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
+#endif
 }
 
 /* Counters that many senders bump. */

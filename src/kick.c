@@ -394,7 +394,7 @@ bool xc_fd_sleep_begin(struct xc_cpu *c, xc_ready_fn ready, void *ctx)
 	}
 	xc_stat_inc_own(&c->sleeps);
 	xc_trace(XC_EV_SLEEP, -1, 0, NULL);
-	c->fd_sleep_open = true;
+	xc_tls.in_fd_sleep = 1;
 	return true;
 }
 
@@ -404,7 +404,7 @@ void xc_fd_sleep_end(struct xc_cpu *c)
 	/* relaxed: only this thread stores RUNNING, and senders never move it on */
 	uint32_t old = atomic_load_explicit(&c->idle, memory_order_relaxed);
 
-	c->fd_sleep_open = false;
+	xc_tls.in_fd_sleep = 0;
 	if (old != XC_IDLE_RUNNING) {
 		/* W4, seq_cst: leave SLEEPING_FD/WAKING/WOKENUP; senders from now on skip the syscall */
 		old = atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst);

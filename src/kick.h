@@ -7,8 +7,8 @@
 #define XC_KICK_H
 
 #include "internal.h"
+#include "ring.h"
 
-bool xc_rings_pending(struct xc_cpu *c);	/* ring.c */
 bool xc_rings_release(struct xc_cpu *c);
 
 uint64_t xc_now_ns(void);
@@ -34,7 +34,8 @@ void xc_idle_state_set(struct xc_cpu *c, uint32_t state);
 static inline bool xc_slot_pending(struct xc_cpu *c)
 {
 	/* seq_cst: a W2 re-check load of the wakeup protocol (kick.c) */
-	return !c->slot_running &&
+	/* relaxed: this thread's own flag */
+	return !atomic_load_explicit(&c->slot_running, memory_order_relaxed) &&
 	       (atomic_load_explicit(&c->slot.done.word, memory_order_seq_cst) & XC_SLOT_PUBLISHED);
 }
 

@@ -449,22 +449,6 @@ int xc_rings_run(struct xc_cpu *c)
 	return n;
 }
 
-static bool ring_has_calls(struct xc_ring *r)
-{
-	/* relaxed: a look; ring_run's acquire orders the entries */
-	return atomic_load_explicit(&r->tail, memory_order_relaxed) !=
-	       atomic_load_explicit(&r->head, memory_order_relaxed);
-}
-
-/* Whether a held ring has calls to run. */
-bool xc_rings_pending(struct xc_cpu *c)
-{
-	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
-		if (ring_has_calls(r))
-			return true;
-	return false;
-}
-
 /* U2': whether an owner of a ring on @list may have skipped R1' (see "Owners without a fence"). */
 static bool rings_unfenced(struct xc_ring *list)
 {
@@ -499,7 +483,7 @@ bool xc_rings_release(struct xc_cpu *c)
 		uint32_t s = XC_RING_IDLE;
 
 		/* U3; relaxed CAS: whoever wins links it, nothing is published by it */
-		if ((keep_all || ring_has_calls(r)) &&
+		if ((keep_all || xc_ring_has_calls(r)) &&
 		    atomic_compare_exchange_strong_explicit(&r->state, &s, XC_RING_LINKED,
 							    memory_order_relaxed, memory_order_relaxed)) {
 			p = &r->held_next;
@@ -581,7 +565,7 @@ bool xc_rings_queued(struct xc_cpu *c)
 	/* acquire: pairs with ring_new's release push */
 	for (struct xc_ring *r = atomic_load_explicit(&registry[c->cpu], memory_order_acquire); r;
 	     r = r->next)
-		if (ring_has_calls(r))
+		if (xc_ring_has_calls(r))
 			return true;
 	return false;
 }

@@ -107,12 +107,17 @@ static inline struct xc_ring *xc_ring_get(struct xc_cpu *c)
 	return xc_ring_get_slow(c);
 }
 
-/* The calling thread's ring to @c if it has one, without making one. */
-static inline struct xc_ring *xc_ring_peek(struct xc_cpu *c)
+/* The calling thread's ring to @c from its set @set (xc_in_urgent) if it has one, without making one. */
+static inline struct xc_ring *xc_ring_peek_in(struct xc_cpu *c, int set)
 {
-	struct xc_ring_table *t = xc_my_rings[xc_in_urgent];
+	struct xc_ring_table *t = xc_my_rings[set];
 
 	return t && t->generation == xc_rt.generation ? t->ring[c->cpu] : NULL;
+}
+
+static inline struct xc_ring *xc_ring_peek(struct xc_cpu *c)
+{
+	return xc_ring_peek_in(c, xc_in_urgent);
 }
 
 /* Owner: whether every call it put in @r has been taken by the worker. */
@@ -192,12 +197,27 @@ static inline int xc_ring_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t
 /* Worker side (ring.c). */
 int xc_ring_take_doorbells(struct xc_cpu *c);
 int xc_rings_run(struct xc_cpu *c);
-bool xc_rings_pending(struct xc_cpu *c);
 bool xc_rings_release(struct xc_cpu *c);	/* true: do not sleep yet */
 int xc_rings_close(struct xc_cpu *c);
 uint64_t xc_rings_rode(struct xc_cpu *c);
 bool xc_rings_queued(struct xc_cpu *c);
 void xc_rings_reset(struct xc_cpu *c);
+
+static inline bool xc_ring_has_calls(struct xc_ring *r)
+{
+	/* relaxed: a look; ring_run's acquire orders the entries */
+	return atomic_load_explicit(&r->tail, memory_order_relaxed) !=
+	       atomic_load_explicit(&r->head, memory_order_relaxed);
+}
+
+/* Whether a held ring has calls to run. Inline: waiters' spins call nothing (slot.c). */
+static inline bool xc_rings_pending(struct xc_cpu *c)
+{
+	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+		if (xc_ring_has_calls(r))
+			return true;
+	return false;
+}
 
 /* Process and thread lifecycle (ring.c). */
 void xc_ring_init(void);

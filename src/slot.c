@@ -61,6 +61,32 @@
  * fields happens before the next.
  *
  * The worker's xc_slot_pending() (internal.h) is part of its W2 re-check (kick.c).
+ *
+ * == The straight paths ==
+ *
+ * A waiting call to a polling worker is the round trip the slot exists
+ * for, and every instruction between seeing the other side's write and
+ * making one's own lengthens it. So each side has a path that does only
+ * the protocol above and what no waiter can do without:
+ *   - the sender (xc_call_single, call.c): one load of the thread's state
+ *     (xc_tls.any: not inside libxcall, not in the urgent handler, not in
+ *     an attached sleep) and one of the gate (xc_rt.slot_fast_cpus: up,
+ *     not tracing, the slot not ablated, every CPU below it in the set or
+ *     its slot closed), our ring to the CPU empty, then claim, fill,
+ *     publish (xc_slot_publish, call.h), and a jump to xc_slot_finish.
+ *     It does not mark itself inside libxcall: it holds nothing a signal
+ *     handler's call could wait for (the claim only turns that call to the
+ *     queue), and it reads the thread's ring without changing it. Its wait
+ *     (slot_wait) calls nothing until the spin gives up, so that from
+ *     seeing the completion it only frees the claim and returns.
+ *   - the idle worker (xc_slot_run_idle): from its poll, which read the
+ *     word as PUBLISHED (with SLEEPING or not, never CLOSED) and looked at
+ *     its CPU a spin before, outside any call. It runs the function and
+ *     completes; the OS check and the urgent calls that came meanwhile
+ *     follow the completion. It notes no activity, only slot_running, from
+ *     which a stuck report names the slot's call (stuck.c).
+ * Anything else takes the general paths (xc_slot_call, slot_run_published),
+ * which trace and note.
  */
 #include "internal.h"
 #include "kick.h"
@@ -77,41 +103,62 @@
  */
 int xc_slot_call(struct xc_cpu *c, xc_func_t fn, void *arg, const struct xc_waitinfo *wi)
 {
-	struct xc_slot *s = &c->slot;
-	uint32_t w = 0;
-
 	/*
-	 * relaxed, both: looks before the CAS, so that senders that would lose
-	 * do not take the lines. The word is non-zero while a call is in the
-	 * slot or the CPU is offline.
+	 * relaxed, both: looks before the claim's CAS, so that senders that
+	 * would lose do not take the lines. The word is non-zero while a call
+	 * is in the slot or the CPU is offline.
 	 */
-	if (atomic_load_explicit(&s->done.word, memory_order_relaxed) != 0 ||
+	if (atomic_load_explicit(&c->slot.done.word, memory_order_relaxed) != 0 ||
 	    atomic_load_explicit(&c->slot_claim, memory_order_relaxed) != 0)
 		return -EAGAIN;
-	/* acquire: the previous use of the fields happens before our writes (above) */
-	if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1,
-						     memory_order_acquire, memory_order_relaxed))
+	if (!xc_slot_publish(c, fn, arg, xc_self, wi))
 		return -EAGAIN;
-	c->slot_flow = xc_trace_flow();
-	xc_trace(XC_EV_QUEUE, c->cpu, c->slot_flow, (const void *)fn);
-	s->fn = fn;
-	s->arg = arg;
-	s->done.waiter = xc_self;
-	w = 0;
-	/*
-	 * S1, seq_cst: release publishes the fields to the worker's acquire, and
-	 * the total order puts the publication before the kick's S2 (kick.c).
-	 * Fails only if the worker closed the slot meanwhile.
-	 */
-	bool published = atomic_compare_exchange_strong_explicit(&s->done.word, &w, XC_SLOT_PUBLISHED,
-								 memory_order_seq_cst, memory_order_relaxed);
-	if (published) {
-		xc_kick(c);
-		xc_completion_wait(&s->done, XC_SLOT_PUBLISHED, wi);
-	}
+	return xc_slot_finish(c, wi);
+}
+
+/*
+ * The wait past the spin, named for stuck reports (the straight path's call,
+ * @wi NULL, from the slot), then the claim's release; 0.
+ */
+static __attribute__((noinline, cold)) int slot_wait_rest(struct xc_cpu *c,
+							   const struct xc_waitinfo *wi)
+{
+	struct xc_slot *s = &c->slot;
+	/* relaxed: our own call's fields, which only we write */
+	struct xc_waitinfo named = { atomic_load_explicit(&s->fn, memory_order_relaxed), s->arg,
+				     &c->cpu, 1 };
+
+	xc_completion_wait_rest(&s->done, XC_SLOT_PUBLISHED, wi ? wi : &named);
 	/* release: our use of the fields happens before the next claimer's */
 	atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
-	return published ? 0 : -EAGAIN;
+	return 0;
+}
+
+/*
+ * Wait for our published call, then free the claim; 0. Its own function,
+ * which calls nothing but in its last step: so nothing is saved around the
+ * spin, and from seeing the completion back to the caller it takes the
+ * claim's release and a return.
+ */
+static __attribute__((noinline)) int slot_wait(struct xc_cpu *c, const struct xc_waitinfo *wi)
+{
+	if (xc_unlikely(!xc_completion_spin(&c->slot.done, XC_SLOT_PUBLISHED)))
+		return slot_wait_rest(c, wi);
+	/* release: as slot_wait_rest's */
+	atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
+	return 0;
+}
+
+/*
+ * xc_slot_finish() - after xc_slot_publish(): kick, wait for the call, free
+ * the claim; 0. @wi NULL: the straight path's call. Out of line: what runs
+ * after the publication overlaps the worker's side, and the straight sender
+ * jumps here with no frame of its own.
+ */
+int xc_slot_finish(struct xc_cpu *c, const struct xc_waitinfo *wi)
+{
+	xc_kick(c);
+	return slot_wait(c, wi);
 }
 
 /* Run the slot's published call, then free the slot (@after: 0, or CLOSED while draining). */
@@ -122,10 +169,12 @@ static void slot_run_published(struct xc_cpu *c, uint32_t after)
 	struct xc_activity outer;
 	uint32_t old;
 
-	/* a call run from inside this one (xc_poll, a wait) must not run it again */
-	c->slot_running = true;
-	xc_call_run_fn(c, s->fn, s->arg, waiter ? waiter->cpu : -1, c->slot_flow, false, &outer);
-	c->slot_running = false;
+	/* relaxed, both: read by this thread, and by stuck reports as a snapshot */
+	atomic_store_explicit(&c->slot_running, true, memory_order_relaxed);
+	/* relaxed: the seq_cst load that saw PUBLISHED acquired the fields */
+	xc_call_run_fn(c, atomic_load_explicit(&s->fn, memory_order_relaxed), s->arg,
+		       waiter ? waiter->cpu : -1, c->slot_flow, false, &outer);
+	atomic_store_explicit(&c->slot_running, false, memory_order_relaxed);
 	/*
 	 * seq_cst: releases fn's effects and the slot to the owner and the next
 	 * claimer, is ordered against the owner's SLEEPING CAS, and comes before
@@ -137,6 +186,46 @@ static void slot_run_published(struct xc_cpu *c, uint32_t after)
 		xc_completion_wake(&s->done, waiter);
 	xc_call_ended(c, &outer);
 	xc_call_returned(c);
+}
+
+/*
+ * xc_slot_run_idle() - the idle worker's straight path (above), called by
+ * its poll (worker.c) once it read the slot's word as PUBLISHED, the waiter
+ * spinning or asleep. Only from the task loop's idle poll, so outside
+ * libxcall's calls (xc_inside 1, xc_in_call 0, which it puts back without
+ * reading), and never while tracing. XC_READY_RAN; XC_READY_YES instead if
+ * urgent calls came, which go first, through the call loop.
+ */
+int xc_slot_run_idle(struct xc_cpu *c)
+{
+	struct xc_slot *s = &c->slot;
+	struct xc_cpu *waiter;
+	uint32_t old;
+
+	/* relaxed: urgent calls only jump the order; xc_run_urgent's own loads order the take */
+	if (xc_llist_nonempty(&c->urgentq, memory_order_relaxed))
+		return XC_READY_YES;
+	waiter = s->done.waiter;	/* the slot may be the next call's once completed */
+	/* relaxed: as slot_run_published's */
+	atomic_store_explicit(&c->slot_running, true, memory_order_relaxed);
+	xc_in_call = 1;			/* the urgent handler defers */
+	xc_inside = 0;			/* the function may call libxcall */
+	atomic_signal_fence(memory_order_seq_cst);
+	/* relaxed: the poll's seq_cst load that saw PUBLISHED acquired the fields */
+	atomic_load_explicit(&s->fn, memory_order_relaxed)(s->arg);
+	atomic_signal_fence(memory_order_seq_cst);
+	xc_inside = 1;
+	xc_in_call = 0;
+	atomic_store_explicit(&c->slot_running, false, memory_order_relaxed);
+	/* before the completion: a waiter that returns sees its call counted */
+	xc_stat_inc_own(&c->calls);
+	/* seq_cst: as slot_run_published's exchange */
+	old = atomic_exchange_explicit(&s->done.word, 0, memory_order_seq_cst);
+	if (old & XC_DONE_SLEEPING)
+		xc_completion_wake(&s->done, waiter);
+	xc_os_after_run(c);
+	xc_call_returned(c);
+	return XC_READY_RAN;
 }
 
 /* Owner only: run the slot's call if one is published; returns how many ran (0 or 1). */

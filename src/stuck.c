@@ -9,10 +9,13 @@
  * Cost while nothing is stuck: the waiter takes its start time only once
  * its short clock-free spin is over, and each worker notes what it runs
  * (function, kind, a sequence number) in its own cache line, with no clock
- * read on a call's path (internal.h). How long a call has been running is
- * then bounded by the waiter: the target's sequence number unchanged since
- * the watch started (or since the last report) means the same activity has
- * run at least that long. Work items carry their start time.
+ * read on a call's path (internal.h). The slot's call from the idle poll
+ * (slot.c) notes only that the slot's call runs, as nothing may delay its
+ * completion: the slot names its function. How long a call has been
+ * running is then bounded by the waiter: the target's activity sequence
+ * (activity_seq) unchanged since the watch started (or since the last
+ * report) means the same activity has run at least that long. Work items
+ * carry their start time.
  *
  * What the library noted is what the worker said when it last ran: a worker
  * that the OS does not run (other load on its CPU, a higher scheduling
@@ -48,6 +51,17 @@ uint64_t xc_coarse_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * What changes whenever @c's worker starts anything: its noted activities
+ * and the calls it finished (the slot's call notes none). Relaxed: a
+ * diagnostic snapshot.
+ */
+static uint32_t activity_seq(struct xc_cpu *c)
+{
+	return atomic_load_explicit(&c->cur_seq, memory_order_relaxed) +
+	       (uint32_t)atomic_load_explicit(&c->calls, memory_order_relaxed);
+}
+
 static int described(const struct xc_waitinfo *wi)
 {
 	return wi->ncpus < XC_STUCK_DESCRIBE ? wi->ncpus : XC_STUCK_DESCRIBE;
@@ -64,9 +78,7 @@ uint64_t xc_stuck_deadline(struct xc_stuck *st)
 		/* first the look at the targets' threads (xc_stuck_check), then the first report */
 		st->next_ns = st->start_ns + st->interval_ns / 4;
 		for (int i = 0; i < described(st->wi); i++) {
-			/* relaxed: a diagnostic snapshot */
-			st->seen[i].seq = atomic_load_explicit(&xc_cpus[st->wi->cpus[i]].cur_seq,
-							       memory_order_relaxed);
+			st->seen[i].seq = activity_seq(&xc_cpus[st->wi->cpus[i]]);
 			st->seen[i].ns = st->start_ns;
 		}
 	}
@@ -165,7 +177,7 @@ static void describe_cpu(int cpu, struct xc_stuck_seen *seen, char *buf, size_t 
 	int kind = atomic_load_explicit(&c->cur_kind, memory_order_relaxed);
 	const void *fn = atomic_load_explicit(&c->cur_fn, memory_order_relaxed);
 	uint64_t since = atomic_load_explicit(&c->cur_since_ns, memory_order_relaxed);
-	uint32_t seq = atomic_load_explicit(&c->cur_seq, memory_order_relaxed);
+	uint32_t seq = activity_seq(c);
 	uint32_t idle = atomic_load_explicit(&c->idle, memory_order_relaxed);
 	uint64_t now = xc_now_ns(), not_run_ns;
 	bool same = seen->seq == seq, polls = false;
@@ -179,6 +191,12 @@ static void describe_cpu(int cpu, struct xc_stuck_seen *seen, char *buf, size_t 
 	if (!atomic_load_explicit(&c->online, memory_order_relaxed)) {
 		snprintf(buf, n, "CPU %d is offline", cpu);
 		return;
+	}
+	if (kind == XC_ACT_NONE && atomic_load_explicit(&c->slot_running, memory_order_relaxed)) {
+		/* the slot's call from the idle poll, which notes no activity (see above) */
+		kind = XC_ACT_CALL;
+		fn = (const void *)atomic_load_explicit(&c->slot.fn, memory_order_relaxed);
+		since = 0;
 	}
 	if (kind != XC_ACT_NONE) {
 		/* a work item's stamp is the coarse clock's: it may read up to a tick behind */

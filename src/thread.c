@@ -30,7 +30,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 
-__xc_tls volatile int xc_inside;
+__xc_tls struct xc_tls_state xc_tls;
 
 static pthread_key_t exit_key;
 static bool exit_key_ok;

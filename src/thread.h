@@ -28,7 +28,6 @@
 #include <signal.h>
 #include <stdatomic.h>
 
-extern __xc_tls volatile int xc_inside;
 
 static inline int xc_enter(void)
 {

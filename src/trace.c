@@ -52,7 +52,7 @@ struct xc_ev_slot {
 	_Atomic uint64_t info;
 };
 
-struct xc_ring {
+struct xc_trace_ring {
 	_Atomic uint64_t head;		/* events ever written; release-stored by the writer */
 	uint64_t mask;
 	uint32_t id;			/* names flows: id << XC_FLOW_SEQ_BITS | seq */
@@ -61,15 +61,15 @@ struct xc_ring {
 	int tid;			/* a thread ring's Linux thread id */
 	unsigned generation;		/* the xc_init it belongs to */
 	bool in_use;			/* thread rings: owned by a live thread */
-	struct xc_ring *next;		/* thread rings: the registry */
+	struct xc_trace_ring *next;		/* thread rings: the registry */
 	struct xc_ev_slot ev[];
 };
 
 bool xc_tracing;
-static struct xc_ring *cpu_rings[XC_MAX_CPUS];
+static struct xc_trace_ring *cpu_rings[XC_MAX_CPUS];
 /* what a worker records from its urgent signal handler, which may interrupt a record */
-static struct xc_ring *urgent_rings[XC_MAX_CPUS];
-static struct xc_ring *thread_rings;		/* under rings_lock */
+static struct xc_trace_ring *urgent_rings[XC_MAX_CPUS];
+static struct xc_trace_ring *thread_rings;		/* under rings_lock */
 static uint32_t thread_ring_ids;		/* under rings_lock */
 static uint64_t untraced_threads;		/* under rings_lock: no ring id left for them */
 /* Held by a dump and by xc_trace_stop: a dump never reads CPU rings being freed. */
@@ -84,7 +84,7 @@ static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
  */
 static _Atomic int readers;
 static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
-static __xc_tls struct xc_ring *my_ring;
+static __xc_tls struct xc_trace_ring *my_ring;
 static __xc_tls bool my_ring_refused;	/* no ring id was left: untraced for life */
 
 static uint64_t ring_events(void)
@@ -97,9 +97,9 @@ static uint64_t ring_events(void)
 	return p;
 }
 
-static struct xc_ring *ring_new(uint64_t events)
+static struct xc_trace_ring *ring_new(uint64_t events)
 {
-	struct xc_ring *r = calloc(1, sizeof(*r) + events * sizeof(struct xc_ev_slot));
+	struct xc_trace_ring *r = calloc(1, sizeof(*r) + events * sizeof(struct xc_ev_slot));
 
 	if (r)
 		r->mask = events - 1;
@@ -111,9 +111,9 @@ static struct xc_ring *ring_new(uint64_t events)
  * from a signal handler that interrupted malloc (thread.h). Thread rings are
  * never freed.
  */
-static struct xc_ring *thread_ring_new(uint64_t events)
+static struct xc_trace_ring *thread_ring_new(uint64_t events)
 {
-	struct xc_ring *r = xc_map(sizeof(*r) + events * sizeof(struct xc_ev_slot));
+	struct xc_trace_ring *r = xc_map(sizeof(*r) + events * sizeof(struct xc_ev_slot));
 
 	if (!r)
 		return NULL;
@@ -124,7 +124,7 @@ static struct xc_ring *thread_ring_new(uint64_t events)
 /* The thread exits (thread.c): its ring is free for the next thread, and this one forgets it. */
 void xc_trace_thread_exit(void)
 {
-	struct xc_ring *r = my_ring;
+	struct xc_trace_ring *r = my_ring;
 
 	if (!r)
 		return;
@@ -139,9 +139,9 @@ void xc_trace_thread_exit(void)
  * A signal handler may get here (thread.h): rings_lock is then held, if at
  * all, by another thread, since this one takes it only inside libxcall.
  */
-static struct xc_ring *thread_ring(void)
+static struct xc_trace_ring *thread_ring(void)
 {
-	struct xc_ring *r = my_ring;
+	struct xc_trace_ring *r = my_ring;
 	uint64_t events = ring_events();
 
 	if (xc_likely(r && r->generation == xc_rt.generation))
@@ -181,7 +181,7 @@ static struct xc_ring *thread_ring(void)
 	return r;
 }
 
-static struct xc_ring *ring_self(void)
+static struct xc_trace_ring *ring_self(void)
 {
 	if (xc_self)
 		return (xc_in_urgent ? urgent_rings : cpu_rings)[xc_self->cpu];
@@ -190,7 +190,7 @@ static struct xc_ring *ring_self(void)
 
 void xc_trace_record(unsigned type, int other, uint32_t flow, const void *fn)
 {
-	struct xc_ring *r = ring_self();
+	struct xc_trace_ring *r = ring_self();
 	uint64_t h;
 	struct xc_ev_slot *e;
 
@@ -217,7 +217,7 @@ void xc_trace_record(unsigned type, int other, uint32_t flow, const void *fn)
 
 uint32_t xc_trace_flow_new(void)
 {
-	struct xc_ring *r = ring_self();
+	struct xc_trace_ring *r = ring_self();
 
 	if (!r)
 		return 0;
@@ -233,7 +233,7 @@ int xc_trace_start(void)
 
 	for (int i = 0; i < xc_rt.nr_cpus; i++) {
 		int cpu = xc_rt.cpu_list[i];
-		struct xc_ring *r = ring_new(events), *u = ring_new(events);
+		struct xc_trace_ring *r = ring_new(events), *u = ring_new(events);
 
 		if (!r || !u) {
 			free(r);
@@ -295,7 +295,7 @@ void xc_trace_read_end(void)
 	atomic_fetch_sub_explicit(&readers, 1, memory_order_release);
 }
 
-static uint64_t ring_drops(const struct xc_ring *r)
+static uint64_t ring_drops(const struct xc_trace_ring *r)
 {
 	uint64_t h = atomic_load_explicit((_Atomic uint64_t *)&r->head, memory_order_acquire);
 
@@ -310,7 +310,7 @@ uint64_t xc_trace_drops(int cpu)
 }
 
 /* Chrome trace track of a ring: the CPU, its urgent context, or a thread. */
-static int ring_track(const struct xc_ring *r)
+static int ring_track(const struct xc_trace_ring *r)
 {
 	if (r->cpu < 0)
 		return 100000 + (int)r->id;
@@ -345,7 +345,7 @@ static const char *const ev_names[XC_EV_NR] = {
 	[XC_EV_WORK_QUEUE] = "queue work", [XC_EV_OFFLINE] = "offline", [XC_EV_ONLINE] = "online",
 };
 
-static void emit_event(struct dump *d, const struct xc_ring *r, const struct xc_ev *e)
+static void emit_event(struct dump *d, const struct xc_trace_ring *r, const struct xc_ev *e)
 {
 	char name[128];
 	int tid = ring_track(r);
@@ -393,7 +393,7 @@ static void emit_event(struct dump *d, const struct xc_ring *r, const struct xc_
 }
 
 /* Copy what is stable in @r into a fresh array; returns the count. */
-static size_t ring_snapshot(const struct xc_ring *r, struct xc_ev **out, uint64_t *drops)
+static size_t ring_snapshot(const struct xc_trace_ring *r, struct xc_ev **out, uint64_t *drops)
 {
 	uint64_t size = r->mask + 1;
 	/* acquire: pairs with the writer's release, so events below head are complete */
@@ -431,7 +431,7 @@ static size_t ring_snapshot(const struct xc_ring *r, struct xc_ev **out, uint64_
 int xc_trace_write(const char *path)
 {
 	enum { MAX_RINGS = XC_RING_ID_MAX + 1 };	/* every ring id */
-	static struct xc_ring *rings[MAX_RINGS];
+	static struct xc_trace_ring *rings[MAX_RINGS];
 	static struct xc_ev *evs[MAX_RINGS];
 	static size_t counts[MAX_RINGS];
 	struct dump d = { .first = true, .t0 = UINT64_MAX };
@@ -452,7 +452,7 @@ int xc_trace_write(const char *path)
 			rings[nr++] = urgent_rings[i];
 	}
 	pthread_mutex_lock(&rings_lock);
-	for (struct xc_ring *r = thread_rings; r && nr < MAX_RINGS; r = r->next)
+	for (struct xc_trace_ring *r = thread_rings; r && nr < MAX_RINGS; r = r->next)
 		if (r->generation == xc_rt.generation)
 			rings[nr++] = r;
 	untraced = untraced_threads;
@@ -474,7 +474,7 @@ int xc_trace_write(const char *path)
 		(unsigned long long)d.drops, (unsigned long long)untraced);
 	emit(&d, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"xcall\"}}");
 	for (int i = 0; i < nr; i++) {
-		const struct xc_ring *r = rings[i];
+		const struct xc_trace_ring *r = rings[i];
 
 		if (r->cpu >= 0)
 			emit(&d, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
@@ -519,7 +519,7 @@ void xc_trace_fork_parent(void)
 /* In the child: only the forking thread is left to own a ring; tracing stops with the runtime. */
 void xc_trace_fork_child(void)
 {
-	for (struct xc_ring *r = thread_rings; r; r = r->next)
+	for (struct xc_trace_ring *r = thread_rings; r; r = r->next)
 		if (r != my_ring)
 			r->in_use = false;
 	pthread_mutex_unlock(&rings_lock);

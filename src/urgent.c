@@ -37,8 +37,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-__xc_tls int xc_in_urgent;
-__xc_tls volatile int xc_in_call;
 
 static struct sigaction old_action;
 static int installed_signal;

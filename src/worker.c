@@ -32,12 +32,27 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-__xc_tls struct xc_cpu *xc_self;
 
 static int ready_idle(struct xc_cpu *c, void *ctx, bool may_run)
 {
 	if (may_run && xc_slot_run_fast(c))
 		return XC_READY_RAN;
+	return xc_w2_pending(c, true) || xc_os_suspect(c);
+}
+
+/*
+ * ready_idle() when nothing is traced: a slot call published alone runs on
+ * the straight path (slot.c). The OS check of the spin before stands for
+ * the one before it runs; the one after it follows the completion.
+ */
+static int ready_idle_straight(struct xc_cpu *c, void *ctx, bool may_run)
+{
+	/* seq_cst: a W2 re-check load (kick.c) that also acquires the slot's fields */
+	uint32_t w = atomic_load_explicit(&c->slot.done.word, memory_order_seq_cst);
+
+	/* published, the waiter spinning or asleep; neither closed nor nested (slot.c) */
+	if (may_run && (w & ~XC_DONE_SLEEPING) == XC_SLOT_PUBLISHED)
+		return xc_slot_run_idle(c);
 	return xc_w2_pending(c, true) || xc_os_suspect(c);
 }
 
@@ -54,10 +69,11 @@ static void cpu_idle(struct xc_cpu *c)
 {
 	long window = xc_poll_window(c);
 	long watch = xc_rt.cfg.follow_os ? XC_OS_WATCH_NS : 0;
+	xc_ready_fn ready = xc_tracing ? ready_idle : ready_idle_straight;
 
 	xc_idle_state_set(c, XC_IDLE_POLLING);
 	for (;;) {
-		if (!xc_idle_wait(c, ready_idle, NULL, window, 0, watch)) {
+		if (!xc_idle_wait(c, ready, NULL, window, 0, watch)) {
 			/* relaxed: this thread reads it */
 			atomic_store_explicit(&c->os_recheck, true, memory_order_relaxed);
 			break;
