@@ -394,7 +394,7 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 
 		/* not in the urgent handler: our ring set is the first */
 		if (c != self && slot_in_order(c, 0) && xc_slot_publish(c, fn, arg, self, NULL))
-			return xc_slot_finish(c, NULL);
+			return xc_slot_finish_straight(c);
 	}
 	return call_single_guarded(cpu, fn, arg, flags);
 }

@@ -71,6 +71,7 @@ void xc_call_kick(struct xc_cpu *c, int pushed, bool urgent);
 /* slot.c: the fast slot for waiting single calls */
 int xc_slot_call(struct xc_cpu *c, xc_func_t fn, void *arg, const struct xc_waitinfo *wi);
 int xc_slot_finish(struct xc_cpu *c, const struct xc_waitinfo *wi);
+int xc_slot_finish_straight(struct xc_cpu *c);
 int xc_slot_run_idle(struct xc_cpu *c);
 int xc_slot_run(struct xc_cpu *c);
 int xc_slot_close(struct xc_cpu *c);
@@ -78,7 +79,8 @@ void xc_slot_open(struct xc_cpu *c);
 
 /*
  * The sender's side of the slot (slot.c), up to the publication: claim,
- * fill, publish. True if published: the caller then calls xc_slot_finish().
+ * fill, publish. True if published: the caller then calls xc_slot_finish()
+ * (xc_slot_finish_straight() on the straight path).
  * False if the slot is held or closed: the caller queues the call instead.
  * @wi names the call for stuck reports, and traces it; NULL on the straight
  * path, where the gate ruled tracing out and the wait names the call only

@@ -73,12 +73,14 @@
  *     an attached sleep) and one of the gate (xc_rt.slot_fast_cpus: up,
  *     not tracing, the slot not ablated, every CPU below it in the set or
  *     its slot closed), our ring to the CPU empty, then claim, fill,
- *     publish (xc_slot_publish, call.h), and a jump to xc_slot_finish.
- *     It does not mark itself inside libxcall: it holds nothing a signal
- *     handler's call could wait for (the claim only turns that call to the
- *     queue), and it reads the thread's ring without changing it. Its wait
- *     (slot_wait) calls nothing until the spin gives up, so that from
- *     seeing the completion it only frees the claim and returns.
+ *     publish (xc_slot_publish, call.h), and a jump to
+ *     xc_slot_finish_straight. It marks itself inside libxcall only there,
+ *     for the kick and the wait: up to the publication it holds nothing a
+ *     signal handler's call could wait for (the claim only turns that call
+ *     to the queue), and it reads the thread's ring without changing it.
+ *     Its wait (slot_wait_straight) calls nothing until the spin gives up,
+ *     so that from seeing the completion it frees the claim, leaves
+ *     libxcall and returns.
  *   - the idle worker (xc_slot_run_idle): from its poll, which read the
  *     word as PUBLISHED (with SLEEPING or not, never CLOSED) and looked at
  *     its CPU a spin before, outside any call. It runs the function and
@@ -93,6 +95,7 @@
 #include "wait.h"
 #include "call.h"
 #include "trace.h"
+#include "thread.h"
 
 #include <errno.h>
 
@@ -118,7 +121,8 @@ int xc_slot_call(struct xc_cpu *c, xc_func_t fn, void *arg, const struct xc_wait
 
 /*
  * The wait past the spin, named for stuck reports (the straight path's call,
- * @wi NULL, from the slot), then the claim's release; 0.
+ * @wi NULL, from the slot), then the claim's release; 0. The straight path
+ * leaves libxcall here (xc_slot_finish_straight).
  */
 static __attribute__((noinline, cold)) int slot_wait_rest(struct xc_cpu *c,
 							   const struct xc_waitinfo *wi)
@@ -131,34 +135,65 @@ static __attribute__((noinline, cold)) int slot_wait_rest(struct xc_cpu *c,
 	xc_completion_wait_rest(&s->done, XC_SLOT_PUBLISHED, wi ? wi : &named);
 	/* release: our use of the fields happens before the next claimer's */
 	atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
+	if (!wi)
+		xc_leave();
 	return 0;
 }
 
 /*
- * Wait for our published call, then free the claim; 0. Its own function,
- * which calls nothing but in its last step: so nothing is saved around the
- * spin, and from seeing the completion back to the caller it takes the
- * claim's release and a return.
+ * Wait for our published call, then free the claim; 0. In functions of
+ * their own, which call nothing but in their last step: so nothing is saved
+ * around the spin, and from seeing the completion back to the caller it
+ * takes the claim's release (and the straight path's leaving) and a return.
  */
-static __attribute__((noinline)) int slot_wait(struct xc_cpu *c, const struct xc_waitinfo *wi)
+static inline __attribute__((always_inline)) int slot_wait_in(struct xc_cpu *c,
+							      const struct xc_waitinfo *wi)
 {
 	if (xc_unlikely(!xc_completion_spin(&c->slot.done, XC_SLOT_PUBLISHED)))
 		return slot_wait_rest(c, wi);
 	/* release: as slot_wait_rest's */
 	atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
+	if (!wi)
+		xc_leave();
 	return 0;
+}
+
+static __attribute__((noinline)) int slot_wait(struct xc_cpu *c, const struct xc_waitinfo *wi)
+{
+	return slot_wait_in(c, wi);
+}
+
+static __attribute__((noinline)) int slot_wait_straight(struct xc_cpu *c)
+{
+	return slot_wait_in(c, NULL);
 }
 
 /*
  * xc_slot_finish() - after xc_slot_publish(): kick, wait for the call, free
- * the claim; 0. @wi NULL: the straight path's call. Out of line: what runs
- * after the publication overlaps the worker's side, and the straight sender
- * jumps here with no frame of its own.
+ * the claim; 0. Out of line: what runs after the publication overlaps the
+ * worker's side.
  */
 int xc_slot_finish(struct xc_cpu *c, const struct xc_waitinfo *wi)
 {
 	xc_kick(c);
 	return slot_wait(c, wi);
+}
+
+/*
+ * xc_slot_finish_straight() - the straight path's xc_slot_finish(), which it
+ * jumps to with no frame of its own. It enters libxcall here (the thread was
+ * outside: xc_tls.any was 0): from the kick on, a signal handler's call
+ * could wait for what this thread holds (a claimed wakeup not yet sent, a
+ * worker's own idle word in the wait), so such a call is refused, as in any
+ * call; up to the publication nothing was held that it could wait for.
+ */
+int xc_slot_finish_straight(struct xc_cpu *c)
+{
+	xc_inside = 1;
+	/* a handler on this thread sees the mark before the kick */
+	atomic_signal_fence(memory_order_seq_cst);
+	xc_kick(c);
+	return slot_wait_straight(c);
 }
 
 /* Run the slot's published call, then free the slot (@after: 0, or CLOSED while draining). */
