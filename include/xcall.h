@@ -263,7 +263,9 @@ struct xc_stats {
  * it: every function that touches libxcall's state refuses with -EAGAIN a
  * handler that interrupted libxcall in the same thread, and a thread's first
  * call takes no lock of its own and allocates nothing with malloc, so it may
- * come from a handler that interrupted the application anywhere.
+ * come from a handler that interrupted the application anywhere. A waiting
+ * xc_call_single() counts as inside from its publication on: before it, it
+ * holds nothing a handler's call could wait for, and such a call is served.
  */
 /**
  * xc_init() - start one worker per CPU and bring them online.

@@ -9,9 +9,12 @@
  *                  xc_call_invoke (xc_in_call around a call's fn), run_list,
  *                  xc_run_calls, xc_run_urgent (loops until the queue stays
  *                  empty), xc_call_returned, xc_drain_calls
- *   src/slot.c     xc_slot_call (claim, publish = S1, kick, wait, release),
- *                  xc_slot_run, slot_run_published (then xc_call_returned),
- *                  xc_slot_close, xc_slot_open; xc_slot_pending (internal.h)
+ *   src/slot.c     xc_slot_call and the straight path's xc_call_single
+ *                  (call.c) with xc_slot_publish (call.h: claim, publish =
+ *                  S1), xc_slot_finish(_straight) (kick, wait, release),
+ *                  xc_slot_run, slot_run_published and the idle poll's
+ *                  xc_slot_run_idle (then xc_call_returned), xc_slot_close,
+ *                  xc_slot_open; xc_slot_pending (kick.h)
  *   src/work.c     xc_queue_work (push, kick on empty -> non-empty),
  *                  xc_work_queued, xc_run_one_work, xc_drain_work
  *   src/kick.c     xc_kick (S2, S3, free ride, elision), xc_idle_wait (W1..W4),

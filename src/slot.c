@@ -248,14 +248,18 @@ int xc_slot_run_idle(struct xc_cpu *c)
 	atomic_signal_fence(memory_order_seq_cst);
 	/* relaxed: the poll's seq_cst load that saw PUBLISHED acquired the fields */
 	atomic_load_explicit(&s->fn, memory_order_relaxed)(s->arg);
+	/* before the completion: a waiter that returns sees its call counted */
+	xc_stat_inc_own(&c->calls);
+	/*
+	 * seq_cst: as slot_run_published's exchange. The marks are put back
+	 * after it, off the waiter's path: until then the urgent handler still
+	 * defers, and the slot reads as running for one more look.
+	 */
+	old = atomic_exchange_explicit(&s->done.word, 0, memory_order_seq_cst);
 	atomic_signal_fence(memory_order_seq_cst);
 	xc_inside = 1;
 	xc_in_call = 0;
 	atomic_store_explicit(&c->slot_running, false, memory_order_relaxed);
-	/* before the completion: a waiter that returns sees its call counted */
-	xc_stat_inc_own(&c->calls);
-	/* seq_cst: as slot_run_published's exchange */
-	old = atomic_exchange_explicit(&s->done.word, 0, memory_order_seq_cst);
 	if (old & XC_DONE_SLEEPING)
 		xc_completion_wake(&s->done, waiter);
 	xc_os_after_run(c);
