@@ -1030,7 +1030,7 @@ inline rings_release(c)
 #ifndef MUTANT_UNLINKNORECHECK
 		do
 		/* U3: keep_all, or ring_has_calls - tail (its own) and head, relaxed */
-		// @src src/ring.c: if ((keep_all || ring_has_calls(r)) &&
+		// @src src/ring.c: if ((keep_all || xc_ring_has_calls(r)) &&
 		:: atomic { rr < NRINGS && (held & (1 << rr)) && !keep_all && !RUNRUN(rr) ->
 			held = held & ~(1 << rr); rr++; WITNESS(56) }	/* empty: unlinked */
 		:: atomic { rr < NRINGS && !(held & (1 << rr)) -> rr++ }
@@ -2126,15 +2126,17 @@ proctype sender(byte id)
 	bool ok;
 
 	do
-	:: j < NCALLS && !URGENT && !slot_pub[0] && !slot_closed[0] && slot_owner[0] == 0 ->
+	:: j < NCALLS && !URGENT ->
 		/*
 		 * xc_slot_call (a waiting call): after its looks at the word and the
-		 * claim, claim (CAS slot_claim 0 -> 1; fails if another sender won:
-		 * the queue; the worker may close the slot before the publication),
+		 * claim (the straight path, xc_call_single, has none: so the claim
+		 * may come whatever they would have read), claim (CAS slot_claim
+		 * 0 -> 1; fails if another sender won: the queue; the worker may
+		 * close the slot before the publication),
 		 * then publish (S1, CAS word 0 -> PUBLISHED, fails if CLOSED), kick,
 		 * wait for the word to drop the publication, and give the claim back.
 		 */
-		// @src src/slot.c: if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1,
+		// @src src/call.h: if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1, memory_order_acquire,
 		atomic {
 			if
 			:: slot_owner[0] == 0 -> slot_owner[0] = id + 1; ok = true
@@ -2145,7 +2147,7 @@ proctype sender(byte id)
 		:: !ok -> goto queue
 		:: else -> skip
 		fi;
-		// @src src/slot.c: bool published = atomic_compare_exchange_strong_explicit(&s->done.word, &w, XC_SLOT_PUBLISHED,
+		// @src src/call.h: if (xc_likely(atomic_compare_exchange_strong_explicit(&s->done.word, &w, XC_SLOT_PUBLISHED,
 		atomic {
 			assert(!slot_pub[0]);	/* only the holder of the claim publishes */
 			if
@@ -2312,12 +2314,15 @@ proctype ring_sender(byte id)
 #else
 			/* MUTANT: the slot whenever it can be had, ahead of the ring's untaken calls */
 #endif
-			/* xc_slot_call: the looks (relaxed), then the claim */
+			/*
+			 * xc_slot_call: the looks (relaxed), then the claim; the straight
+			 * path (xc_call_single) claims without looking
+			 */
 			if
-			:: !slot_pub[0] && !slot_closed[0] && slot_owner[0] == 0 -> skip
-			:: else -> goto ring_put	/* -EAGAIN */
+			:: skip
+			:: !(!slot_pub[0] && !slot_closed[0] && slot_owner[0] == 0) -> goto ring_put	/* -EAGAIN */
 			fi;
-			// @src src/slot.c: if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1,
+			// @src src/call.h: if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1, memory_order_acquire,
 			atomic {
 				if
 				:: slot_owner[0] == 0 -> slot_owner[0] = id + 1; ok = true

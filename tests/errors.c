@@ -71,6 +71,29 @@ int main(void)
 	struct xc_opts badablate = { .ablate = 1u << 20 };
 	CHECK_RET(xc_init(&badablate), -EINVAL);
 
+	/*
+	 * The first runtime of the process on its highest CPU alone: the CPUs
+	 * below it were never started, and a waiting call to one gets -ENXIO
+	 * (the straight path finds its slot closed), not a wait for nobody.
+	 */
+	cpu_set_t allowed;
+
+	CHECK(sched_getaffinity(0, sizeof(allowed), &allowed) == 0);
+	n = 0;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &allowed))
+			cpus[n++] = c;
+	if (n >= 2) {
+		char last[16];
+
+		snprintf(last, sizeof(last), "%d", cpus[n - 1]);
+		struct xc_opts top_only = { .cpus = last };
+		CHECK_RET(xc_init(&top_only), 0);
+		CHECK_RET(xc_call_single(cpus[0], nothing, NULL, XC_WAIT), -ENXIO);
+		CHECK_RET(xc_call_single(cpus[n - 1], nothing, NULL, XC_WAIT), 0);
+		CHECK_RET(xc_exit(), 0);
+	}
+
 	CHECK_RET(xc_init(NULL), 0);
 	CHECK_RET(xc_init(NULL), -EBUSY);
 	n = t_cpus(cpus);
@@ -103,6 +126,9 @@ int main(void)
 	CHECK_RET(xc_call_single(-1, nothing, NULL, 0), -ENXIO);
 	CHECK_RET(xc_call_single(1023, nothing, NULL, 0), -ENXIO);
 	CHECK_RET(xc_call_single(CPU_SETSIZE + 5, nothing, NULL, 0), -ENXIO);
+	CHECK_RET(xc_call_single(-1, nothing, NULL, XC_WAIT), -ENXIO);
+	CHECK_RET(xc_call_single(1023, nothing, NULL, XC_WAIT), -ENXIO);
+	CHECK_RET(xc_call_single(CPU_SETSIZE + 5, nothing, NULL, XC_WAIT), -ENXIO);
 	CHECK_RET(xc_call_many(&outside, nothing, NULL, 0), -ENXIO);
 	CHECK_RET(xc_queue_work(1023, &work), -ENXIO);
 	CHECK_RET(xc_stats_get(1023, &st), -ENXIO);

@@ -8,7 +8,9 @@
  * full ring's worth in flight at the fork, hotplug works although a parent
  * thread held the hotplug lock at the fork, and its xc_exit() leaves the
  * signal as it found it. The parent loses nothing: every call it queued
- * before the fork runs once.
+ * before the fork runs once. Then again with the parent untraced, where its
+ * waiting calls take the slot's straight path: the child's waiting call
+ * still gets -ENXIO, and does not wait for a worker it does not have.
  */
 #include "test.h"
 #include "internal.h"
@@ -103,11 +105,28 @@ static void child(void *dfl)
 	_exit(T_PASS);
 }
 
+/* Whether child @pid exited passing, given 20 s; a hung one is killed and named as @who. */
+static bool child_passed(pid_t pid, const char *who)
+{
+	int status = -1;
+
+	for (int i = 0; i < 20000 && waitpid(pid, &status, WNOHANG) == 0; i++)
+		t_sleep_ms(1);
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		fprintf(stderr, "%s hung\n", who);
+		return false;
+	}
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == T_PASS);
+	return true;
+}
+
 int main(void)
 {
 	char trace[] = "/tmp/xcall-fork-XXXXXX";
 	struct xc_opts o = { .trace_file = trace };
-	int cpus[CPU_SETSIZE], n, fd, status = -1;
+	int cpus[CPU_SETSIZE], n, fd;
 	void *dfl = signal_handler_now();
 	pthread_t t;
 	pid_t pid;
@@ -142,17 +161,23 @@ int main(void)
 	CHECK_RET(atomic_load(&offline_ret), 0);
 	CHECK(atomic_load(&ran) == IN_FLIGHT - 1);	/* the offline drain ran them all */
 	CHECK_RET(xc_cpu_online(target), 0);
-	for (int i = 0; i < 20000 && waitpid(pid, &status, WNOHANG) == 0; i++)
-		t_sleep_ms(1);
-	if (status == -1) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		fprintf(stderr, "the child hung\n");
+	if (!child_passed(pid, "the child"))
 		return T_FAIL;
-	}
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == T_PASS);
 	CHECK_RET(xc_exit(), 0);
 	unlink(trace);
 	CHECK(signal_handler_now() == dfl);
+
+	/* untraced: the straight path's gate is the parent's, not the child's */
+	CHECK_RET(xc_init(NULL), 0);
+	CHECK_RET(xc_call_single(target, count, NULL, XC_WAIT), 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		CHECK_RET(xc_call_single(target, count, NULL, XC_WAIT), -ENXIO);
+		_exit(T_PASS);
+	}
+	if (!child_passed(pid, "the untraced child"))
+		return T_FAIL;
+	CHECK_RET(xc_exit(), 0);
 	return T_PASS;
 }

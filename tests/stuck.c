@@ -5,10 +5,12 @@
  * far as the waiter could tell; a work item: for how long, also after a call
  * nested in it through xc_poll() has returned; for a call to several CPUs,
  * each of the first ones); the reports repeat while it stays stuck and an
- * "unstuck" line follows when it completes; the stats count them. With
- * reports off, the same wait says nothing.
+ * "unstuck" line follows when it completes; the stats count them. A worker
+ * polling forever, which runs the call on the slot's straight path, names it
+ * too. With reports off, the same wait says nothing.
  */
 #include "reports.h"
+#include "internal.h"
 #include <stdatomic.h>
 
 /*
@@ -149,6 +151,22 @@ int main(void)
 	CHECK_REPORTS(t_reported(want));
 	CHECK_REPORTS(t_reported(want2));
 	CHECK_RET(xc_exit(), 0);
+
+	/*
+	 * A worker that polls forever runs the slot's call on its straight
+	 * path, which notes no activity: the report still names the call.
+	 */
+	o.poll_ns = XC_POLL_FOREVER;
+	t_clear_reports();
+	CHECK_RET(xc_init(&o), 0);
+	/* in its idle poll, where it stays: not still on its way there from the task loop */
+	WAIT_UNTIL(atomic_load(&xc_cpus[cpus[1]].idle) == XC_IDLE_POLLING);
+	snprintf(want, sizeof(want), "CPU %d is running call stuck_test_slow_fn for at least ", cpus[1]);
+	await_set(2, "stuck call:", want);
+	CHECK_RET(xc_call_single(cpus[1], stuck_test_slow_fn, (void *)800L, XC_WAIT), 0);
+	CHECK_REPORTS(t_reported(want));
+	CHECK_RET(xc_exit(), 0);
+	o.poll_ns = XC_POLL_ADAPTIVE;
 
 	/* off: silence */
 	o.stuck_ms = XC_STUCK_OFF;
