@@ -372,19 +372,20 @@ static inline __attribute__((always_inline)) int call_single(int cpu, xc_func_t 
 	return ret;
 }
 
-/*
- * A waiting call takes the straight path into the slot (slot.c) when this
- * thread is in nobody's way (xc_tls all 0), the gate is open to @cpu, @cpu
- * is not this thread's own, and our ring to it holds nothing untaken, which
- * the slot would overtake. Anything else, and a slot found held or closed,
- * goes the general way, which says why a call cannot be made.
- */
+/* The general way, out of line: the straight path below then needs no frame of its own. */
 static __attribute__((noinline)) int call_single_guarded(int cpu, xc_func_t fn, void *arg,
 							   unsigned flags)
 {
 	return XC_GUARDED(call_single(cpu, fn, arg, flags));
 }
 
+/*
+ * A waiting call takes the straight path into the slot (slot.c) when this
+ * thread is in nobody's way (xc_tls.any 0), the gate is open to @cpu, @cpu
+ * is not this thread's own, and our ring to it holds nothing untaken, which
+ * the slot would overtake. Anything else, and a slot found held or closed,
+ * goes the general way, which says why a call cannot be made.
+ */
 int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 {
 	/* acquire: pairs with the gate's release at xc_init (bringup.c) */

@@ -249,7 +249,7 @@ struct xc_runtime {
 	unsigned generation;
 	/*
 	 * Waiting calls to CPUs below it take the straight path into the slot
-	 * (call.h): set once up, 0 while down or stopping, tracing, or with the
+	 * (call.c, slot.c): set once up, 0 while down or stopping, tracing, or with the
 	 * slot ablated. Every CPU below it that is not in the set has its slot
 	 * closed, so that path needs no other look at the runtime.
 	 */
