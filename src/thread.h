@@ -13,7 +13,12 @@
  * function, a cond or cpu_init hook) the word is cleared and put back
  * (xc_user_begin / xc_user_end): there the thread may call libxcall again,
  * nested, as it always could, and so may a handler that interrupts it,
- * since libxcall's state is then what a nested call would find.
+ * since libxcall's state is then what a nested call would find. One path
+ * enters late: the waiting call's straight path (slot.c) marks itself only
+ * at its kick, as up to its publication it updates nothing a nested call
+ * reads (the claim it holds only turns such a call to the queue).
+ *
+ * The word is xc_tls.inside (internal.h), beside the thread's other state.
  *
  * The word is the thread's alone (a handler runs on the thread it
  * interrupts): no atomics, only signal fences, so that the compiler keeps
