@@ -291,7 +291,7 @@ static void runtime_clear(void)
 }
 
 /*
- * Open the waiting call's straight path (call.h) to every CPU below the
+ * Open the waiting call's straight path (call.c, slot.c) to every CPU below the
  * set's highest: close the slots of those outside the set first, which it
  * then finds closed. Tracing and the slot's ablation keep it shut.
  */

@@ -32,7 +32,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-
 static int ready_idle(struct xc_cpu *c, void *ctx, bool may_run)
 {
 	if (may_run && xc_slot_run_fast(c))

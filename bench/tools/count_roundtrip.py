@@ -67,9 +67,10 @@ def parse_instr(path):
     return cost
 
 
-def parse(path, n):
+def per_function(cost, n):
+    """Per function: [instructions that ran at most 20 times a call, those that ran more (spins)]."""
     per_fn = collections.defaultdict(lambda: [0, 0])
-    for (f, _), c in parse_instr(path).items():
+    for (f, _), c in cost.items():
         per_fn[f][0 if c <= 20 * n else 1] += c
     return per_fn
 
@@ -138,9 +139,7 @@ def main(argv):
     subprocess.run(["valgrind", "--tool=callgrind", "--dump-instr=yes", f"--callgrind-out-file={out}",
                     drv, str(n)], check=True, capture_output=True)
     cost = parse_instr(out)
-    per_fn = collections.defaultdict(lambda: [0, 0])
-    for (f, _), c in cost.items():
-        per_fn[f][0 if c <= 20 * n else 1] += c
+    per_fn = per_function(cost, n)
     total = 0.0
     print(f"instructions per waiting call ({n} calls, CPU 0 -> 1), run at most 20 times a call:")
     for f, (small, spin) in sorted(per_fn.items(), key=lambda x: -x[1][0]):
