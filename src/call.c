@@ -277,8 +277,10 @@ static inline __attribute__((always_inline)) int ring_call(struct xc_cpu *c, xc_
 	if (xc_unlikely(!r))
 		return -ENOMEM;
 	xc_trace(XC_EV_QUEUE, c->cpu, flow, traced_fn);
-	if (xc_unlikely(xc_ring_put(r, fn, arg, flow, &idx)))
-		return -ENOMEM;
+	int err = xc_ring_put(r, fn, arg, flow, &idx);
+
+	if (xc_unlikely(err))
+		return err;
 	return xc_ring_doorbell(c, r, idx);
 }
 
@@ -467,7 +469,7 @@ static int many_ring(const int *targets, int nt, xc_func_t fn, void *arg, unsign
 		rings[i] = xc_ring_get(&xc_cpus[targets[i]]);
 		if (!rings[i])
 			return -ENOMEM;
-		if (xc_in_urgent && !xc_ring_make_room(rings[i]))
+		if (xc_in_urgent && xc_ring_make_room(rings[i]) == -ENOMEM)
 			return -ENOMEM;
 	}
 	xc_completion_init(sync, (uint32_t)nt);
@@ -475,10 +477,15 @@ static int many_ring(const int *targets, int nt, xc_func_t fn, void *arg, unsign
 		uint32_t flow = xc_trace_flow();
 
 		xc_trace(XC_EV_QUEUE, targets[i], flow, (const void *)fn);
-		/* room was made above in the handler; elsewhere put waits for it */
-		(void)xc_ring_put(rings[i], put_fn, put_arg, flow, &idx[i]);
+		/* room was made above in the handler; elsewhere put waits for it, or the CPU is closed */
+		if (xc_ring_put(rings[i], put_fn, put_arg, flow, &idx[i])) {
+			rings[i] = NULL;
+			xc_complete(sync);	/* went offline meanwhile: skipped */
+		}
 	}
 	for (i = 0; i < nt; i++) {
+		if (!rings[i])
+			continue;
 		if (xc_ring_doorbell(&xc_cpus[targets[i]], rings[i], idx[i]) == 0)
 			sent++;
 		else
@@ -698,6 +705,16 @@ static int poll_self(void)
 		return -ENXIO;
 	if (xc_in_urgent)
 		return 0;	/* the handler may have interrupted this worker inside its own run */
+	/*
+	 * Inside an attached thread's announced sleep (a handler that landed
+	 * before the loop's own wait, or a call that handler ran inline): the
+	 * task loop would end the sleep behind the loop's back, and senders
+	 * would then skip the kick of a loop about to block. Refused from a
+	 * call too: only the loop's own xc_worker_sleep_end() ends the
+	 * announcement, and a sender's kick brings its next xc_poll().
+	 */
+	if (xc_unlikely(xc_in_fd_sleep()))
+		return -EDEADLK;
 	if (xc_unlikely(self->attached) && !self->in_task_loop && !xc_in_call)
 		return xc_attached_poll(self);	/* an attached thread's own loop: its task loop */
 	return xc_run_calls(self);

@@ -207,8 +207,6 @@ struct xc_cpu {
 	_Atomic int ctl_from;		/* the requesting worker's CPU, -1 a plain thread */
 	int offline_result;		/* 0, or -EDEADLK: published by offline_done */
 	_Atomic uint64_t served_empty;	/* requests it waits on: serves that found nothing */
-	_Atomic uint32_t ring_close_seq;	/* closes of callq begun (ring.c) */
-	_Atomic uint32_t ring_closed_seq;	/* ... and done with every ring */
 	int llc_id, node_id;		/* topology: first CPU of the shared LLC; NUMA node */
 };
 

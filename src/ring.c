@@ -11,6 +11,9 @@
  *   tail                the target's worker, after reading an entry
  *   state IDLE->LINKED  the owner's doorbell CAS, or the worker's re-link CAS
  *   state LINKED->IDLE  the worker (unlink), or the owner after a refusal
+ *   an entry's fn       the owner, before publishing it; then, once callq
+ *                       is closed, by exchange: the close (TAKEN) or the
+ *                       owner of a refused doorbell (RETRACTED)
  *
  * A linked ring is its worker's to run: it sits on the worker's callq (the
  * doorbell), or on the worker's held list once taken from there, or, between
@@ -95,13 +98,43 @@
  * == Closing: offline and exit ==
  *
  * The worker closes callq (xc_llist_close), takes every ring that was on it,
- * unlinks all it holds (U1, U2) and runs what it then sees, runs too the
+ * unlinks all it holds (U1, U2) and runs what it then sees, and runs too the
  * rings it dropped at a U3 whose CAS the owner won (their push, still to
  * come, may be refused, and earlier calls in them returned 0: the model's
- * finding, model/wakeup.pml), and announces the end (ring_closed_seq). An owner whose doorbell push found
- * callq closed cannot tell whether the close ran its entry (both may see
- * each other, above): it waits for that announcement and reads tail. Taken:
- * the call ran, 0. Not taken: it takes the entry back, -ENXIO.
+ * finding, model/wakeup.pml). An owner whose doorbell push found callq
+ * closed cannot tell from the indices whether the close will run its entry
+ * (both may see each other, above), and it must not wait to find out: the
+ * close may be running a call that waits for this owner, or this owner may
+ * be the urgent handler, which serves nothing. So the entry decides, by an
+ * exchange of its fn on each side:
+ *
+ *   close, per entry:  fn = exchange(TAKEN); RETRACTED: skip it, else run it
+ *   refused owner:     tail past idx: ran, 0 (an ordinary run took it before
+ *                        the unlink whose IDLE the doorbell's CAS read);
+ *                      else exchange(RETRACTED): read TAKEN: the close runs
+ *                        it, 0; else taken back, -ENXIO
+ *
+ * Exactly one exchange reads the call's fn. A retracted entry stays in the
+ * ring as a tombstone that every run skips: the owner cannot rewind head
+ * under a close that may be reading it. Ordinary runs never meet TAKEN (it
+ * is only ever written behind tail). While callq is closed, a full ring gets
+ * no room (xc_ring_make_room refuses the call), so tombstones cannot fill a
+ * ring for ever; once the CPU reopens, the owner's next doorbell links the
+ * ring, and the worker steps over them.
+ *
+ * == Two rules ==
+ *
+ * Every failure found where these paths meet others had one of two shapes,
+ * and two rules end them:
+ *   - A nowait call waits only for resources it has itself put in flight:
+ *     room in its own ring (xc_ring_make_room) or a descriptor of its own
+ *     pool (xc_pool_get). It never waits for a target's close: a refused
+ *     doorbell is settled above, at once.
+ *   - A wait that serves calls holds no half-done operation that a served
+ *     call can reach: it serves only through xc_wait_step (wait.c), and
+ *     finishes or undoes its operation before, or reads its state again
+ *     after (xc_ring_make_room re-reads head; xc_ring_put reads it again
+ *     after the room is made).
  *
  * == Lifetime ==
  *
@@ -145,6 +178,16 @@ void xc_ring_waited_mark(void *arg)
 }
 
 void xc_ring_async_mark(void *arg)
+{
+	(void)arg;
+}
+
+void xc_ring_taken_mark(void *arg)
+{
+	(void)arg;
+}
+
+void xc_ring_retracted_mark(void *arg)
 {
 	(void)arg;
 }
@@ -267,51 +310,11 @@ struct xc_ring *xc_ring_get_slow(struct xc_cpu *c)
 }
 
 /*
- * Owner: the ring is full; wait for the worker to take entries, serving
- * our own CPU meanwhile. False in the urgent handler, which never waits.
+ * R3: link an idle ring into @c's callq and kick. XC_PUSH_CLOSED: callq
+ * is closed, and the ring is the owner's to settle (it stays LINKED, on no
+ * list); 1: linked by us; 0: it was linked already.
  */
-bool xc_ring_make_room(struct xc_ring *r)
-{
-	/* relaxed: only the owner writes head */
-	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-
-	for (;;) {
-		/* acquire: the worker has read the entries it took before we overwrite them */
-		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-		if (h - r->tail_seen < r->size)
-			return true;
-		if (xc_in_urgent)
-			return false;
-		xc_wait_step();
-	}
-}
-
-/*
- * The doorbell found callq closed: the CPU is going offline or the runtime
- * down. Wait for the close to finish with our ring, then see whether it
- * took entry @idx: if so the call ran (0), else take it back (-ENXIO).
- */
-static int ring_refused(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
-{
-	/* acquire: pairs with the close's exchange, which follows its sequence's store */
-	(void)atomic_load_explicit(&c->callq, memory_order_acquire);
-	uint32_t seq = atomic_load_explicit(&c->ring_close_seq, memory_order_relaxed);
-
-	/* acquire: the close's tail stores come before its announcement */
-	while ((int32_t)(atomic_load_explicit(&c->ring_closed_seq, memory_order_acquire) - seq) < 0)
-		xc_wait_step();
-	uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
-
-	r->tail_seen = t;
-	/* relaxed: the ring is on no list, and the worker touches it only after a doorbell */
-	atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
-	if ((int32_t)(t - idx) > 0)
-		return 0;
-	atomic_store_explicit(&r->head, idx, memory_order_relaxed);
-	return -ENXIO;
-}
-
-int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
+static int ring_link(struct xc_cpu *c, struct xc_ring *r)
 {
 	uint32_t s = XC_RING_IDLE;
 	int pushed;
@@ -323,7 +326,89 @@ int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
 	 * or acquire reads LINKED (a close running this ring while dropped)
 	 */
 	if (!atomic_compare_exchange_strong_explicit(&r->state, &s, XC_RING_LINKED,
-						     memory_order_acq_rel, memory_order_relaxed)) {
+						     memory_order_acq_rel, memory_order_relaxed))
+		return 0;
+	/* C, release: this CAS follows every head store before it (see "Owners without a fence") */
+	atomic_store_explicit(&r->unfenced, 0, memory_order_release);
+	pushed = xc_llist_push(&c->callq, &r->link);
+	if (pushed == XC_PUSH_CLOSED)
+		return XC_PUSH_CLOSED;
+	xc_call_kick(c, pushed, false);
+	return 1;
+}
+
+/* Owner, after a refused push: the ring is on no list, and ours to link again. */
+static void ring_unlink_refused(struct xc_ring *r)
+{
+	/* relaxed: no worker reads the state of a ring on none of its lists; a close running it leaves it be */
+	atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
+}
+
+/*
+ * Owner: the ring is full. Wait for the worker to take entries, serving
+ * our own CPU meanwhile (xc_wait_step): a call served here may put entries
+ * in this very ring, so head is read again at every pass. Never waits for
+ * a close (ring.c, "Two rules"): 0 once there is room; -ENXIO while the
+ * CPU's callq is closed; -ENOMEM in the urgent handler, which never waits.
+ * A full ring that no worker will look at (idle: tombstones, or entries of
+ * an outer many-call not yet rung) is linked first.
+ */
+int xc_ring_make_room(struct xc_ring *r)
+{
+	struct xc_cpu *c = r->target;
+
+	for (;;) {
+		/* relaxed: only the owner writes head */
+		uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+		/* acquire: the worker has read the entries it took before we overwrite them */
+		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+		if (h - r->tail_seen < r->size)
+			return 0;
+		/* relaxed: a look; a close that comes later runs the ring, or refuses its doorbell */
+		if (atomic_load_explicit(&c->callq, memory_order_relaxed) == XC_LLIST_CLOSED)
+			return -ENXIO;
+		if (xc_in_urgent)
+			return -ENOMEM;
+		/* relaxed: only the owner links an idle ring; a wrong look costs one pass */
+		if (atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_IDLE &&
+		    ring_link(c, r) == XC_PUSH_CLOSED) {
+			ring_unlink_refused(r);
+			return -ENXIO;
+		}
+		xc_wait_step();
+	}
+}
+
+/*
+ * The doorbell found callq closed: the CPU is going offline or the runtime
+ * down. Settle entry @idx at once (see "Closing"): 0 if it ran or the
+ * close has taken it to run, -ENXIO if taken back. Nothing here waits or
+ * serves a call.
+ */
+static int ring_refused(struct xc_ring *r, uint32_t idx)
+{
+	/* acquire: an ordinary run's take came before the unlink whose IDLE our CAS read */
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+	int ret = 0;
+
+	/* relaxed: the exchanges' single order on fn decides; the close's own run orders the rest */
+	if ((int32_t)(t - idx) <= 0 &&
+	    atomic_exchange_explicit(&r->e[idx & r->mask].fn, XC_RING_RETRACTED,
+				     memory_order_relaxed) != XC_RING_TAKEN)
+		ret = -ENXIO;
+	r->tail_seen = t;
+	ring_unlink_refused(r);
+	return ret;
+}
+
+int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
+{
+	int linked = ring_link(c, r);
+
+	if (linked == XC_PUSH_CLOSED)
+		return ring_refused(r, idx);
+	if (!linked) {
 		/* linked: the worker holds it (re-linked), or XC_ABLATE_COALESCE kicks anyway */
 		if (xc_ablated(XC_ABLATE_COALESCE)) {
 			/* S1 before S2, as a push gives, even after a call that skipped R1' */
@@ -332,14 +417,7 @@ int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
 		} else {
 			xc_stat_inc_own(&r->rode);
 		}
-		return 0;
 	}
-	/* C, release: this CAS follows every head store before it (see "Owners without a fence") */
-	atomic_store_explicit(&r->unfenced, 0, memory_order_release);
-	pushed = xc_llist_push(&c->callq, &r->link);
-	if (pushed == XC_PUSH_CLOSED)
-		return ring_refused(c, r, idx);
-	xc_call_kick(c, pushed, false);
 	return 0;
 }
 
@@ -380,11 +458,16 @@ int xc_ring_take_doorbells(struct xc_cpu *c)
 	return n;
 }
 
-/* Run one entry: the worker's side of a ring call. */
-static void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t)
+/*
+ * Run one entry: the worker's side of a ring call. A close takes the entry
+ * by exchange (see "Closing"); a retracted one is only stepped over.
+ */
+static void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t, bool closing)
 {
 	struct xc_ring_entry *e = &r->e[t & r->mask];
-	xc_func_t fn = e->fn;
+	/* relaxed: the entry was acquired with head; the exchange's single order decides against the owner */
+	xc_func_t fn = closing ? atomic_exchange_explicit(&e->fn, XC_RING_TAKEN, memory_order_relaxed)
+			       : atomic_load_explicit(&e->fn, memory_order_relaxed);
 	void *arg = e->arg;
 	struct xc__completion *done = NULL;
 	struct xc_call *async = NULL;
@@ -398,6 +481,8 @@ static void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t)
 	}
 	/* release: the entry is read out before its owner may write it again */
 	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+	if (xc_unlikely(fn == XC_RING_RETRACTED))
+		return;		/* a refused doorbell's entry, taken back */
 	if (xc_unlikely(fn == XC_RING_WAITED)) {
 		/* on the waiter's stack until the completion below */
 		const struct xc_ring_waited *w = arg;
@@ -420,7 +505,7 @@ static void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t)
  * Run what @r holds now. The tail is re-read at every step: a call that
  * polls or waits runs later entries of the same ring inside it.
  */
-static int ring_run(struct xc_cpu *c, struct xc_ring *r)
+static int ring_run(struct xc_cpu *c, struct xc_ring *r, bool closing)
 {
 	int n = 0;
 
@@ -434,7 +519,7 @@ static int ring_run(struct xc_cpu *c, struct xc_ring *r)
 			if (t == r->head_seen)
 				return n;
 		}
-		entry_run(c, r, t);
+		entry_run(c, r, t, closing);
 		n++;
 	}
 }
@@ -445,7 +530,7 @@ int xc_rings_run(struct xc_cpu *c)
 	int n = 0;
 
 	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
-		n += ring_run(c, r);
+		n += ring_run(c, r, false);
 	return n;
 }
 
@@ -504,16 +589,14 @@ bool xc_rings_release(struct xc_cpu *c)
 
 /*
  * Offline or exit: close callq, run what every ring holds once unlinked,
- * announce the end (see "Closing" above). Returns how many calls ran.
+ * each entry taken by exchange (see "Closing" above). Returns how many
+ * entries it took.
  */
 int xc_rings_close(struct xc_cpu *c)
 {
-	/* relaxed: only this worker writes it; the close's release publishes it */
-	uint32_t seq = atomic_load_explicit(&c->ring_close_seq, memory_order_relaxed) + 1;
 	struct xc_ring *list, *r;
 	int n = 0;
 
-	atomic_store_explicit(&c->ring_close_seq, seq, memory_order_relaxed);
 	for (struct xc__link *l = xc_llist_close(&c->callq); l; l = l->next)
 		hold(c, xc_container_of(l, struct xc_ring, link));
 	/* ours alone now: a call run below that waits finds nothing held to unlink */
@@ -525,7 +608,7 @@ int xc_rings_close(struct xc_cpu *c)
 	if (rings_unfenced(list))
 		owners_barrier(c, false);	/* U2', waiting its turn: the CPU is closing */
 	while ((r = list)) {
-		n += ring_run(c, r);	/* U3, and what it finds */
+		n += ring_run(c, r, true);	/* U3, and what it finds */
 		list = r->held_next;
 		r->held = false;
 		r->held_next = NULL;
@@ -540,10 +623,8 @@ int xc_rings_close(struct xc_cpu *c)
 		c->rings_dropped = r->dropped_next;
 		r->dropped = false;
 		r->dropped_next = NULL;
-		n += ring_run(c, r);
+		n += ring_run(c, r, true);
 	}
-	/* release: the tails above before an owner that waits for this reads them */
-	atomic_store_explicit(&c->ring_closed_seq, seq, memory_order_release);
 	return n;
 }
 

@@ -22,9 +22,12 @@ enum { XC_RING_IDLE = 0, XC_RING_LINKED = 1 };
  * through a marker in fn: XC_RING_WAITED, arg a struct xc_ring_waited on the
  * waiter's stack (it stays there until the completion); XC_RING_ASYNC, arg
  * the caller's async descriptor (fn and arg in it, its in-flight bit to clear).
+ * Two more markers settle a refused doorbell's entry (ring.c, "Closing"):
+ * XC_RING_TAKEN, written by a close that took the entry to run it, and
+ * XC_RING_RETRACTED, written by the owner that took it back unrun.
  */
 struct xc_ring_entry {
-	xc_func_t fn;
+	_Atomic(xc_func_t) fn;	/* atomic: a close and a refused owner exchange it */
 	void *arg;
 };
 
@@ -36,8 +39,12 @@ struct xc_ring_waited {
 
 void xc_ring_waited_mark(void *arg);	/* markers: never called */
 void xc_ring_async_mark(void *arg);
-#define XC_RING_WAITED xc_ring_waited_mark
-#define XC_RING_ASYNC  xc_ring_async_mark
+void xc_ring_taken_mark(void *arg);
+void xc_ring_retracted_mark(void *arg);
+#define XC_RING_WAITED    xc_ring_waited_mark
+#define XC_RING_ASYNC     xc_ring_async_mark
+#define XC_RING_TAKEN     xc_ring_taken_mark
+#define XC_RING_RETRACTED xc_ring_retracted_mark
 
 /* Trace data of an entry, written only while tracing, beside the entries. */
 struct xc_ring_meta {
@@ -133,24 +140,32 @@ static inline bool xc_ring_empty(struct xc_ring *r)
 	return r->tail_seen == h;
 }
 
-bool xc_ring_make_room(struct xc_ring *r);
+int xc_ring_make_room(struct xc_ring *r);
 
 /*
  * Owner: write one entry and publish it; its index in *idx. The caller
  * then rings the doorbell (xc_ring_doorbell) before it returns to the
- * application, after publishing every entry of a many call. -ENOMEM: the
- * ring is full and this is the urgent handler, which must not wait.
+ * application, after publishing every entry of a many call. The ring full:
+ * -ENOMEM in the urgent handler, which must not wait; -ENXIO if the CPU is
+ * closed (xc_ring_make_room).
  */
 static inline int xc_ring_put(struct xc_ring *r, xc_func_t fn, void *arg, uint32_t flow, uint32_t *idx)
 {
 	/* relaxed: only the owner writes head */
 	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
 
-	if (xc_unlikely(h - r->tail_seen == r->size) && !xc_ring_make_room(r))
-		return -ENOMEM;
+	if (xc_unlikely(h - r->tail_seen == r->size)) {
+		int err = xc_ring_make_room(r);
+
+		if (err)
+			return err;
+		/* calls served while it waited may have put entries of their own: read it again */
+		h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	}
 	struct xc_ring_entry *e = &r->e[h & (r->size - 1)];
 
-	e->fn = fn;
+	/* relaxed: published by the head's release below */
+	atomic_store_explicit(&e->fn, fn, memory_order_relaxed);
 	e->arg = arg;
 	if (xc_unlikely(flow)) {
 		r->meta[h & (r->size - 1)].flow = flow;
