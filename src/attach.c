@@ -10,8 +10,11 @@
  *   - xc_self names the CPU, so the thread's own calls to it run inline, its
  *     waits serve its calls (wait.c), and the urgent signal's handler runs its
  *     urgent queue when it is RUNNING (urgent.c, by c->tid);
- *   - xc_poll() from its loop is the task loop (attached_task_loop): an
- *     offline request, the OS check, the calls, then work items;
+ *   - xc_poll() from its loop is the task loop (xc_attached_poll): an
+ *     offline request, the OS check, the calls, then work items; never
+ *     between a sleep_begin that said sleep and its end (-EDEADLK, call.c),
+ *     where a signal handler's xc_poll() could otherwise end the sleep
+ *     behind the loop about to block in its own wait;
  *   - it sleeps in its own wait. xc_worker_sleep_begin() / _end() are W1+W2
  *     and W4 of the wakeup protocol with the eventfd for the futex (kick.c):
  *     a sender writes the eventfd only when the thread announced a sleep, and
@@ -228,7 +231,8 @@ int xc_attached_poll(struct xc_cpu *c)
 {
 	int n = 0;
 
-	xc_fd_sleep_end(c);	/* a loop that polls without ending its sleep ends it here */
+	/* xc_poll() refuses inside an announced sleep (call.c): ending it here is behind the loop's back */
+	xc_fd_sleep_end(c);	/* RUNNING already: it reads the eventfd only while a kick is owed */
 	c->in_task_loop = true;
 	attached_ctl(c);
 	attached_follow(c);
@@ -310,8 +314,7 @@ static void attached_leave(struct xc_cpu *c)
 	xc_fd_sleep_end(c);	/* RUNNING: no sender claims a kick from here */
 	while (pthread_mutex_trylock(&xc_rt.hotplug_lock)) {
 		attached_ctl(c);
-		xc_run_calls(c);
-		sched_yield();
+		xc_wait_step();	/* serves c: xc_self is c until the end of the leave */
 	}
 	/* acquire: pairs with xc_cpu_open's release */
 	if (atomic_load_explicit(&c->online, memory_order_acquire)) {

@@ -28,6 +28,20 @@
  * calls meanwhile (xc_wait_serve): two workers that wait on each other, or a
  * worker that waits for a descriptor or a lock held by one that waits on it,
  * would deadlock otherwise.
+ *
+ * == Serving while waiting ==
+ *
+ * A call served inside a wait is any call: it may call the CPU the waiter
+ * is calling, through the same ring, pool or lock. So a wait that serves
+ * holds no half-done operation that a served call can reach: it finishes
+ * or undoes its operation before it serves, or reads its state again
+ * after. Every such wait serves through xc_wait_serve / xc_wait_step and
+ * nowhere else, and scripts/check-serving.py lists each with what it reads
+ * again (the ring's head for room, the pool's lists, a trylock, a
+ * completion word); a new one fails that check until it is listed. The
+ * nowait call's rule (ring.c, "Two rules") keeps the list short: a nowait
+ * call waits only for room in its own ring or a descriptor of its own pool,
+ * never for a target's close.
  */
 #include "internal.h"
 #include "kick.h"
@@ -44,6 +58,7 @@
 /* A waiting non-worker spins this long before it sleeps. */
 #define XC_WAITER_SPIN_NS      20000L
 
+/* The one place a wait serves its own CPU's calls (see "Serving while waiting"). */
 int xc_wait_serve(void)
 {
 	struct xc_cpu *self = xc_self;

@@ -91,3 +91,11 @@ check-api: lib
 	tests/api/check.sh $(BUILD)
 
 CHECK_TARGETS += check-api
+
+# check-serving: every wait that serves calls does it through xc_wait_step/xc_wait_serve and is
+# listed with the state it reads again (scripts/check-serving.py); the check must catch a rogue one.
+.PHONY: check-serving
+check-serving:
+	scripts/check-serving.py
+	scripts/check-serving.py --self-test
+CHECK_TARGETS += check-serving
