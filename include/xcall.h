@@ -438,10 +438,17 @@ XC_API bool xc_work_pending(const struct xc_work *work);
  * loop (not inside a call or work item) it is that CPU's task loop: it also
  * serves a pending offline request, looks whether the OS took the CPU, and
  * runs the work items queued (at most 64 in one call, calls before each).
+ * Between xc_worker_sleep_begin() returning 0 and xc_worker_sleep_end() it
+ * runs nothing and gets -EDEADLK, also from a call's function: the sleep
+ * stays announced, so a sender kicks the eventfd and the loop's next
+ * xc_poll() runs the call.
  * Signal handler: yes, on an attached thread: the handler then runs its CPU's calls; -EAGAIN when
- *   it interrupted libxcall (its own xc_poll() included).
+ *   it interrupted libxcall (its own xc_poll() included); -EDEADLK when it
+ *   landed after xc_worker_sleep_begin() said sleep and before the loop's
+ *   own wait (running there would end the sleep behind the loop's back, and
+ *   senders would skip the kick of a loop about to block).
  * Return: how many calls and work items ran (>= 0); -ENXIO not called from
- * a worker.
+ * a worker; -EDEADLK inside an attached thread's announced sleep.
  */
 XC_API int xc_poll(void);
 
@@ -520,7 +527,10 @@ XC_API int xc_worker_fd(void);
  * xc_worker_sleep_begin() - the attached thread is about to sleep in its own
  * wait: from now on senders kick its eventfd. It then looks once more for
  * calls, work and requests (what was sent before it announced the sleep).
- * Call xc_worker_sleep_end() after every xc_worker_sleep_begin().
+ * Call xc_worker_sleep_end() after every xc_worker_sleep_begin(). After a
+ * return of 0 and until xc_worker_sleep_end(), xc_poll(), waiting calls and
+ * hotplug get -EDEADLK, from a signal handler on the thread too: only the
+ * loop's own xc_worker_sleep_end() ends the announced sleep.
  * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
  *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0 sleep now; 1 do not sleep, call xc_poll() and come back:

@@ -1948,7 +1948,7 @@ loop_top:
 	fi;
 #endif
 	/* xc_poll -> xc_attached_poll: first xc_fd_sleep_end (RUNNING here: fd_settle only) */
-	// @src src/attach.c: xc_fd_sleep_end(c);	/* a loop that polls without ending its sleep ends it here */
+	// @src src/attach.c: xc_fd_sleep_end(c);	/* RUNNING already: it reads the eventfd only while a kick is owed */
 	fd_settle(me);
 	/* attached_ctl: ctl (acquire) == OFFLINE: attached_offline */
 	// @src src/attach.c: if (atomic_load_explicit(&c->ctl, memory_order_acquire) != XC_CTL_OFFLINE)

@@ -6,11 +6,20 @@
  *   - Between xc_worker_sleep_begin() returning 0 and xc_worker_sleep_end():
  *     a waiting call, and xc_cpu_offline / xc_cpu_online, get -EDEADLK (a
  *     wait would overwrite the announced sleep); a nowait call goes through.
+ *   - There, xc_poll() gets -EDEADLK too: from the loop, from a signal
+ *     handler that lands between xc_worker_sleep_begin() and the loop's own
+ *     epoll_wait (the thread is outside libxcall then), and from a call the
+ *     handler runs inline. The sleep stays announced: a waiting call made to
+ *     the CPU afterwards wakes the loop through its eventfd. (Its poll used
+ *     to end the sleep behind the loop's back: senders skipped the kick and
+ *     the loop slept on with the call queued.)
  */
 #include "test.h"
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <sys/epoll.h>
 
 static int attach_cpu, target;
 static _Atomic int ran, phase, step;
@@ -20,11 +29,32 @@ static void count(void *arg)
 	atomic_fetch_add(&ran, 1);
 }
 
+static volatile sig_atomic_t handled, poll_in_handler, poll_in_call;
+
+/* Run inline by the handler's call to its own CPU. */
+static void poll_from_call(void *arg)
+{
+	poll_in_call = xc_poll();
+}
+
+/* Delivered to the attached thread by itself, inside its announced sleep. */
+static void on_signal(int sig)
+{
+	int saved = errno;
+
+	poll_in_handler = xc_poll();
+	if (xc_call_single(attach_cpu, poll_from_call, NULL, 0) != 0)
+		poll_in_call = 1;
+	handled = 1;
+	errno = saved;
+}
+
 static void *attached(void *arg)
 {
 	struct xc_call async = { .fn = count };
+	struct epoll_event ev = { .events = EPOLLIN };
 	cpu_set_t one;
-	int r;
+	int r, ep;
 
 	CPU_ZERO(&one);
 	CPU_SET(attach_cpu, &one);
@@ -57,6 +87,27 @@ static void *attached(void *arg)
 	CHECK_RET(xc_worker_sleep_end(), 0);
 	CHECK_RET(xc_call_single(target, count, NULL, XC_WAIT), 0);
 	WAIT_UNTIL(atomic_load(&ran) == 4);
+
+	/* a handler's xc_poll() between sleep_begin and the loop's own wait */
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	CHECK(ep >= 0);
+	CHECK(epoll_ctl(ep, EPOLL_CTL_ADD, xc_worker_fd(), &ev) == 0);
+	while ((r = xc_worker_sleep_begin()) == 1)
+		CHECK(xc_poll() >= 0);
+	CHECK_RET(r, 0);
+	CHECK(pthread_kill(pthread_self(), SIGUSR1) == 0);	/* delivered before it returns */
+	CHECK(handled);
+	atomic_store(&step, 3);		/* the main thread makes a waiting call to this CPU */
+	/* only that call's kick ends this wait; its 30 s run out only if the kick was lost */
+	CHECK_RET(epoll_wait(ep, &ev, 1, 30000), 1);
+	CHECK_RET(poll_in_handler, -EDEADLK);
+	CHECK_RET(poll_in_call, -EDEADLK);
+	CHECK_RET(xc_poll(), -EDEADLK);	/* the loop's own, before it ends the sleep */
+	CHECK_RET(xc_worker_sleep_end(), 0);
+	while (atomic_load(&ran) < 5)
+		CHECK(xc_poll() >= 0);
+	CHECK(epoll_ctl(ep, EPOLL_CTL_DEL, xc_worker_fd(), NULL) == 0);
+	close(ep);
 	CHECK_RET(xc_worker_detach(), 0);
 	return NULL;
 }
@@ -65,6 +116,7 @@ int main(void)
 {
 	char attach[16];
 	struct xc_opts o = { .attach = attach };
+	struct sigaction sa = { .sa_handler = on_signal };
 	int cpus[CPU_SETSIZE], n;
 	pthread_t t;
 
@@ -72,6 +124,7 @@ int main(void)
 	CHECK_RET(xc_init(&o), 0);
 	n = t_cpus(cpus);
 	target = cpus[n - 1];
+	CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
 	CHECK(pthread_create(&t, NULL, attached, NULL) == 0);
 	WAIT_UNTIL(atomic_load(&step) == 1);
 	CHECK_RET(xc_cpu_offline(attach_cpu), 0);
@@ -79,6 +132,8 @@ int main(void)
 	WAIT_UNTIL(atomic_load(&step) == 2);
 	CHECK_RET(xc_cpu_online(attach_cpu), 0);
 	atomic_store(&phase, 2);
+	WAIT_UNTIL(atomic_load(&step) == 3);
+	CHECK_RET(xc_call_single(attach_cpu, count, NULL, XC_WAIT), 0);
 	CHECK(pthread_join(t, NULL) == 0);
 	CHECK_RET(xc_exit(), 0);
 	return T_PASS;

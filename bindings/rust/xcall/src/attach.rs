@@ -77,7 +77,8 @@ impl Attached<'_> {
     /// task loop. Returns how many ran.
     ///
     /// # Errors
-    /// [`Error::Unavailable`] if the thread is no longer attached.
+    /// [`Error::Unavailable`] if the thread is no longer attached; [`Error::WouldDeadlock`]
+    /// between a `sleep_begin` that said sleep and its `sleep_end` (the calls wait for the kick).
     pub fn poll(&self) -> Result<usize, Error> {
         // SAFETY: called on the attached thread (the guard is !Send), outside any call.
         check(unsafe { xcall_sys::xc_poll() }).map(|n| n as usize)
