@@ -2,7 +2,9 @@
 #   make                 builds $(BUILD)/xcall-bench
 #   make bench-run       the quick suite: results/latest.json and the tables
 #   make check-bench     every subcommand with tiny sizes, JSON checked for shape; beside a CPU
-#                        hog, disturbed runs marked (check_disturbed.py)
+#                        hog, disturbed runs marked (check_disturbed.py); results of a run
+#                        stalled past its plan, skipped and capped records, still pass
+#                        check_bench.py --results (check_slow.sh)
 #   make count-roundtrip instructions per waiting call, per function (callgrind)
 
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -37,6 +39,12 @@ bench-run: $(BENCH_BIN)
 check-bench: $(BENCH_BIN)
 	python3 bench/tests/check_bench.py $(BENCH_BIN)
 	python3 bench/tests/check_disturbed.py $(BENCH_BIN)
+	bash bench/tests/check_slow.sh $(BENCH_BIN)
+
+# the last of them alone: a minute at most
+.PHONY: check-bench-slow
+check-bench-slow: $(BENCH_BIN)
+	bash bench/tests/check_slow.sh $(BENCH_BIN)
 
 # make count-roundtrip: instructions per waiting call, per function, under callgrind
 # (needs valgrind; not part of check: it counts, it does not pass or fail)
