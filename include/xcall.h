@@ -113,9 +113,14 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  * @serial_bringup:     start workers one at a time instead of all at once.
  * @poll_ns:            XC_POLL_* or a fixed idle poll window in ns.
  * @cpu_init:           runs on each worker, pinned, before it goes online;
- *                      a non-zero return fails xc_init(). May be NULL.
- * @cpu_init_arg:       passed to @cpu_init.
+ *                      a non-zero return fails xc_init(). May be NULL. A hook
+ *                      still running at the timeout may run on after xc_init()
+ *                      returned -ETIMEDOUT (see xc_init()).
+ * @cpu_init_arg:       passed to @cpu_init; when xc_init() returns -ETIMEDOUT it
+ *                      must stay valid until the hook has returned.
  * @bringup_timeout_ms: how long a worker may take to report alive; 0 = 10000.
+ *                      A worker past it makes xc_init() return -ETIMEDOUT,
+ *                      whatever error another CPU's hook returned first.
  * @report:             receives every diagnostic line (no newline); NULL = stderr.
  * @ablate:             XC_ABLATE_* bits (benchmarks only).
  * @stuck_ms:           report a waiting call not done after this many ms (repeating,
@@ -281,7 +286,11 @@ struct xc_stats {
  * and the reason, with its CPU, went to the report hook; but a cpu_init hook
  * that outlives the timeout and its cancellation keeps its thread until it
  * returns (reported so), and that thread then leaves without taking part in
- * any runtime.
+ * any runtime. Such a thread is left only when xc_init() returns -ETIMEDOUT:
+ * a timeout wins over every other CPU's error, even one that came first
+ * (which is still reported), so after any other return no hook runs, and
+ * after -ETIMEDOUT the caller keeps @cpu_init and its argument valid until
+ * the hook returns (for ever, if it cannot tell when).
  *
  * fork(): a child forked after xc_init() has no runtime, since it has none
  * of the workers: every call, xc_exit() included, gets -ENXIO, and the child

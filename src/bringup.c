@@ -133,7 +133,12 @@ static int cpu_start(struct xc_cpu *c)
 	return 0;
 }
 
-/* Check the reports of @n CPUs from @first; report each failure; return the first error. */
+/*
+ * Check the reports of @n CPUs from @first; report each failure; return the
+ * first error, but -ETIMEDOUT if any CPU did not report: its thread is still
+ * in the cpu_init hook, and may be left running it after xc_init() returns,
+ * which its caller must know whatever failed first.
+ */
 static int boot_verdict(int first, int n)
 {
 	int ret = 0;
@@ -157,7 +162,7 @@ static int boot_verdict(int first, int n)
 		} else {
 			err = -EAGAIN;
 		}
-		if (err && !ret)
+		if (err && (!ret || err == -ETIMEDOUT))
 			ret = err;
 	}
 	return ret;
@@ -254,9 +259,12 @@ static bool boot_abandon(struct xc_cpu *c)
  * cancellation point), it is abandoned: it finds that out when its hook
  * returns and leaves without touching anything of the runtime. Every other
  * thread is in libxcall's own code, parked or about to be, and is joined.
+ * True if a thread was abandoned: its hook runs on after xc_init() returns.
  */
-static void bringup_undo(void)
+static bool bringup_undo(void)
 {
+	bool abandoned = false;
+
 	for (int i = 0; i < xc_rt.nr_cpus; i++) {
 		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
 		bool in_hook, gone = false;
@@ -274,13 +282,14 @@ static void bringup_undo(void)
 				  "its thread is left to exit when the hook returns",
 				  c->cpu, XC_CANCEL_GRACE_MS);
 			pthread_detach(c->thread);
-			gone = true;
+			gone = abandoned = true;
 		}
 		if (!gone)
 			pthread_join(c->thread, NULL);	/* in libxcall's code: parked or leaving */
 		boot_forget(c);
 		c->thread_live = false;
 	}
+	return abandoned;
 }
 
 static void runtime_clear(void)
@@ -343,7 +352,9 @@ static int runtime_init(const struct xc_opts *opts)
 	if (!ret)
 		ret = xc_rt.cfg.serial_bringup ? bringup_serial() : bringup_parallel();
 	if (ret) {
-		bringup_undo();
+		/* a hook left running: the caller must keep cpu_init_arg alive for ever (xcall.h) */
+		if (bringup_undo())
+			ret = -ETIMEDOUT;
 		xc_trace_stop();
 		xc_urgent_restore();
 		runtime_clear();

@@ -6,7 +6,10 @@
  * hook that outlives the timeout and ignores cancellation (it spins until
  * the test lets it return) is reported and abandoned: a new runtime starts
  * beside it, and when that hook returns its thread leaves without joining
- * the new runtime, which runs calls and exits normally.
+ * the new runtime, which runs calls and exits normally. When one CPU's hook
+ * fails at once while another's is still running past the timeout, xc_init
+ * returns -ETIMEDOUT (a hook thread may be left behind), and the other
+ * failure is reported.
  */
 #include "reports.h"
 #include <sched.h>
@@ -59,6 +62,22 @@ static int init_spin_one(int cpu, void *arg)
 		return 0;
 	while (!atomic_load(&hook_release))
 		;
+	return 0;
+}
+
+/* The first CPU's hook fails at once; the second's spins until the test lets it return. */
+static int fail_first, spin_second;
+static _Atomic int spin_done;
+
+static int init_fail_and_spin(int cpu, void *arg)
+{
+	if (cpu == fail_first)
+		return -EIO;
+	if (cpu != spin_second)
+		return 0;
+	while (!atomic_load(&hook_release))
+		;
+	atomic_store(&spin_done, 1);
 	return 0;
 }
 
@@ -150,6 +169,46 @@ int main(void)
 		CHECK_RET(xc_call_all(nothing, NULL, XC_WAIT), ncpu);
 		CHECK_RET(xc_exit(), 0);
 		T_THREADS_SETTLE(threads0);
+	}
+
+	/*
+	 * One CPU failed first, another's hook outlived the timeout and its
+	 * cancellation: its thread runs the hook on after xc_init returned, so
+	 * xc_init says -ETIMEDOUT (the caller must keep the hook alive), and the
+	 * first failure still goes to the report hook. The first CPU's thread
+	 * must run its hook before the timeout: on a machine so loaded that it
+	 * did not, both CPUs timed out, and the bringup is tried again.
+	 */
+	for (int attempt = 0; ncpu >= 2; attempt++) {
+		struct xc_opts o = { .cpu_init = init_fail_and_spin, .bringup_timeout_ms = 1000,
+				     .report = capture };
+		char want[96];
+
+		CHECK(attempt < 5);
+		fail_first = spin_second = -1;
+		for (int c = 0; c < CPU_SETSIZE; c++) {
+			if (!CPU_ISSET(c, &allowed))
+				continue;
+			if (fail_first < 0)
+				fail_first = c;
+			else if (spin_second < 0)
+				spin_second = c;
+		}
+		atomic_store(&hook_release, 0);
+		atomic_store(&spin_done, 0);
+		t_clear_reports();
+		CHECK_RET(xc_init(&o), -ETIMEDOUT);
+		snprintf(want, sizeof(want), "CPU %d: init hook still running", spin_second);
+		CHECK_REPORTS(t_reported(want));
+		CHECK(!atomic_load(&spin_done));	/* it still runs: xc_init's caller must keep it */
+		atomic_store(&hook_release, 1);
+		WAIT_UNTIL(atomic_load(&spin_done));
+		T_THREADS_SETTLE(threads0);	/* its thread left when the hook returned */
+		snprintf(want, sizeof(want), "CPU %d: bringup failed: %s", fail_first, strerror(EIO));
+		if (t_reported(want))
+			break;
+		snprintf(want, sizeof(want), "CPU %d: did not report alive", fail_first);
+		CHECK_REPORTS(t_reported(want));
 	}
 
 	/* and a clean start after all that */

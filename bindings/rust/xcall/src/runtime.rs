@@ -201,7 +201,9 @@ impl Builder {
 
     /// A hook run on each worker thread, pinned to its CPU, before the CPU goes online (and
     /// on an attaching thread). An error fails [`Builder::build`] (or the attach) with it; a
-    /// panic fails it too, and is resumed in the thread that called `build`.
+    /// panic fails it too, and is resumed in the thread that called `build`. When `build`
+    /// fails, the hook is leaked with its captures: one still running past the bringup
+    /// timeout goes on after `build` returned.
     pub fn cpu_init<F>(mut self, hook: F) -> Builder
     where
         F: Fn(usize) -> Result<(), Error> + Send + Sync + 'static,
@@ -226,8 +228,13 @@ impl Builder {
     /// # Errors
     /// [`Error::Busy`] when a runtime is up already in the process; [`Error::InvalidArgument`]
     /// for a bad option or environment value, or a CPU the process may not run on;
-    /// [`Error::OutOfMemory`]; [`Error::TimedOut`] when a worker did not report alive in time;
-    /// the error a `cpu_init` hook returned. libxcall's report hook says which CPU failed.
+    /// [`Error::OutOfMemory`]; [`Error::TimedOut`] when a worker did not report alive in time,
+    /// even if another CPU's hook failed first; the error a `cpu_init` hook returned.
+    /// libxcall's report hook says which CPU failed, and how.
+    ///
+    /// On every error of libxcall's start, the `cpu_init` closure is leaked, never dropped,
+    /// with everything it captured: a hook that outlived the bringup timeout keeps running
+    /// on its thread after `build` returned, and still reads them.
     ///
     /// # Panics
     /// Resumes a panic of the `cpu_init` hook.
@@ -250,11 +257,12 @@ impl Builder {
             Ok(_) => Ok(Runtime { strings: std::mem::take(&mut self.strings), hook: self.hook.take(), down: false }),
             Err(e) => {
                 *REPORT.lock().unwrap_or_else(PoisonError::into_inner) = None;
-                if e == Error::TimedOut {
-                    // a cpu_init hook that outlived the timeout keeps running on its thread
-                    // after xc_init returned: its closure must stay valid for ever
-                    std::mem::forget(self.hook.take());
-                }
+                // a cpu_init hook that outlived the timeout runs on in its thread after
+                // xc_init returned, and may read its closure's captures at any time: the
+                // closure must stay valid for ever. libxcall says so with ETIMEDOUT; leaking
+                // on every error does not hang memory safety on which errno came back, and
+                // costs one closure per failed build.
+                std::mem::forget(self.hook.take());
                 UP.store(false, Ordering::Release);
                 if let Some(p) = panic {
                     resume_unwind(p);
@@ -267,7 +275,7 @@ impl Builder {
 
 unsafe extern "C" fn cpu_init_trampoline(cpu: c_int, arg: *mut c_void) -> c_int {
     // SAFETY: arg is the Hook that Builder::cpu_init boxed; the Builder, then the Runtime,
-    // keeps it until xc_exit, or leaks it when xc_init times out with hooks still running.
+    // keeps it until xc_exit, or leaks it when xc_init fails (a hook may still run then).
     let hook = unsafe { &*(arg as *const Hook) };
     match catch_unwind(AssertUnwindSafe(|| (hook.f)(usize::try_from(cpu).unwrap_or(0)))) {
         Ok(Ok(())) => 0,

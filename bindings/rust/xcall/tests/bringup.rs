@@ -1,13 +1,13 @@
 //! Building a runtime: bad options, the cpu_init hook's error, panic and timeout, the report
-//! hook, and their errnos.
+//! hook, and their errnos; a hook that runs on after a failed build keeps its captures.
 
 mod common;
 
-use common::{cpus, serial};
+use common::{cpus, have_cpus, serial};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use xcall::{CpuSet, Error, Poll, Runtime};
 
 #[test]
@@ -95,4 +95,67 @@ fn bringup_timeout() {
     // a runtime may follow (its hook thread leaves by itself)
     let rt = Runtime::new().unwrap();
     assert_eq!(rt.call_on(last, || 2).unwrap(), 2);
+}
+
+/// The second CPU's hook spins until the test lets it go on; it then reads its captured Vec.
+static SECOND_RELEASE: AtomicBool = AtomicBool::new(false);
+/// What it read: the Vec's sum, once it did.
+static SECOND_SUM: AtomicUsize = AtomicUsize::new(0);
+static SECOND_DONE: AtomicBool = AtomicBool::new(false);
+
+#[test]
+fn bringup_first_fails_second_outlives_timeout() {
+    let _s = serial();
+    if !have_cpus(2, "a hook failing on one CPU while another runs on") {
+        return;
+    }
+    // the first CPU's hook fails at once; the second's outlives the timeout (and its
+    // cancellation: it reaches no cancellation point), and reads its captured Vec after
+    // build() returned. The closure must outlive build() on any error: the Vec is large
+    // enough to be unmapped when freed, so reading it freed is a SIGSEGV.
+    let (first, second) = (cpus()[0], cpus()[1]);
+    // the first CPU's thread must run its hook before the timeout: on a machine so loaded
+    // that it did not, both CPUs timed out, and the build is tried again
+    for _ in 0..5 {
+        let data: Vec<usize> = vec![1; 5 << 20];
+        let want = data.len();
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let l2 = lines.clone();
+        SECOND_RELEASE.store(false, Ordering::SeqCst);
+        SECOND_DONE.store(false, Ordering::SeqCst);
+        let r = Runtime::builder()
+            .bringup_timeout(Duration::from_secs(1))
+            .report(move |line| l2.lock().unwrap().push(line.to_string()))
+            .cpu_init(move |cpu| {
+                if cpu == first {
+                    return Err(Error::Io);
+                }
+                if cpu == second {
+                    while !SECOND_RELEASE.load(Ordering::SeqCst) {
+                        std::thread::yield_now(); // no cancellation point
+                    }
+                    SECOND_SUM.store(data.iter().sum(), Ordering::SeqCst);
+                    SECOND_DONE.store(true, Ordering::SeqCst);
+                }
+                Ok(())
+            })
+            .build();
+        let e = r.map(drop).unwrap_err();
+        SECOND_RELEASE.store(true, Ordering::SeqCst);
+        let start = Instant::now();
+        while !SECOND_DONE.load(Ordering::SeqCst) {
+            assert!(start.elapsed() < Duration::from_secs(60), "the second CPU's hook never returned");
+            std::thread::yield_now();
+        }
+        assert_eq!(SECOND_SUM.load(Ordering::SeqCst), want);
+        assert_eq!(e, Error::TimedOut);
+        let lines = lines.lock().unwrap();
+        let said = |what: String| lines.iter().any(|l| l.contains(&what));
+        assert!(said(format!("CPU {second}: init hook still running")), "{lines:?}");
+        if said(format!("CPU {first}: bringup failed")) {
+            return;
+        }
+        assert!(said(format!("CPU {first}: did not report alive")), "{lines:?}");
+    }
+    panic!("the first CPU's hook never ran before the bringup timeout");
 }
