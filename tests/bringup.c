@@ -137,14 +137,21 @@ int main(void)
 		struct xc_opts o = { .serial_bringup = serial, .cpu_init = init_hang_one,
 				     .bringup_timeout_ms = 200, .report = capture };
 
-		fail_cpu = last;
-		t_clear_reports();
-		CHECK_RET(xc_init(&o), -ETIMEDOUT);
-		/* cancelled at once; abandoned (and reported) only if it unwinds slower than the grace */
-		WAIT_UNTIL(t_thread_count() == threads0);
 		char want[64];
+
+		fail_cpu = last;
 		snprintf(want, sizeof(want), "CPU %d: did not report alive within 200 ms", last);
-		CHECK(strstr(t_reports, want) != NULL);
+		for (int attempt = 1;; attempt++) {
+			t_clear_reports();
+			CHECK_RET(xc_init(&o), -ETIMEDOUT);
+			/* cancelled at once; abandoned (and reported) only if it unwinds slower than the grace */
+			WAIT_UNTIL(t_thread_count() == threads0);
+			if (strstr(t_reports, want))
+				break;
+			/* a loaded machine made another CPU miss the deadline first: the hook never ran */
+			CHECK(strstr(t_reports, "did not report alive within 200 ms") != NULL);
+			CHECK(attempt < 5);
+		}
 	}
 #endif
 
@@ -156,10 +163,17 @@ int main(void)
 
 		fail_cpu = last;
 		atomic_store(&hook_release, 0);
-		t_clear_reports();
-		CHECK_RET(xc_init(&o), -ETIMEDOUT);
 		snprintf(want, sizeof(want), "CPU %d: init hook still running", last);
-		CHECK(strstr(t_reports, want) != NULL);
+		for (int attempt = 1;; attempt++) {
+			t_clear_reports();
+			CHECK_RET(xc_init(&o), -ETIMEDOUT);
+			if (strstr(t_reports, want))
+				break;
+			/* a loaded machine made another CPU miss the deadline first: the hook never ran */
+			CHECK(strstr(t_reports, "did not report alive within 200 ms") != NULL);
+			CHECK(attempt < 5);
+			T_THREADS_SETTLE(threads0);
+		}
 		T_THREADS_SETTLE(threads0 + 1);	/* the abandoned thread, still spinning */
 		CHECK_RET(xc_init(NULL), 0);
 		CHECK(online_cpus() == ncpu);
