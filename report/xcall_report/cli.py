@@ -5,6 +5,7 @@ Exit status: 0 done, 2 bad input or usage (one line on stderr, never a traceback
 filters): nothing was compared.
 """
 import argparse
+import errno
 import os
 import sys
 
@@ -55,6 +56,30 @@ def _write(path, text):
     os.replace(tmp, path)
 
 
+def _check_output(path, directory=False):
+    """Refuse an output that cannot be written before anything is read or drawn (a page
+    takes seconds to render): an OSError, exit 1 as any write that fails."""
+    if path in (None, "-"):
+        return
+    path = os.path.abspath(path)
+    if directory:
+        # plot makes the directory and its missing parents: the nearest that exists must take them
+        d = path
+        while not os.path.exists(d) and os.path.dirname(d) != d:
+            d = os.path.dirname(d)
+        if not os.path.isdir(d):
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", d)
+    else:
+        if os.path.isdir(path):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+        d = os.path.dirname(path)
+        if not os.path.isdir(d):
+            raise FileNotFoundError(errno.ENOENT, "no such directory", d)
+    # the file is written beside itself and renamed: the directory must take new files
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, "directory not writable", d)
+
+
 def _warn(results):
     for r in results:
         for w in r.warnings:
@@ -64,6 +89,7 @@ def _warn(results):
 
 def run(argv):
     args = _parser().parse_args(argv)
+    _check_output(args.outdir if args.cmd == "plot" else args.output, directory=args.cmd == "plot")
     if args.cmd == "compare":
         from . import compare
         results = _warn(load_all(args.files))
