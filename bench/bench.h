@@ -89,6 +89,12 @@ _Noreturn void cli_fail(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* --json's file could not be written: cli_fail() now, before anything runs. */
 void cli_check_json(const char *cmd);
+/*
+ * --cpus LIST into *set: a cpulist of CPUs that are online and allowed, else
+ * cli_fail() naming the first one that is not. The suite checks its own
+ * --cpus with it before anything runs, as each subcommand does.
+ */
+void cli_check_cpus(const char *cmd, const char *list, cpu_set_t *set);
 int parse_long(const char *s, long min, long max, long *out);
 int parse_double(const char *s, double min, double max, double *out);
 int parse_poll(const char *s, long *out);
@@ -330,6 +336,25 @@ static inline bool budget_watched(const struct budget *b)
 	uint64_t end = atomic_load_explicit(&g_watch_end, memory_order_relaxed);
 	return b->watch && (end & 1) && (end & ~1ull) >= b->watch;
 }
+/*
+ * An operation still in flight this long past its loop's end (its deadline,
+ * or in the warm-up its warm-up's) is given up: a wait for an answer that
+ * another thread's CPU or a stalled machine holds back, which no check of the
+ * loop's own can cut.
+ */
+#define BUDGET_GRACE_NS 1000000000ull
+/*
+ * Arm the rescue of the loop of @b (after budget_warm(), again after
+ * budget_start()): once BUDGET_GRACE_NS past its end, the watchdog thread
+ * calls fn(arg), which must end the waiting operation's wait from outside, as
+ * its answer would (a store, a write, a wake), and budget_rescued() turns
+ * true. The operation's caller then gives the case up: plan_capped(), no
+ * sample of it. One rescue at a time, process-wide.
+ */
+void budget_rescue_arm(const struct budget *b, void (*fn)(void *), void *arg);
+/* Before the loop's teardown: no rescue runs after it returns. True if one ran. */
+bool budget_rescue_disarm(void);
+bool budget_rescued(void);
 /* Wait until *left is 0, marking the watched loop's end when it passes. */
 void budget_wait(_Atomic uint32_t *left);
 void budget_done(void);                 /* wakes budget_wait() to look at *left */

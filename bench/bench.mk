@@ -4,7 +4,8 @@
 #   make check-bench     every subcommand with tiny sizes, JSON checked for shape; beside a CPU
 #                        hog, disturbed runs marked (check_disturbed.py); results of a run
 #                        stalled past its plan, skipped and capped records, still pass
-#                        check_bench.py --results (check_slow.sh)
+#                        check_bench.py --results (check_slow.sh); the suite's command
+#                        line and results file, a stalled case given up (check_tools.sh)
 #   make count-roundtrip instructions per waiting call, per function (callgrind)
 
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -39,6 +40,7 @@ bench-run: $(BENCH_BIN)
 check-bench: $(BENCH_BIN)
 	python3 bench/tests/check_bench.py $(BENCH_BIN)
 	python3 bench/tests/check_disturbed.py $(BENCH_BIN)
+	bash bench/tests/check_tools.sh $(BENCH_BIN)
 	bash bench/tests/check_slow.sh $(BENCH_BIN)
 
 # the last of them alone: a minute at most

@@ -137,20 +137,24 @@ const char *ablate_name(unsigned a, char *buf, size_t size)
 	return buf;
 }
 
-static void set_cpus(struct bopts *o, const char *cmd, const char *list)
+void cli_check_cpus(const char *cmd, const char *list, cpu_set_t *set)
 {
-	cpu_set_t set, allowed;
-	if (xc_cpulist_parse(list, &set))
+	cpu_set_t allowed;
+	if (xc_cpulist_parse(list, set))
 		cli_fail(cmd, "bad --cpus '%s': expected a cpulist such as 0-3,8", list);
 	online_cpus_allowed(&allowed);
 	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set) && !CPU_ISSET(c, &allowed)) {
+		if (CPU_ISSET(c, set) && !CPU_ISSET(c, &allowed)) {
 			char b[256];
 			xc_cpulist_format(&allowed, b, sizeof(b));
 			cli_fail(cmd, "bad --cpus '%s': CPU %d is not online or not allowed (allowed: %s)",
 				 list, c, b);
 		}
-	o->cpus = set;
+}
+
+static void set_cpus(struct bopts *o, const char *cmd, const char *list)
+{
+	cli_check_cpus(cmd, list, &o->cpus);
 	o->cpus_given = true;
 }
 

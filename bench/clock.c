@@ -62,10 +62,13 @@ static void tsc_setup(void)
 #endif
 }
 
+static void watchdog_start(void);
+
 void clock_setup(void)
 {
 	tsc_setup();
 	timer_floor_measure();
+	watchdog_start();
 }
 
 void spin_ns(uint64_t ns)
@@ -164,7 +167,18 @@ bool budget_late(const struct budget *b)
 }
 
 _Atomic uint64_t g_watch_end;
-static _Atomic uint32_t watch_seq;     /* moves on each arming and each end of a waited-for loop */
+/*
+ * Moves on each arming, each rescue armed or taken away, and each end of a
+ * waited-for loop; two sleep on it (budget_wait's caller and the watchdog),
+ * so every change wakes both.
+ */
+static _Atomic uint32_t watch_seq;
+
+static void watch_moved(void)
+{
+	atomic_fetch_add(&watch_seq, 1);
+	xc_futex_wake(&watch_seq, INT_MAX);
+}
 
 void budget_watch(struct budget *b)
 {
@@ -173,14 +187,108 @@ void budget_watch(struct budget *b)
 	b->watch = b->deadline & ~1ull;
 	atomic_store(&g_watch_end, b->watch);
 	/* the waiter takes the new end; it wakes here, before the first timed span */
-	atomic_fetch_add(&watch_seq, 1);
-	xc_futex_wake(&watch_seq, 1);
+	watch_moved();
 }
 
 void budget_done(void)
 {
-	atomic_fetch_add(&watch_seq, 1);
-	xc_futex_wake(&watch_seq, 1);
+	watch_moved();
+}
+
+/*
+ * The watchdog: a thread of its own, started before any is pinned, asleep but
+ * at the two moments it acts. At a watched loop's end it marks the end (as
+ * budget_wait() does for a loop it waits for), so that every budgeted loop,
+ * whichever thread runs it, stops after at most the operation in flight, by
+ * one load in budget_more(). At a rescue's time, an operation still in
+ * flight BUDGET_GRACE_NS past its loop's end, it calls the rescue, which ends
+ * that operation's wait from outside (as the answer would), and says so
+ * (budget_rescued()).
+ */
+static pthread_mutex_t rescue_lock = PTHREAD_MUTEX_INITIALIZER;
+static void (*rescue_fn)(void *);       /* under rescue_lock: armed when set */
+static void *rescue_arg;
+static _Atomic uint64_t rescue_at;      /* 0: none armed, or taken */
+static _Atomic bool rescued;
+
+static void *watchdog_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		uint32_t seq = atomic_load(&watch_seq);
+		uint64_t end = atomic_load(&g_watch_end), at = atomic_load(&rescue_at);
+		uint64_t now = now_ns(), next = 0;
+		if (end && !(end & 1)) {
+			if (now >= end) {
+				/* only the end still armed: a loop armed since keeps its own */
+				atomic_compare_exchange_strong(&g_watch_end, &end, end | 1);
+				continue;
+			}
+			next = end;
+		}
+		if (at) {
+			if (now >= at) {
+				pthread_mutex_lock(&rescue_lock);
+				/* still armed for this time: not taken away or moved meanwhile */
+				if (rescue_fn && atomic_load(&rescue_at) == at) {
+					/* release: the flag is seen with what the rescue did */
+					atomic_store_explicit(&rescued, true, memory_order_release);
+					atomic_store(&rescue_at, 0);
+					rescue_fn(rescue_arg);
+				}
+				pthread_mutex_unlock(&rescue_lock);
+				continue;
+			}
+			if (!next || at < next)
+				next = at;
+		}
+		struct timespec ts, *tp = NULL;
+		if (next) {
+			ts = (struct timespec){(time_t)((next - now) / 1000000000u),
+					       (long)((next - now) % 1000000000u)};
+			tp = &ts;
+		}
+		xc_futex_wait(&watch_seq, seq, tp);
+	}
+	return NULL;
+}
+
+static void watchdog_start(void)
+{
+	pthread_t t;
+	/* without it, loops stop by their own clock reads and nothing is rescued */
+	if (!pthread_create(&t, NULL, watchdog_main, NULL))
+		pthread_detach(t);
+}
+
+void budget_rescue_arm(const struct budget *b, void (*fn)(void *), void *arg)
+{
+	uint64_t end = b->deadline ? b->deadline : b->warm_until;
+	if (!end)
+		return;
+	pthread_mutex_lock(&rescue_lock);
+	rescue_fn = fn;
+	rescue_arg = arg;
+	atomic_store_explicit(&rescued, false, memory_order_relaxed);
+	atomic_store(&rescue_at, end + BUDGET_GRACE_NS);
+	pthread_mutex_unlock(&rescue_lock);
+	watch_moved();
+}
+
+bool budget_rescue_disarm(void)
+{
+	pthread_mutex_lock(&rescue_lock);
+	rescue_fn = NULL;
+	atomic_store(&rescue_at, 0);
+	pthread_mutex_unlock(&rescue_lock);
+	/* the lock: a rescue that ran is over, and its flag visible */
+	return atomic_load_explicit(&rescued, memory_order_relaxed);
+}
+
+bool budget_rescued(void)
+{
+	/* acquire: pairs with the watchdog's store, made before the rescue's wake */
+	return atomic_load_explicit(&rescued, memory_order_acquire);
 }
 
 void budget_wait(_Atomic uint32_t *left)

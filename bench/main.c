@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * main.c - xcall-bench: dispatch to a subcommand, or with none run the quick
- * suite of every family and write results/latest.json.
+ * suite of every family and write its results file (results/suite-TIME.json,
+ * or --json's: `make run` names results/latest.json).
  */
 #include "bench.h"
 
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const struct {
 	const char *name;
@@ -24,8 +26,9 @@ static void usage(void)
 {
 	printf("usage: xcall-bench [SUBCOMMAND] [options]\n\n"
 	       "With no subcommand: the quick suite of every family (about 17 s on 2 quiet\n"
-	       "vCPUs, longer on a loaded machine: docs/bench.md), written to\n"
-	       "results/latest.json. Suite options: --cpus LIST, --json FILE,\n"
+	       "vCPUs, longer on a loaded machine: docs/bench.md), written to --json FILE,\n"
+	       "else to a new results/suite-TIME.json (its path is printed last; `make run`\n"
+	       "names results/latest.json). Suite options: --cpus LIST, --json FILE,\n"
 	       "--csv, --quiet, --trace FILE (the last libxcall case's events), --help.\n\n"
 	       "subcommands (each takes --help):\n");
 	for (size_t i = 0; i < NCMDS; i++)
@@ -59,7 +62,7 @@ static int suite(int argc, char **argv)
 		{0},
 	};
 	const char *cpus = NULL;
-	g_out.json = "results/latest.json";
+	static char json[64];
 	opterr = 0;
 	int c;
 	/* '+': stop at the subcommand; ':': a missing value is reported as ':' */
@@ -69,7 +72,11 @@ static int suite(int argc, char **argv)
 		case 'j': g_out.json = optarg; break;
 		case 'v': g_out.csv = true; break;
 		case 'q': g_out.quiet = true; break;
-		case 't': g_out.trace = optarg; break;
+		case 't':
+			if (!*optarg)
+				cli_fail(NULL, "bad --trace '': expected a file name");
+			g_out.trace = optarg;
+			break;
 		case 'h': usage(); return 0;
 		case ':':
 			cli_fail(NULL, "option '%s' needs a value", argv[optind - 1]);
@@ -79,6 +86,31 @@ static int suite(int argc, char **argv)
 	}
 	if (optind < argc)
 		cli_fail(NULL, "unknown subcommand '%s' (try --help)", argv[optind]);
+	/*
+	 * Every check of the command line before anything runs or prints, as a
+	 * subcommand's: a family would refuse the same --cpus only once the
+	 * machine was described and other families had run or been skipped.
+	 */
+	cpu_set_t set;
+	char why[64];
+	int have;
+	if (cpus) {
+		cli_check_cpus(NULL, cpus, &set);
+		have = CPU_COUNT(&set);
+		snprintf(why, sizeof(why), "needs 2 CPUs, --cpus gives %d", have);
+	} else {
+		online_cpus_allowed(&set);
+		have = CPU_COUNT(&set);
+		snprintf(why, sizeof(why), "needs 2 CPUs, the process may run on %d", have);
+	}
+	/* a file of its own unless --json names one: results/latest.json is `make run`'s */
+	if (!g_out.json) {
+		char stamp[32];
+		time_t now = time(NULL);
+		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", localtime(&now));
+		snprintf(json, sizeof(json), "results/suite-%s.json", stamp);
+		g_out.json = json;
+	}
 	cli_check_json(NULL);
 	out_header();
 	g_out.suite = true;
@@ -101,20 +133,7 @@ static int suite(int argc, char **argv)
 		{2, {"debug", "urgent", "--iterations", "200"}},
 		{2, {"wake", "--iterations", "2000"}},
 	};
-	/* one allowed CPU (taskset, a cpuset): what needs two is skipped, the rest runs */
-	cpu_set_t set;
-	char why[64];
-	int have;
-	if (cpus) {
-		if (xc_cpulist_parse(cpus, &set))
-			cli_fail(NULL, "bad --cpus '%s': expected a cpulist such as 0-3,8", cpus);
-		have = CPU_COUNT(&set);
-		snprintf(why, sizeof(why), "needs 2 CPUs, --cpus gives %d", have);
-	} else {
-		online_cpus_allowed(&set);
-		have = CPU_COUNT(&set);
-		snprintf(why, sizeof(why), "needs 2 CPUs, the process may run on %d", have);
-	}
+	/* one allowed CPU (taskset, a cpuset, --cpus): what needs two is skipped, the rest runs */
 	int rc = 0;
 	uint64_t t0 = now_ns();
 	for (size_t i = 0; i < sizeof(plan) / sizeof(plan[0]); i++) {
@@ -133,8 +152,11 @@ static int suite(int argc, char **argv)
 		fprintf(stderr, "xcall-bench: suite took %.1f s\n", (double)(now_ns() - t0) / 1e9);
 	if (out_write_json(g_out.json, argc, argv))
 		return 1;
+	/* a file named for its time: the path is the one thing even --quiet must say */
 	if (!g_out.quiet)
 		printf("\nresults written to %s\n", g_out.json);
+	else if (g_out.json == json)
+		printf("%s\n", g_out.json);
 	return rc ? 1 : 0;
 }
 

@@ -25,6 +25,7 @@
 #include "kernel.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -186,12 +187,19 @@ static void *sleeper_main(void *arg)
 		while (!atomic_load_explicit(&r->stop, memory_order_acquire))
 			cpu_relax();
 	} else {
-		for (;;) {
+		for (long k = 1;; k++) {
 			m->wait(r, 1);
 			uint64_t t = ticks();
 			/* acquire: the stop is stored before the last wake */
 			if (atomic_load_explicit(&r->stop, memory_order_acquire) || r->err)
 				break;
+			if (r->stall_after && k > r->stall_after) {
+				/* the test's stalled sleeper: no answer, until the teardown's stop */
+				struct timespec ms = {0, 1000000};
+				while (!atomic_load_explicit(&r->stop, memory_order_acquire))
+					nanosleep(&ms, NULL);
+				break;
+			}
 			/* relaxed: the reply's own ordering publishes it */
 			atomic_store_explicit(&r->woke_at, t, memory_order_relaxed);
 			m->wake(r, 0);
@@ -215,6 +223,18 @@ static void *hog_main(void *arg)
 
 /* ---- one cell ---- */
 
+/*
+ * The watchdog's rescue of a wake still unanswered past the case's end and
+ * its grace: the answer the sleeper would have sent, from outside (every
+ * mechanism's wake(r, 0) but a MSG_RING's may come from a third thread).
+ */
+static void rescue_waker(void *arg)
+{
+	struct wake_run *r = arg;
+
+	r->m->wake(r, 0);
+}
+
 struct cell_out {
 	long n;
 	long long cpu_ns[2];            /* per side over the timed part, -1 unknown */
@@ -226,6 +246,7 @@ struct cell_out {
 	bool has_target;
 	struct xc_stats target;
 	long waker_sleeps;
+	bool abandoned;         /* a wake given up past the end (budget_rescue_arm) */
 };
 
 static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_us, struct budget *b,
@@ -235,6 +256,7 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 	struct sleeper_ctl ctl = {.r = r};
 	pthread_t sleeper, hog;
 	bool have_sleeper = !m->synchronous || m->presence || m->loop, have_hog = state == WS_BUSY;
+	bool rescue = !m->synchronous && !m->no_rescue;
 	long long cpu0[2] = {-1, -1};
 	long sys0[2] = {0, 0}, intr0[2] = {0, 0};
 	long long waker_cpu = 0;        /* parked and busy: summed over the wakes alone */
@@ -270,6 +292,8 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 	plan_uncut((double)(now_ns() - t_setup) / 1e9);        /* threads' start and setup */
 	warm = state == WS_HOT ? warmup_iters(b->iters) : 3;
 	budget_warm(b);
+	if (rescue)
+		budget_rescue_arm(b, rescue_waker, r);
 	for (i = -warm;; i++) {
 		if (i < 0 && !warm_more(b, i + warm, warm))
 			i = 0;
@@ -285,6 +309,8 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 				sleeps0 = self_sleeps();
 			}
 			budget_start(b);
+			if (rescue)
+				budget_rescue_arm(b, rescue_waker, r);
 		}
 		if (i >= 0 && !budget_more(b, i))
 			break;
@@ -314,6 +340,12 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 		uint64_t t1 = ticks();
 		if (r->err)
 			break;
+		if (rescue && budget_rescued()) {
+			/* given up 1 s past the end: no sample, and the case is capped */
+			out->abandoned = true;
+			plan_capped();
+			break;
+		}
 		if (i < 0)
 			continue;
 		if (state != WS_HOT) {
@@ -351,7 +383,13 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 				      atomic_load_explicit(&r->side[s].interrupted, memory_order_relaxed) - intr0[s];
 	}
 out_teardown:
+	/* no rescue from here on: the channels go away below */
+	if (rescue)
+		budget_rescue_disarm();
 	t_setup = now_ns();
+	/* the hog first: a sleeper that shares its CPU ends sooner without it */
+	if (have_hog)
+		atomic_store_explicit(&ctl.hog_stop, true, memory_order_relaxed);
 	if (have_sleeper) {
 		/* release: the sleeper sees it after the last wake below */
 		atomic_store_explicit(&r->stop, true, memory_order_release);
@@ -360,10 +398,8 @@ out_teardown:
 		pthread_join(sleeper, NULL);
 	}
 	m->teardown(r, 0);
-	if (have_hog) {
-		atomic_store_explicit(&ctl.hog_stop, true, memory_order_relaxed);
+	if (have_hog)
 		pthread_join(hog, NULL);
-	}
 	unpin_self();
 	plan_uncut((double)(now_ns() - t_setup) / 1e9);        /* the threads' stop and teardown */
 	out->n = i > 0 ? i : 0;
@@ -386,6 +422,8 @@ static void cell_records(const struct wake_mech *m, int state, int rep, const in
 	rec_param_s(r, "sleeper", m->what);
 	rec_param_s(r, "measure", "round trip: a wake there and one back, the same way");
 	rec_param_i(r, "iterations", o->n);
+	if (o->abandoned)       /* its last wake given up: capped, and this says why */
+		rec_param_b(r, "abandoned", true);
 	rec_param_i(r, "gap_us", gap);
 	rec_param_s(r, "timing", "each wake timed alone; the timer's floor removed");
 	for (int s = 0; s < 2; s++) {
@@ -486,6 +524,11 @@ int cmd_wake(int argc, char **argv)
 	long gap = wa.gap_us >= 0 ? wa.gap_us : (4 * deepest > 1000 ? 4 * deepest : 1000);
 	if (gap > 1000000)
 		gap = 1000000;
+	/* a test's: a sleeper that stops answering (wake_run.stall_after) */
+	const char *stall = getenv("XCALL_BENCH_WAKE_STALL");
+	long stall_after = 0;
+	if (stall && parse_long(stall, 0, LONG_MAX, &stall_after))
+		cli_fail(desc.name, "bad XCALL_BENCH_WAKE_STALL '%s': expected a count of wakes", stall);
 
 	long cells = 0;
 	for (int i = 0; i < wake_nmechs; i++)
@@ -538,6 +581,7 @@ int cmd_wake(int argc, char **argv)
 				r->o = &o;
 				r->side[0].cpu = cl[0];
 				r->side[1].cpu = cl[1];
+				r->stall_after = stall_after;
 				budget_init(&b, &o, desc.default_iters);
 				if (s != WS_HOT)        /* each wake waits a gap: a fiftieth of the count */
 					b.iters = b.iters / 50 > 20 ? b.iters / 50 : 20;
@@ -553,6 +597,9 @@ int cmd_wake(int argc, char **argv)
 					snprintf(w, sizeof(w), "failed: %s", strerror((int)-n));
 					rec_skipped("wake", kase, w, rep);
 					rc = 1;
+				} else if (out->abandoned && !n) {
+					rec_skipped("wake", kase, "abandoned: a wake still unanswered 1 s past "
+						    "the case's end, before any was timed", rep);
 				} else {
 					cell_records(m, s, rep, cl, s == WS_PARKED ? gap : s == WS_BUSY ?
 						     wa.busy_gap_us : 0, &h_rt, &h_wake, out);

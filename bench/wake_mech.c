@@ -715,7 +715,11 @@ static void uring_futex_wait(struct wake_run *r, int me)
 
 #define URING_ROW(nm, wh, ab, su, wk, wt)                                                          \
 	{.name = nm, .what = wh, .absent = ab, .setup = su, .teardown = ring_down, .wake = wk, \
-	 .wait = wt}
+	 .wait = wt, .no_rescue = URING_NO_RESCUE_##wk}
+/* a MSG_RING comes from the sleeper's ring, which only the sleeper's thread may submit on */
+#define URING_NO_RESCUE_uring_msg_wake true
+#define URING_NO_RESCUE_eventfd_wake false
+#define URING_NO_RESCUE_futex_wake_side false
 #else
 static const char *uring_none(void)
 {

@@ -57,6 +57,11 @@ struct wake_mech {
 	void (*wait)(struct wake_run *r, int me);       /* until woken; consumes the wake */
 	/* no sleeper thread of ours: wake() itself returns once the other side ran (libxcall, membarrier) */
 	bool synchronous;
+	/*
+	 * wake(r, 0) may not come from a third thread (it submits on the sleeper's own
+	 * ring): a waker's wait past the case's end cannot be rescued (budget_rescue_arm)
+	 */
+	bool no_rescue;
 	bool no_wake_time;              /* the other side runs no code of ours: round trip only */
 	bool presence;                  /* synchronous, but a thread of ours must run on the target */
 	/*
@@ -84,6 +89,11 @@ struct wake_run {
 	 */
 	long waker_sleeps;
 	long counted[2];                /* syscalls per side over the timed part */
+	/*
+	 * A test's (XCALL_BENCH_WAKE_STALL=N): the sleeper stops answering after N
+	 * wakes, as one whose CPU another task holds for seconds; 0: never
+	 */
+	long stall_after;
 	bool has_target;
 	struct xc_stats target;
 };

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# check_tools.sh - the suite (xcall-bench with no subcommand) says it once, at once, and a
+# case whose operation never ends is given up.
+#
+#   1. Every bad argument of the suite is refused before anything runs: exit 2, one line on
+#      stderr, nothing on stdout (no machine header, no "all skipped" lines).
+#   2. The suite keeps results/latest.json for `make run` (which names it with --json):
+#      without --json it writes results/suite-TIME.json and prints that path.
+#   3. Beside a busy loop on each CPU, a wake case whose sleeper stops answering
+#      (XCALL_BENCH_WAKE_STALL) is given up 1 s past its --case-limit: the run ends, and
+#      the record says capped and abandoned. The busy loops and the bench die on every
+#      way out (trap; should this script be killed by SIGKILL, each busy loop stops by
+#      itself within a minute).
+#
+# usage: check_tools.sh BUILD/xcall-bench      Exit 0 when the checks passed.
+set -u -o pipefail
+
+BIN=$(realpath "${1:-build/xcall-bench}")
+RUN_LIMIT=120           # a run past this is a hang: the stalled case was never given up
+
+say() { echo "check_tools: $*"; }
+fails=0
+check() {
+	if [ "$2" = ok ]; then
+		echo "ok   $1"
+	else
+		echo "FAIL $1: $2"
+		fails=$((fails + 1))
+	fi
+}
+
+if [ ! -x "$BIN" ]; then
+	say "$BIN not built"
+	exit 1
+fi
+
+dir=$(mktemp -d -t xcall-bench-tools-XXXXXX)
+busy=()
+cleanup()
+{
+	for p in ${busy[@]+"${busy[@]}"}; do kill -KILL "$p" 2>/dev/null; done
+	for p in ${busy[@]+"${busy[@]}"}; do wait "$p" 2>/dev/null; done
+	busy=()
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# ---- 1. bad arguments of the suite
+cd "$dir" || exit 1
+bad=(
+	"--cpus 99|CPU not online"
+	"--cpus abc|not a cpulist"
+	"--cpus 0-100000|cpulist out of range"
+	"--trace |empty --trace"
+	"--json $dir/nonexistent/deeper/x.json|--json in a missing directory"
+	"--bogus|unknown option"
+	"stray|stray argument"
+	"--cpus|missing value"
+)
+for b in "${bad[@]}"; do
+	args=${b%%|*}
+	what=${b#*|}
+	if [ "$what" = "empty --trace" ]; then
+		set -- --trace ""
+	else
+		read -r -a a <<<"$args"
+		set -- "${a[@]}"
+	fi
+	timeout 60 "$BIN" "$@" >out 2>err
+	rc=$?
+	lines=$(grep -c . err)
+	if [ "$rc" = 2 ] && [ "$lines" = 1 ] && [ ! -s out ] && [ ! -e results ]; then
+		check "suite: $what refused at once (exit 2, one line)" ok
+	else
+		check "suite: $what refused at once (exit 2, one line)" \
+			"rc=$rc, stderr lines=$lines, stdout: $(head -c 120 out | tr '\n' ' ')"
+	fi
+	rm -rf out err results
+done
+
+# ---- 2. the suite's results file
+cpu0=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+timeout "$RUN_LIMIT" "$BIN" --cpus "$cpu0" --quiet >out 2>err
+rc=$?
+made=$(ls results/suite-*.json 2>/dev/null)
+if [ "$rc" = 0 ] && [ ! -e results/latest.json ] && [ -n "$made" ] && [ "$(tail -n 1 out)" = "$made" ]; then
+	check "suite without --json: results/suite-TIME.json, its path printed, no latest.json" ok
+else
+	check "suite without --json: results/suite-TIME.json, its path printed, no latest.json" \
+		"rc=$rc, made='$made', latest.json $([ -e results/latest.json ] && echo written || echo absent), stdout's last line '$(tail -n 1 out)'"
+fi
+rm -rf out err results
+
+# ---- 3. a stalled case is given up, beside a busy loop on each CPU
+BUSY='import ctypes, os, signal, sys, time
+ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+os.sched_setaffinity(0, {int(sys.argv[1])})
+end = time.monotonic() + 60
+while time.monotonic() < end:
+    pass'
+ncpu=0
+for c in $(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))'); do
+	python3 -c "$BUSY" "$c" &
+	busy+=($!)
+	ncpu=$((ncpu + 1))
+done
+if [ "$ncpu" -lt 2 ]; then
+	say "skipped: the stalled wake needs 2 CPUs, this process may run on $ncpu"
+else
+	# the sleeper stops answering after its 500th wake: 100 warm-up wakes, then 400 timed;
+	# one run each, with a limit whose case bound (twice it, and a start) outlasts the
+	# limit and the grace, so that the plan leaves the case its time beside the busy loops
+	for mech in signal-handler futex; do
+		name="$mech: a stalled wake is given up 1 s past --case-limit, its case capped and abandoned"
+		XCALL_BENCH_WAKE_STALL=500 timeout "$RUN_LIMIT" "$BIN" wake --mechs "$mech" --states hot \
+			--iterations 1000 --case-limit 1 --quiet --json stall.json >out 2>err
+		rc=$?
+		if [ "$rc" != 0 ]; then
+			check "$name" "rc=$rc (124: never given up), stderr: $(tail -c 300 err)"
+			continue
+		fi
+		verdict=$(python3 - stall.json "$mech/hot" <<'EOF'
+import json, sys
+res = {r["case"]: r for r in json.load(open(sys.argv[1]))["results"]}
+case = sys.argv[2]
+r = res.get(case)
+p = (r or {}).get("params", {})
+if r is None:
+    print(f"{case}: no record")
+elif not (p.get("capped") and p.get("abandoned") and 0 < r["n"] < 1000):
+    print(f"{case}: capped={p.get('capped')} abandoned={p.get('abandoned')} n={r['n']} "
+          f"skipped={p.get('skipped')}")
+else:
+    print("ok")
+EOF
+)
+		check "$name" "$verdict"
+	done
+fi
+
+[ "$fails" = 0 ] && say "all passed" || say "$fails failed"
+[ "$fails" = 0 ]
