@@ -26,10 +26,13 @@ PC_FILE  := $(BUILD)/xcall.pc
 
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
-.PHONY: all lib examples check run install uninstall clean deps
+.PHONY: all lib examples check run install uninstall clean deps deps-run deps-check
 all: lib examples
 
-# Debian packages the parts need; each fragment adds its own. `make deps` installs the missing ones.
+# Debian packages, per command; each fragment adds its own. APT_RUN_PACKAGES: what `make run`
+# uses (its deps-run installs only those); APT_PACKAGES: what `make check` uses besides.
+# `make deps` installs both; each installs only what is missing.
+APT_RUN_PACKAGES := liburing-dev
 APT_PACKAGES := pkgconf liburing-dev
 
 lib: $(LIB_A) $(LIB_SO) $(PC_FILE)
@@ -81,13 +84,16 @@ include tests/tests.mk
 -include kmod/kmod.mk
 -include fuzz/fuzz.mk
 
-deps:
-	@scripts/install-deps.sh $(APT_PACKAGES)
+deps: deps-check
+deps-run:
+	@scripts/install-deps.sh $(APT_RUN_PACKAGES)
+deps-check:
+	@scripts/install-deps.sh $(sort $(APT_RUN_PACKAGES) $(APT_PACKAGES))
 
-check: deps $(CHECK_TARGETS)
+check: deps-check $(CHECK_TARGETS)
 	@echo "make check: all suites passed"
 
-run: deps $(RUN_TARGETS)
+run: deps-run $(RUN_TARGETS)
 
 # check-rust: the Rust crates of bindings/rust with rustup's stable toolchain (Debian's cargo is
 # too old for current cc and lock files): cargo builds libxcall from src/ itself, then its tests,

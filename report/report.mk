@@ -39,7 +39,9 @@ report-html: $(BENCH_RUN_TARGET) $(REPORT_STAMP)
 	$(REPORT_ENV) $(REPORT_VENV)/bin/xcall-report html results/latest.json \
 		-o results/report.html
 
-# chromium: report/tests/test_browser.py renders the page (skipped, with the reason, without it)
+# report-html needs the venv; chromium only check-report (test_browser.py renders the page,
+# skipped with the reason without it)
+APT_RUN_PACKAGES += python3 python3-venv
 APT_PACKAGES  += python3 python3-venv chromium
 CHECK_TARGETS += check-report
 RUN_TARGETS   += report-html

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# install-deps.sh - install the Debian packages the build and tests need, only
-# those missing. Usage: scripts/install-deps.sh PACKAGE...
+# install-deps.sh - install the Debian packages a make command needs, only those
+# missing (the Makefile's deps-run and deps-check pass their lists).
+# Usage: scripts/install-deps.sh PACKAGE...
 # Runs apt-get (as root, or through sudo) once, and only when something is missing.
 set -euo pipefail
 missing=()
