@@ -62,7 +62,9 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
 /* Call flags. */
 #define XC_WAIT       (1u << 0)   /* return only after fn ran on every target */
 #define XC_RUN_LOCAL  (1u << 1)   /* many/all/cond: also run fn on the calling worker's CPU */
-#define XC_URGENT     (1u << 2)   /* interrupt a busy worker: fn runs in a signal handler */
+#define XC_URGENT     (1u << 2)   /* interrupt a busy worker: fn runs in a signal handler;
+				     valid for every call: single, many, cond, all, any, with or
+				     without XC_WAIT (not xc_call_async, which takes no flags) */
 #define XC_FLAGS_ALL  (XC_WAIT | XC_RUN_LOCAL | XC_URGENT)
 
 /*
@@ -317,6 +319,38 @@ XC_API int xc_init(const struct xc_opts *opts);
 XC_API int xc_exit(void);
 
 /**
+ * DOC: what a call promises
+ *
+ * Visibility: what the caller wrote before it made a call is visible to fn.
+ * When a waiting call (XC_WAIT) returns, fn has returned on every target and
+ * everything fn wrote is visible to the caller: it reads fn's results with
+ * plain loads, no fence or atomic. The same holds once xc_call_done() returns
+ * true. A nowait call promises the caller nothing about when fn has run.
+ *
+ * Order across threads: the order under xc_call_single() ("Order:") is that
+ * of one thread's calls. A waiting call says nothing of the nowait calls
+ * other threads made before it, even to the same CPU: they may still sit in
+ * those threads' own rings when it returns (on a quiet machine they seldom
+ * do, which proves nothing). To wait for other threads' calls, have each
+ * thread wait for its own (a waiting call as its last, or xc_call_async()
+ * and xc_call_done()) and then tell the waiter (a counter, a barrier); or
+ * have the calls' functions count down a counter that the waiter waits on.
+ *
+ * Per-CPU data: a CPU's calls and work items all run on one thread, its worker
+ * (libxcall's, or the thread attached to it), one at a time, so data that
+ * only they touch needs no atomics or locks; size an array indexed by CPU id
+ * with xc_cpu_max(). But that thread is re-entered: the CPU's calls also run
+ * nested inside any libxcall call its code makes that waits (a waiting call,
+ * a nowait call waiting for room in a full ring, xc_cpu_offline() and
+ * xc_cpu_online(), xc_poll()), and a call to one's own CPU runs inline, at
+ * once. So per-CPU data must be consistent at every libxcall call that a call
+ * or work item makes, not only when it returns. Urgent calls (XC_URGENT)
+ * aside: they run in a signal handler between any two instructions of a work
+ * item or of the worker's own code (never inside another call's function),
+ * so what they share with that code is signal-handler data.
+ */
+
+/**
  * xc_call_single() - run fn(arg) on one CPU.
  * @cpu:   target CPU (a Linux CPU number in the runtime's set).
  * @fn:    function; runs in call context on @cpu.
@@ -332,9 +366,10 @@ XC_API int xc_exit(void);
  * when a waiting call returns, every earlier call of the thread to that CPU
  * has run (or is running, if it waits or polls: a call that waits runs its
  * CPU's later calls inside it). Not ordered: XC_URGENT calls, calls made
- * inside an urgent function, and calls of different threads. A thread with
- * 256 calls to one CPU not yet taken waits for room (serving its own CPU if
- * it is a worker).
+ * inside an urgent function, and calls of different threads (see "Order
+ * across threads" above). A thread with xc_opts.ring_entries calls (256 by
+ * default) to one CPU not yet taken waits for room (serving its own CPU if it
+ * is a worker).
  *
  * Signal handler: yes. Refused with -EAGAIN when the handler interrupted libxcall in the same
  *   thread (the call then never ran); a thread's first call may be its handler's. A waiting call
@@ -352,9 +387,13 @@ XC_API int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags);
 
 /**
  * xc_call_many() - run fn(arg) on every online CPU of a mask.
- * @mask:  target CPUs. The calling worker's own CPU is skipped unless
- *         XC_RUN_LOCAL; offline CPUs are skipped, as smp_call_function_many() does.
- * @flags: XC_WAIT, XC_RUN_LOCAL.
+ * @mask:  target CPUs, each in the runtime's set. The calling worker's own CPU
+ *         is skipped unless XC_RUN_LOCAL; offline CPUs are skipped, as
+ *         smp_call_function_many() does.
+ * @fn:    function; runs in call context on each target, on several at once.
+ * @arg:   its argument, the same pointer for every target.
+ * @flags: XC_WAIT, XC_RUN_LOCAL, XC_URGENT: each target's call is then urgent,
+ *         as xc_call_single()'s (the local one runs inline, as always).
  *
  * Queues on every target first, then kicks them, then runs the local call,
  * then waits.
@@ -370,7 +409,12 @@ XC_API int xc_call_many(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned
 
 /**
  * xc_call_cond() - xc_call_many() on the CPUs of @mask for which cond(cpu, arg) is true.
- * @cond: evaluated on the calling thread, once per CPU, before anything is queued.
+ * @mask:  target CPUs, as for xc_call_many().
+ * @cond:  evaluated on the calling thread, once per online CPU of @mask, before
+ *         anything is queued.
+ * @fn:    function; runs in call context on each CPU chosen.
+ * @arg:   passed to @cond and to @fn.
+ * @flags: XC_WAIT, XC_RUN_LOCAL, XC_URGENT, as for xc_call_many().
  * Signal handler: yes. Refused with -EAGAIN when the handler interrupted libxcall in the same
  *   thread (the call then never ran); a thread's first call may be its handler's. A waiting call
  *   blocks the handler until the function ran, and a stuck report due meanwhile runs the report
@@ -382,6 +426,9 @@ XC_API int xc_call_cond(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, voi
 /**
  * xc_call_all() - run fn(arg) on every online CPU but the calling worker's own
  * (that one too with XC_RUN_LOCAL).
+ * @fn:    function; runs in call context on each CPU, on several at once.
+ * @arg:   its argument, the same pointer for every CPU.
+ * @flags: XC_WAIT, XC_RUN_LOCAL, XC_URGENT, as for xc_call_many().
  * Signal handler: yes. Refused with -EAGAIN when the handler interrupted libxcall in the same
  *   thread (the call then never ran); a thread's first call may be its handler's. A waiting call
  *   blocks the handler until the function ran, and a stuck report due meanwhile runs the report
@@ -394,6 +441,8 @@ XC_API int xc_call_all(xc_func_t fn, void *arg, unsigned flags);
  * xc_call_any() - run fn(arg) on one online CPU of @mask, the nearest:
  * the calling worker's own, then one sharing its last-level cache, then one on
  * its NUMA node, then any.
+ * @flags: as xc_call_single(): XC_WAIT, XC_URGENT (XC_RUN_LOCAL is taken and
+ *         changes nothing: the calling worker's own CPU is the nearest anyway).
  * Signal handler: yes. Refused with -EAGAIN when the handler interrupted libxcall in the same
  *   thread (the call then never ran); a thread's first call may be its handler's. A waiting call
  *   blocks the handler until the function ran, and a stuck report due meanwhile runs the report
@@ -596,9 +645,21 @@ XC_API int xc_cpu_offline(int cpu);
  */
 XC_API int xc_cpu_online(int cpu);
 
-/** xc_this_cpu() - the calling worker's CPU, or -1 on any other thread. * Signal handler: yes: it only reads.
+/**
+ * xc_this_cpu() - the calling worker's CPU, or -1 on any other thread.
+ * Signal handler: yes: it only reads.
  */
 XC_API int xc_this_cpu(void);
+
+/**
+ * xc_cpu_max() - one past the highest CPU id of the runtime's set: the length
+ * of an array indexed by CPU id, for per-CPU data (see "Per-CPU data" above
+ * xc_call_single()). Fixed from xc_init() to xc_exit(): CPUs going offline
+ * and online do not change it. Ids below it need not all be in the set.
+ * Signal handler: yes: it only reads.
+ * Return: the length (>= 1); -ENXIO the runtime is not up.
+ */
+XC_API int xc_cpu_max(void);
 
 /**
  * xc_online_mask() - the CPUs whose workers are online now.
@@ -643,7 +704,7 @@ XC_API int xc_trace_dump(const char *path);
 
 /**
  * xc_cpulist_parse() - parse a cpulist ("0-3,8,10-15:2") into @out.
- * Signal handler: yes: it only reads. (it writes only @out)
+ * Signal handler: yes: it reads @list and writes @out, nothing else.
  * Return: 0; -EINVAL malformed, empty, or a CPU >= CPU_SETSIZE.
  */
 XC_API int xc_cpulist_parse(const char *list, cpu_set_t *out);
@@ -659,8 +720,9 @@ XC_API int xc_cpulist_parse(const char *list, cpu_set_t *out);
  * Signal handler: no.
  * Return: 0; -EINVAL unknown @var (XCALL_VERBOSE has no field), bad @value
  * (among them a signal that is not a real-time one, and stuck "0"), or NULL
- * argument; @o is unchanged then, and nothing is reported: the reason is
- * what xc_init() reports for the same XCALL_* value.
+ * argument; @o is unchanged then, and the reason, in the words xc_init()
+ * reports for the same XCALL_* value, goes to @o->report when it is set
+ * (nothing is reported when it is NULL).
  */
 XC_API int xc_opts_set(struct xc_opts *o, const char *var, const char *value);
 

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +24,30 @@ enum xc_source { SRC_DEFAULT, SRC_ENV, SRC_OPTS };
  * apart ("0,2,4,...": under 5 bytes a CPU); a trace file name is 255.
  */
 #define OPT_VALUE_MAX (XC_MAX_CPUS * 5 + 1)
-/* xc_opts_set / xc_opts_get: a refusal is their return value, not a report line */
+/*
+ * xc_opts_set / xc_opts_get: a refusal is their return value, not a report
+ * line on the runtime's hook; xc_opts_set sends the reason to its own
+ * @o->report instead (quiet_to), when that is set.
+ */
 static __xc_tls bool quiet;
-#define opt_report(...) do { if (!quiet) xc_report(__VA_ARGS__); } while (0)
+static __xc_tls void (*quiet_to)(const char *line);
+#define opt_report(...) opt_say(__VA_ARGS__)
+
+static void __attribute__((format(printf, 1, 2))) opt_say(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (quiet && !quiet_to)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (!quiet)
+		xc_report("%s", line);
+	else
+		quiet_to(line);
+}
 /*
  * Why a parse_env refused its value, where the option's help does not say it
  * (a static string: a buffer here would be initial-exec TLS that a dlopen()ed
@@ -591,7 +613,7 @@ static void follow_to(const struct xc_config *cfg, const char *val, struct xc_op
 
 static const struct xc_option options[] = {
 	{ "XCALL_CPUS", "cpus",
-	  "cpulist of the CPUs to run workers on, e.g. 0-3,8 (default: the affinity the process started with)",
+	  "cpulist of the CPUs to run workers on, e.g. 0-3,8; unset, the affinity the process started with",
 	  cpus_from_list, cpus_opt, cpus_show, cpus_to },
 	{ "XCALL_ATTACH", "attach",
 	  "cpulist of CPUs (of XCALL_CPUS) that get no libxcall thread: application threads attach to them (xc_worker_attach)",
@@ -606,7 +628,7 @@ static const struct xc_option options[] = {
 	  "how long a worker may take to report alive",
 	  timeout_env, timeout_opt, timeout_show, timeout_to },
 	{ "XCALL_ABLATE", "ablate",
-	  "benchmarks only: elide,coalesce,freeride,notify,slot,ring turn optimisations off",
+	  "benchmarks only: elide,coalesce,freeride,notify,slot,ring,membarrier (or all) turn optimisations off",
 	  ablate_env, ablate_opt, ablate_show, ablate_to },
 	{ "XCALL_STUCK_MS", "stuck_ms",
 	  "report a waiting call not done after this many ms, or off",
@@ -746,12 +768,32 @@ int xc_opts_set(struct xc_opts *o, const char *var, const char *value)
 	struct xc_config cfg;
 	int ret;
 
-	if (!o || !value || !opt || !opt->to_opt)
+	if (!o || !value)
 		return -EINVAL;
+	if (!opt || !opt->to_opt) {
+		if (o->report && var) {
+			char line[160];
+
+			snprintf(line, sizeof(line), "%.60s: %s", var,
+				 opt ? "not an option of struct xc_opts" : "no such option");
+			o->report(line);
+		}
+		return -EINVAL;
+	}
 	config_defaults(&cfg);
+	/* the reason goes to @o->report, in xc_init()'s words for the same variable */
 	quiet = true;
+	quiet_to = o->report;
+	why = NULL;
 	ret = opt->parse_env(value, &cfg);
+	if (ret) {
+		if (why)
+			opt_report("%s=\"%s\": invalid: %s", opt->env, value, why);
+		else
+			opt_report("%s=\"%s\": invalid (%s)", opt->env, value, opt->help);
+	}
 	quiet = false;
+	quiet_to = NULL;
 	if (ret)
 		return -EINVAL;
 	opt->to_opt(&cfg, value, o);

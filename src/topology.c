@@ -98,6 +98,15 @@ int xc_cpulist_format(const cpu_set_t *set, char *buf, size_t size)
 	return (int)used;
 }
 
+int xc_cpu_max(void)
+{
+	/* acquire: the set and its list, written before the runtime went up */
+	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
+		return -ENXIO;
+	/* cpu_list is in CPU order: its last is the highest */
+	return xc_rt.cpu_list[xc_rt.nr_cpus - 1] + 1;
+}
+
 static int read_line(const char *path, char *buf, size_t n)
 {
 	FILE *f = fopen(path, "re");

@@ -60,6 +60,7 @@ int main(void)
 	CHECK_RET(xc_stats_get(-1, &st), -ENXIO);
 	CHECK_RET(xc_exit(), -ENXIO);
 	CHECK_RET(xc_poll(), -ENXIO);
+	CHECK_RET(xc_cpu_max(), -ENXIO);
 
 	/* bad options */
 	struct xc_opts bad = { .poll_ns = -5 };
@@ -91,7 +92,19 @@ int main(void)
 		CHECK_RET(xc_init(&top_only), 0);
 		CHECK_RET(xc_call_single(cpus[0], nothing, NULL, XC_WAIT), -ENXIO);
 		CHECK_RET(xc_call_single(cpus[n - 1], nothing, NULL, XC_WAIT), 0);
+		/* one past the highest of the set, whatever lies below it */
+		CHECK_RET(xc_cpu_max(), cpus[n - 1] + 1);
 		CHECK_RET(xc_exit(), 0);
+
+		/* the lowest alone: the highest is that one, offline or not */
+		snprintf(last, sizeof(last), "%d", cpus[0]);
+		CHECK_RET(xc_init(&top_only), 0);
+		CHECK_RET(xc_cpu_max(), cpus[0] + 1);
+		CHECK_RET(xc_cpu_offline(cpus[0]), 0);
+		CHECK_RET(xc_cpu_max(), cpus[0] + 1);
+		CHECK_RET(xc_cpu_online(cpus[0]), 0);
+		CHECK_RET(xc_exit(), 0);
+		CHECK_RET(xc_cpu_max(), -ENXIO);
 	}
 
 	CHECK_RET(xc_init(NULL), 0);

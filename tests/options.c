@@ -14,7 +14,9 @@
  * same value; the urgent signal is spelled SIGRTMIN+N / SIGRTMAX-N or by number,
  * and a standard signal is refused with the reason; stuck "off" is
  * XC_STUCK_OFF in the field and the variable alike, "0" is refused in the
- * variable, where 0 in the field is the default.
+ * variable, where 0 in the field is the default; a refusal of xc_opts_set()
+ * says why through @o->report, in xc_init()'s words; the XCALL_VERBOSE table
+ * names every ablation and gives each default once.
  */
 #include "reports.h"
 #include <signal.h>
@@ -133,6 +135,31 @@ static void opts_set_get(void)
 	CHECK_RET(xc_opts_get(&o, "XCALL_POLL_NS", NULL, 8), -EINVAL);
 	o.follow_os = 7;
 	CHECK_RET(xc_opts_get(&o, "XCALL_FOLLOW_OS", buf, sizeof(buf)), -EINVAL);
+}
+
+/*
+ * xc_opts_set says why it refused, through @o->report when set, in xc_init()'s
+ * words for the same variable; an accepted value reports nothing.
+ */
+static void opts_set_reports(void)
+{
+	struct xc_opts o = { .report = t_capture };
+
+	t_clear_reports();
+	CHECK_RET(xc_opts_set(&o, "XCALL_POLL_NS", "fast"), -EINVAL);
+	CHECK(t_reported("XCALL_POLL_NS=\"fast\": invalid (idle poll window: adaptive, none, forever"));
+	CHECK_RET(xc_opts_set(&o, "XCALL_URGENT_SIGNAL", "SIGUSR1"), -EINVAL);
+	CHECK(t_reported("XCALL_URGENT_SIGNAL=\"SIGUSR1\": invalid") && t_reported("because"));
+	CHECK_RET(xc_opts_set(&o, "XCALL_STUCK_MS", "0"), -EINVAL);
+	CHECK(t_reported("XCALL_STUCK_MS=\"0\": invalid: not a time: off turns the reports off"));
+	CHECK_RET(xc_opts_set(&o, "XCALL_NOSUCH", "1"), -EINVAL);
+	CHECK(t_reported("XCALL_NOSUCH: no such option"));
+	CHECK_RET(xc_opts_set(&o, "XCALL_VERBOSE", "1"), -EINVAL);
+	CHECK(t_reported("XCALL_VERBOSE: not an option of struct xc_opts"));
+	t_clear_reports();
+	CHECK_RET(xc_opts_set(&o, "XCALL_POLL_NS", "none"), 0);
+	CHECK(t_reports[0] == 0);
+	CHECK(o.poll_ns == XC_POLL_NONE);
 }
 
 /* @o's field named by @var is one xc_init refuses: xc_opts_get refuses it too. */
@@ -342,6 +369,7 @@ int main(void)
 
 	cpulists();
 	opts_set_get();
+	opts_set_reports();
 	opts_get_contract();
 	defaults_round_trip();
 	signal_and_stuck_env();
@@ -373,6 +401,9 @@ int main(void)
 	CHECK(CPU_ISSET(0, &on));
 	CHECK(strstr(t_reports, "XCALL_POLL_NS") && strstr(t_reports, "forever"));
 	CHECK(strstr(t_reports, "elide,notify") != NULL);
+	/* the table names every ablation, and each default once */
+	CHECK(table_row("XCALL_ABLATE", "elide,notify", "env") && t_reported("ring,membarrier"));
+	CHECK(t_count_reported("(default") == t_count_reported("\nXCALL_") + (t_reports[0] == 'X'));
 	CHECK_RET(xc_exit(), 0);
 
 	/* the xc_opts field wins over the variable */
