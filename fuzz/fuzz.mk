@@ -114,3 +114,6 @@ check-fuzz-regress: $(FUZZ_REG_BINS)
 	@$(FUZZ_ENV) sh fuzz/replay.sh $(FUZZ_REG_DIR) $(FUZZ_HARNESSES)
 
 CHECK_TARGETS += check-fuzz-regress
+
+# the scenario fuzzer: random programs over the whole API (fuzz/scenarios/scenarios.mk)
+include fuzz/scenarios/scenarios.mk
