@@ -289,6 +289,8 @@ extern "C" {
     pub fn xc_cpu_online(cpu: c_int) -> c_int;
     /// The calling worker's CPU, or -1.
     pub fn xc_this_cpu() -> c_int;
+    /// One past the highest CPU id of the runtime's set, or -ENXIO.
+    pub fn xc_cpu_max() -> c_int;
     /// The CPUs whose workers are online.
     pub fn xc_online_mask(out: *mut cpu_set_t) -> c_int;
     /// Read one CPU's counters, or (cpu = -1) their sum.

@@ -288,6 +288,17 @@ impl Handle {
         Ok(set)
     }
 
+    /// One past the highest CPU id of the runtime's set: the length of a vector indexed by
+    /// CPU id, for per-CPU data (`xc_cpu_max`). Fixed while the runtime is up.
+    ///
+    /// # Errors
+    /// [`Error::Unavailable`] when the runtime is down.
+    pub fn cpu_max(&self) -> Result<usize, Error> {
+        // SAFETY: no argument; it only reads the runtime's set.
+        let n = check(unsafe { xcall_sys::xc_cpu_max() })?;
+        Ok(n as usize)
+    }
+
     /// Stop new calls to `cpu` (they get [`Error::Unavailable`]), run what is queued there,
     /// then park its worker. Blocks until done.
     ///

@@ -53,6 +53,8 @@ pub struct Builder {
     hook: Option<Box<Hook>>,
     report: Option<Arc<ReportFn>>,
     error: Option<Error>,
+    /// why `option` refused a value: libxcall's lines, reported by `build`
+    why: Vec<String>,
 }
 
 impl Builder {
@@ -79,6 +81,7 @@ impl Builder {
             hook: None,
             report: None,
             error: None,
+            why: Vec::new(),
         }
     }
 
@@ -180,7 +183,8 @@ impl Builder {
 
     /// Set any option by its environment variable's name and spelling, as `xc_opts_set` takes
     /// it: `option("XCALL_URGENT_SIGNAL", "SIGRTMIN+3")`. A bad name or value fails
-    /// [`Builder::build`] with [`Error::InvalidArgument`].
+    /// [`Builder::build`] with [`Error::InvalidArgument`], and `build` reports libxcall's
+    /// reason, as `xc_init` reports a bad field (to the [`Builder::report`] hook, else stderr).
     pub fn option(mut self, var: &str, value: &str) -> Builder {
         let Ok(var) = CString::new(var) else {
             self.fail(Error::InvalidArgument);
@@ -190,10 +194,15 @@ impl Builder {
         if value.is_null() {
             return self;
         }
+        // xc_opts_set gives its reason to opts.report: here, to this thread's list for build
+        let report = self.opts.report.replace(option_reason);
         // SAFETY: both strings are NUL-terminated; value lives in self.strings, then in the
         // Runtime, as long as the options may point to it.
         let r = unsafe { xcall_sys::xc_opts_set(&mut self.opts, var.as_ptr(), value) };
+        self.opts.report = report;
+        let why = OPTION_WHY.with(|w| std::mem::take(&mut *w.borrow_mut()));
         if let Err(e) = check(r) {
+            self.why.extend(why);
             self.fail(e);
         }
         self
@@ -240,6 +249,14 @@ impl Builder {
     /// Resumes a panic of the `cpu_init` hook.
     pub fn build(mut self) -> Result<Runtime, Error> {
         if let Some(e) = self.error {
+            for line in &self.why {
+                match &self.report {
+                    Some(hook) => {
+                        let _ = catch_unwind(AssertUnwindSafe(|| hook(line)));
+                    }
+                    None => eprintln!("xcall: {line}"),
+                }
+            }
             return Err(e);
         }
         if UP.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err() {
@@ -285,6 +302,20 @@ unsafe extern "C" fn cpu_init_trampoline(cpu: c_int, arg: *mut c_void) -> c_int 
             -libc::EIO
         }
     }
+}
+
+thread_local! {
+    /// The lines `xc_opts_set` reported while `Builder::option` ran on this thread.
+    static OPTION_WHY: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+unsafe extern "C" fn option_reason(line: *const c_char) {
+    if line.is_null() {
+        return;
+    }
+    // SAFETY: libxcall passes a NUL-terminated line, valid during the call.
+    let line = unsafe { CStr::from_ptr(line) }.to_string_lossy().into_owned();
+    OPTION_WHY.with(|w| w.borrow_mut().push(line));
 }
 
 unsafe extern "C" fn report_trampoline(line: *const c_char) {
