@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -786,7 +787,7 @@ struct thr {
 	pthread_t pt;
 	timer_t timer;
 	bool has_timer;
-	int ep, fd;
+	int ep, fd, stopfd;
 	bool attached;
 };
 static struct thr thrs[MAXT];
@@ -1042,7 +1043,12 @@ static void *thread_main(void *arg)
 		CPU_ZERO(&one);
 		CPU_SET(attach_cpu, &one);
 		pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+		struct epoll_event ev = { .events = EPOLLIN };
+
 		th->ep = epoll_create1(0);
+		/* the loop's own descriptor: the end wakes a loop whose CPU is offline through it */
+		th->stopfd = eventfd(0, EFD_NONBLOCK);
+		epoll_ctl(th->ep, EPOLL_CTL_ADD, th->stopfd, &ev);
 		attach(th);
 	}
 	pthread_barrier_wait(&start_bar);
@@ -1063,6 +1069,7 @@ static void *thread_main(void *arg)
 			;
 		detach(th);
 		close(th->ep);
+		close(th->stopfd);
 	}
 	return NULL;
 }
@@ -1252,7 +1259,9 @@ static int run_program(void)
 		for (int t = 1; t < P.nthr; t++) {
 			if (P.kind[t] == T_ATTACHED)
 				while (pthread_tryjoin_np(thrs[t].pt, NULL) == EBUSY) {
-					xc_call_single(attach_cpu, stop_fn, NULL, 0);
+					/* a call must wake it; refused (the CPU offline, detached), its own fd */
+					if (xc_call_single(attach_cpu, stop_fn, NULL, 0))
+						(void)!write(thrs[t].stopfd, &(uint64_t){ 1 }, 8);
 					sleep_us(1000);
 				}
 			else
