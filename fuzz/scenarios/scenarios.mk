@@ -5,7 +5,7 @@
 #                         fresh seeds in each mode for FZS_SECONDS; a failure prints its
 #                         seed, replay command, stacks and stuck reports, then shrinks
 #   make check-fuzz-scenarios [FZS_R=2]
-#                         the corpus (fuzz/corpus/scenarios/) FZS_R times each, plain build,
+#                         the corpus (fuzz/corpus/scenarios/) FZS_R (10) times each, plain build,
 #                         and every reverse patch of fuzz/scenarios/bugs/ still applies (CI)
 #   fuzz/scenarios/prove.sh BUG [MINUTES]
 #                         put one audited bug back in a scratch copy and time the search
@@ -14,7 +14,7 @@ APT_PACKAGES += gdb
 
 FZS_SECONDS ?= 60
 FZS_MODES   ?= plain asan tsan
-FZS_R       ?= 2
+FZS_R       ?= 10
 FZS_SEED    ?=
 FZS_BIN     := $(BUILD)/fuzz-scenarios/xcfuzz
 
