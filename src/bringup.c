@@ -37,52 +37,123 @@
 struct xc_runtime xc_rt = { .hotplug_lock = PTHREAD_MUTEX_INITIALIZER };
 struct xc_cpu xc_cpus[XC_MAX_CPUS];
 
-static void cpu_reset(struct xc_cpu *c, int cpu)
+/*
+ * What a fresh runtime keeps from the last one, each for its reason
+ * (scripts/check-fresh.py reads this list: every other member of struct
+ * xc_cpu and struct xc_ring must be set in xc_cpu_fresh, or it fails):
+ *   xc_cpu.llc_id, node_id: the CPU's topology, not a runtime's: each
+ *	xc_init reads it from sysfs after this (cpu_reset), a fork child never
+ *   xc_ring.head: the ring's index: tail, tail_seen and head_seen are set
+ *	equal to it (only their differences count)
+ *   xc_ring.target, next, size, mask, meta: the registry's, fixed when the
+ *	ring was made (ring.c, ring_new)
+ *   xc_ring.owned: whether a live thread sends through it: its ring table
+ *	names the ring until its next call finds the table a runtime old and
+ *	releases it; a fork child, whose other threads are gone, frees every
+ *	ring (xc_ring_fork_child)
+ *   xc_ring.e: the entries: the owner writes each before it publishes it
+ */
+
+/*
+ * @c, and every ring to it, as a runtime starts from: in no runtime's set
+ * yet, no thread, queues and slot closed, nothing held, dropped or in
+ * flight, every counter zero. xc_init runs it for each CPU of its set
+ * (cpu_reset), a fork child for each of the parent's (fork.c): whatever
+ * the last runtime left, or the fork caught half done, ends here. Relaxed
+ * stores: xc_init publishes them with its release of UP; a fork child has
+ * one thread.
+ */
+void xc_cpu_fresh(struct xc_cpu *c, int cpu)
 {
-	c->cpu = cpu;
-	c->present = true;
+	/* the mailbox */
 	atomic_store_explicit(&c->callq, XC_LLIST_CLOSED, memory_order_relaxed);
 	atomic_store_explicit(&c->workq, XC_LLIST_CLOSED, memory_order_relaxed);
 	atomic_store_explicit(&c->urgentq, XC_LLIST_CLOSED, memory_order_relaxed);
-	atomic_store_explicit(&c->slot.done.word, XC_SLOT_CLOSED, memory_order_relaxed);
-	atomic_store_explicit(&c->slot_claim, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->slot_running, false, memory_order_relaxed);
-	c->rings_held = c->rings_dropped = NULL;
-	xc_rings_reset(c);
-	atomic_store_explicit(&c->urgent_calls, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->displaced, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->barriers, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->os_recheck, false, memory_order_relaxed);
-	atomic_store_explicit(&c->taken, XC_TAKEN_NONE, memory_order_relaxed);
-	c->user_offline = false;
-	c->offline_by_os = false;
-	atomic_store_explicit(&c->signals_sent, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->stuck_reports, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->cur_kind, XC_ACT_NONE, memory_order_relaxed);
 	atomic_store_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_relaxed);
-	atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
-	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
-	c->boot = NULL;
-	atomic_store_explicit(&c->online, false, memory_order_relaxed);
-	atomic_store_explicit(&c->poll_ns, 0, memory_order_relaxed);
+	c->slot_flow = 0;
+	atomic_store_explicit(&c->slot.done.word, XC_SLOT_CLOSED, memory_order_relaxed);
+	c->slot.done.waiter = NULL;
+	atomic_store_explicit(&c->slot.fn, NULL, memory_order_relaxed);
+	c->slot.arg = NULL;
+
+	/* senders' counters and claims */
 	atomic_store_explicit(&c->kicks_sent, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->kicks_elided, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->kicks_coalesced, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->free_rides, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->signals_sent, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->stuck_reports, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->slot_claim, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->fd_kicks_done, 0, memory_order_relaxed);
+	c->kick_fd = -1;
+
+	/* the worker's */
 	atomic_store_explicit(&c->calls, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->sleeps, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->wakeups, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->work_run, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->poll_ns, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->urgent_calls, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->displaced, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->barriers, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->os_recheck, false, memory_order_relaxed);
+	atomic_store_explicit(&c->slot_running, false, memory_order_relaxed);
+	c->fd_kicks_seen = c->fd_kicks_drained = 0;
+	c->os_watch_ns = 0;
+	c->in_task_loop = false;
 	c->work_head = c->work_tail = NULL;
-	c->thread_live = false;
+	c->rings_held = c->rings_dropped = NULL;
+	atomic_store_explicit(&c->cur_kind, XC_ACT_NONE, memory_order_relaxed);
+	atomic_store_explicit(&c->cur_seq, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->cur_fn, NULL, memory_order_relaxed);
+	atomic_store_explicit(&c->cur_since_ns, 0, memory_order_relaxed);
+
+	/* lifecycle */
+	atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
+	c->cpu = cpu;
+	c->present = false;	/* cpu_reset adds it to the set */
 	c->attach_cpu = CPU_ISSET(cpu, &xc_rt.cfg.attach);
 	c->attached = false;
-	c->kick_fd = -1;
-	c->fd_kicks_seen = c->fd_kicks_drained = 0;
-	atomic_store_explicit(&c->fd_kicks_done, 0, memory_order_relaxed);
-	c->in_task_loop = false;
-	c->os_watch_ns = 0;
+	c->urgent_was_blocked = false;
+	atomic_store_explicit(&c->online, false, memory_order_relaxed);
+	atomic_store_explicit(&c->taken, XC_TAKEN_NONE, memory_order_relaxed);
+	c->user_offline = false;
+	c->offline_by_os = false;
+	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
+	c->boot = NULL;		/* a fork child's copy: the parent's to free */
+	memset(&c->thread, 0, sizeof(c->thread));
+	c->tid = 0;
+	c->thread_live = false;
+	atomic_store_explicit(&c->offline_done.word, 0, memory_order_relaxed);
+	c->offline_done.waiter = NULL;
+	atomic_store_explicit(&c->ctl_from, 0, memory_order_relaxed);
+	c->offline_result = 0;
+	atomic_store_explicit(&c->served_empty, 0, memory_order_relaxed);
+
+	/* its rings: empty (what was in flight is dropped), idle, on no list */
+	for (struct xc_ring *r = xc_rings_of(cpu); r; r = r->next) {
+		uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
+		atomic_store_explicit(&r->unfenced, 0, memory_order_relaxed);
+		r->tail_seen = h;
+		atomic_store_explicit(&r->rode, 0, memory_order_relaxed);
+		atomic_store_explicit(&r->tail, h, memory_order_relaxed);
+		r->head_seen = h;
+		r->held = false;
+		r->dropped = false;
+		r->held_next = NULL;
+		r->dropped_next = NULL;
+		r->link.next = NULL;
+	}
+}
+
+/* A CPU of the set a runtime starts with. */
+static void cpu_reset(struct xc_cpu *c, int cpu)
+{
+	xc_cpu_fresh(c, cpu);
 	xc_topology_read(c);
+	c->present = true;
 }
 
 void xc_boot_put(struct xc_boot *b)

@@ -15,11 +15,16 @@
  *            may fork), and what it guards is the runtime the child drops; the
  *            child initialises it afresh instead.
  *   parent   releases them.
- *   child    marks the runtime down, forgets the workers, gives the urgent
- *            signal back its disposition from before xc_init (so that a new
- *            xc_init saves that one, not ours), drops the descriptors that were
- *            in flight in the parent from its pools' counts (they never come
- *            back), stops tracing; then releases the locks.
+ *   child    marks the runtime down; resets each of the parent's CPUs and
+ *            its rings as a fresh runtime starts (xc_cpu_fresh, the one
+ *            definition xc_init uses too: no worker, nothing held, dropped
+ *            or in flight); frees every ring (their owners are gone) and
+ *            resets the forking thread's own state (its rings, pools, trace
+ *            ring, worker and sleep marks); gives the urgent signal back its
+ *            disposition from before xc_init (so that a new xc_init saves
+ *            that one, not ours), drops the descriptors that were in flight
+ *            in the parent from its pools' counts (they never come back),
+ *            stops tracing; then releases the locks.
  *
  * A child forked from inside a call or work item goes on running the
  * worker's code it was forked in; as after any fork of a threaded process it
@@ -55,17 +60,11 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	pthread_mutex_init(&xc_rt.hotplug_lock, NULL);
-	for (int i = 0; i < xc_rt.nr_cpus; i++) {
-		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
-
-		c->present = false;
-		c->thread_live = false;
-		c->attached = false;	/* the child's copy of the eventfd stays with the loop that holds it */
-		c->boot = NULL;		/* the parent's to free */
-		/* relaxed: the child has one thread */
-		atomic_store_explicit(&c->online, false, memory_order_relaxed);
-	}
+	/* the parent's CPUs as a fresh runtime starts from, in no set: no worker, nothing in flight */
+	for (int i = 0; i < xc_rt.nr_cpus; i++)
+		xc_cpu_fresh(&xc_cpus[xc_rt.cpu_list[i]], xc_rt.cpu_list[i]);
 	xc_rt.nr_cpus = 0;
+	/* relaxed, here and below: the child has one thread */
 	atomic_store_explicit(&xc_rt.slot_fast_cpus, 0, memory_order_relaxed);
 	xc_tls.in_fd_sleep = 0;		/* the sleep was the parent's attached loop's */
 	atomic_store_explicit(&xc_rt.urgent_senders, 0, memory_order_relaxed);
@@ -74,7 +73,7 @@ static void fork_child(void)
 	xc_pool_fork_child();
 	xc_ring_fork_child();
 	xc_trace_fork_child();
-	/* relaxed: one thread; a later xc_init's CAS starts from here */
+	/* a later xc_init's CAS starts from here */
 	atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_relaxed);
 	xc_inside_restore(fork_was_inside);
 }

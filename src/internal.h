@@ -345,6 +345,9 @@ static inline void xc_stat_inc_shared(_Atomic uint64_t *ctr)
 	atomic_fetch_add_explicit(ctr, 1, memory_order_relaxed);
 }
 
+/* bringup.c: @c and its rings as a new runtime starts from (xc_init, a fork child) */
+void xc_cpu_fresh(struct xc_cpu *c, int cpu);
+
 /* report.c */
 void xc_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

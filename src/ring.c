@@ -651,12 +651,11 @@ bool xc_rings_queued(struct xc_cpu *c)
 	return false;
 }
 
-/* A runtime starts: its counters start from zero. No call is in flight. */
-void xc_rings_reset(struct xc_cpu *c)
+/* Every ring ever made to @cpu, newest first (next): a fresh runtime resets them (bringup.c). */
+struct xc_ring *xc_rings_of(int cpu)
 {
-	for (struct xc_ring *r = atomic_load_explicit(&registry[c->cpu], memory_order_acquire); r;
-	     r = r->next)
-		atomic_store_explicit(&r->rode, 0, memory_order_relaxed);
+	/* acquire: pairs with ring_new's release push */
+	return atomic_load_explicit(&registry[cpu], memory_order_acquire);
 }
 
 /* ---- lifecycle ---- */
@@ -675,25 +674,20 @@ void xc_ring_thread_exit(void)
 }
 
 /*
- * A forked child has only the forking thread, and no runtime: what the
- * parent's rings held is the parent's. Every ring is free and empty.
+ * A forked child has only the forking thread, and no runtime. Its rings'
+ * contents are the parent's, and every ring a fresh runtime uses is reset
+ * by xc_cpu_fresh (bringup.c; fork.c runs it for the parent's CPUs too).
+ * What is left here is whose they are: the threads that owned them are
+ * gone, and the forking thread forgets its tables, so every ring is free.
  */
 void xc_ring_fork_child(void)
 {
 	xc_my_rings[0] = xc_my_rings[1] = NULL;	/* their memory stays mapped, unused */
 	barrier_registered = 0;	/* a new process: the next xc_init asks membarrier again */
+	/* relaxed: the child has one thread */
 	atomic_store_explicit(&barrier_busy, false, memory_order_relaxed);
 	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++)
 		for (struct xc_ring *r = atomic_load_explicit(&registry[cpu], memory_order_relaxed);
-		     r; r = r->next) {
-			uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-
-			atomic_store_explicit(&r->tail, h, memory_order_relaxed);
-			r->tail_seen = r->head_seen = h;
-			atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
-			atomic_store_explicit(&r->unfenced, 0, memory_order_relaxed);
+		     r; r = r->next)
 			atomic_store_explicit(&r->owned, false, memory_order_relaxed);
-			r->held = false;
-			r->held_next = NULL;
-		}
 }

@@ -216,7 +216,7 @@ bool xc_rings_release(struct xc_cpu *c);	/* true: do not sleep yet */
 int xc_rings_close(struct xc_cpu *c);
 uint64_t xc_rings_rode(struct xc_cpu *c);
 bool xc_rings_queued(struct xc_cpu *c);
-void xc_rings_reset(struct xc_cpu *c);
+struct xc_ring *xc_rings_of(int cpu);
 
 static inline bool xc_ring_has_calls(struct xc_ring *r)
 {

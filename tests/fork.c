@@ -11,6 +11,14 @@
  * before the fork runs once. Then again with the parent untraced, where its
  * waiting calls take the slot's straight path: the child's waiting call
  * still gets -ENXIO, and does not wait for a worker it does not have.
+ *
+ * Then a fork in the middle of a close: the parent forks while its first
+ * CPU's worker runs a call inside the close of its queue (an offline's
+ * drain). The child sets that CPU aside for an attached thread and calls it
+ * before any thread attaches: nowait and waiting calls get -ENXIO, under a
+ * watchdog (alarm) that turns a hang into a failure. (The child's copy of
+ * the close's counters once said a close was under way for ever, and its
+ * nowait call waited for that close's end.)
  */
 #include "test.h"
 #include "internal.h"
@@ -24,6 +32,7 @@
 
 static int target;
 static _Atomic int released, blocker_running, offline_ret = 1;
+static _Atomic int work_running, closing_call_running, closing_released;
 static _Atomic long ran;
 static _Atomic int ran_on = -1;
 
@@ -105,6 +114,76 @@ static void child(void *dfl)
 	_exit(T_PASS);
 }
 
+/* A work item on the CPU to close: it returns once the offline request is there. */
+static void until_offline_asked(void *arg)
+{
+	atomic_store(&work_running, 1);
+	while (atomic_load(&xc_cpus[target].ctl) != XC_CTL_OFFLINE)
+		sched_yield();
+}
+
+/* A call linked while the work item ran: the offline's close runs it. */
+static void closing_call(void *arg)
+{
+	atomic_store(&closing_call_running, 1);
+	while (!atomic_load(&closing_released))
+		sched_yield();
+}
+
+#define WATCHDOG_S 20	/* a child still running after this is hung */
+
+static void child_of_close(const char *attach)
+{
+	struct xc_opts o = { .attach = attach };
+
+	alarm(WATCHDOG_S);
+	CHECK_RET(xc_init(&o), 0);
+	CHECK_RET(xc_call_single(target, count, NULL, 0), -ENXIO);
+	CHECK_RET(xc_call_single(target, count, NULL, XC_WAIT), -ENXIO);
+	CHECK_RET(xc_exit(), 0);
+	CHECK(atomic_load(&ran) == 0);
+	_exit(T_PASS);
+}
+
+/* A fork while the first CPU's worker is inside the close of its queue. */
+static void fork_in_close(void)
+{
+	struct xc_work work = { .fn = until_offline_asked };
+	char attach[16];
+	pthread_t t;
+	int status;
+	pid_t pid;
+
+	target = t_attach_first_cpu(attach, sizeof(attach));
+	CHECK_RET(xc_init(NULL), 0);
+	atomic_store(&offline_ret, 1);
+	atomic_store(&ran, 0);
+	CHECK_RET(xc_queue_work(target, &work), 0);
+	WAIT_UNTIL(atomic_load(&work_running));
+	/* linked while the worker is in the work item: taken only by the close */
+	CHECK_RET(xc_call_single(target, closing_call, NULL, 0), 0);
+	CHECK(pthread_create(&t, NULL, offline_target, NULL) == 0);
+	WAIT_UNTIL(atomic_load(&closing_call_running));
+
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		child_of_close(attach);
+
+	atomic_store(&closing_released, 1);
+	pthread_join(t, NULL);
+	CHECK_RET(atomic_load(&offline_ret), 0);
+	CHECK_RET(xc_cpu_online(target), 0);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+		fprintf(stderr, "the child forked in a close hung (its watchdog fired after %d s)\n",
+			WATCHDOG_S);
+		exit(T_FAIL);
+	}
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == T_PASS);
+	CHECK_RET(xc_exit(), 0);
+}
+
 /* Whether child @pid exited passing, given 20 s; a hung one is killed and named as @who. */
 static bool child_passed(pid_t pid, const char *who)
 {
@@ -179,5 +258,7 @@ int main(void)
 	if (!child_passed(pid, "the untraced child"))
 		return T_FAIL;
 	CHECK_RET(xc_exit(), 0);
+
+	fork_in_close();
 	return T_PASS;
 }

@@ -99,3 +99,12 @@ check-serving:
 	scripts/check-serving.py
 	scripts/check-serving.py --self-test
 CHECK_TARGETS += check-serving
+
+# check-fresh: every field of struct xc_cpu and struct xc_ring is set by xc_cpu_fresh (the one
+# definition of a fresh runtime, for xc_init and a fork child) or kept with its reason beside it
+# (scripts/check-fresh.py); the check must catch a member added without a reset.
+.PHONY: check-fresh
+check-fresh:
+	scripts/check-fresh.py
+	scripts/check-fresh.py --self-test
+CHECK_TARGETS += check-fresh
