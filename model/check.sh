@@ -7,8 +7,9 @@
 #        QUICK=1  skip the 3-sender run
 #        FULL=1   also the long runs: LTL over 2 senders x 2 calls, no cycle with a
 #                 work item, the attached thread with 2 senders x 2 calls and
-#                 offline/online, and two rings x 3 calls, both skipping R1'
-#                 (several minutes more)
+#                 offline/online, two rings x 3 calls, both skipping R1',
+#                 and NEST's 2 nowait calls each across an offline/online and
+#                 waiting calls across xc_exit (several minutes more)
 #
 # Each verification gets its own directory under OUTDIR: the model files, pan.c,
 # pan, pan.out (the verifier's report) and, when spin found an error, trail.txt
@@ -45,6 +46,15 @@
 #     the first): no membarrier at U2' (nomembarrier), an owner that skips R1'
 #     without storing F1 (nof1), a worker that sleeps without the membarrier
 #     when it is busy (busysleep);
+#   - NEST (two CPUs with rings of 2 entries, each worker the owner of a ring
+#     to the other, each call's fn making one nested call to either CPU, run
+#     by the task loop, a close, or a wait's serve): every call whose caller
+#     got 0 runs exactly once, a refused one never, no entry written over,
+#     no worker waiting for ever, no invalid end state; the mutants of issue
+#     36's bugs fail: refusedwait (ring_refused waits for the close: two
+#     drains wait for each other), makeroomhead (make_room keeps its head:
+#     a nested call overwritten), refusedrewind (LINKED while it waits, then
+#     head rewound: a nested call lost);
 #   - each coverage witness is reached (its assertion fails), so no property
 #     holds vacuously because a path of the protocol was never taken;
 #   - every "// @src FILE: TEXT" line of the model still quotes its FILE.
@@ -178,6 +188,15 @@ MRL="-DRING=1 -DNSENDERS=1 -DNCALLS=3 -DNURGENT=0 -DHOTPLUG=0"	# 2 nowait + a wa
 MRA="-DRING=1 -DATTACHED=1 -DDETACH=1 -DNSENDERS=1 -DNCALLS=2 -DNURGENT=0"	# attached thread, detach + offline/online
 MRA3="-DRING=1 -DATTACHED=1 -DNSENDERS=1 -DNCALLS=3 -DNURGENT=0 -DHOTPLUG=0"	# attached thread, 2 nowait + a waiting call
 MR23="-DRING=1 -DNSENDERS=2 -DNCALLS=3 -DNURGENT=0 -DHOTPLUG=0"	# two rings, 2 nowait + a waiting call each (FULL)
+# NEST (rings with PAIR): two CPUs, each worker owns a ring of 2 entries to the
+# other; each call's fn makes one nested nowait call to either CPU
+NB="-DRING=1 -DPAIR=1 -DNSENDERS=0 -DNURGENT=0"
+MN="$NB -DNCALLS=2 -DHOTPLUG=0"			# a nowait + a waiting call each: full rings, make_room, the completion wait
+MNX="$NB -DNCALLS=1 -DHOTPLUG=2 -DRWAIT=0"	# xc_exit: both drain at once, 1 nowait call each
+MNH="$NB -DNCALLS=1 -DHOTPLUG=1 -DRWAIT=0"	# CPU 1 offline/online, 1 nowait call each: refusals, tombstones
+MNHW="$NB -DNCALLS=1 -DHOTPLUG=1"		# ... a waiting call each
+MNH2="$NB -DNCALLS=2 -DHOTPLUG=1 -DRWAIT=0"	# ... 2 nowait calls each: a full ring to a closed CPU (FULL)
+MNXW="$NB -DNCALLS=1 -DHOTPLUG=2"		# xc_exit, a waiting call each (FULL)
 # (a ring's third call is the first that may skip R1': the 3- and 4-call runs
 # have the owner's store buffer and the membarrier in them)
 
@@ -191,7 +210,19 @@ if [ "$FULL" = 1 ]; then
 		wakeup.pml "$MA2F" "$SAFE_BIG -DCOLLAPSE" "-m10000 -w24" pass
 	add ring-2x3 "model, rings, 2 senders x (2 nowait, waiting), both skipping R1' into their store buffers: stranded calls, FIFO, a ring on callq once, end states" \
 		wakeup.pml "$MR23" "$SAFE_BIG -DCOLLAPSE" "-m10000 -w24" pass
+	add nest-offline-2 "nested calls, two CPUs with rings of 2, 2 nowait calls each + CPU 1 offline/online: a full ring to a closed CPU, exactly once, no hang" \
+		wakeup.pml "$MNH2" "$SAFE_BIG -DCOLLAPSE" "-m10000 -w24" pass
+	add nest-exit-wait "nested calls, two CPUs with rings of 2, a waiting call each + xc_exit: exactly once, no hang" \
+		wakeup.pml "$MNXW" "$SAFE_BIG -DCOLLAPSE" "-m10000 -w24" pass
 fi
+add nest-2 "nested calls, two CPUs with rings of 2, (nowait, waiting) each, serving in make_room and the completion wait: every call run once, none lost, no hang" \
+	wakeup.pml "$MN" "$SAFE_BIG -DCOLLAPSE" "-m10000 -w24" pass
+add nest-exit "nested calls, two CPUs with rings of 2, 1 nowait call each + xc_exit (both drains at once): exactly once, refused never run, no hang" \
+	wakeup.pml "$MNX" "$SAFE_BIG" "-m10000 -w24" pass
+add nest-offline "nested calls, two CPUs with rings of 2, 1 nowait call each + CPU 1 offline/online: refused doorbells settled at once, tombstones, no hang" \
+	wakeup.pml "$MNH" "$SAFE_BIG" "-m10000 -w24" pass
+add nest-offline-wait "nested calls, two CPUs with rings of 2, a waiting call each + CPU 1 offline/online: exactly once, no hang" \
+	wakeup.pml "$MNHW" "$SAFE_BIG" "-m10000 -w24" pass
 if [ "$QUICK" != 1 ]; then
 	add safety-3x1 "model, 3 senders x 1 call (1 urgent) + offline/online: assertions, end states" \
 		wakeup.pml "$M3" "$SAFE_BIG -DCOLLAPSE" "-m10000 -w24" pass
@@ -270,9 +301,12 @@ ACCEPT='acceptance cycle'
 WIPED='assertion violated \(callq\[(0|me)\]\.nodes==0\)'
 FDCLOSED='assertion violated \(fd_writes==fd_claims\)'
 NONPROGRESS='non-progress cycle'
-STRANDED='assertion violated +!\(\(waiter\[0\]&&\(+rhead\[0\]!=rtail\[0\]\)'
+STRANDED='assertion violated +!\(\(waiter\[0\]&&\(+rtail\[0\]<=0\)'
 TWICE='assertion violated \(\(callq\[0\]\.nodes&\(1<<\(id-0\)\)\)==0\)'
 OVERTAKEN='assertion violated \( !\(1\)\|\|\(\(\(accepted& ~\(ran\)\)&'
+NESTSTUCK='assertion violated \( !\(stuck\[0\]\)&& !\(stuck\[1\]\)\)'
+NESTLOST='assertion violated \(ran==accepted\)'
+NESTOVER='assertion violated \(rent\[e\]==0\)|assertion violated \(\(\(\(h\+4\)-t\)%4\)<=2\)'
 add mutant-norecheck "mutant norecheck (no W2): lost call wakeup found" \
 	wakeup-mutant-norecheck.pml "-DNSENDERS=2 -DNCALLS=1 -DHOTPLUG=0" "$SMALL -DREACH" "-i -w18" "$LOST_CALL"
 add mutant-norecheck-ltl "mutant norecheck (no W2): LTL violation found" \
@@ -324,6 +358,13 @@ add mutant-closenodropped "mutant closenodropped (rings, the close leaves the ri
 	wakeup-mutant-closenodropped.pml "$MRH3" "$SMALL -DREACH" "-i -m10000 -w20" "$STRANDED"
 add mutant-droppedidle "mutant droppedidle (rings, the close stores IDLE in a dropped ring), 1 sender x (2 nowait, waiting) + offline/online: a ring pushed on callq twice found" \
 	wakeup-mutant-droppedidle.pml "$MRH3" "$SMALL -DREACH" "-i -m10000 -w20" "$TWICE"
+# NEST: the bugs of issue 36 put back
+add mutant-refusedwait "mutant refusedwait (NEST, ring_refused waits for the target's close to end: bug 1), xc_exit with nested calls: two drains wait for each other for ever" \
+	wakeup-mutant-refusedwait.pml "$MNX" "$SAFE_BIG" "-m10000 -w22" "$NESTSTUCK"
+add mutant-makeroomhead "mutant makeroomhead (NEST, make_room keeps the head read on entry while it serves: bug 3): a nested call through the same ring overwritten, or head behind tail" \
+	wakeup-mutant-makeroomhead.pml "$MN" "$SAFE_BIG" "-m10000 -w22" "$NESTOVER"
+add mutant-refusedrewind "mutant refusedrewind (NEST, ring_refused keeps the ring LINKED while it waits, then rewinds head: bug 4), CPU 1 offline: a nested call that rode the doorbell is lost" \
+	wakeup-mutant-refusedrewind.pml "$NB -DNCALLS=1 -DHOTPLUG=1 -DONLINE=0 -DRWAIT=0" "$SAFE_BIG" "-m10000 -w22" "$NESTLOST"
 # owners without a fence: a call that skipped R1', its head store still buffered
 add mutant-nomembarrier "mutant nomembarrier (rings, no membarrier at U2'), 1 sender x (2 nowait, waiting): a ring call stranded in its owner's store buffer, the worker asleep" \
 	wakeup-mutant-nomembarrier.pml "$MRL" "$SMALL -DREACH" "-i -w18" "$STRANDED"
@@ -402,7 +443,7 @@ WIT=(
 	"a waiting call takes the slot after its sender's ring calls (slot_in_order: all taken)"
 	"a waiting call goes through the ring: its sender's earlier calls are not all taken"
 	"a ring call published behind an untaken one (a burst)"
-	"ring_refused waits for the close to finish with the rings"
+	"a refused doorbell's exchange reads TAKEN: the close runs the entry (0)"
 	"a ring doorbell's kick finds the worker SLEEPING"
 	"a ring doorbell's push finds another ring on callq (coalesced)"
 	"the offline close runs the calls of a ring dropped at a lost U3 CAS (its owner's push to come)"
@@ -411,6 +452,20 @@ WIT=(
 	"U2' finds another worker's membarrier under way: every held ring re-linked, the worker does not sleep"
 	"a call that skipped R1' rides on LINKED with its head store still in the owner's store buffer"
 	"the offline close's membarrier (U2', waiting its turn) makes an owner's buffered head store visible"
+	"a reopened CPU's ring_run steps over a tombstone a refused owner left"
+	"the close's exchange reads RETRACTED: the tombstone is skipped"
+	"(NEST) the completion wait's serve runs a call"
+	"(NEST) an ordinary run steps over a tombstone"
+	"(NEST) a function run by a close makes a nested call"
+	"(NEST) a ring call finds its ring full"
+	"(NEST) make_room finds the target's callq closed: -ENXIO"
+	"(NEST) make_room finds its full ring IDLE and rings its doorbell"
+	"(NEST) make_room serves while a served function's nested call is in progress below it"
+	"(NEST) a ring call rides on LINKED"
+	"(NEST) a refused owner reads tail past its entry: it ran (0)"
+	"(NEST) a refused owner's exchange reads TAKEN: the close runs it (0)"
+	"(NEST) the close runs the ring dropped at a lost U3 CAS"
+	"(NEST) the close's exchange reads RETRACTED: the tombstone is skipped"
 )
 NWIT=$(( ${#WIT[@]} - 1 ))
 for n in $(seq 1 "$NWIT"); do
@@ -420,8 +475,11 @@ for n in $(seq 1 "$NWIT"); do
 	3[3-9]|4[0-3]) cfg="-DFOLLOW=1 -DNSENDERS=1 -DNCALLS=2 -DNURGENT=0" ;;
 	48|50) cfg=$MAD ;;
 	4[4-9]|5[01]) cfg=$MA ;;
-	59|6[015]) cfg=$MRH2 ;;
-	68|73) cfg=$MRH3 ;;
+	59|6[01]) cfg=$MRH2 ;;
+	65|68|73|74|75) cfg=$MRH3 ;;
+	76|79|8[12]) cfg=$MN ;;
+	80) cfg=$MNH2 ;;
+	7[78]|8[3-7]) cfg=$MNH ;;
 	67) cfg=$MR2 ;;
 	5[2-8]|6[2346]|69|7[0-2]) cfg=$MRL ;;
 	*) cfg=$M2 ;;

@@ -3,14 +3,16 @@
 #   make check-model   verify model/wakeup.pml with spin (safety, urgent promptness, LTL
 #                      liveness, no cycles; with and without the per-sender call rings,
 #                      FIFO per sender with them, and their senders' head stores left in a
-#                      store buffer when they skip the fence), require each mutant to fail with its bug and
+#                      store buffer when they skip the fence; two CPUs with rings of 2 entries
+#                      and nested calls, NEST), require each mutant to fail with its bug and
 #                      each coverage witness to be reached; part of `make check`. Verifiers
 #                      are built in build/model/<check>/; a counterexample is replayed into
 #                      its trail.txt. About 4.5 to 6.5 minutes on 2 cores.
 #   make check-model MODEL_QUICK=1   skip the 3-sender run (about 3.5 minutes)
 #   make check-model MODEL_FULL=1    add the long runs (LTL 2 x 2, no cycle with work,
 #                                    the attached thread 2 x 2 with offline/online,
-#                                    two rings x 3 calls skipping the fence)
+#                                    two rings x 3 calls skipping the fence,
+#                                    NEST's larger closes)
 #
 # See docs/model.md.
 

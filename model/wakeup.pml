@@ -48,7 +48,10 @@
  *                  the owners without a fence: F1, C, rings_unfenced and
  *                  owners_barrier (U2': membarrier, or keep_all while
  *                  another's is under way, and xc_idle_wait's retry);
- *                  slot_in_order (src/call.c)
+ *                  slot_in_order (src/call.c); with NEST (RING and PAIR)
+ *                  xc_ring_make_room, xc_ring_put's second read of head,
+ *                  ring_refused's settling of its entry (TAKEN, RETRACTED)
+ *                  and the close's closing mode (entry_run, ring_run)
  *   src/attach.c   (ATTACHED) the attached thread's loop around xc_poll:
  *                  xc_attached_poll (attached_ctl and xc_cpu_offline_served, the
  *                  calls, work items), ready_attached, xc_worker_sleep_begin
@@ -131,8 +134,10 @@
  * untaken (slot_in_order), else through the ring, waiting for its
  * completion. A call is R1 (entry, head), R2 (load state), and if IDLE R3
  * (CAS -> LINKED, push on callq: S1, then xc_kick on an empty callq); a
- * push onto a closed callq is refused: ring_refused waits for the close to
- * finish and takes the entry back if the close did not take it. callq now
+ * push onto a closed callq is refused: ring_refused never waits; tail past
+ * its entry, the call ran; else it exchanges the entry's fn with
+ * RETRACTED: it read TAKEN, the close runs it; else -ENXIO, and the entry
+ * stays as a tombstone that every run steps over. callq now
  * holds rings. A call whose ring's unfenced is 0 is fenced: F1 unfenced =
  * 1, R1' a seq_cst fence, before R2; a winning CAS stores C, unfenced = 0:
  * so after a doorbell the next call is fenced, and once one rides on
@@ -150,7 +155,12 @@
  * dropped list until it takes the ring from callq. The offline drain closes
  * callq, holds what was on it, U1, U2, U2' (the membarrier, waiting its
  * turn), runs every held ring, then every dropped ring without U1 (its
- * owner's push is to come), and empties that list (xc_rings_close).
+ * owner's push is to come), and empties that list (xc_rings_close), each
+ * in closing mode: an entry is taken by exchanging its fn with TAKEN, a
+ * RETRACTED one is skipped.
+ *
+ * NEST (RING with PAIR): two CPUs with rings, nested calls, bounded rings;
+ * described where its code starts, below.
  *
  * The eventfd: a counter (fd_count). A sender's write adds 1. The loop's
  * wait (epoll_wait, io_uring_enter) blocks until the counter is > 0 (an
@@ -270,6 +280,11 @@
  *     push); with -DLIVENESS, a published ring call is eventually taken;
  *     all of it with the owners' head stores buffered past R2 when a call
  *     skips R1' ("published": visible to the worker, drained);
+ *   - NEST: every call whose caller got 0 runs exactly once, a refused one
+ *     never (assertions where calls run, and at quiescence); no entry is
+ *     written over before it ran, and head never runs behind tail; no worker
+ *     waits for ever in a wait that serves (stuck) and no invalid end state;
+ *     at quiescence every ring IDLE and empty of calls;
  *   - DETACH: no write reaches the eventfd after its close, and at the close
  *     no sender is between its S3 and its write; at quiescence no lock is
  *     held, the CPU is online exactly when its queues are open, and a
@@ -316,6 +331,14 @@
  *                        unfenced stays 0, the worker never pays, a call stranded
  *   -DMUTANT_BUSYSLEEP   (RING) when another worker's membarrier is under way
  *                        the worker sleeps without one: a call stranded
+ *   -DMUTANT_REFUSEDWAIT (NEST) ring_refused waits for the target's close to
+ *                        end: two drains calling each other wait for ever
+ *   -DMUTANT_MAKEROOMHEAD  (NEST) make_room and the put keep the head read
+ *                        on entry while make_room serves: a nested call
+ *                        through the same ring is overwritten
+ *   -DMUTANT_REFUSEDREWIND (NEST) ring_refused keeps the ring LINKED while it
+ *                        waits for the close, then rewinds head: a nested
+ *                        call that rode the doorbell is lost
  * -DACQUIRE_CAS (RING; not a mutant, not run by check.sh: docs/model.md,
  * Findings) takes the doorbell's CAS as C11 reads its memory_order_acquire:
  * it publishes nothing, and only C's release drains the owner's buffer.
@@ -378,12 +401,28 @@
 /* COVER=n: reaching witness n violates an assertion (a reachability proof). */
 #define WITNESS(n)	assert(COVER != n)
 
+/*
+ * RING with PAIR is NEST: two CPUs with rings, the workers their owners
+ * (below, "NEST"). Its workers, rings and closes are its own code: the
+ * one-CPU ring code (RING from here on) is left out.
+ */
+#if RING && PAIR
+#define NEST 1
+#undef RING
+#define RING 0
+#else
+#define NEST 0
+#endif
+
 #if PAIR
 #define NCPUS 2
 #define NWORKITEMS 2	/* one per worker, queued before it starts */
 #define NBITS (NSENDERS * NCALLS + 2)
-#if HOTPLUG || NURGENT > 0 || NWORK > 0 || ATTACHED
-#error "PAIR is a configuration of its own: no hotplug, no urgent calls, no work queuer, no attached thread"
+#if HOTPLUG && !NEST || NURGENT > 0 || NWORK > 0 || ATTACHED
+#error "PAIR is a configuration of its own: no hotplug (but NEST's closes), no urgent calls, no work queuer, no attached thread"
+#endif
+#if NEST && (NSENDERS > 0 || NCALLS > 2 || FOLLOW)
+#error "NEST: the two workers alone, at most 2 calls each, no FOLLOW"
 #endif
 #else
 #if FOLLOW && !HOTPLUG
@@ -400,7 +439,7 @@
 #define NBITS (NSENDERS * NCALLS)
 #endif
 #if RING
-#if PAIR || FOLLOW
+#if FOLLOW
 #error "RING: the rings are modelled with one worker or attached thread, hotplug without FOLLOW"
 #endif
 #define NRINGS (NSENDERS - NURGENT)	/* one ring per plain sender, to CPU 0 */
@@ -528,6 +567,10 @@ bool attached_on = true;	/* c->attached (under the hotplug lock) */
  */
 #define RING_IDLE   0		/* XC_RING_IDLE */
 #define RING_LINKED 1		/* XC_RING_LINKED */
+/* markers in an entry's fn (rmark), besides the call itself */
+#define M_NONE      0		/* the entry holds its call (or is dead: rent 0) */
+#define M_TAKEN     1		/* XC_RING_TAKEN: a close took it by exchange, and runs it */
+#define M_RETRACTED 2		/* XC_RING_RETRACTED: its refused owner took it back (a tombstone) */
 byte rhead[NRINGS];		/* r->head as the worker sees it: entries published (the owner, release) */
 byte rbuf[NRINGS];		/* the owner's head stores still in its store buffer (calls that skipped
 				 * R1'): its own head is rhead + rbuf (store forwarding) */
@@ -535,12 +578,15 @@ byte rtail[NRINGS];		/* r->tail: entries taken (the worker, release) */
 byte rstate[NRINGS];		/* r->state: RING_IDLE or RING_LINKED */
 bool unf[NRINGS];		/* r->unfenced: the owner's calls skip R1' (F1 sets it, C clears it) */
 byte busy = BUSY;		/* U2' may find another worker's membarrier under way this many more times */
-byte rent[NRINGS * NCALLS];	/* r->e[]: the call in each entry (its bit); 0 once taken (dead) */
-byte close_seq = 0;		/* c->ring_close_seq: closes of callq started */
-byte closed_seq = 0;		/* c->ring_closed_seq: ... and finished with every ring */
+byte rent[NRINGS * NCALLS + 3];	/* r->e[].fn: the call in each entry (its bit); 0 once taken
+				 * (dead) or retracted (+3: LIVE's guarded reads past the end) */
+byte rmark[NRINGS * NCALLS];	/* ... or a marker in fn: M_TAKEN (a close took it), M_RETRACTED */
 byte completed = 0;		/* ghost: waiting ring calls whose completion was signalled */
 
-#define RUNRUN(r)	(rhead[r] != rtail[r])	/* a published entry not yet taken */
+#define RUNRUN(r)	(rhead[r] != rtail[r])	/* a published entry not yet taken (a tombstone too) */
+/* a published entry not yet taken that holds a call (not a tombstone) */
+#define LIVE_AT(r, i)	(rtail[r] <= (i) && (i) < rhead[r] && rent[(r) * NCALLS + (i)] != 0)
+#define LIVE(r)		(LIVE_AT(r, 0) || LIVE_AT(r, 1) || LIVE_AT(r, 2) || LIVE_AT(r, 3))
 #define OWNHEAD(r)	(rhead[r] + rbuf[r])	/* the owner's own head: its buffered stores forwarded */
 /* the owner's store buffer drains: R1' (a fenced call), its doorbell's CAS, or a membarrier */
 #define DRAIN(r)	rhead[r] = rhead[r] + rbuf[r]; rbuf[r] = 0
@@ -552,12 +598,12 @@ byte completed = 0;		/* ghost: waiting ring calls whose completion was signalled
 #define ANY_BUFFERED	(rbuf[0] > 0 || rbuf[1] > 0)
 #endif
 #if NRINGS == 1
-#define RINGS_UNRUN	RUNRUN(0)
+#define RINGS_UNRUN	LIVE(0)
 #define RINGS_IDLE	(rstate[0] == RING_IDLE)
 /* xc_rings_pending: a held ring has calls (the worker's own held set) */
 #define RINGS_PENDING	((held & 1) && RUNRUN(0))
 #else
-#define RINGS_UNRUN	(RUNRUN(0) || RUNRUN(1))
+#define RINGS_UNRUN	(LIVE(0) || LIVE(1))
 #define RINGS_IDLE	(rstate[0] == RING_IDLE && rstate[1] == RING_IDLE)
 #define RINGS_PENDING	((held & 1) && RUNRUN(0) || (held & 2) && RUNRUN(1))
 #endif
@@ -918,13 +964,50 @@ inline ring_run(c, r)
 	:: RUNRUN(r) ->
 		// @src src/ring.c: atomic_store_explicit(&r->tail, t + 1, memory_order_release);
 		atomic {
+			/* an open CPU's ring: no close took its entries, no owner retracts one now */
+			assert(rmark[(r) * NCALLS + rtail[r]] != M_TAKEN);
 			taken = rent[(r) * NCALLS + rtail[r]];
 			rent[(r) * NCALLS + rtail[r]] = 0;	/* dead from here: states merge */
 			rtail[r]++
 		}
-		call_fn_next(c, taken, cbit, 1);
-		// @src src/ring.c: xc_call_returned(c);
-		call_returned(c, 22)
+		if
+		:: taken == 0 -> WITNESS(74)	/* a tombstone a refused owner left: skipped */
+		:: else ->
+			call_fn_next(c, taken, cbit, 1);
+			// @src src/ring.c: xc_call_returned(c);
+			call_returned(c, 22)
+		fi
+	:: else -> break
+	od
+}
+
+/*
+ * The close's ring_run (closing mode): each entry is taken by an atomic
+ * exchange of its fn with XC_RING_TAKEN, then tail = t + 1; an entry that
+ * reads XC_RING_RETRACTED is a tombstone: tail advanced, nothing run. The
+ * owner refused by the closed callq decides from the same word.
+ */
+inline ring_run_closing(c, r)
+{
+	do
+	:: RUNRUN(r) ->
+		// @src src/ring.c: xc_func_t fn = closing ? atomic_exchange_explicit(&e->fn, XC_RING_TAKEN, memory_order_relaxed)
+		atomic {
+			if
+			:: rmark[(r) * NCALLS + rtail[r]] == M_RETRACTED -> taken = 0; WITNESS(75)
+			:: else ->
+				taken = rent[(r) * NCALLS + rtail[r]];
+				rent[(r) * NCALLS + rtail[r]] = 0;
+				rmark[(r) * NCALLS + rtail[r]] = M_TAKEN
+			fi
+		}
+		rtail[r]++;
+		if
+		:: taken == 0 -> skip
+		:: else ->
+			call_fn_next(c, taken, cbit, 1);
+			call_returned(c, 22)
+		fi
 	:: else -> break
 	od
 }
@@ -1063,19 +1146,18 @@ inline rings_release(c)
 }
 
 /*
- * xc_rings_close (offline): ring_close_seq = seq; close callq and hold every
- * ring on it (off the dropped list); take the held set as its own; U1 on
- * each, U2, U2' (the membarrier if one is unfenced: waiting its turn, never
- * skipped); run each until empty (its U3); then run every ring on the
- * dropped list until empty, without U1: its owner won the re-link and holds
- * it LINKED, and stores IDLE itself in ring_refused, or its push lands on
- * callq once reopened; ring_closed_seq = seq (release), which an owner
- * refused by the closed callq waits for before it reads tail.
+ * xc_rings_close (offline): close callq and hold every ring on it (off the
+ * dropped list); take the held set as its own; U1 on each, U2, U2' (the
+ * membarrier if one is unfenced: waiting its turn, never skipped); run each
+ * until empty in closing mode (its U3); then run every ring on the dropped
+ * list until empty, without U1: its owner won the re-link and holds it
+ * LINKED, and stores IDLE itself in ring_refused, or its push lands on
+ * callq once reopened. Closing mode (ring_run_closing): an owner refused
+ * by the closed callq never waits for the close; it decides from tail and
+ * from the entry's fn, which the close takes by exchange.
  */
 inline rings_close(me)
 {
-	// @src src/ring.c: atomic_store_explicit(&c->ring_close_seq, seq, memory_order_relaxed);
-	close_seq++;
 	// @src src/ring.c: for (struct xc__link *l = xc_llist_close(&c->callq); l; l = l->next)
 	atomic {
 		held = held | callq[me].nodes; dropped = dropped & ~callq[me].nodes;
@@ -1103,8 +1185,8 @@ inline rings_close(me)
 	do
 	:: rr < NRINGS && (rcl & (1 << rr)) ->
 		if :: RUNRUN(rr) -> WITNESS(59) :: else -> skip fi;	/* the close runs a ring's calls */
-		// @src src/ring.c: n += ring_run(c, r);	/* U3, and what it finds */
-		ring_run(me, rr); rr++
+		// @src src/ring.c: n += ring_run(c, r, true);	/* U3, and what it finds */
+		ring_run_closing(me, rr); rr++
 	:: rr < NRINGS && !(rcl & (1 << rr)) -> rr++
 	:: else -> rr = 0; rcl = 0; break
 	od;
@@ -1113,20 +1195,17 @@ inline rings_close(me)
 	// @src src/ring.c: while ((r = c->rings_dropped)) {
 	do
 	:: rr < NRINGS && (dropped & (1 << rr)) ->
-		/* the owner is in its doorbell, between its won CAS and IDLE: no U1 here */
-		assert(rstate[rr] == RING_LINKED);
+		/* the owner won its CAS: LINKED, or IDLE once its refused push stored it; no U1 here */
 		atomic { dropped = dropped & ~(1 << rr); if :: RUNRUN(rr) -> WITNESS(68) :: else -> skip fi }
 #ifdef MUTANT_DROPPEDIDLE
 		/* MUTANT: U1 on it as on the held rings */
 		rstate[rr] = RING_IDLE;
 #endif
-		ring_run(me, rr); rr++
+		ring_run_closing(me, rr); rr++
 	:: rr < NRINGS && !(dropped & (1 << rr)) -> rr++
 	:: else -> rr = 0; break
-	od;
+	od
 #endif
-	// @src src/ring.c: atomic_store_explicit(&c->ring_closed_seq, seq, memory_order_release);
-	closed_seq = close_seq
 }
 #endif
 
@@ -2450,30 +2529,30 @@ ring_put:
 				:: r == PUSH_NONEMPTY -> skip	/* coalesced */
 				:: r == PUSH_CLOSED ->
 					/*
-					 * ring_refused: the close's sequence (after an acquire load of
-					 * callq), wait for its end, read tail: taken, the call ran (0);
-					 * not, take it back (-ENXIO). state = IDLE in between.
+					 * ring_refused: never waits. tail (acquire) past idx: the
+					 * call ran (0). Else exchange the entry's fn with
+					 * RETRACTED: it read TAKEN, the close runs it (0); else
+					 * -ENXIO, a tombstone stays. Then state = IDLE.
 					 */
-					// @src src/ring.c: uint32_t seq = atomic_load_explicit(&c->ring_close_seq, memory_order_relaxed);
-					t = close_seq;
-					if :: closed_seq < t -> WITNESS(65) :: else -> skip fi;
-					// @src src/ring.c: while ((int32_t)(atomic_load_explicit(&c->ring_closed_seq, memory_order_acquire) - seq) < 0)
-					closed_seq >= t;
 					// @src src/ring.c: uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
 					t = rtail[RI];
-					// @src src/ring.c: atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
-					rstate[RI] = RING_IDLE;
-					// @src src/ring.c: if ((int32_t)(t - idx) > 0)
 					if
 					:: t > idx -> WITNESS(60)	/* the close ran it: 0 */
 					:: else ->
-						// @src src/ring.c: atomic_store_explicit(&r->head, idx, memory_order_relaxed);
+						// @src src/ring.c: atomic_exchange_explicit(&r->e[idx & r->mask].fn, XC_RING_RETRACTED,
 						atomic {
-							rhead[RI] = idx;
-							accepted = accepted & ~ME; refused = refused | ME;	/* -ENXIO */
-							WITNESS(61)
+							if
+							:: rmark[RI * NCALLS + idx] == M_TAKEN -> WITNESS(65)	/* the close runs it: 0 */
+							:: else ->
+								rmark[RI * NCALLS + idx] = M_RETRACTED;
+								rent[RI * NCALLS + idx] = 0;
+								accepted = accepted & ~ME; refused = refused | ME;	/* -ENXIO */
+								WITNESS(61)
+							fi
 						}
-					fi
+					fi;
+					// @src src/ring.c: atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
+					rstate[RI] = RING_IDLE
 				fi
 			:: else -> skip
 			fi
@@ -2583,7 +2662,7 @@ proctype work_queuer()
 }
 #endif
 
-#if HOTPLUG
+#if HOTPLUG && !NEST
 #if !FOLLOW && !DETACH
 /* xc_cpu_offline, then (ONLINE) xc_cpu_online, src/hotplug.c, on CPU 0 */
 active proctype hotplug()
@@ -2706,6 +2785,639 @@ active proctype os()
 #endif
 #endif
 
+#if NEST
+/*
+ * NEST: two CPUs with rings (RING with PAIR). Each worker w owns a ring to
+ * the other CPU, o = 1 - w (its set 0: ring w, on callq[o] as node 1), and
+ * starts in a work item whose fn makes NCALLS nowait calls to o through it,
+ * the last one XC_WAIT with RWAIT (the completion wait of PAIR, serving its
+ * own CPU's calls meanwhile). Each of those calls' fn is a worker-run
+ * function that makes one nested nowait call to either CPU (spin chooses):
+ * to its own CPU it runs inline (call_inline: the CPU is online while its
+ * drain runs), to the other through the same ring as the work item. It
+ * runs wherever its worker runs calls: the task loop, the idle loop, a
+ * wait's serve (make_room, the completion wait) or a close. The nested
+ * call's fn makes no call. Rings have 2 entries, so they fill; indices
+ * count modulo 4 (twice the size: full and empty differ, and an index
+ * that runs behind tail shows as a distance over the size).
+ *
+ * The worker is one process with an explicit stack: level d > 0 is a ring
+ * call in progress (made by the work item at level 1, or by a function run
+ * at level d - 1); a serve (xc_wait_serve: xc_run_calls) at level d runs
+ * functions whose nested calls are level d + 1. Waits that spin (make_room,
+ * the waits of the mutants) serve, then block until something they look
+ * at changes: a spin that changes nothing is a stutter, left out, and a
+ * wait that never ends is an invalid end state.
+ *
+ * Closes: HOTPLUG=1 takes CPU 1 offline (and back online with ONLINE),
+ * HOTPLUG=2 is xc_exit: both CPUs drain at once. The close (xc_rings_close)
+ * runs its rings in closing mode; an owner refused by a closed callq never
+ * waits (ring_refused). Owners always fence (R1'): the store buffer of an
+ * owner that skips it is the one-CPU ring model's (its argument is per ring).
+ *
+ * Call bits: worker w's call j is OUTER(w, j); the nested call of a call b
+ * is b << 4.
+ */
+#define RING_IDLE   0
+#define RING_LINKED 1
+#define M_NONE      0
+#define M_TAKEN     1
+#define M_RETRACTED 2
+#define RSIZE	2		/* xc_opts.ring_entries */
+#define RMOD	4		/* indices count modulo this */
+#define DIST(h, t)	(((h) + RMOD - (t)) % RMOD)	/* h - t, as the code's uint32_t */
+#define ENT(k, i)	((k) * RSIZE + (i) % RSIZE)	/* ring k's entry of index i */
+#define OUTER(w, j)	(1 << ((w) * 2 + (j)))
+#define NESTED(b)	((b) << 4)
+#define WAITCALL(b)	(RWAIT && ((b) == OUTER(0, NCALLS - 1) || (b) == OUTER(1, NCALLS - 1)))
+#define OWNER(b)	((b) >= 4 -> 1 : 0)	/* of an outer call */
+#define DMAX	5		/* levels: 0, the item's call, and nested calls */
+
+byte rhead[2];			/* ring k's head (worker k owns it, to CPU 1 - k) */
+byte rtail[2];
+byte rstate[2];
+byte rent[4];			/* the call in each entry; 0: none (taken, retracted, never written) */
+byte rmark[4];			/* a marker in its fn: M_TAKEN, M_RETRACTED */
+bool cpu_online[2] = true;	/* c->online (cpu_drain stores false, xc_cpu_open true) */
+bool odone[2];			/* c->offline_done reached zero */
+byte made = 0;			/* ghost: calls made (accepted or refused) */
+bool stuck[2];			/* ghost: the worker waits in a wait that serves, nothing to serve */
+#if defined(MUTANT_REFUSEDWAIT) || defined(MUTANT_REFUSEDREWIND)
+byte close_seq[2];		/* the code before the fix: c->ring_close_seq */
+byte closed_seq[2];		/* ... c->ring_closed_seq */
+#endif
+
+/* what xc_run_calls at a level would find: a doorbell, or a held ring with entries */
+#define SERVE_PENDING	(PENDING(callq[me]) || held && rhead[o] != rtail[o])
+
+/* where a serve returns (sret), where a ring call returns (from) */
+#define SV_LOOP		0
+#define SV_IDLE		1
+#define SV_CWAIT	2
+#define SV_MR		3
+#define SV_REFW		4
+#define FROM_ITEM	0
+#define FROM_FN		1
+
+proctype nworker(byte me)
+{
+	byte o = 1 - me;	/* the other CPU; ring me is ours to it, ring o comes to us */
+	bool held = false;	/* ring o is on our held list */
+	bool dropped = false;	/* ... on our dropped list */
+	bool cl = false;	/* the close runs ring o */
+	bool closing = false;	/* level 0 is the close */
+	byte d = 0;		/* ring calls in progress */
+	byte cb[DMAX];		/* level d's call being made */
+	byte idx[DMAX];		/* ... its entry's index */
+	byte hs[DMAX];		/* ... the head read on entry to xc_ring_put */
+	byte from[DMAX];	/* ... who made it */
+	byte sret[DMAX];	/* level d's serve: where it returns */
+	bool sany[DMAX];	/* ... it ran something */
+	byte fb[DMAX];		/* level d's function running */
+#if defined(MUTANT_REFUSEDWAIT) || defined(MUTANT_REFUSEDREWIND)
+	byte sq[DMAX];		/* ring_refused's sequence */
+#endif
+	byte j = 0;		/* the work item's call */
+	byte e, t, h, tb, r, f;
+	byte prev;
+	byte mode = MODE_IDLE;
+	byte s;
+	bool ok;
+	bool k;
+	byte w;
+
+	/* the work item (queued before the worker starts): NCALLS calls to o */
+item_call:
+	if
+	:: j < NCALLS ->
+		atomic { d = 1; cb[1] = OUTER(me, j); from[1] = FROM_ITEM; made = made | cb[1] }
+		goto rc
+	:: else -> goto loop_top
+	fi;
+item_ret:
+	if
+	:: WAITCALL(OUTER(me, j)) && (accepted & OUTER(me, j)) -> goto cwait
+	:: else -> j++; goto item_call
+	fi;
+
+	/* xc_completion_wait (wait_after_spin): serve our CPU, sleep on our idle word */
+cwait:
+	atomic { waiting[me] = true }
+	do
+	:: sync_done[me] -> goto cw_over	/* xc_sync_spin saw it */
+	:: break
+	od;
+	// @src src/wait.c: if (!ask_wake(r))
+	atomic {
+		if
+		:: sync_done[me] -> goto cw_over
+		:: else -> sync_sleep[me] = true
+		fi
+	}
+cw_loop:
+	if
+	:: sync_done[me] -> goto cw_over
+	:: else -> skip
+	fi;
+	// @src src/wait.c: if (xc_wait_serve())
+	sret[d] = SV_CWAIT;
+	goto serve;
+cw_served:
+	if
+	:: sany[d] -> WITNESS(76); goto cw_loop	/* the wait ran a call of ours */
+	:: else -> skip
+	fi;
+	mode = MODE_SYNC;
+	goto idle_wait;
+cw_over:
+	atomic { waiting[me] = false; j++ }
+	goto item_call;
+
+	/* worker_loop */
+loop_top:
+	if
+	:: ctl[me] == CTL_OFFLINE -> goto close
+	:: else -> skip
+	fi;
+	sret[0] = SV_LOOP;
+	goto serve;
+sv_loop_ret:
+	/* cpu_idle */
+	idle[me] = POLLING;
+idle_loop:
+	mode = MODE_IDLE;
+	goto idle_wait;
+idle_ret:
+	sret[0] = SV_IDLE;
+	goto serve;
+sv_idle_ret:
+	if
+	:: CTL_READY(me) -> idle[me] = RUNNING; goto loop_top
+	:: else -> goto idle_loop
+	fi;
+
+	/*
+	 * xc_run_calls at level d (xc_wait_serve in a wait): take the doorbells,
+	 * then run the held ring, re-reading head at each entry (ring_run).
+	 */
+serve:
+	// @src src/ring.c: struct xc__link *l = xc_llist_take(&c->callq);
+	atomic {
+		if
+		:: !callq[me].closed && callq[me].nodes != 0 ->
+			held = true; dropped = false; callq[me].nodes = 0
+		:: else -> skip
+		fi;
+		sany[d] = false
+	}
+serve_run:
+	if
+	:: held && rhead[o] != rtail[o] ->
+		/* entry_run: read the entry out, tail = t + 1 (release), then its fn */
+		atomic {
+			e = ENT(o, rtail[o]);
+			/* an open CPU's ring: no close took it, no owner retracts it now */
+			assert(rmark[e] != M_TAKEN);
+			tb = rent[e];
+			rent[e] = 0;
+			rtail[o] = (rtail[o] + 1) % RMOD;
+			e = 0
+		}
+		if
+		:: tb == 0 -> WITNESS(77); goto serve_run	/* a tombstone: skipped */
+		:: else -> atomic { sany[d] = true; fb[d] = tb; tb = 0 }; goto fn_run
+		fi
+	:: else -> skip
+	fi;
+	if
+	:: sret[d] == SV_LOOP -> goto sv_loop_ret
+	:: sret[d] == SV_IDLE -> goto sv_idle_ret
+	:: sret[d] == SV_CWAIT -> goto cw_served
+	:: sret[d] == SV_MR -> goto mr_served
+#if defined(MUTANT_REFUSEDWAIT) || defined(MUTANT_REFUSEDREWIND)
+	:: sret[d] == SV_REFW -> goto refw_served
+#endif
+	fi;
+
+	/* a function runs at level d: it makes one nested call (an outer call's fn) */
+fn_run:
+	atomic {
+		assert((fb[d] & ~accepted) == 0);	/* only accepted calls run: never a refused one */
+		assert((ran & fb[d]) == 0);		/* no call runs twice */
+		ran = ran | fb[d]
+	}
+	if
+	:: fb[d] < 16 ->
+		if
+		:: atomic {	/* to its own CPU: call_inline, at once */
+			assert(cpu_online[me]);
+			made = made | NESTED(fb[d]); accepted = accepted | NESTED(fb[d]); ran = ran | NESTED(fb[d]) }
+		:: atomic {	/* to the other CPU, through our ring to it */
+			assert(d < DMAX - 1);
+			d++; cb[d] = NESTED(fb[d - 1]); from[d] = FROM_FN; made = made | cb[d];
+			if :: closing -> WITNESS(78) :: else -> skip fi	/* made inside a close */
+		   }
+			goto rc
+		fi
+	:: else -> skip
+	fi;
+fn_ret:
+	/* entry_run: a waiting call's completion (xc_sync_complete reads SLEEPING) */
+	if
+	:: WAITCALL(fb[d]) ->
+		atomic { w = OWNER(fb[d]); sync_done[w] = true; k = sync_sleep[w] }
+		if
+		:: k -> s = idle[w]; xc_kick(w, s, ok, 1)
+		:: else -> skip
+		fi;
+		atomic { k = false; w = 0; s = 0; ok = false }
+	:: else -> skip
+	fi;
+	fb[d] = 0;
+	if
+	:: d == 0 && closing -> goto cl_run
+	:: else -> goto serve_run
+	fi;
+
+	/*
+	 * A ring call at level d: cb[d] through ring me to CPU o (ring_call:
+	 * xc_ring_put, then xc_ring_doorbell).
+	 */
+rc:
+	// @src src/ring.h: if (xc_unlikely(h - r->tail_seen == r->size)) {
+	hs[d] = rhead[me];
+	if
+	:: DIST(hs[d], rtail[me]) == RSIZE -> WITNESS(79); goto mr_loop	/* full */
+	:: else -> goto put
+	fi;
+	/*
+	 * xc_ring_make_room: each pass re-reads head and tail. Room: put (which
+	 * reads head again). callq closed: -ENXIO. The ring IDLE (no worker
+	 * looks at it: tombstones): ring its doorbell. Else serve our CPU.
+	 * MUTANT_MAKEROOMHEAD: the head read on entry is kept across the serves.
+	 */
+mr_loop:
+	// @src src/ring.c: if (h - r->tail_seen < r->size)
+	atomic {
+#ifndef MUTANT_MAKEROOMHEAD
+		h = rhead[me];
+#else
+		h = hs[d];
+#endif
+		t = rtail[me];
+		/* head never runs behind tail (the index does not wrap) */
+		assert(DIST(h, t) <= RSIZE)
+	}
+	if
+	:: DIST(h, t) < RSIZE -> goto put
+	:: else -> skip
+	fi;
+	if
+	// @src src/ring.c: if (atomic_load_explicit(&c->callq, memory_order_relaxed) == XC_LLIST_CLOSED)
+	:: callq[o].closed -> atomic { refused = refused | cb[d]; WITNESS(80) }; goto rc_done
+	// @src src/ring.c: if (atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_IDLE &&
+	:: !callq[o].closed && rstate[me] == RING_IDLE -> WITNESS(81); goto mr_doorbell
+	:: !callq[o].closed && rstate[me] != RING_IDLE ->
+		if :: d >= 2 && from[d - 1] == FROM_FN -> WITNESS(82) :: else -> skip fi;
+		sret[d] = SV_MR; goto serve
+	fi;
+mr_served:
+	if
+	:: sany[d] -> goto mr_loop
+	:: else ->	/* sched_yield, and look again once something changed */
+		stuck[me] = true;
+		atomic { (rtail[me] != t || callq[o].closed || rstate[me] == RING_IDLE || SERVE_PENDING) ->
+			stuck[me] = false }
+		goto mr_loop
+	fi;
+mr_doorbell:
+	atomic {
+		if
+		:: rstate[me] == RING_IDLE -> rstate[me] = RING_LINKED; ok = true
+		:: else -> ok = false
+		fi
+	}
+	if
+	:: ok ->
+		atomic {
+			if
+			:: callq[o].closed -> r = PUSH_CLOSED
+			:: else ->
+				assert(callq[o].nodes == 0);	/* on callq at most once */
+				r = PUSH_WAS_EMPTY; callq[o].nodes = 1
+			fi;
+			ok = false
+		}
+		if
+		:: r == PUSH_CLOSED ->
+			atomic { rstate[me] = RING_IDLE; refused = refused | cb[d]; r = 0 }
+			goto rc_done
+		:: else -> r = 0; s = idle[o]; xc_kick(o, s, ok, 0); atomic { s = 0; ok = false }
+		fi
+	:: else -> skip
+	fi;
+	goto mr_loop;
+
+	/* xc_ring_put: the entry, head = h + 1 (release); R1' (every call fences here) */
+put:
+	// @src src/ring.h: /* calls served while it waited may have put entries of their own: read it again */
+	// @src src/ring.h: atomic_store_explicit(&r->head, h + 1, memory_order_release);
+	atomic {
+#ifndef MUTANT_MAKEROOMHEAD
+		h = rhead[me];
+#else
+		h = hs[d];
+#endif
+		e = ENT(me, h);
+		/* no call in the entry: an untaken one would be lost, its caller got 0 */
+		assert(rent[e] == 0);
+		rent[e] = cb[d]; rmark[e] = M_NONE;
+		accepted = accepted | cb[d];
+		idx[d] = h;
+		rhead[me] = (h + 1) % RMOD;
+		h = 0; t = 0; e = 0
+	}
+	/* xc_ring_doorbell: R2 */
+	if
+	:: rstate[me] == RING_LINKED -> WITNESS(83); goto rc_done	/* rides */
+	:: else -> skip
+	fi;
+	/* R3: CAS IDLE -> LINKED */
+	atomic {
+		if
+		:: rstate[me] == RING_IDLE -> rstate[me] = RING_LINKED; ok = true
+		:: else -> ok = false
+		fi
+	}
+	if
+	:: !ok -> goto rc_done	/* the worker re-linked it */
+	:: else -> ok = false
+	fi;
+	// @src src/ring.c: pushed = xc_llist_push(&c->callq, &r->link);
+	atomic {
+		if
+		:: callq[o].closed -> r = PUSH_CLOSED
+		:: else ->
+			assert(callq[o].nodes == 0);	/* on callq at most once */
+			r = PUSH_WAS_EMPTY; callq[o].nodes = 1
+		fi
+	}
+	if
+	:: r == PUSH_WAS_EMPTY -> r = 0; s = idle[o]; xc_kick(o, s, ok, 0); atomic { s = 0; ok = false }; goto rc_done
+	:: else -> r = 0
+	fi;
+
+	/* ring_refused: the push found callq closed */
+#if defined(MUTANT_REFUSEDWAIT) || defined(MUTANT_REFUSEDREWIND)
+	/*
+	 * MUTANT: wait for the close to finish, serving, as the code before the
+	 * fix: REFUSEDREWIND with the ring LINKED; REFUSEDWAIT stores IDLE first
+	 * (so that a served call's nested call cannot ride: the wait alone)
+	 */
+#ifdef MUTANT_REFUSEDWAIT
+	rstate[me] = RING_IDLE;
+#endif
+	sq[d] = close_seq[o];
+refw_loop:
+	if
+	:: closed_seq[o] >= sq[d] -> goto refw_done
+	:: else -> sret[d] = SV_REFW; goto serve
+	fi;
+refw_served:
+	if
+	:: sany[d] -> goto refw_loop
+	:: else ->
+		stuck[me] = true;
+		atomic { (closed_seq[o] >= sq[d] || SERVE_PENDING) -> stuck[me] = false }
+		goto refw_loop
+	fi;
+refw_done:
+	sq[d] = 0;
+#endif
+#ifndef MUTANT_REFUSEDREWIND
+	// @src src/ring.c: uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+	t = rtail[me];
+	if
+	:: DIST(t, idx[d]) == 1 || DIST(t, idx[d]) == 2 -> WITNESS(84)	/* past it: the call ran */
+	:: else ->
+		// @src src/ring.c: atomic_exchange_explicit(&r->e[idx & r->mask].fn, XC_RING_RETRACTED,
+		atomic {
+			e = ENT(me, idx[d]);
+			if
+			:: rmark[e] == M_TAKEN -> WITNESS(85)	/* the close runs it */
+			:: else ->
+				rmark[e] = M_RETRACTED; rent[e] = 0;
+				accepted = accepted & ~cb[d]; refused = refused | cb[d]	/* -ENXIO */
+			fi;
+			e = 0
+		}
+	fi;
+	// @src src/ring.c: atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
+	atomic { rstate[me] = RING_IDLE; t = 0 }
+#else
+	/* MUTANT: then IDLE, and head rewound to the entry if the close did not take it */
+	t = rtail[me];
+	rstate[me] = RING_IDLE;
+	if
+	:: DIST(t, idx[d]) == 1 || DIST(t, idx[d]) == 2 -> skip
+	:: else ->
+		atomic {
+			rent[ENT(me, idx[d])] = 0; rhead[me] = idx[d];
+			accepted = accepted & ~cb[d]; refused = refused | cb[d]
+		}
+	fi;
+	t = 0;
+#endif
+rc_done:
+	atomic { cb[d] = 0; idx[d] = 0; hs[d] = 0; f = from[d]; from[d] = 0; sret[d] = 0; sany[d] = false; d-- }
+	if
+	:: f == FROM_ITEM -> f = 0; goto item_ret
+	:: f == FROM_FN -> f = 0; goto fn_ret
+	fi;
+
+	/*
+	 * The offline (or exit) drain: xc_rings_close. Close callq and hold what
+	 * was on it; U1; run it in closing mode (each entry's fn exchanged with
+	 * TAKEN; a RETRACTED one skipped); then the ring dropped at a lost U3
+	 * CAS, without U1. Then cpu_offline: online = false, park, ctl, done.
+	 */
+close:
+#if defined(MUTANT_REFUSEDWAIT) || defined(MUTANT_REFUSEDREWIND)
+	close_seq[me]++;
+#endif
+	// @src src/ring.c: for (struct xc__link *l = xc_llist_close(&c->callq); l; l = l->next)
+	atomic {
+		if :: callq[me].nodes != 0 -> held = true; dropped = false :: else -> skip fi;
+		callq[me].nodes = 0; callq[me].closed = true;
+		cl = held; held = false; closing = true
+	}
+	if
+	:: cl -> rstate[o] = RING_IDLE	/* U1 */
+	:: else -> skip
+	fi;
+cl_next:
+	if
+	:: cl -> skip
+	:: !cl && dropped -> atomic { dropped = false; cl = true; WITNESS(86) }
+	:: else -> goto cl_end
+	fi;
+cl_run:
+	if
+	:: rhead[o] != rtail[o] ->
+		atomic {
+			e = ENT(o, rtail[o]);
+			if
+			:: rmark[e] == M_RETRACTED -> tb = 0; WITNESS(87)
+			:: else -> tb = rent[e]; rent[e] = 0; rmark[e] = M_TAKEN
+			fi;
+			e = 0
+		}
+		rtail[o] = (rtail[o] + 1) % RMOD;
+		if
+		:: tb != 0 -> atomic { fb[0] = tb; tb = 0 }; goto fn_run
+		:: else -> goto cl_run
+		fi
+	:: else -> cl = false; goto cl_next
+	fi;
+cl_end:
+#if defined(MUTANT_REFUSEDWAIT) || defined(MUTANT_REFUSEDREWIND)
+	closed_seq[me] = close_seq[me];
+#endif
+	atomic { closing = false; cpu_online[me] = false }
+	park[me] = PARK_WAIT;
+	ctl[me] = CTL_NONE;
+	odone[me] = true;
+end_parked:
+	park[me] != PARK_WAIT;
+	goto loop_top;
+
+	/*
+	 * xc_idle_wait (mode: cpu_idle's ready_idle, or the completion wait's
+	 * ready_sync): poll, xc_rings_release (U1-U3), W1, W2, W3, W4.
+	 */
+idle_wait:
+	prev = idle[me];
+	assert(mode == MODE_IDLE && prev == POLLING || mode == MODE_SYNC && prev == RUNNING);
+	idle[me] = POLLING;
+	do
+	:: mode == MODE_SYNC && sync_done[me] -> goto idle_out
+	:: PENDING(callq[me]) -> goto idle_out
+	:: held && rhead[o] != rtail[o] -> goto idle_out
+	:: mode == MODE_IDLE && CTL_READY(me) -> goto idle_out
+	:: break
+	od;
+	if
+	:: held ->
+		rstate[o] = RING_IDLE;	/* U1 */
+		/* U2: a fence; U3: calls left? CAS IDLE -> LINKED: kept; lost: dropped */
+		if
+		:: atomic { rhead[o] == rtail[o] -> held = false }
+		:: rhead[o] != rtail[o] ->
+			atomic {
+				if
+				:: rstate[o] == RING_IDLE -> rstate[o] = RING_LINKED
+				:: else -> held = false; dropped = true
+				fi
+			}
+		fi
+	:: else -> skip
+	fi;
+nsleep:
+	idle[me] = SLEEPING;	/* W1 */
+	if	/* W2 */
+	:: mode == MODE_SYNC && sync_done[me] -> goto idle_out
+	:: PENDING(callq[me]) -> goto idle_out
+	:: held && rhead[o] != rtail[o] -> goto idle_out
+	:: mode == MODE_IDLE && CTL_READY(me) -> goto idle_out
+	:: else -> skip
+	fi;
+	atomic {	/* W3 */
+		if
+		:: idle[me] == SLEEPING -> waiter[me] = true
+		:: else -> skip
+		fi
+	}
+end_futex:
+	if
+	:: !waiter[me] -> skip
+	:: atomic { waiter[me] && spurious > 0 -> spurious--; waiter[me] = false }
+	fi;
+	idle[me] = POLLING;	/* W4 */
+	if
+	:: mode == MODE_SYNC && sync_done[me] -> goto idle_out
+	:: PENDING(callq[me]) -> goto idle_out
+	:: held && rhead[o] != rtail[o] -> goto idle_out
+	:: mode == MODE_IDLE && CTL_READY(me) -> goto idle_out
+	:: else -> goto nsleep
+	fi;
+idle_out:
+	idle[me] = prev;
+	prev = 0;
+	if
+	:: mode == MODE_SYNC -> mode = MODE_IDLE; goto cw_loop
+	:: else -> goto idle_ret
+	fi
+}
+
+#if HOTPLUG
+/* HOTPLUG=1: xc_cpu_offline(1), then (ONLINE) xc_cpu_online(1); HOTPLUG=2: xc_exit, both at once */
+active proctype hotplug()
+{
+	byte s;
+	bool ok;
+
+#if HOTPLUG == 1
+	ctl[1] = CTL_OFFLINE;
+	s = idle[1];
+	xc_kick(1, s, ok, 0);
+	odone[1];
+#if ONLINE
+	atomic { s = 0; ok = false };
+	/* xc_cpu_open, xc_park_release */
+	ctl[1] = CTL_NONE;
+	llist_open(callq[1]);
+	cpu_online[1] = true;
+	park[1] = PARK_RUN
+#endif
+#else
+	ctl[0] = CTL_OFFLINE;
+	ctl[1] = CTL_OFFLINE;
+	s = idle[0];
+	xc_kick(0, s, ok, 0);
+	atomic { s = idle[1]; ok = false };
+	xc_kick(1, s, ok, 0);
+	odone[0];
+	odone[1]
+#endif
+}
+#endif
+
+#ifndef LIVENESS
+/*
+ * Quiescence: no worker asleep with something for it; every call whose
+ * caller got 0 ran exactly once (ran == accepted, with the assertions where
+ * calls run), a refused one never (they are disjoint); every call of the
+ * work items was made; every ring IDLE and holding no call.
+ */
+active proctype quiescence()
+{
+end_check:
+	timeout;
+	/* no worker waits for ever in a wait that serves (make_room, ring_refused's) */
+	assert(!stuck[0] && !stuck[1]);
+	assert(!(waiter[0] && (PENDING(callq[0]) || ctl[0] != CTL_NONE)));
+	assert(!(waiter[1] && (PENDING(callq[1]) || ctl[1] != CTL_NONE)));
+	assert(!(waiter[0] && waiting[0] && sync_done[0]) && !(waiter[1] && waiting[1] && sync_done[1]));
+	assert(ran == accepted);
+	assert((accepted | refused) == made && (accepted & refused) == 0);
+	assert((made & 15) == (OUTER(0, 0) | OUTER(0, NCALLS - 1) | OUTER(1, 0) | OUTER(1, NCALLS - 1)));
+	assert(rent[0] == 0 && rent[1] == 0 && rent[2] == 0 && rent[3] == 0);
+	assert(rstate[0] == RING_IDLE && rstate[1] == RING_IDLE)
+}
+#endif
+#endif	/* NEST */
+
+#if !NEST
 #ifndef LIVENESS
 /*
  * Quiescence: when no other process can move, the run is over. Then no
@@ -2772,11 +3484,15 @@ end_check:
 #endif
 }
 #endif
+#endif	/* !NEST */
 
 init
 {
 	byte i = 0;
 
+#if NEST
+	atomic { run nworker(0); run nworker(1); i = 0 }
+#else
 	atomic {
 #if PAIR
 		/* each worker starts with one work item queued (bit = its CPU) */
@@ -2808,6 +3524,7 @@ init
 		:: else -> break
 		od
 	}
+#endif
 }
 
 #ifdef LIVENESS
