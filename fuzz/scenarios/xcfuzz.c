@@ -23,7 +23,10 @@
  *     the CPUs cond said yes to); a refused call never ran;
  *   - the calls of one frame (a thread's own steps, one run of a function or
  *     work item, one signal handler) to one CPU started in the order made,
- *     urgent calls and calls made inside urgent functions excepted;
+ *     urgent calls and calls made inside urgent functions excepted, and runs
+ *     inside a signal handler on the CPU's own thread: a handler's wait runs
+ *     the CPU's later calls nested wherever it landed, also inside an earlier
+ *     call whose function had begun but not yet taken its stamp;
  *   - every API call returns within a bound (a watchdog thread prints
  *     XCF-STUCK; the parent then takes gdb's stacks and kills the run);
  *   - no crash, no sanitizer report; a forked child's own program holds the
@@ -391,6 +394,7 @@ struct rec {
 	_Atomic uint32_t runs[NC];
 	_Atomic uint64_t stamp[NC];
 	_Atomic uint32_t wrong;
+	_Atomic uint32_t in_sig;	/* bit i: the run on CPU i was inside a signal handler there */
 };
 
 static struct prog P;
@@ -595,6 +599,8 @@ static void ran(uint32_t id)
 	}
 	atomic_fetch_add(&r->runs[i], 1);
 	atomic_store(&r->stamp[i], atomic_fetch_add(&clock_seq, 1));
+	if (in_handler)
+		atomic_fetch_or(&r->in_sig, 1u << i);
 }
 
 static void fz_fn(void *arg)
@@ -1156,7 +1162,7 @@ static int check_recs(uint32_t from, uint32_t to, bool order)
 		if (!o || r->exempt || ret < 0 || r->kind == K_WORK)
 			continue;
 		for (int i = 0; i < NC; i++)
-			if (atomic_load(&r->runs[i]) == 1)
+			if (atomic_load(&r->runs[i]) == 1 && !(atomic_load(&r->in_sig) & (1u << i)))
 				o[no++] = (struct ord){ r->stream, atomic_load(&r->stamp[i]), r->seq, id, i };
 	}
 	if (o) {
