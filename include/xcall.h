@@ -378,10 +378,13 @@ XC_API int xc_exit(void);
  * Return: 0; -EINVAL NULL fn or unknown flags; -ENXIO @cpu absent or offline,
  * or the runtime is not up; -ENOMEM no memory for the thread's ring to
  * @cpu, or from inside an urgent function, its ring full or no descriptor
- * for an XC_URGENT call; -EDEADLK XC_WAIT from inside an urgent function, or
- * from an attached thread between xc_worker_sleep_begin() and
- * xc_worker_sleep_end(); -EAGAIN from a signal handler that interrupted
- * libxcall in this thread.
+ * for an XC_URGENT call, and likewise (no descriptor) from an attached
+ * thread between xc_worker_sleep_begin() and xc_worker_sleep_end(); -EDEADLK
+ * XC_WAIT from inside an urgent function, or from an attached thread between
+ * xc_worker_sleep_begin() and xc_worker_sleep_end(), and there too a nowait
+ * call whose ring to @cpu is full (waiting for room would run the thread's
+ * CPU's calls behind its loop: see xc_worker_sleep_begin()); -EAGAIN from a
+ * signal handler that interrupted libxcall in this thread.
  */
 XC_API int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags);
 
@@ -403,7 +406,9 @@ XC_API int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags);
  *   hook inside it.
  * Return: the number of CPUs fn was sent to or ran on (>= 0); -EINVAL NULL or
  * empty mask, NULL fn, unknown flags; -ENXIO a CPU of the mask is outside the
- * runtime's set, or the runtime is not up; -ENOMEM.
+ * runtime's set, or the runtime is not up; -ENOMEM; -EDEADLK as
+ * xc_call_single(), also a nowait call between xc_worker_sleep_begin() and
+ * _end() when the ring to a target is full (then it was sent to none).
  */
 XC_API int xc_call_many(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags);
 
@@ -448,7 +453,7 @@ XC_API int xc_call_all(xc_func_t fn, void *arg, unsigned flags);
  *   blocks the handler until the function ran, and a stuck report due meanwhile runs the report
  *   hook inside it.
  * Return: the CPU chosen (>= 0); -EINVAL as xc_call_single() or NULL/empty
- * mask; -ENXIO no CPU of @mask is online.
+ * mask; -ENXIO no CPU of @mask is online; -ENOMEM, -EDEADLK as xc_call_single().
  */
 XC_API int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags);
 
@@ -460,8 +465,9 @@ XC_API int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned 
  *   blocks the handler until the function ran, and a stuck report due meanwhile runs the report
  *   hook inside it.
  * Return: 0; -EINVAL NULL call or fn; -EBUSY the descriptor is still in
- * flight; -ENXIO as xc_call_single(). On the calling worker's own CPU it runs
- * at once.
+ * flight; -ENXIO, -ENOMEM, -EDEADLK (a full ring inside an attached thread's
+ * announced sleep) as xc_call_single(). On the calling worker's own CPU it
+ * runs at once.
  */
 XC_API int xc_call_async(int cpu, struct xc_call *call);
 
@@ -588,7 +594,11 @@ XC_API int xc_worker_fd(void);
  * Call xc_worker_sleep_end() after every xc_worker_sleep_begin(). After a
  * return of 0 and until xc_worker_sleep_end(), xc_poll(), waiting calls and
  * hotplug get -EDEADLK, from a signal handler on the thread too: only the
- * loop's own xc_worker_sleep_end() ends the announced sleep.
+ * loop's own xc_worker_sleep_end() ends the announced sleep. Nothing there
+ * waits either: a nowait call whose ring to its target is full gets -EDEADLK
+ * and one that finds no free descriptor (XC_URGENT) -ENOMEM, where elsewhere
+ * it would wait, running this CPU's calls meanwhile: that would run them
+ * and take the CPU's queues inside the announced sleep, behind the loop.
  * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
  *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0 sleep now; 1 do not sleep, call xc_poll() and come back:

@@ -464,13 +464,20 @@ static int many_ring(const int *targets, int nt, xc_func_t fn, void *arg, unsign
 	void *put_arg = (flags & XC_WAIT) ? (void *)w : arg;
 	int sent = 0, i;
 
-	/* every ring, and room in each from the urgent handler, before any entry: all or nothing */
+	/*
+	 * every ring, and room in each where none is waited for (the urgent
+	 * handler, an attached thread's announced sleep), before any entry: all or nothing
+	 */
 	for (i = 0; i < nt; i++) {
 		rings[i] = xc_ring_get(&xc_cpus[targets[i]]);
 		if (!rings[i])
 			return -ENOMEM;
-		if (xc_in_urgent && xc_ring_make_room(rings[i]) == -ENOMEM)
-			return -ENOMEM;
+		if (xc_in_urgent || xc_in_fd_sleep()) {
+			int err = xc_ring_make_room(rings[i]);
+
+			if (err == -ENOMEM || err == -EDEADLK)
+				return err;
+		}
 	}
 	xc_completion_init(sync, (uint32_t)nt);
 	for (i = 0; i < nt; i++) {

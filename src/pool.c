@@ -10,7 +10,9 @@
  *
  * A pool holds at most XC_POOL_MAX descriptors. A thread with that many in
  * flight waits for some to come back (running its own CPU's calls meanwhile
- * if it is a worker), the way the kernel's csd_lock_wait() throttles a sender.
+ * if it is a worker), the way the kernel's csd_lock_wait() throttles a sender;
+ * inside an attached thread's announced sleep, which serves nothing, it gets
+ * none instead (the call -ENOMEM).
  *
  * Pools live as long as the process: a thread's pool is released when the
  * thread exits (thread.c) and the next new thread adopts it, so descriptors
@@ -185,7 +187,10 @@ struct xc_call *xc_pool_get(void)
 				return NULL;
 			break;
 		}
-		/* every descriptor is in flight: wait for one, without deadlocking a worker */
+		/* every descriptor is in flight; an announced sleep serves nothing (wait.c): none */
+		if (xc_in_fd_sleep())
+			return NULL;
+		/* wait for one, without deadlocking a worker */
 		xc_wait_step();
 	}
 	return pool_pop(pool);

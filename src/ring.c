@@ -349,9 +349,11 @@ static void ring_unlink_refused(struct xc_ring *r)
  * our own CPU meanwhile (xc_wait_step): a call served here may put entries
  * in this very ring, so head is read again at every pass. Never waits for
  * a close (ring.c, "Two rules"): 0 once there is room; -ENXIO while the
- * CPU's callq is closed; -ENOMEM in the urgent handler, which never waits.
- * A full ring that no worker will look at (idle: tombstones, or entries of
- * an outer many-call not yet rung) is linked first.
+ * CPU's callq is closed; -ENOMEM in the urgent handler, which never waits;
+ * -EDEADLK inside an attached thread's announced sleep, where serving would
+ * take its CPU's doorbells behind the loop about to block (kick.c). A full
+ * ring that no worker will look at (idle: tombstones, or entries of an
+ * outer many-call not yet rung) is linked first.
  */
 int xc_ring_make_room(struct xc_ring *r)
 {
@@ -376,6 +378,8 @@ int xc_ring_make_room(struct xc_ring *r)
 			ring_unlink_refused(r);
 			return -ENXIO;
 		}
+		if (xc_in_fd_sleep())
+			return -EDEADLK;
 		xc_wait_step();
 	}
 }

@@ -42,6 +42,16 @@
  * nowait call's rule (ring.c, "Two rules") keeps the list short: a nowait
  * call waits only for room in its own ring or a descriptor of its own pool,
  * never for a target's close.
+ *
+ * No wait serves inside an attached thread's announced sleep (between a
+ * xc_worker_sleep_begin() that said sleep and its end, xc_in_fd_sleep(): a
+ * signal handler that lands before the loop's own wait, or a call it runs
+ * inline). A serve there runs the CPU's calls and takes its doorbells
+ * (its rings held and linked) behind the loop, which has announced that it
+ * is about to block and runs its calls only at its next xc_poll(). So
+ * every wait refuses there instead: a waiting call, hotplug and xc_poll() with
+ * -EDEADLK, a nowait call -EDEADLK for room in a full ring and -ENOMEM for
+ * a descriptor; and xc_wait_serve() serves nothing there, as a backstop.
  */
 #include "internal.h"
 #include "kick.h"
@@ -63,8 +73,12 @@ int xc_wait_serve(void)
 {
 	struct xc_cpu *self = xc_self;
 
-	/* the urgent handler may have interrupted this worker inside its own run */
-	return self && !xc_in_urgent ? xc_run_calls(self) : 0;
+	/*
+	 * Not in the urgent handler, which may have interrupted this worker
+	 * inside its own run; not inside an attached thread's announced sleep
+	 * (its waits refuse there: this is their backstop).
+	 */
+	return self && !xc_in_urgent && !xc_in_fd_sleep() ? xc_run_calls(self) : 0;
 }
 
 void xc_wait_step(void)
