@@ -24,9 +24,14 @@
  *
  * Locking: attach and detach run under xc_rt.hotplug_lock, which orders them
  * against hotplug and xc_exit (which refuses while a thread is attached) and
- * guards c->attached. An attached thread waits for that lock the way a worker
- * does (xc_hotplug_lock): serving its CPU, since the holder may be waiting for
- * it to go offline. Everything else here is the attached thread's own.
+ * guards c->attaching and c->attached. A thread runs its cpu_init hook
+ * without the lock, the CPU claimed (attaching, not yet attached): an
+ * xc_cpu_online meanwhile leaves the opening to its attach_finish, so the
+ * CPU is opened once, by its thread (a second open would empty a callq
+ * that holds linked rings, and their calls would never run). An attached
+ * thread waits for that lock the way a worker does (xc_hotplug_lock):
+ * serving its CPU, since the holder may be waiting for it to go offline.
+ * Everything else here is the attached thread's own.
  *
  * The OS taking the CPU away (follow.c): checked in xc_poll(), never while the
  * loop sleeps. A taken CPU goes offline with a report, as a worker's does, but
@@ -88,7 +93,7 @@ static void urgent_signal_mask(struct xc_cpu *c, bool attach)
 	}
 }
 
-/* Under the hotplug lock, c->attached claimed: the thread becomes the CPU's worker. */
+/* Under the hotplug lock, the CPU claimed (attaching): the thread becomes its worker. */
 static void attach_finish(struct xc_cpu *c, int fd)
 {
 	c->kick_fd = fd;
@@ -106,6 +111,8 @@ static void attach_finish(struct xc_cpu *c, int fd)
 	xc_idle_state_set(c, XC_IDLE_RUNNING);
 	urgent_signal_mask(c, true);
 	xc_thread_exit_register();	/* an exit while attached detaches (thread.c) */
+	c->attached = true;
+	/* its only open: xc_cpu_online leaves it to us while we are attaching (hotplug.c) */
 	if (!c->user_offline) {
 		xc_cpu_open(c);		/* release: tid and the rest before any push */
 		xc_trace(XC_EV_ONLINE, c->cpu, 0, NULL);
@@ -134,10 +141,10 @@ static int worker_attach(int cpu)
 	pthread_mutex_lock(&xc_rt.hotplug_lock);
 	if (!rt_up())
 		ret = -ENXIO;
-	else if (c->attached)
+	else if (c->attached || c->attaching)
 		ret = -EBUSY;
 	else
-		c->attached = true;	/* claimed: a second attach and xc_exit refuse from here */
+		c->attaching = true;	/* claimed: a second attach and xc_exit refuse from here */
 	pthread_mutex_unlock(&xc_rt.hotplug_lock);
 	if (ret) {
 		close(fd);
@@ -157,8 +164,8 @@ static int worker_attach(int cpu)
 		}
 	}
 	pthread_mutex_lock(&xc_rt.hotplug_lock);
+	c->attaching = false;
 	if (ret) {
-		c->attached = false;
 		close(fd);
 	} else {
 		attach_finish(c, fd);

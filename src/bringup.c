@@ -114,6 +114,7 @@ void xc_cpu_fresh(struct xc_cpu *c, int cpu)
 	c->present = false;	/* cpu_reset adds it to the set */
 	c->attach_cpu = CPU_ISSET(cpu, &xc_rt.cfg.attach);
 	c->attached = false;
+	c->attaching = false;
 	c->urgent_was_blocked = false;
 	atomic_store_explicit(&c->online, false, memory_order_relaxed);
 	atomic_store_explicit(&c->taken, XC_TAKEN_NONE, memory_order_relaxed);
@@ -452,7 +453,7 @@ static int runtime_exit(void)
 	/* the lock first: attaching takes it too, so none attaches between the look and STOPPING */
 	pthread_mutex_lock(&xc_rt.hotplug_lock);
 	for (int i = 0; i < xc_rt.nr_cpus; i++)
-		if (xc_cpus[xc_rt.cpu_list[i]].attached) {
+		if (xc_cpus[xc_rt.cpu_list[i]].attached || xc_cpus[xc_rt.cpu_list[i]].attaching) {
 			pthread_mutex_unlock(&xc_rt.hotplug_lock);
 			return -EBUSY;	/* its thread drains it when it detaches */
 		}

@@ -161,7 +161,7 @@ static int cpu_online(int cpu)
 	} else if (atomic_load_explicit(&c->online, memory_order_acquire) || !c->user_offline) {
 		ret = -EINVAL;
 	} else if (c->attach_cpu && !c->attached) {
-		c->user_offline = false;	/* online once a thread attaches (attach.c) */
+		c->user_offline = false;	/* online once a thread attaches, or one attaching ends (attach.c) */
 	} else {
 		c->user_offline = false;
 		xc_cpu_open(c);

@@ -191,7 +191,8 @@ struct xc_cpu {
 	int cpu;
 	bool present;			/* in the runtime's set */
 	bool attach_cpu;		/* in xc_opts.attach: an application thread runs it */
-	bool attached;			/* a thread is attached: under xc_rt.hotplug_lock */
+	bool attached;			/* a thread is attached, its attach done: under xc_rt.hotplug_lock */
+	bool attaching;			/* a thread runs its attach (the cpu_init hook): under the lock too */
 	bool urgent_was_blocked;	/* attached: its thread blocked the urgent signal before */
 	_Atomic bool online;
 	_Atomic int taken;		/* XC_TAKEN_*: written by the worker (follow.c) */
