@@ -184,9 +184,19 @@ int xc_worker_attach(int cpu)
 static bool attached_ctl(struct xc_cpu *c)
 {
 	/* acquire: the request's setup (offline_done) is visible */
+	bool was = c->in_task_loop;
+
 	if (atomic_load_explicit(&c->ctl, memory_order_acquire) != XC_CTL_OFFLINE)
 		return false;
+	/*
+	 * In the task loop while the drain runs: a work item's xc_poll() then
+	 * runs calls only (call.c), and does not serve this request again,
+	 * nested, completing it twice (the detach's wait serves it from outside
+	 * the task loop).
+	 */
+	c->in_task_loop = true;
 	xc_cpu_offline_served(c);	/* the thread stays attached, its CPU offline */
+	c->in_task_loop = was;
 	return true;
 }
 
