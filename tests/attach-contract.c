@@ -91,13 +91,9 @@ static void *attached(void *arg)
 {
 	struct xc_call async = { .fn = count };
 	struct epoll_event ev = { .events = EPOLLIN };
-	cpu_set_t one;
 	int r, ep;
 
-	CPU_ZERO(&one);
-	CPU_SET(attach_cpu, &one);
-	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0);
-	CHECK_RET(xc_worker_attach(attach_cpu), 0);
+	t_attach_pinned(attach_cpu);
 	atomic_store(&step, 1);
 	/* the main thread takes the CPU offline; the request is served here */
 	while (atomic_load(&phase) < 1)

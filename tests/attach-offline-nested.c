@@ -32,12 +32,7 @@ static void item_polls(void *arg)
 
 static void *loop(void *arg)
 {
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(attach_cpu, &one);
-	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0);
-	CHECK_RET(xc_worker_attach(attach_cpu), 0);
+	t_attach_pinned(attach_cpu);
 	atomic_store(&attached, 1);
 	WAIT_UNTIL(atomic_load(&detach_go));
 	CHECK_RET(xc_worker_detach(), 0);	/* serves the pending offline while it waits for the lock */

@@ -34,12 +34,7 @@ static int hook(int cpu, void *arg)
 
 static void *loop(void *arg)
 {
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(attach_cpu, &one);
-	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0);
-	CHECK_RET(xc_worker_attach(attach_cpu), 0);
+	t_attach_pinned(attach_cpu);
 	atomic_store(&attached, 1);
 	xc_poll();			/* the first: a call queued before it runs here */
 	atomic_store(&polled, 1);

@@ -41,12 +41,7 @@ static void noop(void *arg)
 
 static void *exits_attached(void *arg)
 {
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(attach_cpu, &one);
-	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0);
-	CHECK_RET(xc_worker_attach(attach_cpu), 0);
+	t_attach_pinned(attach_cpu);
 	CHECK_RET(xc_call_single(target, noop, NULL, XC_WAIT), 0);	/* a pool and a ring of its own */
 	CHECK(pthread_setspecific(app_key, &app_key) == 0);
 	return NULL;	/* exits attached */

@@ -64,12 +64,7 @@ static void pause_random(unsigned *seed, long max)
 static void *attached_loop(void *arg)
 {
 	unsigned seed = (unsigned)(uintptr_t)arg;
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(attach_cpu, &one);
-	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0);
-	CHECK_RET(xc_worker_attach(attach_cpu), 0);
+	t_attach_pinned(attach_cpu);
 	atomic_store(&attached, 1);
 	while (!atomic_load(&stop_loop)) {
 		int r = xc_worker_sleep_begin();

@@ -10,6 +10,7 @@
 #include <xcall.h>
 
 #include <dirent.h>
+#include <pthread.h>
 #include <sched.h>
 #include <errno.h>
 #include <stdio.h>
@@ -140,6 +141,17 @@ static inline int t_attach_first_cpu(char *buf, size_t n)
 		cpu++;
 	snprintf(buf, n, "%d", cpu);
 	return cpu;
+}
+
+/* Pin the calling thread to @cpu alone, then attach it as that CPU's worker. */
+static inline void t_attach_pinned(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0);
+	CHECK_RET(xc_worker_attach(cpu), 0);
 }
 
 /* Wait (bounded) until cond holds; the bound only turns a hang into a failure. */
