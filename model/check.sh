@@ -491,15 +491,28 @@ done
 echo "model: ${#NAMES[@]} verifications with spin ($(spin -V | head -1)), $JOBS at a time, in $OUT"
 start=$(date +%s)
 running=0
+done_=0
+said=$start
+# one job has ended: a progress line at most every 20 s, so a long run never looks stuck
+one_done() {
+	wait -n
+	running=$((running - 1))
+	done_=$((done_ + 1))
+	if [ $(( $(date +%s) - said )) -ge 20 ]; then
+		said=$(date +%s)
+		echo "model: $done_ of ${#NAMES[@]} done, $(( said - start )) s"
+	fi
+}
 for i in "${!NAMES[@]}"; do
 	eval "verify ${NAMES[$i]} ${CMDS[$i]}" &
 	running=$((running + 1))
 	if [ "$running" -ge "$JOBS" ]; then
-		wait -n
-		running=$((running - 1))
+		one_done
 	fi
 done
-wait
+while [ "$running" -gt 0 ]; do
+	one_done
+done
 
 for i in "${!NAMES[@]}"; do
 	r="$OUT/${NAMES[$i]}/result"
