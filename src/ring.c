@@ -160,7 +160,7 @@
 #include <unistd.h>
 
 __xc_tls struct xc_ring_table *xc_my_rings[2];
-bool xc_ring_asym;
+_Atomic bool xc_ring_asym;
 
 /* membarrier's expedited command for this process: 0 not asked yet, 1 registered, -1 refused */
 static int barrier_registered;
@@ -202,7 +202,9 @@ void xc_ring_init(void)
 {
 	if (!barrier_registered)
 		barrier_registered = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 ? 1 : -1;
-	xc_ring_asym = barrier_registered > 0 && !xc_ablated(XC_ABLATE_MEMBARRIER);
+	/* relaxed: a flag read by owners; a call still in flight from before this xc_init reads either value */
+	atomic_store_explicit(&xc_ring_asym, barrier_registered > 0 && !xc_ablated(XC_ABLATE_MEMBARRIER),
+			      memory_order_relaxed);
 }
 
 /*

@@ -99,7 +99,7 @@ struct xc_ring_table {
 extern __xc_tls struct xc_ring_table *xc_my_rings[2];
 
 /* membarrier carries the owners' R1' (ring.c); set at xc_init, read by owners */
-extern bool xc_ring_asym;
+extern _Atomic bool xc_ring_asym;
 
 /* The calling thread's ring to @c, or NULL with -ENOMEM in *err (ring.c). */
 struct xc_ring *xc_ring_get_slow(struct xc_cpu *c);
@@ -195,7 +195,7 @@ static inline int xc_ring_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t
 		atomic_signal_fence(memory_order_seq_cst);
 	} else {
 		/* F1, relaxed: the fence below orders it before this call's R2 */
-		if (xc_ring_asym)
+		if (atomic_load_explicit(&xc_ring_asym, memory_order_relaxed))	/* relaxed: set at xc_init */
 			atomic_store_explicit(&r->unfenced, 1, memory_order_relaxed);
 		/* R1': the store-load order of the argument in ring.c */
 		atomic_thread_fence(memory_order_seq_cst);

@@ -25,7 +25,7 @@ $(BUILD)/fuzz-scenarios/xcfuzz: fuzz/scenarios/xcfuzz.c include/xcall.h $(LIB_A)
 .PHONY: fuzz-scenarios check-fuzz-scenarios fuzz-scenarios-bins
 fuzz-scenarios-bins:
 	$(MAKE) --no-print-directory build/fuzz-scenarios/xcfuzz
-	$(if $(filter asan,$(FZS_MODES)),$(MAKE) --no-print-directory SAN=address,undefined OPT=-O1 \
+	$(if $(filter asan,$(FZS_MODES)),$(MAKE) --no-print-directory SAN=address$(comma)undefined OPT=-O1 \
 		build-address-undefined/fuzz-scenarios/xcfuzz)
 	$(if $(filter tsan,$(FZS_MODES)),$(MAKE) --no-print-directory SAN=thread OPT=-O1 \
 		build-thread/fuzz-scenarios/xcfuzz)
