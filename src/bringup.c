@@ -380,7 +380,7 @@ static void slot_fast_open(void)
 {
 	int top = xc_rt.cpu_list[xc_rt.nr_cpus - 1] + 1;
 
-	if (xc_tracing || xc_ablated(XC_ABLATE_SLOT))
+	if (xc_tracing_on() || xc_ablated(XC_ABLATE_SLOT))
 		return;
 	for (int cpu = 0; cpu < top; cpu++)
 		if (!xc_cpus[cpu].present)

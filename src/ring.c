@@ -481,7 +481,7 @@ static void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t, bool clos
 	int from = -1;
 	struct xc_activity outer;
 
-	if (xc_unlikely(xc_tracing)) {
+	if (xc_unlikely(xc_tracing_on())) {
 		flow = r->meta[t & r->mask].flow;
 		from = r->meta[t & r->mask].from;
 	}

@@ -65,7 +65,7 @@ struct xc_trace_ring {
 	struct xc_ev_slot ev[];
 };
 
-bool xc_tracing;
+_Atomic bool xc_tracing;
 static struct xc_trace_ring *cpu_rings[XC_MAX_CPUS];
 /* what a worker records from its urgent signal handler, which may interrupt a record */
 static struct xc_trace_ring *urgent_rings[XC_MAX_CPUS];
@@ -248,7 +248,7 @@ int xc_trace_start(void)
 		cpu_rings[cpu] = r;
 		urgent_rings[cpu] = u;
 	}
-	xc_tracing = true;
+	atomic_store_explicit(&xc_tracing, true, memory_order_relaxed);	/* published by xc_init's release of UP */
 	return 0;
 }
 
@@ -269,7 +269,7 @@ void xc_trace_stop(void)
 	while (atomic_load_explicit(&readers, memory_order_seq_cst))
 		sched_yield();
 	pthread_mutex_lock(&dump_lock);
-	xc_tracing = false;
+	atomic_store_explicit(&xc_tracing, false, memory_order_relaxed);
 	for (int i = 0; i < XC_MAX_CPUS; i++) {
 		free(cpu_rings[i]);
 		free(urgent_rings[i]);
@@ -441,7 +441,7 @@ int xc_trace_write(const char *path)
 	if (!path)
 		return -EINVAL;
 	pthread_mutex_lock(&dump_lock);	/* the arrays above are shared; the rings stay */
-	if (!xc_tracing) {
+	if (!xc_tracing_on()) {
 		pthread_mutex_unlock(&dump_lock);
 		return -ENXIO;
 	}

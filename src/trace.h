@@ -11,6 +11,7 @@
 #ifndef XC_TRACE_H
 #define XC_TRACE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -35,7 +36,13 @@ enum xc_ev_type {
 	XC_EV_NR
 };
 
-extern bool xc_tracing;
+extern _Atomic bool xc_tracing;
+
+/* relaxed: a flag; a call racing xc_exit may still read true and records into its own thread's ring */
+static inline bool xc_tracing_on(void)
+{
+	return atomic_load_explicit(&xc_tracing, memory_order_relaxed);
+}
 
 void xc_trace_record(unsigned type, int other, uint32_t flow, const void *fn);
 uint32_t xc_trace_flow_new(void);
@@ -58,13 +65,13 @@ void xc_trace_fork_child(void);
 
 static inline void xc_trace(unsigned type, int other, uint32_t flow, const void *fn)
 {
-	if (__builtin_expect(xc_tracing, 0))
+	if (__builtin_expect(xc_tracing_on(), 0))
 		xc_trace_record(type, other, flow, fn);
 }
 
 static inline uint32_t xc_trace_flow(void)
 {
-	return __builtin_expect(xc_tracing, 0) ? xc_trace_flow_new() : 0;
+	return __builtin_expect(xc_tracing_on(), 0) ? xc_trace_flow_new() : 0;
 }
 
 #endif /* XC_TRACE_H */

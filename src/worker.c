@@ -68,7 +68,7 @@ static void cpu_idle(struct xc_cpu *c)
 {
 	long window = xc_poll_window(c);
 	long watch = xc_rt.cfg.follow_os ? XC_OS_WATCH_NS : 0;
-	xc_ready_fn ready = xc_tracing ? ready_idle : ready_idle_straight;
+	xc_ready_fn ready = xc_tracing_on() ? ready_idle : ready_idle_straight;
 
 	xc_idle_state_set(c, XC_IDLE_POLLING);
 	for (;;) {

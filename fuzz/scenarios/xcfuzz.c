@@ -810,6 +810,8 @@ static int make_opts(struct xc_opts *o, bool with_attach, bool trace, char *cpub
 	o->cpus = cpubuf;
 	o->ring_entries = P.ring;
 	o->stuck_ms = 1000 * FZ_SLOW;
+	/* a loaded machine under a sanitizer (a fork child's workers beside the parent's) is slow to boot */
+	o->bringup_timeout_ms = 5000 * FZ_SLOW;
 	o->poll_ns = P.poll == 0 ? XC_POLL_ADAPTIVE : P.poll == 1 ? XC_POLL_NONE : 20000;
 	if (trace) {
 		o->trace_file = trace_path;
@@ -1376,11 +1378,19 @@ static struct result run_child(const char *src)
 					break;
 				logcat(&res, buf, k);
 			}
-			gdb_into(&res, pid);
-			/* fork children still there */
-			for (char *c = res.log; (c = strstr(c, "XCF-CHILD pid=")); c++) {
-				pid_t cp = atoi(c + 14);
+			/* the program's own output, before any gdb text: where its fork children are named */
+			size_t out_len = res.len;
 
+			gdb_into(&res, pid);
+			/* fork children still there; by offset: gdb_into grows (reallocates) the log */
+			for (size_t off = 0; res.log && off < out_len;) {
+				char *c = strstr(res.log + off, "XCF-CHILD pid=");
+				pid_t cp;
+
+				if (!c || (size_t)(c - res.log) >= out_len)
+					break;
+				off = (size_t)(c - res.log) + 1;
+				cp = atoi(c + 14);
 				if (cp > 0 && kill(cp, 0) == 0) {
 					gdb_into(&res, cp);
 					kill(cp, SIGKILL);
