@@ -11,7 +11,7 @@
 # count. check_bench.py --results must pass on what comes back: a skipped record is
 # reported as skipped, a capped one is judged by what it says ran, neither as a measured
 # one. The busy loops and the bench die on every way out (trap; should this script be
-# killed by SIGKILL, each busy loop stops by itself, and setpriv's parent death signal
+# killed by SIGKILL, each busy loop dies with it (busy.sh), and setpriv's parent death signal
 # kills the bench).
 #
 # usage: check_slow.sh BUILD/xcall-bench      Exit 0 when the checks passed.
@@ -19,6 +19,7 @@ set -u -o pipefail
 
 BIN=${1:-build/xcall-bench}
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/busy.sh"
 TAGS="matrix heatmap bringup ipi"
 LIMIT=0.001             # --case-limit: every case's share of the bound about 0.1 s
 QUIET_LIMIT=120         # a run silent this long is a hang, not a slow machine
@@ -31,14 +32,13 @@ if [ ! -x "$BIN" ]; then
 	exit 1
 fi
 
-cpus=$(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))') || exit 1
+cpus=$(busy_cpus) || exit 1
 if [ "$(wc -w <<<"$cpus")" -lt 2 ]; then
 	say "skipped: matrix, heatmap and ipi need 2 CPUs, this process may run on 1"
 	exit 0
 fi
 
 dir=$(mktemp -d -t xcall-bench-slow-XXXXXX)
-busy=()
 pid=
 cleanup()
 {
@@ -46,9 +46,7 @@ cleanup()
 		kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	fi
-	for p in ${busy[@]+"${busy[@]}"}; do kill -KILL "$p" 2>/dev/null; done
-	for p in ${busy[@]+"${busy[@]}"}; do wait "$p" 2>/dev/null; done
-	busy=()
+	busy_stop
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -56,17 +54,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
-# one busy loop pinned to each CPU this process may use; it looks now and then (well
-# under a second) whether this script still lives
-spin='while kill -0 "$1" 2>/dev/null; do for ((i = 0; i < 100000; i++)); do :; done; done'
-for c in $cpus; do
-	if command -v taskset >/dev/null; then
-		taskset -c "$c" bash -c "$spin" busy $$ &
-	else
-		bash -c "$spin" busy $$ &
-	fi
-	busy+=($!)
-done
+busy_start
 say "beside ${#busy[@]} busy loops (one per CPU), --case-limit $LIMIT: $TAGS"
 
 # the bench, stopped or not, dies with this script where setpriv can say so

@@ -11,13 +11,14 @@
 #   3. Beside a busy loop on each CPU, a wake case whose sleeper stops answering
 #      (XCALL_BENCH_WAKE_STALL) is given up 1 s past its --case-limit: the run ends, and
 #      the record says capped and abandoned. The busy loops and the bench die on every
-#      way out (trap; should this script be killed by SIGKILL, each busy loop stops by
-#      itself within a minute).
+#      way out (trap; should this script be killed by SIGKILL, each busy loop dies with
+#      it: busy.sh).
 #
 # usage: check_tools.sh BUILD/xcall-bench      Exit 0 when the checks passed.
 set -u -o pipefail
 
 BIN=$(realpath "${1:-build/xcall-bench}")
+. "$(dirname "$0")/busy.sh"
 RUN_LIMIT=120           # a run past this is a hang: the stalled case was never given up
 
 say() { echo "check_tools: $*"; }
@@ -37,12 +38,9 @@ if [ ! -x "$BIN" ]; then
 fi
 
 dir=$(mktemp -d -t xcall-bench-tools-XXXXXX)
-busy=()
 cleanup()
 {
-	for p in ${busy[@]+"${busy[@]}"}; do kill -KILL "$p" 2>/dev/null; done
-	for p in ${busy[@]+"${busy[@]}"}; do wait "$p" 2>/dev/null; done
-	busy=()
+	busy_stop
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -97,18 +95,8 @@ fi
 rm -rf out err results
 
 # ---- 3. a stalled case is given up, beside a busy loop on each CPU
-BUSY='import ctypes, os, signal, sys, time
-ctypes.CDLL(None).prctl(1, signal.SIGKILL)
-os.sched_setaffinity(0, {int(sys.argv[1])})
-end = time.monotonic() + 60
-while time.monotonic() < end:
-    pass'
-ncpu=0
-for c in $(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))'); do
-	python3 -c "$BUSY" "$c" &
-	busy+=($!)
-	ncpu=$((ncpu + 1))
-done
+busy_start
+ncpu=${#busy[@]}
 if [ "$ncpu" -lt 2 ]; then
 	say "skipped: the stalled wake needs 2 CPUs, this process may run on $ncpu"
 else
