@@ -991,7 +991,7 @@ inline ring_run_closing(c, r)
 {
 	do
 	:: RUNRUN(r) ->
-		// @src src/ring.c: xc_func_t fn = closing ? atomic_exchange_explicit(&e->fn, XC_RING_TAKEN, memory_order_relaxed)
+		// @src src/ring.c: return closing ? atomic_exchange_explicit(&e->fn, XC_RING_TAKEN, memory_order_relaxed)
 		atomic {
 			if
 			:: rmark[(r) * NCALLS + rtail[r]] == M_RETRACTED -> taken = 0; WITNESS(75)

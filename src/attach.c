@@ -183,9 +183,9 @@ int xc_worker_attach(int cpu)
 /* Serve an offline request if one is pending; true if it was. */
 static bool attached_ctl(struct xc_cpu *c)
 {
-	/* acquire: the request's setup (offline_done) is visible */
 	bool was = c->in_task_loop;
 
+	/* acquire: the request's setup (offline_done) is visible */
 	if (atomic_load_explicit(&c->ctl, memory_order_acquire) != XC_CTL_OFFLINE)
 		return false;
 	/*

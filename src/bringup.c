@@ -452,11 +452,14 @@ static int runtime_exit(void)
 		return -EDEADLK;
 	/* the lock first: attaching takes it too, so none attaches between the look and STOPPING */
 	pthread_mutex_lock(&xc_rt.hotplug_lock);
-	for (int i = 0; i < xc_rt.nr_cpus; i++)
-		if (xc_cpus[xc_rt.cpu_list[i]].attached || xc_cpus[xc_rt.cpu_list[i]].attaching) {
+	for (int i = 0; i < xc_rt.nr_cpus; i++) {
+		const struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
+
+		if (c->attached || c->attaching) {
 			pthread_mutex_unlock(&xc_rt.hotplug_lock);
 			return -EBUSY;	/* its thread drains it when it detaches */
 		}
+	}
 	/* seq_cst: one exiter; new calls see STOPPING and get -ENXIO (urgent.c pairs with it) */
 	if (!atomic_compare_exchange_strong_explicit(&xc_rt.state, &expected, XC_RT_STOPPING,
 						     memory_order_seq_cst, memory_order_relaxed)) {

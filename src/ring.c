@@ -131,10 +131,9 @@
  *     pool (xc_pool_get). It never waits for a target's close: a refused
  *     doorbell is settled above, at once.
  *   - A wait that serves calls holds no half-done operation that a served
- *     call can reach: it serves only through xc_wait_step (wait.c), and
- *     finishes or undoes its operation before, or reads its state again
- *     after (xc_ring_make_room re-reads head; xc_ring_put reads it again
- *     after the room is made).
+ *     call can reach (wait.c, "Serving while waiting"). Here: the wait for
+ *     room re-reads head at every pass, and xc_ring_put reads it again
+ *     after the room is made.
  *
  * == Lifetime ==
  *
@@ -465,16 +464,22 @@ int xc_ring_take_doorbells(struct xc_cpu *c)
 }
 
 /*
- * Run one entry: the worker's side of a ring call. A close takes the entry
- * by exchange (see "Closing"); a retracted one is only stepped over.
+ * Take entry @t's fn: a close by exchange (see "Closing"), an ordinary run
+ * by a load. Relaxed: the entry was acquired with head, and the exchange's
+ * single order on fn is what decides against a refused owner.
  */
-static void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t, bool closing)
+static inline xc_func_t entry_take(struct xc_ring *r, uint32_t t, bool closing)
 {
 	struct xc_ring_entry *e = &r->e[t & r->mask];
-	/* relaxed: the entry was acquired with head; the exchange's single order decides against the owner */
-	xc_func_t fn = closing ? atomic_exchange_explicit(&e->fn, XC_RING_TAKEN, memory_order_relaxed)
-			       : atomic_load_explicit(&e->fn, memory_order_relaxed);
-	void *arg = e->arg;
+
+	return closing ? atomic_exchange_explicit(&e->fn, XC_RING_TAKEN, memory_order_relaxed)
+		       : atomic_load_explicit(&e->fn, memory_order_relaxed);
+}
+
+/* Run entry @t, its @fn taken: the worker's side of a ring call; a retracted one is only stepped over. */
+static void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t, xc_func_t fn)
+{
+	void *arg = r->e[t & r->mask].arg;
 	struct xc__completion *done = NULL;
 	struct xc_call *async = NULL;
 	uint32_t flow = 0;
@@ -509,9 +514,12 @@ static void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t, bool clos
 
 /*
  * Run what @r holds now. The tail is re-read at every step: a call that
- * polls or waits runs later entries of the same ring inside it.
+ * polls or waits runs later entries of the same ring inside it. Inline,
+ * so that @closing is a constant in each caller: the ordinary run has no
+ * test of it per entry.
  */
-static int ring_run(struct xc_cpu *c, struct xc_ring *r, bool closing)
+static inline __attribute__((always_inline)) int ring_run(struct xc_cpu *c, struct xc_ring *r,
+							  bool closing)
 {
 	int n = 0;
 
@@ -525,7 +533,7 @@ static int ring_run(struct xc_cpu *c, struct xc_ring *r, bool closing)
 			if (t == r->head_seen)
 				return n;
 		}
-		entry_run(c, r, t, closing);
+		entry_run(c, r, t, entry_take(r, t, closing));
 		n++;
 	}
 }
