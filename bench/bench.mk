@@ -5,7 +5,9 @@
 #                        hog, disturbed runs marked (check_disturbed.py); results of a run
 #                        stalled past its plan, skipped and capped records, still pass
 #                        check_bench.py --results (check_slow.sh); the suite's command
-#                        line and results file, a stalled case given up (check_tools.sh)
+#                        line and results file, a stalled case given up (check_tools.sh);
+#                        a build redone when the liburing probe's answer changes
+#                        (check_uring_stamp.sh)
 #   make count-roundtrip instructions per waiting call, per function (callgrind)
 
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -18,19 +20,31 @@ all: $(BENCH_BIN)
 bench: $(BENCH_BIN)
 
 # liburing for wake's io_uring rows, where its headers and library link (make deps installs
-# liburing-dev); without it those rows say why they are absent. Looked for once, when first
-# used rather than when this file is read: `make check` runs deps before it builds.
+# liburing-dev); without it those rows say why they are absent. The probe's answer ("-luring"
+# or nothing) is kept in $(URING_STAMP), which is probed at every make but rewritten only when
+# the answer changes: a build made before liburing was installed is rebuilt once it appears
+# (make, make deps, make check), and nothing is rebuilt while it stays as it was.
 URING_PROBE = printf '\043include <liburing.h>\nint main(void){struct io_uring r; return io_uring_queue_init(1, &r, 0);}\n' | \
 	$(CC) -x c - -o /dev/null -luring 2>/dev/null && echo -luring
-URING_LIBS = $(eval URING_LIBS := $(shell $(URING_PROBE)))$(URING_LIBS)
+URING_STAMP := $(BUILD)/bench/uring-libs
+# read when a recipe runs, after the stamp is brought up to date
+URING_LIBS = $(strip $(file <$(URING_STAMP)))
 URING_CFLAGS = $(if $(URING_LIBS),-DXB_HAVE_LIBURING)
 
-$(BUILD)/bench/%.o: bench/%.c $(wildcard bench/*.h) include/xcall.h
+.PHONY: uring-probe
+uring-probe:
+$(URING_STAMP): uring-probe
+	@mkdir -p $(dir $@)
+	@new="$$($(URING_PROBE))"; \
+	if [ ! -f $@ ] || [ "$$new" != "$$(cat $@)" ]; then \
+		echo "  PROBE   liburing: $${new:-absent} ($@)"; echo "$$new" > $@; fi
+
+$(BUILD)/bench/%.o: bench/%.c $(wildcard bench/*.h) include/xcall.h $(URING_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(XC_CFLAGS) -Ibench $(URING_CFLAGS) $(CFLAGS) -c $< -o $@
 
 # -rdynamic: stuck reports and --trace name the benchmark's own functions
-$(BENCH_BIN): $(BENCH_OBJS) $(LIB_A) bench/bench.mk
+$(BENCH_BIN): $(BENCH_OBJS) $(LIB_A) bench/bench.mk $(URING_STAMP)
 	$(CC) $(CFLAGS) -rdynamic $(BENCH_OBJS) -o $@ $(LIB_A) $(URING_LIBS) $(LDLIBS) -lm
 
 bench-run: $(BENCH_BIN)
@@ -38,6 +52,7 @@ bench-run: $(BENCH_BIN)
 	$(BENCH_BIN) --json results/latest.json
 
 check-bench: $(BENCH_BIN)
+	bash bench/tests/check_uring_stamp.sh
 	python3 bench/tests/check_bench.py $(BENCH_BIN)
 	python3 bench/tests/check_disturbed.py $(BENCH_BIN)
 	bash bench/tests/check_tools.sh $(BENCH_BIN)

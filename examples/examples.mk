@@ -8,7 +8,7 @@ $(BUILD)/examples/epoll-shards: examples/shards.h
 
 # uring-shards links liburing, where bench/bench.mk's probe finds it (URING_LIBS;
 # make deps installs liburing-dev); without it, it is left out with a line saying so.
-$(BUILD)/examples/uring-shards: examples/uring-shards.c examples/shards.h $(LIB_A)
+$(BUILD)/examples/uring-shards: examples/uring-shards.c examples/shards.h $(LIB_A) $(URING_STAMP)
 	@mkdir -p $(dir $@)
 	$(if $(URING_LIBS),,@echo "examples: uring-shards left out: no liburing (make deps installs liburing-dev)")
 	$(if $(URING_LIBS),$(CC) $(XC_CFLAGS) $(CFLAGS) $< -o $@ $(LIB_A) $(URING_LIBS) $(LDLIBS))
