@@ -102,8 +102,7 @@ def caption(bench, name, fig):
     if name.endswith("-distribution"):
         what, how = (x.format(bench=bench) for x in DISTRIBUTION)
     else:
-        generic = fig is not None and "value per case" in (fig._suptitle.get_text()
-                                                            if fig._suptitle else "")
+        generic = fig is not None and getattr(fig, "xcall_generic", False)
         what = WHAT.get(bench) if not generic or bench in ("ipi", "idle", "debug", "throughput") \
             else None
         what = what or GENERIC_WHAT.format(bench=bench)

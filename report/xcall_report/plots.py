@@ -8,8 +8,10 @@ import os
 import textwrap
 
 import matplotlib
-from matplotlib.colors import LogNorm
+from matplotlib.colors import LogNorm, to_rgba
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Annotation, Text
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
@@ -29,7 +31,7 @@ STATE_COLOURS = {"hot": PALETTE[1], "parked": PALETTE[0], "busy": PALETTE[2]}
 IPI_ROWS = ("CAL", "RES")       # function-call and reschedule IPIs, as /proc/interrupts names them
 NOTE_WIDTH = 160                # characters per line of the notes under a figure
 MARK_COLOUR = "#e6550d"         # edges of capped or disturbed bars and points
-MARK_HATCH = "xxx"
+MIN_FONT = 7                    # points: 9.3 CSS pixels where a chart is shown at its size
 DWARF = 50                      # a value this many times the median of the rest: log axis
 
 
@@ -177,12 +179,19 @@ def mark_notes(summ, names=None):
 
 
 def _mark_style(bars, flags):
-    """Hatch and outline the bars of capped or disturbed cases."""
+    """Outline the bars of capped or disturbed cases in orange, their fill paler: hatching
+    means one thing only (reschedule IPIs, in the wake chart)."""
     for bar, flag in zip(bars, flags):
         if flag:
-            bar.set_hatch(MARK_HATCH)
+            bar.set_facecolor(to_rgba(bar.get_facecolor(), 0.45))
             bar.set_edgecolor(MARK_COLOUR)
-            bar.set_linewidth(1.0)
+            bar.set_linewidth(2.0)
+            bar.set_gid("marked")
+
+
+def is_marked(patch):
+    """Whether a drawn bar carries the capped-or-disturbed style."""
+    return patch.get_gid() == "marked"
 
 
 def _repeats_note(summ):
@@ -230,89 +239,165 @@ def _zeros_on_log(ax, ys, vals, unit, horizontal=True):
 
 
 def _bar_values(summ, names):
-    """(stat, values, whisker tops): p50 up to p99, or the mean alone for single numbers."""
-    if all(summ[c]["n"] <= 1 for c in names):
+    """(stat, values, whisker tops): p50 up to p99, or the mean alone for single numbers;
+    cases not measured (skipped) do not decide the statistic."""
+    measured = [c for c in names if skip_reason(summ[c]["n"], summ[c]["params"]) is None]
+    if all(summ[c]["n"] <= 1 for c in measured or names):
         return "mean", [summ[c]["mean"] for c in names], None
     return "p50", [summ[c]["p50"] for c in names], [summ[c]["p99"] for c in names]
 
 
-def _hbars(ax, labels, vals, tops, colours, unit, stat, log=False, scale=True, marked=None):
+def skipped_reasons(summ, names):
+    """Per case, why it has no figures (xcall-bench's reason), or None when measured."""
+    return [skip_reason(summ[c]["n"], summ[c]["params"]) for c in names]
+
+
+def bar_label(v, top, unit):
+    """The text at a bar's whisker tip: both ends of what is drawn, "62 ns, p99 90 ns", so
+    that the number beside the whisker is never read as the whisker's own value."""
+    if top is None or top <= v:
+        return human(v, unit)
+    return f"{human(v, unit)}, p99 {human(top, unit)}"
+
+
+def _hbars(ax, labels, vals, tops, colours, unit, stat, log=False, scale=True, marked=None,
+           skipped=None):
     """Horizontal bars, whiskers up to tops (p99) when given, each value written with its unit
-    at the bar's end. Linear time axes are rescaled (ns -> µs -> ms) to stay readable; a log
-    axis when the values span decades or one dwarfs the rest, its zeros marked at the edge.
-    marked: per bar, whether its case is capped or disturbed (hatched)."""
-    ends = vals if tops is None else [max(a, b) for a, b in zip(vals, tops)]
-    log = log or _wide(vals + ends) or dwarfs(vals)
+    at the whisker's tip (bar_label). Linear time axes are rescaled (ns -> µs -> ms) to stay
+    readable; a log axis when the values span decades or one dwarfs the rest, its zeros marked
+    at the edge. marked: per bar, whether its case is capped or disturbed (outlined);
+    skipped: per bar, why it was not measured: no bar, the reason written in its place."""
+    n = len(labels)
+    skipped = list(skipped or [None] * n)
+    colours = colours if isinstance(colours, list) else [colours] * n
+    marked = list(marked or [False] * n)
+    idx = [i for i in range(n) if skipped[i] is None]
+    mv = [vals[i] for i in idx]
+    mt = None if tops is None else [tops[i] for i in idx]
+    ends = mv if mt is None else [max(a, b) for a, b in zip(mv, mt)]
+    log = bool(mv) and (log or _wide(mv + ends) or dwarfs(mv))
     factor, shown = display_unit(ends, unit) if scale and not log else (1.0, unit)
-    ys = list(range(len(labels)))
-    err = None if tops is None else \
-        [[0] * len(vals), [max(b - a, 0) * factor for a, b in zip(vals, tops)]]
-    bars = ax.barh(ys, [v * factor for v in vals], xerr=err, color=colours, capsize=3,
-                   error_kw={"elinewidth": 1},
-                   label=stat + ("" if tops is None else " (whisker: p99)"))
-    _mark_style(bars, marked or [])
+    ys = list(range(n))
+    err = None if mt is None else \
+        [[0] * len(mv), [max(b - a, 0) * factor for a, b in zip(mv, mt)]]
+    if idx:
+        bars = ax.barh(idx, [v * factor for v in mv], xerr=err, color=[colours[i] for i in idx],
+                       capsize=3, error_kw={"elinewidth": 1},
+                       label=stat + ("" if mt is None else " (whisker: p99)"))
+        _mark_style(bars, [marked[i] for i in idx])
     ax.set_yticks(ys, labels)
-    ax.invert_yaxis()
+    ax.set_ylim(n - 0.5, -0.5)
     if log:
         ax.set_xscale("log")
         _plain_log_ticks(ax.xaxis)
-        _zeros_on_log(ax, ys, vals, unit)
-    for y, v, end in zip(ys, vals, ends):
+        _zeros_on_log(ax, idx, mv, unit)
+    for k, (y, v, end) in enumerate(zip(idx, mv, ends)):
         if log and end <= 0:
             continue                    # said at the axis' edge
-        ax.annotate(human(v, unit), (end * factor, y), xytext=(4, 0), textcoords="offset points",
-                    va="center", fontsize=8)
-    ax.set_xlabel(axis_label(stat, shown) + ("" if tops is None else ", whisker to p99"))
+        ax.annotate(bar_label(v, None if mt is None else mt[k], unit), (end * factor, y),
+                    xytext=(4, 0), textcoords="offset points", va="center", fontsize=8)
+    rows = ax.get_yaxis_transform()
+    for i in range(n):
+        if skipped[i] is not None:
+            ax.text(0.005, i, f"skipped: {skipped[i]}", transform=rows, va="center",
+                    fontsize=8, color="#555", gid="skipped")
+    if not idx:
+        ax.set_xticks([])
+    ax.set_xlabel(axis_label(stat, shown) + ("" if mt is None else ", whisker to p99"))
     ax.margins(x=0.18)
-    ax.grid(axis="x", alpha=0.3, which="both")
+    _grid(ax, "x")
+
+
+def _grid(ax, axis):
+    """Major grid lines only, behind the bars: lines through a bar would read as hatching."""
+    ax.set_axisbelow(True)
+    ax.grid(axis=axis, alpha=0.3, which="major")
 
 
 # ---------------------------------------------------------------- charts
 
+# what the generic chart compares, for the families drawn with it
+GENERIC_TITLES = {
+    "throughput": "throughput: time per call in a stream, libxcall against a ring and a queue",
+    "ipi": "ipi (seed 003): libxcall's call per mode, until it starts and until it returns",
+    "idle": "idle (seed 001): a call to an idle worker, and its CPU cost, per poll policy",
+    "debug": "debug: libxcall's debugging aids on against off, urgent against plain calls",
+}
+GENERIC_TITLE = "{bench}: each case's value as xcall-bench reports it"
+
+
+def measured_cases(summ):
+    """The cases that have figures (not skipped)."""
+    return [c for c, s in summ.items() if skip_reason(s["n"], s["params"]) is None]
+
+
 def generic(res, bench, summ):
     """Per-case bar chart: p50 with a p99 whisker (the mean for single numbers); a panel per
-    unit."""
-    units = list(dict.fromkeys(s["unit"] for s in summ.values()))
+    unit. A case not measured gets its reason in place of a bar."""
+    units = list(dict.fromkeys(s["unit"] for c, s in summ.items() if c in measured_cases(summ)))
+    units = units or list(dict.fromkeys(s["unit"] for s in summ.values()))
     notes = _wrapped(mark_notes(summ))
-    height = 1.2 + 0.32 * len(summ) + 0.6 * len(units) + 0.12 * len(notes)
-    fig, axes = _figure(res, f"{bench}: value per case{_repeats_note(summ)}", 8, height,
+    height = 1.3 + 0.32 * len(summ) + 0.6 * len(units) + 0.12 * len(notes)
+    title = GENERIC_TITLES.get(bench, GENERIC_TITLE.format(bench=bench))
+    fig, axes = _figure(res, title + _repeats_note(summ), 8, height,
                         nrows=len(units), notes=notes)
-    for ax, unit in zip(axes[:, 0], units):
-        names = [c for c, s in summ.items() if s["unit"] == unit]
-        better = summ[names[0]]["better"]
+    fig.xcall_generic = True
+    for k, (ax, unit) in enumerate(zip(axes[:, 0], units)):
+        names = [c for c, s in summ.items() if s["unit"] == unit
+                 or (k == 0 and c not in measured_cases(summ) and s["unit"] not in units)]
+        measured = [c for c in names if c in measured_cases(summ)]
+        better = summ[(measured or names)[0]]["better"]
         stat, vals, tops = _bar_values(summ, names)
         _hbars(ax, [marked_label(c, summ[c]) for c in names], vals, tops, PALETTE[0], unit,
-               stat, marked=[bool(summ[c]["shown"]) for c in names])
+               stat, marked=[bool(summ[c]["shown"]) for c in names],
+               skipped=skipped_reasons(summ, names))
         ax.set_title(f"{quantity(unit)}, {better} is better", fontsize=9)
     return fig
 
 
 def limit_bars(res, bench, summ):
-    """pingpong / kernel: log-scale bars with the physical limit marked."""
+    """pingpong / kernel: log-scale bars with the physical limit marked. Cases not measured
+    get their reason in place of a bar; a case drawn left of the limit's line is said to be,
+    with why (the line was measured at another time, when the line moved at another speed)."""
     names = list(summ)
-    unit = summ[names[0]]["unit"]
-    if any(s["unit"] != unit for s in summ.values()):
+    measured = measured_cases(summ)
+    if not measured:
         return None
-    limits = [c for c in names if casenames.is_limit(c)]
+    unit = summ[measured[0]]["unit"]
+    if any(summ[c]["unit"] != unit for c in measured):
+        return None
+    limits = [c for c in measured if casenames.is_limit(c)]
     colours = [LIMIT_COLOUR if c in limits else PALETTE[0] for c in names]
     stat, vals, tops = _bar_values(summ, names)
     if limits:
         limit_name, limit = limits[0], vals[names.index(limits[0])]
     else:                  # e.g. kernel: borrow the limit another bench of this run measured
         limit_name, limit = _limit_elsewhere(res, bench, unit, stat)
-    notes = _wrapped(mark_notes(summ))
-    fig, axes = _figure(res, f"{bench}: {stat} per case against the physical limit"
+    below = [c for c, v in zip(names, vals) if limit_name and c in measured
+             and not casenames.is_limit(c) and 0 < v < limit]
+    lines = mark_notes(summ)
+    if below:
+        lines.append(f"left of the limit's line: {', '.join(below)}. The line is "
+                     f"{limit_name} as measured in its own run; the cache line's speed moves "
+                     "between runs (its phase: docs/bench.md), so a case measured at another "
+                     "time can beat it. Ratios to the limit hold only within one paired run.")
+    notes = _wrapped(lines)
+    fig, axes = _figure(res, f"{bench}: {stat} per case against the cache-line limit"
                         f"{_repeats_note(summ)}", 8, 2.0 + 0.35 * len(names) + 0.12 * len(notes),
                         notes=notes)
     ax = axes[0, 0]
     _hbars(ax, [marked_label(c, summ[c]) for c in names], vals, tops, colours, unit, stat,
-           log=True, scale=False, marked=[bool(summ[c]["shown"]) for c in names])
-    better = f"log scale, {summ[names[0]]['better']} is better"
+           log=True, scale=False, marked=[bool(summ[c]["shown"]) for c in names],
+           skipped=skipped_reasons(summ, names))
+    better = f"log scale, {summ[measured[0]]['better']} is better"
     if limit_name:
+        what = "cache-line limit as measured" if below else "physical limit"
         ax.axvline(limit, color=LIMIT_COLOUR, linestyle="--", linewidth=1.2,
-                   label=f"physical limit ({limit_name})")
-        ax.set_title(f"{better}; dashed red line: physical limit ({limit_name}) = "
-                     f"{human(limit, unit)}", fontsize=9)
+                   label=f"{what} ({limit_name})")
+        ax.set_title(f"{better}; dashed red line: {what} ({limit_name}) = "
+                     f"{human(limit, unit)}" + (f"; {len(below)} case{'s' if len(below) > 1 else ''}"
+                                                " left of it: see below" if below else ""),
+                     fontsize=9)
     else:
         ax.set_title(f"{better}; no physical-limit case in this file", fontsize=9)
     return fig
@@ -326,7 +411,7 @@ def _limit_elsewhere(res, bench, unit, stat):
             continue
         for case in res.cases(other):
             runs = res.runs(other, case)
-            if casenames.is_limit(case) and runs[0].unit == unit:
+            if casenames.is_limit(case) and runs[0].unit == unit and runs[0].skipped is None:
                 return f"{other} {case}", aggregate(runs)[stat]
     return None, None
 
@@ -367,7 +452,7 @@ def storm(res, bench, summ):
     ax.set_title(f"baseline {base} = {human(summ[base]['mean'], unit)}; {better} is better; "
                  "labels: ratio [pct imp]", fontsize=9)
     ax.margins(x=0.2)
-    ax.grid(axis="x", alpha=0.3)
+    _grid(ax, "x")
     return fig
 
 
@@ -504,7 +589,7 @@ def bringup(res, bench, summ):
                  fontsize=9)
     ax.margins(y=0.12)
     ax.legend(fontsize=9)
-    ax.grid(axis="y", alpha=0.3)
+    _grid(ax, "y")
     return fig
 
 
@@ -585,7 +670,7 @@ def heatmap(res, bench, summ):
                                          else (v - lo) / (hi - lo)) > 0.6
                     star = "*" if (group, cpus[i], cpus[j]) in marked else ""
                     ax.text(j, i, fmt(v) + star, ha="center", va="center",
-                            fontsize=8 if n <= 8 else 6, color="black" if light else "white")
+                            fontsize=8 if n <= 8 else MIN_FONT, color="black" if light else "white")
         # CPU numbers, not positions: a sampled run's rows are not 0..n-1
         ax.set_xticks(ticks, labels, fontsize=tick_size,
                       rotation=90 if n > MAX_LABELLED_CPUS else 0)
@@ -685,11 +770,11 @@ def _wake_latency(ax, summ, mechs, states, cells, absent, unit):
         for y, v, t in zip(ys, vals, tops):
             if t <= 0:
                 continue                    # said at the axis' edge
-            ax.annotate(human(v, unit), (t, y), xytext=(3, 0), textcoords="offset points",
-                        va="center", fontsize=6)
+            ax.annotate(bar_label(v, t, unit), (t, y), xytext=(3, 0), textcoords="offset points",
+                        va="center", fontsize=MIN_FONT)
         for i, m in enumerate(mechs):
             if (m, st) in absent:
-                ax.text(0.005, i + off, "absent", transform=rows, va="center", fontsize=6,
+                ax.text(0.005, i + off, "absent", transform=rows, va="center", fontsize=MIN_FONT,
                         color="#777")
         lows, highs = lows + vals, highs + tops
     for i, m in enumerate(mechs):
@@ -701,7 +786,7 @@ def _wake_latency(ax, summ, mechs, states, cells, absent, unit):
     ax.set_ylim(len(mechs) - 0.5, -0.5)
     ax.set_xlabel("wake latency: bar p50, whisker p99 (log scale)")
     ax.set_title("the waker's call until the sleeper's thread runs; lower is better", fontsize=9)
-    ax.grid(axis="x", alpha=0.3, which="both")
+    _grid(ax, "x")
 
 
 def _param_mean(res, bench, case, key):
@@ -756,7 +841,7 @@ def _ipi_bars(ax, mechs, states, ipis, marked=()):
                     bar.set_linewidth(1.2)
         for y, end, (_, counts) in zip(ys, [a + b for a, b in zip(cal, resched)], shown):
             ax.annotate(" + ".join("n/a" if v is None else fmt(v) for v in counts), (end, y),
-                        xytext=(3, 0), textcoords="offset points", va="center", fontsize=6)
+                        xytext=(3, 0), textcoords="offset points", va="center", fontsize=MIN_FONT)
             top = max(top, end)
     ends = [(c[0] or 0.0) + (c[1] or 0.0) for c in ipis.values()]
     if dwarfs(ends, floor=1.0):        # one storm of interrupts would flatten every other bar
@@ -764,11 +849,10 @@ def _ipi_bars(ax, mechs, states, ipis, marked=()):
         _plain_log_ticks(ax.xaxis)
         ax.set_xlim(0, top * 4)
         ax.set_xlabel("interrupts per wake: CAL + RES\n(linear to 1, log scale past it)")
-        ax.grid(axis="x", alpha=0.3, which="both")
     else:
         ax.set_xlim(0, top * 1.5)
         ax.set_xlabel("interrupts per wake: CAL + RES")
-        ax.grid(axis="x", alpha=0.3)
+    _grid(ax, "x")
     ax.set_title("IPIs on the sleeper's CPU", fontsize=9)
 
 
@@ -852,10 +936,25 @@ SPECIAL = {"pingpong": limit_bars, "kernel": limit_bars, "storm": storm, "matrix
 NO_DISTRIBUTION = {"heatmap", "wake"}      # their chart already shows each case's spread
 
 
-def figures(res):
-    """[(name, Figure)] for every bench in a Results, specialised charts first."""
-    out = []
+def unmeasured(res):
+    """{bench: [reasons]} of the benches with no case measured (every record skipped, as on
+    one CPU): they get a sentence, not a chart."""
+    out = {}
     for bench in res.benches():
+        summ = summaries(res, bench)
+        if not measured_cases(summ):
+            out[bench] = list(dict.fromkeys(skipped_reasons(summ, list(summ))))
+    return out
+
+
+def figures(res):
+    """[(name, Figure)] for every bench in a Results that has a case measured, specialised
+    charts first; every text of each figure fitted inside it (fit_texts)."""
+    out = []
+    empty = unmeasured(res)
+    for bench in res.benches():
+        if bench in empty:
+            continue
         summ = summaries(res, bench)
         fig = None
         if bench in SPECIAL:
@@ -865,11 +964,84 @@ def figures(res):
                 fig = None               # odd values (e.g. negative CPU numbers)
         if fig is None:                  # case names did not fit: the generic chart
             fig = generic(res, bench, summ)
-        out.append((bench, fig))
+        out.append((bench, fit_texts(fig)))
         timed = [s for s in summ.values() if s["unit"] in TIME_UNITS and s["n"] > 1]
         if bench not in NO_DISTRIBUTION and timed and len(summ) <= MAX_DISTRIBUTION_CASES:
-            out.append((f"{bench}-distribution", distribution(res, bench, summ)))
+            out.append((f"{bench}-distribution", fit_texts(distribution(res, bench, summ))))
     return out
+
+
+# ---------------------------------------------------------------- every text inside its figure
+
+def texts(fig):
+    """The visible, non-empty text artists of a figure (titles, labels, ticks, notes, legends,
+    the values written on bars)."""
+    hidden = set()              # labels of ticks outside the view: kept, but not drawn
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            drawn = {id(lab) for tick in axis._update_ticks() for lab in (tick.label1, tick.label2)}
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                hidden |= {id(lab) for lab in (tick.label1, tick.label2) if id(lab) not in drawn}
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()
+            and id(t) not in hidden]
+
+
+def outside(fig, renderer=None, slack=1.0):
+    """[(text, extent)] of the texts that reach past the figure's edges, in display pixels."""
+    renderer = renderer or fig.canvas.get_renderer()
+    W, H = fig.bbox.width, fig.bbox.height
+    out = []
+    for t in texts(fig):
+        b = t.get_window_extent(renderer)
+        if b.x0 < -slack or b.y0 < -slack or b.x1 > W + slack or b.y1 > H + slack:
+            out.append((t, b))
+    return out
+
+
+def _rewrap(t, width_px, have_px):
+    """Wrap a text's lines to fit width_px, from the width it has now."""
+    text = t.get_text()
+    longest = max(len(line) for line in text.split("\n"))
+    chars = max(12, int(longest * width_px / max(have_px, 1.0)) - 1)
+    indent = "  " if t.get_horizontalalignment() == "left" else ""
+    t.set_text("\n".join(part for line in text.split("\n")
+                         for part in (textwrap.wrap(line, chars, subsequent_indent=indent)
+                                      or [""])))
+
+
+def fit_texts(fig, tries=6):
+    """Bring every text inside the figure: titles, notes and labels that are too wide are
+    wrapped; a value written past a bar's end widens its axis. Drawn with Agg to measure."""
+    FigureCanvasAgg(fig)
+    for _ in range(tries):
+        fig.draw_without_rendering()
+        renderer = fig.canvas.get_renderer()
+        bad = outside(fig, renderer)
+        for ax in fig.axes:             # a value written past its axes' frame
+            bad += [(t, t.get_window_extent(renderer)) for t in ax.texts
+                    if isinstance(t, Annotation) and t.get_visible() and t.get_text()
+                    and t.get_window_extent(renderer).x1 > ax.bbox.x1 + 1]
+        if not bad:
+            break
+        W = fig.bbox.width
+        for t, b in bad:
+            ax = next((a for a in fig.axes if t in a.texts or t is a.title
+                       or t in (a._left_title, a._right_title)), None)
+            if isinstance(t, Annotation) and ax is not None and \
+                    max(b.x1 - W, b.x1 - ax.bbox.x1) > 0:
+                over = max(b.x1 - W, b.x1 - ax.bbox.x1) + 4
+                lo, hi = ax.get_xlim()       # room for the value written past the bar
+                if ax.get_xscale() in ("log", "symlog"):
+                    ax.set_xlim(lo, hi * (hi / lo if lo > 0 else 10.0)
+                                ** (1.3 * over / max(ax.bbox.width, 1.0)))
+                else:
+                    ax.set_xlim(lo, hi + (hi - lo) * 1.3 * over / max(ax.bbox.width, 1.0))
+            elif b.width > 0:
+                ha, mid = t.get_horizontalalignment(), (b.x0 + b.x1) / 2
+                room = W - b.x0 - 4 if ha == "left" else b.x1 - 4 if ha == "right" \
+                    else 2 * min(mid, W - mid) - 8
+                _rewrap(t, max(min(room, W - 8), 40), b.width)
+    return fig
 
 
 SAVE_RC = {"svg.fonttype": "none", "svg.hashsalt": "xcall-report"}
