@@ -270,9 +270,8 @@ struct xc_stats {
  * it: every function that touches libxcall's state refuses with -EAGAIN a
  * handler that interrupted libxcall in the same thread, and a thread's first
  * call takes no lock of its own and allocates nothing with malloc, so it may
- * come from a handler that interrupted the application anywhere. A waiting
- * xc_call_single() counts as inside from its publication on: before it, it
- * holds nothing a handler's call could wait for, and such a call is served.
+ * come from a handler that interrupted the application anywhere (it may
+ * get -ENOMEM if no page could be mapped to list the thread for xc_exit()).
  */
 /**
  * xc_init() - start one worker per CPU and bring them online.
@@ -307,12 +306,16 @@ XC_API int xc_init(const struct xc_opts *opts);
 /**
  * xc_exit() - run everything still queued, then stop and join every worker.
  *
- * Context: a thread that is not a worker. Calls racing with xc_exit() either
- * complete or get -ENXIO; none is lost. xc_init() may follow again.
+ * Context: a thread that is not a worker, outside a cond hook of its own
+ * call. Calls racing with xc_exit() either complete or get -ENXIO; none is
+ * lost. xc_exit() returns only once every call that other threads began
+ * while the runtime was up has returned, a cond hook's included (a hook
+ * that waits for the thread in xc_exit() deadlocks it), so nothing a call
+ * reads is cleared under it, nor rewritten by the xc_init() that may follow.
  * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
  *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0; -ENXIO not initialised; -EDEADLK called from a worker (an
- * attached thread too); -EBUSY a thread is still attached (xc_worker_detach()
+ * attached thread too) or from a cond hook of the caller's own call; -EBUSY a thread is still attached (xc_worker_detach()
  * first; nothing was stopped); the negative errno of writing
  * xc_opts.trace_file (the runtime is down all the same).
  */

@@ -152,7 +152,7 @@ static int worker_attach(int cpu)
 	}
 	/* the init hook as a worker runs it: pinned, xc_this_cpu() its CPU, before online */
 	if (xc_rt.cfg.cpu_init) {
-		int was = xc_user_begin();
+		int was = xc_user_begin_hook();
 
 		xc_self = c;
 		ret = xc_rt.cfg.cpu_init(cpu, xc_rt.cfg.cpu_init_arg);

@@ -23,6 +23,7 @@
 #include "topology.h"
 #include "trace.h"
 #include "fork.h"
+#include "inflight.h"
 #include "futex.h"
 
 #include <errno.h>
@@ -448,7 +449,8 @@ static int runtime_exit(void)
 {
 	int expected = XC_RT_UP, ret = 0;
 
-	if (xc_self)
+	/* a worker, or a cond hook of this thread's call, which would wait for itself (inflight.c) */
+	if (xc_self || (xc_tls.inside & XC_INSIDE_FLIGHT))
 		return -EDEADLK;
 	/* the lock first: attaching takes it too, so none attaches between the look and STOPPING */
 	pthread_mutex_lock(&xc_rt.hotplug_lock);
@@ -484,12 +486,15 @@ static int runtime_exit(void)
 			pthread_join(c->thread, NULL);
 		c->thread_live = false;
 	}
+	/* hotplug waiting for the lock sees STOPPING and leaves, before the wait for it */
+	pthread_mutex_unlock(&xc_rt.hotplug_lock);
+	/* calls of other threads that looked while up are out; nothing is cleared before */
+	xc_inflight_wait();
 	xc_urgent_restore();
 	if (xc_rt.cfg.trace_file)
 		ret = xc_trace_write(xc_rt.cfg.trace_file);
 	xc_trace_stop();
 	runtime_clear();
-	pthread_mutex_unlock(&xc_rt.hotplug_lock);
 	atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_release);
 	return ret;
 }

@@ -383,21 +383,28 @@ static __attribute__((noinline)) int call_single_guarded(int cpu, xc_func_t fn, 
 
 /*
  * A waiting call takes the straight path into the slot (slot.c) when this
- * thread is in nobody's way (xc_tls.any 0), the gate is open to @cpu, @cpu
+ * thread is in nobody's way (xc_tls.any 0: outside libxcall and listed,
+ * not in the urgent handler or an attached sleep), the gate is open to @cpu, @cpu
  * is not this thread's own, and our ring to it holds nothing untaken, which
  * the slot would overtake. Anything else, and a slot found held or closed,
  * goes the general way, which says why a call cannot be made.
  */
 int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 {
-	/* acquire: pairs with the gate's release at xc_init (bringup.c) */
-	if (xc_likely(flags == XC_WAIT) && fn && !xc_tls.any &&
-	    (unsigned)cpu < (unsigned)atomic_load_explicit(&xc_rt.slot_fast_cpus, memory_order_acquire)) {
-		struct xc_cpu *c = &xc_cpus[cpu], *self = xc_self;
+	if (xc_likely(flags == XC_WAIT) && fn && !xc_tls.any) {
+		/* in flight before the look at the gate, as xc_enter() (inflight.c) */
+		xc_inside_store(XC_INSIDE_CODE);
+		atomic_signal_fence(memory_order_seq_cst);
+		/* acquire: pairs with the gate's release at xc_init (bringup.c) */
+		if ((unsigned)cpu < (unsigned)atomic_load_explicit(&xc_rt.slot_fast_cpus,
+								   memory_order_acquire)) {
+			struct xc_cpu *c = &xc_cpus[cpu], *self = xc_self;
 
-		/* not in the urgent handler: our ring set is the first */
-		if (c != self && slot_in_order(c, 0) && xc_slot_publish(c, fn, arg, self, NULL))
-			return xc_slot_finish_straight(c);
+			/* not in the urgent handler: our ring set is the first */
+			if (c != self && slot_in_order(c, 0) && xc_slot_publish(c, fn, arg, self, NULL))
+				return xc_slot_finish_straight(c);
+		}
+		xc_leave(0);
 	}
 	return call_single_guarded(cpu, fn, arg, flags);
 }
@@ -583,7 +590,7 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 		if (!atomic_load_explicit(&xc_cpus[cpu].online, memory_order_relaxed))
 			continue;
 		if (cond) {
-			int was = xc_user_begin();
+			int was = xc_user_begin_hook();
 			bool wanted = cond(cpu, arg);
 
 			xc_user_end(was);

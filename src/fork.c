@@ -6,7 +6,8 @@
  * workers its copy of the runtime names. Its contract (xcall.h): every call
  * gets -ENXIO, xc_exit() too, and xc_init() starts a runtime of its own.
  *
- * The handlers (pthread_atfork, registered at the first xc_init):
+ * The handlers (pthread_atfork, registered when the library loads: a
+ * thread's first call lists it (inflight.c), before any xc_init):
  *   prepare  holds the locks whose data the child goes on using: the trace
  *            dump's and the thread-ring registry's. Each is a
  *            leaf, held only for a short update, so prepare never waits long
@@ -18,8 +19,9 @@
  *   child    marks the runtime down; resets each of the parent's CPUs and
  *            its rings as a fresh runtime starts (xc_cpu_fresh, the one
  *            definition xc_init uses too: no worker, nothing held, dropped
- *            or in flight); frees every ring (their owners are gone) and
- *            resets the forking thread's own state (its rings, pools, trace
+ *            or in flight); frees every ring (their owners are gone), keeps
+ *            only the forking thread listed (inflight.c) and resets the
+ *            forking thread's own state (its rings, pools, trace
  *            ring, worker and sleep marks); gives the urgent signal back its
  *            disposition from before xc_init (so that a new xc_init saves
  *            that one, not ours), drops the descriptors that were in flight
@@ -37,6 +39,7 @@
 #include "pool.h"
 #include "fork.h"
 #include "trace.h"
+#include "inflight.h"
 
 #include <pthread.h>
 
@@ -47,7 +50,7 @@ static __xc_tls int fork_was_inside;
 
 static void fork_prepare(void)
 {
-	fork_was_inside = xc_inside_swap(1);	/* a handler that interrupts the fork must not wait on a lock held here (thread.h) */
+	fork_was_inside = xc_inside_swap(XC_INSIDE_CODE);	/* a handler that interrupts the fork must not wait on a lock held here (thread.h) */
 	xc_trace_fork_prepare();
 }
 
@@ -73,6 +76,7 @@ static void fork_child(void)
 	xc_pool_fork_child();
 	xc_ring_fork_child();
 	xc_trace_fork_child();
+	xc_inflight_fork_child();
 	/* a later xc_init's CAS starts from here */
 	atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_relaxed);
 	xc_inside_restore(fork_was_inside);
@@ -86,4 +90,9 @@ static void fork_register(void)
 void xc_fork_handlers_register(void)
 {
 	pthread_once(&fork_once, fork_register);
+}
+
+__attribute__((constructor)) static void fork_handlers_at_load(void)
+{
+	xc_fork_handlers_register();
 }

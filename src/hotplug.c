@@ -176,12 +176,10 @@ int xc_cpu_online(int cpu)
 	return XC_GUARDED(cpu_online(cpu));
 }
 
-int xc_online_mask(cpu_set_t *out)
+static int online_mask(cpu_set_t *out)
 {
 	int n = 0;
 
-	if (!out)
-		return -EINVAL;
 	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
 		return -ENXIO;
 	CPU_ZERO(out);
@@ -195,4 +193,9 @@ int xc_online_mask(cpu_set_t *out)
 		}
 	}
 	return n;
+}
+
+int xc_online_mask(cpu_set_t *out)
+{
+	return out ? XC_READING(online_mask(out)) : -EINVAL;
 }

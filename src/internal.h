@@ -285,7 +285,6 @@ struct xc_tls_state {
 };
 extern __xc_tls struct xc_tls_state xc_tls;
 #define xc_self      (xc_tls.self)
-#define xc_inside    (xc_tls.inside)
 #define xc_in_urgent (xc_tls.in_urgent)
 #define xc_in_call   (xc_tls.in_call)
 

@@ -74,11 +74,10 @@
  *     not tracing, the slot not ablated, every CPU below it in the set or
  *     its slot closed), our ring to the CPU empty, then claim, fill,
  *     publish (xc_slot_publish, call.h), and a jump to
- *     xc_slot_finish_straight. It marks itself inside libxcall only there,
- *     for the kick and the wait: up to the publication it holds nothing a
- *     signal handler's call could wait for (the claim only turns that call
- *     to the queue), and it reads the thread's ring without changing it.
- *     Its wait (slot_wait_straight) calls nothing until the spin gives up,
+ *     xc_slot_finish_straight. It marks itself inside libxcall before its
+ *     look at the gate, as any call does before its look at the runtime
+ *     (xc_exit waits for it, inflight.c), and leaves again if it falls
+ *     back to the general path. Its wait (slot_wait_straight) calls nothing until the spin gives up,
  *     so that from seeing the completion it frees the claim, leaves
  *     libxcall and returns.
  *   - the idle worker (xc_slot_run_idle): from its poll, which read the
@@ -136,7 +135,7 @@ static __attribute__((noinline, cold)) int slot_wait_rest(struct xc_cpu *c,
 	/* release: our use of the fields happens before the next claimer's */
 	atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
 	if (!wi)
-		xc_leave();
+		xc_leave(0);
 	return 0;
 }
 
@@ -154,7 +153,7 @@ static inline __attribute__((always_inline)) int slot_wait_in(struct xc_cpu *c,
 	/* release: as slot_wait_rest's */
 	atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
 	if (!wi)
-		xc_leave();
+		xc_leave(0);
 	return 0;
 }
 
@@ -181,17 +180,11 @@ int xc_slot_finish(struct xc_cpu *c, const struct xc_waitinfo *wi)
 
 /*
  * xc_slot_finish_straight() - the straight path's xc_slot_finish(), which it
- * jumps to with no frame of its own. It enters libxcall here (the thread was
- * outside: xc_tls.any was 0): from the kick on, a signal handler's call
- * could wait for what this thread holds (a claimed wakeup not yet sent, a
- * worker's own idle word in the wait), so such a call is refused, as in any
- * call; up to the publication nothing was held that it could wait for.
+ * jumps to with no frame of its own, inside libxcall since its look at the
+ * gate (call.c); it leaves in the wait.
  */
 int xc_slot_finish_straight(struct xc_cpu *c)
 {
-	xc_inside = 1;
-	/* a handler on this thread sees the mark before the kick */
-	atomic_signal_fence(memory_order_seq_cst);
 	xc_kick(c);
 	return slot_wait_straight(c);
 }
@@ -244,7 +237,7 @@ int xc_slot_run_idle(struct xc_cpu *c)
 	/* relaxed: as slot_run_published's */
 	atomic_store_explicit(&c->slot_running, true, memory_order_relaxed);
 	xc_in_call = 1;			/* the urgent handler defers */
-	xc_inside = 0;			/* the function may call libxcall */
+	xc_inside_store(0);		/* the function may call libxcall */
 	atomic_signal_fence(memory_order_seq_cst);
 	/* relaxed: the poll's seq_cst load that saw PUBLISHED acquired the fields */
 	atomic_load_explicit(&s->fn, memory_order_relaxed)(s->arg);
@@ -257,7 +250,7 @@ int xc_slot_run_idle(struct xc_cpu *c)
 	 */
 	old = atomic_exchange_explicit(&s->done.word, 0, memory_order_seq_cst);
 	atomic_signal_fence(memory_order_seq_cst);
-	xc_inside = 1;
+	xc_inside_store(XC_INSIDE_CODE);
 	xc_in_call = 0;
 	atomic_store_explicit(&c->slot_running, false, memory_order_relaxed);
 	if (old & XC_DONE_SLEEPING)

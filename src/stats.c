@@ -36,8 +36,8 @@ static int stats_get(int cpu, struct xc_stats *out)
 
 	if (!out)
 		return -EINVAL;
-	/* the set and the rings stay while we read: xc_exit clears them only after we are out */
-	if (!xc_trace_read_begin())
+	/* acquire: the set, written before UP; xc_exit clears it only once we are out (inflight.c) */
+	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
 		return -ENXIO;
 	memset(out, 0, sizeof(*out));
 	if (cpu == -1) {
@@ -48,7 +48,6 @@ static int stats_get(int cpu, struct xc_stats *out)
 	} else {
 		stats_add(out, &xc_cpus[cpu]);
 	}
-	xc_trace_read_end();
 	return ret;
 }
 

@@ -22,6 +22,7 @@
 #include "internal.h"
 #include "thread.h"
 #include "attach.h"
+#include "inflight.h"
 #include "pool.h"
 #include "ring.h"
 #include "trace.h"
@@ -30,7 +31,8 @@
 #include <signal.h>
 #include <sys/mman.h>
 
-__xc_tls struct xc_tls_state xc_tls;
+/* NEW: a thread's first entry lists it (inflight.c) */
+__xc_tls struct xc_tls_state xc_tls = { .inside = XC_INSIDE_NEW };
 
 static pthread_key_t exit_key;
 static bool exit_key_ok;
@@ -38,15 +40,34 @@ static __xc_tls bool exit_registered;
 
 static void thread_exit(void *unused)
 {
-	int was;
-
 	exit_registered = false;
-	was = xc_inside_swap(1);	/* a handler during the release is refused, as inside any call */
+	xc_inside_swap(XC_INSIDE_CODE);	/* a handler during the release is refused, as inside any call */
 	xc_attach_thread_exit();
 	xc_ring_thread_exit();
 	xc_trace_thread_exit();
 	xc_pool_thread_exit();
-	xc_inside_restore(was);
+	xc_inflight_thread_exit();
+	xc_inside_restore(XC_INSIDE_NEW);	/* unlisted: a destructor's later call lists it again */
+}
+
+int xc_enter_slow(int was)
+{
+	if (was & XC_INSIDE_CODE)
+		return -EAGAIN;
+	if (was & XC_INSIDE_NEW) {
+		/* a handler is refused from here, so it cannot list this thread twice */
+		xc_inside_store(XC_INSIDE_CODE);
+		atomic_signal_fence(memory_order_seq_cst);
+		if (!xc_inflight_register()) {
+			xc_inside_restore(XC_INSIDE_NEW);
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	/* FLIGHT: a call from a hook that a call of this thread runs */
+	xc_inside_store(was | XC_INSIDE_CODE);
+	atomic_signal_fence(memory_order_seq_cst);
+	return was;
 }
 
 __attribute__((constructor)) static void exit_key_create(void)
@@ -54,12 +75,15 @@ __attribute__((constructor)) static void exit_key_create(void)
 	exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
 }
 
-void xc_thread_exit_register(void)
+bool xc_thread_exit_register(void)
 {
-	if (exit_registered || !exit_key_ok)
-		return;
+	if (exit_registered)
+		return true;
+	if (!exit_key_ok)
+		return false;
 	exit_registered = true;
 	pthread_setspecific(exit_key, &exit_registered);
+	return true;
 }
 
 /*

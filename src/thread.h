@@ -10,19 +10,22 @@
  * state enters through xc_enter(), which refuses with -EAGAIN while the
  * same thread is already inside, and leaves through xc_leave(). Around
  * the application's own code run from inside (a call's or work item's
- * function, a cond or cpu_init hook) the word is cleared and put back
- * (xc_user_begin / xc_user_end): there the thread may call libxcall again,
- * nested, as it always could, and so may a handler that interrupts it,
- * since libxcall's state is then what a nested call would find. One path
- * enters late: the waiting call's straight path (slot.c) marks itself only
- * at its kick, as up to its publication it updates nothing a nested call
- * reads (the claim it holds only turns such a call to the queue).
+ * function, a cond or cpu_init hook) the word's CODE bit is cleared and put
+ * back (xc_user_begin / xc_user_end): there the thread may call libxcall
+ * again, nested, as it always could, and so may a handler that interrupts
+ * it, since libxcall's state is then what a nested call would find.
+ *
+ * The word also says whether a call of this thread is in flight, for
+ * xc_exit(), which waits until no other thread's is (inflight.c): CODE, or
+ * FLIGHT in a hook that a call runs. A thread's word starts NEW, so that
+ * its first entry takes the slow path, which lists it. The entering store
+ * is relaxed and the leaving one a release; inflight.c argues both.
  *
  * The word is xc_tls.inside (internal.h), beside the thread's other state.
- *
- * The word is the thread's alone (a handler runs on the thread it
- * interrupts): no atomics, only signal fences, so that the compiler keeps
- * the mark before the first access it guards and the clear after the last.
+ * Only its thread writes it (a handler runs on the thread it interrupts),
+ * with atomic stores and signal fences, so that the compiler keeps the mark
+ * before the first access it guards and the clear after the last; xc_exit()
+ * reads it from another thread.
  */
 #ifndef XC_THREAD_H
 #define XC_THREAD_H
@@ -33,30 +36,63 @@
 #include <signal.h>
 #include <stdatomic.h>
 
+/* The inside word's bits (xc_tls.inside). */
+#define XC_INSIDE_CODE   1	/* in libxcall's code: a handler's call is refused */
+#define XC_INSIDE_FLIGHT 2	/* in a hook run from a call: the call is in flight (inflight.c) */
+#define XC_INSIDE_NEW    4	/* not listed yet (inflight.c): the thread's first entry lists it */
 
+/* relaxed: only this thread writes the word; what needs an order says so */
+static inline void xc_inside_store(int v)
+{
+	__atomic_store_n(&xc_tls.inside, v, __ATOMIC_RELAXED);
+}
+
+/* The entry past a non-zero word: -EAGAIN, or listing a new thread, or a hook's nested call. */
+int xc_enter_slow(int was);
+
+/* Enter libxcall: what xc_leave() puts back (>= 0), or -EAGAIN on re-entry, -ENOMEM. */
 static inline int xc_enter(void)
 {
-	if (xc_unlikely(xc_inside))
-		return -EAGAIN;
-	xc_inside = 1;
+	int was = xc_tls.inside;
+
+	if (xc_unlikely(was))
+		return xc_enter_slow(was);
+	xc_inside_store(XC_INSIDE_CODE);
 	/* a handler on this thread sees the mark before anything it guards is touched */
 	atomic_signal_fence(memory_order_seq_cst);
 	return 0;
 }
 
-static inline void xc_leave(void)
+/*
+ * A read-only entry (xc_online_mask, xc_cpu_max): nested in a call of the
+ * same thread, a handler's included, it only reads what that call keeps.
+ */
+static inline int xc_enter_reading(void)
+{
+	int was = xc_tls.inside;
+
+	if (xc_likely(!was) || (was & XC_INSIDE_NEW))
+		return xc_enter();
+	return was;
+}
+
+static inline void xc_leave(int was)
 {
 	/* everything guarded is done before a handler can read the clear */
 	atomic_signal_fence(memory_order_seq_cst);
-	xc_inside = 0;
+	/* release: the call's reads of the runtime before xc_exit() sees us out (inflight.c) */
+	__atomic_store_n(&xc_tls.inside, was, __ATOMIC_RELEASE);
 }
 
 /* Run @call (an expression giving an int) inside libxcall, or -EAGAIN on re-entry. */
-#define XC_GUARDED(call) __extension__({		\
-	int xc_r_ = xc_enter();				\
-	if (!xc_r_) {					\
+#define XC_GUARDED(call) XC__ENTERED(xc_enter(), call)
+/* The same for a read-only @call, which a nested read may make too. */
+#define XC_READING(call) XC__ENTERED(xc_enter_reading(), call)
+#define XC__ENTERED(entry, call) __extension__({	\
+	int xc_w_ = (entry), xc_r_ = xc_w_;		\
+	if (xc_likely(xc_w_ >= 0)) {			\
 		xc_r_ = (call);				\
-		xc_leave();				\
+		xc_leave(xc_w_);			\
 	}						\
 	xc_r_; })
 
@@ -67,10 +103,10 @@ static inline void xc_leave(void)
  */
 static inline int xc_inside_swap(int now)
 {
-	int was = xc_inside;
+	int was = xc_tls.inside;
 
 	atomic_signal_fence(memory_order_seq_cst);
-	xc_inside = now;
+	xc_inside_store(now);
 	atomic_signal_fence(memory_order_seq_cst);
 	return was;
 }
@@ -78,7 +114,7 @@ static inline int xc_inside_swap(int now)
 static inline void xc_inside_restore(int was)
 {
 	atomic_signal_fence(memory_order_seq_cst);
-	xc_inside = was;
+	xc_inside_store(was);
 	atomic_signal_fence(memory_order_seq_cst);
 }
 
@@ -86,6 +122,15 @@ static inline void xc_inside_restore(int was)
 static inline int xc_user_begin(void)
 {
 	return xc_inside_swap(0);
+}
+
+/*
+ * The same around a hook a call runs on the calling thread (a cond
+ * callback, an attaching thread's cpu_init): the call stays in flight.
+ */
+static inline int xc_user_begin_hook(void)
+{
+	return xc_inside_swap(XC_INSIDE_FLIGHT);
 }
 
 static inline void xc_user_end(int was)
@@ -102,8 +147,12 @@ void *xc_map(size_t size);
  */
 void xc_signals_async(sigset_t *set);
 
-/* This thread holds something of libxcall's (a pool, a trace ring, an attached CPU): release it at exit. */
-void xc_thread_exit_register(void);
+/*
+ * This thread holds something of libxcall's (a pool, a trace ring, an
+ * attached CPU, its listing): release it at exit. False if the exit hook
+ * could not be made when the library loaded.
+ */
+bool xc_thread_exit_register(void);
 
 /* pthread_create with the asynchronous signals blocked in the new thread from its first instruction. */
 int xc_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);

@@ -7,6 +7,7 @@
  */
 #include "internal.h"
 #include "topology.h"
+#include "thread.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -98,13 +99,18 @@ int xc_cpulist_format(const cpu_set_t *set, char *buf, size_t size)
 	return (int)used;
 }
 
-int xc_cpu_max(void)
+static int cpu_max(void)
 {
 	/* acquire: the set and its list, written before the runtime went up */
 	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
 		return -ENXIO;
 	/* cpu_list is in CPU order: its last is the highest */
 	return xc_rt.cpu_list[xc_rt.nr_cpus - 1] + 1;
+}
+
+int xc_cpu_max(void)
+{
+	return XC_READING(cpu_max());
 }
 
 static int read_line(const char *path, char *buf, size_t n)

@@ -74,15 +74,6 @@ static uint32_t thread_ring_ids;		/* under rings_lock */
 static uint64_t untraced_threads;		/* under rings_lock: no ring id left for them */
 /* Held by a dump and by xc_trace_stop: a dump never reads CPU rings being freed. */
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
-/*
- * Readers of the running runtime from outside it (xc_stats_get: the CPU set,
- * the counters, the CPU rings' drop counts), each between
- * xc_trace_read_begin and xc_trace_read_end. xc_trace_stop, which xc_exit()
- * and a failed xc_init() call once the state has left UP and before they free
- * the rings and clear the set, waits until none is inside. A reader never
- * waits, so a signal handler may read too.
- */
-static _Atomic int readers;
 static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
 static __xc_tls struct xc_trace_ring *my_ring;
 static __xc_tls bool my_ring_refused;	/* no ring id was left: untraced for life */
@@ -253,21 +244,12 @@ int xc_trace_start(void)
 }
 
 /*
- * After every worker is joined: nobody writes CPU rings any more. The state
- * is no longer up, so once the readers inside xc_trace_read_begin/end are
- * out, none comes back before the next xc_init's UP: the caller may clear the
- * CPU set after this returns.
+ * After every worker is joined and every call of another thread is out
+ * (xc_exit's wait, inflight.c; a failed xc_init was never up): nobody
+ * writes or reads CPU rings any more.
  */
 void xc_trace_stop(void)
 {
-	/*
-	 * seq_cst: with the seq_cst CAS that took the state out of UP (xc_exit)
-	 * and the reader's two seq_cst accesses, either this load sees a reader
-	 * or that reader sees the state out of UP; and it acquires what each
-	 * reader that left read before we free it.
-	 */
-	while (atomic_load_explicit(&readers, memory_order_seq_cst))
-		sched_yield();
 	pthread_mutex_lock(&dump_lock);
 	atomic_store_explicit(&xc_tracing, false, memory_order_relaxed);
 	for (int i = 0; i < XC_MAX_CPUS; i++) {
@@ -278,23 +260,6 @@ void xc_trace_stop(void)
 	pthread_mutex_unlock(&dump_lock);
 }
 
-bool xc_trace_read_begin(void)
-{
-	/* seq_cst: the count before the look at the state, against xc_trace_stop's look at the count */
-	atomic_fetch_add_explicit(&readers, 1, memory_order_seq_cst);
-	/* seq_cst (so acquire too: pairs with xc_init's release of UP; the set and the rings are visible) */
-	if (atomic_load_explicit(&xc_rt.state, memory_order_seq_cst) == XC_RT_UP)
-		return true;
-	xc_trace_read_end();
-	return false;
-}
-
-void xc_trace_read_end(void)
-{
-	/* release: what the reader read comes before xc_trace_stop sees it gone */
-	atomic_fetch_sub_explicit(&readers, 1, memory_order_release);
-}
-
 static uint64_t ring_drops(const struct xc_trace_ring *r)
 {
 	uint64_t h = atomic_load_explicit((_Atomic uint64_t *)&r->head, memory_order_acquire);
@@ -302,7 +267,7 @@ static uint64_t ring_drops(const struct xc_trace_ring *r)
 	return h > r->mask + 1 ? h - (r->mask + 1) : 0;
 }
 
-/* Between xc_trace_read_begin and xc_trace_read_end: the rings are not freed meanwhile. */
+/* Inside a call (xc_stats_get): xc_exit frees the rings only once it is out (inflight.c). */
 uint64_t xc_trace_drops(int cpu)
 {
 	return (cpu_rings[cpu] ? ring_drops(cpu_rings[cpu]) : 0) +
@@ -524,7 +489,5 @@ void xc_trace_fork_child(void)
 			r->in_use = false;
 	pthread_mutex_unlock(&rings_lock);
 	pthread_mutex_unlock(&dump_lock);
-	/* relaxed: one thread; readers inside in other threads at the fork are not in the child */
-	atomic_store_explicit(&readers, 0, memory_order_relaxed);
 	xc_trace_stop();
 }

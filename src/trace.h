@@ -49,13 +49,6 @@ uint32_t xc_trace_flow_new(void);
 int xc_trace_start(void);
 void xc_trace_stop(void);
 uint64_t xc_trace_drops(int cpu);
-/*
- * A reader of the running runtime from outside it (xc_stats_get): true, and
- * until xc_trace_read_end() the runtime's CPU set and trace rings stay as
- * they are (xc_trace_stop waits); false if the runtime is not up.
- */
-bool xc_trace_read_begin(void);
-void xc_trace_read_end(void);
 /* xc_trace_dump() from inside libxcall (xc_exit writes xc_opts.trace_file) */
 int xc_trace_write(const char *path);
 void xc_trace_thread_exit(void);

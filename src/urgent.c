@@ -58,7 +58,7 @@ static void urgent_handler(int sig)
 		 * (thread.h), but for the urgent functions themselves (call.h), whose
 		 * calls take the handler's own pool and ring (xc_in_urgent).
 		 */
-		int was = xc_inside_swap(1);
+		int was = xc_inside_swap(XC_INSIDE_CODE);
 
 		/* each urgent call puts back what it interrupted, for stuck reports (xc_activity_end) */
 		xc_in_urgent++;

@@ -328,7 +328,7 @@ void *xc_worker_main(void *arg)
 
 	/* only the cpu_init hook may be cancelled */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-	xc_inside = 1;		/* a worker runs libxcall's code, but for the application's functions */
+	xc_inside_store(XC_INSIDE_CODE);	/* a worker runs libxcall's code, but for the application's functions; never listed (inflight.c) */
 	xc_self = c;
 	err = xc_pin_self(c->cpu);
 	if (err)
