@@ -1098,8 +1098,7 @@ static void *thread_main(void *arg)
 		while (th->attached && API("xc_poll", xc_poll()) > 0)
 			;
 		detach(th);
-		close(th->ep);
-		close(th->stopfd);
+		/* its descriptors are closed by the main thread after the join: it may still write stopfd */
 	}
 	return NULL;
 }
@@ -1297,6 +1296,11 @@ static int run_program(void)
 			else
 				pthread_join(thrs[t].pt, NULL);
 		}
+		for (int t = 0; t < P.nthr; t++)
+			if (P.kind[t] == T_ATTACHED) {
+				close(thrs[t].ep);
+				close(thrs[t].stopfd);
+			}
 		api_end(s);
 	}
 	r = API("xc_exit", xc_exit());
