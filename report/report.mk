@@ -4,6 +4,7 @@
 #   make check-report  run report/tests with pytest        (part of `make check`); the page is
 #                      rendered in headless Chromium (Debian's chromium, from `make deps`)
 #   make report-html   results/latest.json -> results/report.html (part of `make run`)
+#   make machines-doc  docs/machines.md from the shipped reference machines' files
 #
 # report-html depends on $(BENCH_RUN_TARGET): the bench fragment (bench/bench.mk, included
 # before this file) sets it to the target that writes results/latest.json, so the page is
@@ -16,7 +17,7 @@ REPORT_ENV    := MPLBACKEND=Agg PYTHONDONTWRITEBYTECODE=1
 REPORT_PYTHON ?= python3
 BENCH_RUN_TARGET ?=
 
-.PHONY: venv check-report report-html
+.PHONY: venv check-report report-html machines-doc
 
 venv: $(REPORT_STAMP)
 
@@ -38,6 +39,9 @@ report-html: $(BENCH_RUN_TARGET) $(REPORT_STAMP)
 		"run the benchmark first" >&2; exit 2; }
 	$(REPORT_ENV) $(REPORT_VENV)/bin/xcall-report html results/latest.json \
 		-o results/report.html
+
+machines-doc: $(REPORT_STAMP)
+	$(REPORT_ENV) $(REPORT_VENV)/bin/xcall-report machines markdown -o docs/machines.md
 
 # report-html needs the venv; chromium only check-report (test_browser.py renders the page,
 # skipped with the reason without it)

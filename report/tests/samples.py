@@ -1,4 +1,9 @@
-"""A results file with every known bench, named as xcall-bench names its cases."""
+"""A results file with every known bench, named as xcall-bench names its cases; whole runs
+(quiet, disturbed, one CPU) for the first-screen checks."""
+import copy
+import json
+import os
+
 from conftest import doc, rec
 
 MATRIX_OPS = ("all-wait", "all-nowait", "single-wait", "single-nowait")
@@ -95,3 +100,56 @@ def wake(repeats=1):
                     _wake_cell(mech, state, r, j)
         out.append(_wake_absent("uintr", r))
     return doc(out)
+
+
+# ---------------------------------------------------------------- whole runs for the first screen
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+WHY_HOG = "other tasks took 61% of CPUs 0-1 (busy-loop, pid 4242)"
+
+
+def quiet_run():
+    """A real quiet quick suite: the development VM's, shipped as a reference machine."""
+    from xcall_report import machines
+    with open(os.path.join(machines.DIR, "epyc2-kvm-2026-11-26.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def one_cpu_run():
+    """A real `xcall-bench --cpus 0` quick suite: most families skipped, "needs 2 CPUs"."""
+    with open(os.path.join(DATA, "one-cpu.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+# the figures issue 38 met on a 2-vCPU VM beside other work: the limit measured in another
+# line phase than the heatmap's (215 ns against 47-61 ns), a case faster than that limit, two
+# probes' figures of one call and of one IPI that disagree
+DISTURBED_P50 = {("pingpong", "cacheline"): 215.0, ("pingpong", "libxcall-polling"): 310.0,
+                 ("pingpong", "libxcall-pollnone"): 153.0,
+                 ("kernel", "compare/libxcall-polling"): 89.0,
+                 ("kernel", "ipi/normal"): 10500.0, ("kernel", "compare/kernel-ipi"): 9180.0}
+
+
+def disturbed_run():
+    """The quiet run as a run beside a CPU hog writes it: host and plans disturbed, every
+    pingpong and kernel record marked, the figures above, and a capped debug case."""
+    d = copy.deepcopy(quiet_run())
+    d["host"]["disturbed"] = WHY_HOG
+    d["host"]["others_pct"] = 61.0
+    for p in d["plans"]:
+        if p.get("bench") in ("pingpong", "kernel", "debug", "wake"):
+            p["disturbed"], p["others_pct"] = WHY_HOG, 61.0
+    for r in d["results"]:
+        key = (r["bench"], r["case"])
+        if key in DISTURBED_P50:
+            f = DISTURBED_P50[key] / r["p50"] if r["p50"] else 1.0
+            for k in ("mean", "p50", "p90", "p99", "max", "min"):
+                if k in r:
+                    r[k] *= f
+        if r["bench"] in ("pingpong", "kernel", "wake") and r["n"] > 0:
+            r.setdefault("params", {})["disturbed"] = WHY_HOG
+        if key == ("pingpong", "cacheline"):
+            r["params"]["line_phase"] = "far"
+        if key == ("debug", "urgent/none"):
+            r["params"]["capped"] = True
+    return d

@@ -71,7 +71,8 @@ def test_limit(figs):
     f = figs["limit"]
     assert f.value == "60 ns"
     assert "between CPUs 0 and 1 takes 60 ns a round trip (p50, CAS" in f.sentences[0]
-    assert f.sentences[1].startswith("That is the mid line phase (35-120 ns")
+    assert f.sentences[1].startswith("By its own number that is the mid line phase (35-120 ns")
+    assert f.sources == ["pingpong/cacheline (p50)"]
 
 
 def test_call_and_paired_ratio(figs):
@@ -81,15 +82,26 @@ def test_call_and_paired_ratio(figs):
     assert "from CPU 0 to a polling worker on CPU 1 returns in 150 ns (p50), 2.5× the " \
         "cache-line round trip" in s
     assert "2.2× to 2.8× over the blocks" in s
-    assert "bare handoff is 1.4× the limit and libxcall's code 1.8× that handoff" in s
+    assert "bare handoff (the same exchange of two cache lines with no library code) is 1.4× " \
+        "the limit and libxcall's code 1.8× that handoff" in s
 
 
 def test_kernel(figs):
+    """One kernel IPI: the compare probe's, measured alternating with libxcall's call; the
+    ipi probe's and pingpong's figures of the same quantities are named, with why they
+    differ."""
     f = figs["kernel"]
-    assert f.value == "14 µs"
-    assert "to CPU 1 takes 14 µs (p50, 1.00 function-call interrupts" in f.sentences[0]
-    assert "takes 120 ns, 100× faster than the kernel IPI measured beside it (12 µs)" \
-        in f.sentences[0]
+    assert f.value == "12 µs"
+    s = f.sentences[0]
+    assert "takes 12 µs (p50" in s
+    assert "measured alternating with it on the same CPUs, takes 120 ns: the kernel IPI " \
+        "costs 100× as much" in s
+    other = f.sentences[1]
+    assert "the ipi probe's own run gave 14 µs (kernel/ipi/normal)" in other
+    assert "the call card's 150 ns is pingpong's run of the same call" in other
+    assert "separate run" in other
+    assert f.sources == ["kernel/compare/kernel-ipi (p50)",
+                         "kernel/compare/libxcall-polling (p50)"]
 
 
 def test_wake_cheapest_and_dearest(figs):
@@ -102,8 +114,11 @@ def test_wake_cheapest_and_dearest(figs):
 
 def test_seeds(figs):
     f = figs["seeds"]
-    assert f.value.split("\n") == ["storm 0.09 [91.40]", "matrix 3× to 29×", "bringup 1.72×"]
-    storm, matrix, bringup = f.sentences
+    assert f.value.split("\n") == ["storm: 12× faster with every optimisation on",
+                                   "matrix: libxcall 3× to 29× the 2008 design's speed",
+                                   "bringup: parallel 1.72× faster"]
+    intro, storm, matrix, bringup = f.sentences
+    assert intro.startswith("The seeds are the five kernel patches xcall starts from")
     assert "every optimisation on is 12× faster than with elide+notify ablated" in storm
     assert "(12.9 ms against 150 ms; 0.09 [91.40]" in storm
     assert "at 2 calling CPUs libxcall's speedup over the 2008 design (2008 time / libxcall " \
@@ -160,16 +175,18 @@ def test_marks_follow_the_records(tmp_path_factory):
     assert "2.5× [disturbed] the cache-line round trip" in f["call"].sentences[0]
     assert f["limit"].marks == {} and f["kernel"].marks == {}
     assert f["seeds"].marks == {"capped": ""}
-    assert f["seeds"].value.split("\n")[0] == "storm 0.09 [91.40] [capped]"
-    assert "12× [capped] faster" in f["seeds"].sentences[0]
-    assert "[capped]" not in f["seeds"].sentences[1]
+    assert f["seeds"].value.split("\n")[0] == \
+        "storm: 12× faster with every optimisation on [capped]"
+    assert "12× [capped] faster" in f["seeds"].sentences[1]
+    assert "[capped]" not in f["seeds"].sentences[2]
 
 
 def test_a_speedup_below_one_is_slower(tmp_path_factory):
     recs = [r for r in real_names() if r["bench"] != "bringup"]
     recs.append(rec("bringup", "speedup", 0.25, unit="ratio", better="higher", n=1))
     f = _figs(tmp_path_factory, recs, "slow")["seeds"]
-    assert "in parallel is 4× slower than one after another." in f.sentences[2]
+    assert "in parallel is 4× slower than one after another." in f.sentences[3]
+    assert f.value.split("\n")[2] == "bringup: parallel 4× slower"
 
 
 def test_machine_card(tmp_path_factory):

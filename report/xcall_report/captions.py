@@ -8,9 +8,15 @@ from . import plots
 
 WHAT = {
     "pingpong": "The round trip between two CPUs for each way of handing work across: one cache "
-                "line alone (the physical limit), futex, eventfd, pipe and condvar handoffs, and "
-                "libxcall's waiting call to a polling, queue-only, no-poll-window and sleeping "
-                "worker.",
+                "line alone (the physical limit: cacheline, the cheaper of cacheline-store, "
+                "each side storing to the line, and cacheline-cas, each side a compare-and-swap), "
+                "futex, eventfd, pipe and condvar handoffs, and libxcall's waiting call to a "
+                "polling, queue-only, no-poll-window and sleeping worker. handoff-bare is the "
+                "slot's exchange of a request and its completion with none of libxcall's code; "
+                "handoff-split and handoff-casspun are two other such exchanges (request and "
+                "completion on lines of their own; every spin a CAS). A name ending in /per-op "
+                "times each round trip alone, for the tails, with the clock's own cost in it; "
+                "the others time batches of round trips.",
     "ipi": "Seed 003: libxcall's call in each mode, dry-run (no call made), to its own CPU, to "
            "another CPU, broadcast, and broadcast under a lock; delivery is the call until its "
            "function starts, total until the waiting call returns.",
@@ -42,8 +48,8 @@ WHAT = {
 }
 
 HOW = {
-    "pingpong": "Bars are the median (p50) with a whisker to p99; the red bar and dashed red line "
-                "are the limit, so a bar's distance from it is the cost of everything but "
+    "pingpong": "Bars are the median (p50) with a whisker to p99, both written at the whisker's "
+                "tip; the red bars and the dashed red line are the limit, so a bar's distance from it is the cost of everything but "
                 "moving the line. Shorter is better.",
     "matrix": "One panel per operation; lower lines are faster. The dashed grey line, on the "
               "right-hand axis, is the speedup (2008 time / libxcall time): above 1, libxcall "
@@ -54,11 +60,13 @@ HOW = {
                "init at once.",
     "heatmap": "Each cell is one pair's median round trip, coloured by the colour bar; the lines "
                "under each grid give min / p50 / max per topology class.",
-    "kernel": "Bars are the median (p50) with a whisker to p99; the red line is the cache-line "
-              "limit; the ratio to the kernel IPI is in the tables below. Shorter is better.",
+    "kernel": "Bars are the median (p50) with a whisker to p99, both written at the whisker's "
+              "tip; the red line is the cache-line limit; the ratio to the kernel IPI is in the "
+              "tables below. Shorter is better.",
     "wake": "Left: one row per mechanism, a bar per sleeper state, p50 with a whisker to p99. "
-            "Right: function-call (CAL, solid) and reschedule (RES, hatched) interrupts per "
-            "wake on the sleeper's CPU; about 1 means a real IPI each wake.",
+            "Right: function-call (CAL, solid) and reschedule (RES, hatched: the only meaning of "
+            "hatching here) interrupts per wake on the sleeper's CPU; about 1 means a real IPI "
+            "each wake. A capped or disturbed cell is outlined in orange.",
 }
 
 # what the generic chart means for a family drawn with it
@@ -122,5 +130,5 @@ def marked_line(res, bench):
     notes = plots.mark_notes(plots.summaries(res, bench))
     if not notes:
         return ""
-    return ("Marked: " + "; ".join(notes) + ". Cases marked apart have hatched or outlined "
-            "bars, ringed points, or [capped] or [disturbed] after their name.")
+    return ("Marked: " + "; ".join(notes) + ". Cases marked apart have pale bars outlined in "
+            "orange, ringed points, or [capped] or [disturbed] after their name.")

@@ -43,6 +43,22 @@ def _parser():
     h = sub.add_parser("html", help="one self-contained HTML page")
     h.add_argument("files", nargs="+", metavar="FILE.json")
     h.add_argument("-o", "--output", required=True, metavar="report.html")
+    h.add_argument("--reference", action="append", default=[], metavar="NAME",
+                   help="set a shipped reference machine beside the run (repeat for more; "
+                   "`xcall-report machines` lists them)")
+    m = sub.add_parser("machines", help="the shipped reference machines: list, markdown, add",
+                       description="List the reference machines shipped with xcall-report, "
+                       "write their table (docs/machines.md), or add one.")
+    msub = m.add_subparsers(dest="mcmd", metavar="ACTION", parser_class=_Parser)
+    msub.add_parser("list", help="name and a line about each (the default)")
+    md = msub.add_parser("markdown", help="the table of docs/machines.md")
+    md.add_argument("-o", "--output", help="write here instead of standard output")
+    a = msub.add_parser("add", help="copy a results file in as a reference machine")
+    a.add_argument("file", metavar="FILE.json")
+    a.add_argument("--name", required=True, help="lower-case letters, digits, '.' and '-'")
+    a.add_argument("--about", required=True, help="what the machine is and how quiet it was")
+    a.add_argument("--doc", metavar="docs/machines.md",
+                   help="rewrite this table of the machines afterwards")
     return p
 
 
@@ -89,6 +105,8 @@ def _warn(results):
 
 def run(argv):
     args = _parser().parse_args(argv)
+    if args.cmd == "machines":
+        return _machines(args)
     _check_output(args.outdir if args.cmd == "plot" else args.output, directory=args.cmd == "plot")
     if args.cmd == "compare":
         from . import compare
@@ -109,9 +127,25 @@ def run(argv):
             print(p)
     elif args.cmd == "html":
         results = _warn(load_all(args.files))
-        from . import html
-        _write(args.output, html.page(results))
+        from . import html, machines
+        refs = [machines.load_machine(n) for n in args.reference]
+        _write(args.output, html.page(results, references=refs))
         print(args.output)
+    return 0
+
+
+def _machines(args):
+    from . import machines
+    if args.mcmd in (None, "list"):
+        for m in machines.index():
+            print(f"{m['name']}: {m['about']}")
+    elif args.mcmd == "markdown":
+        _check_output(args.output)
+        _write(args.output, machines.markdown())
+    elif args.mcmd == "add":
+        if args.doc:
+            _check_output(args.doc)
+        print(machines.add(args.file, args.name, args.about, doc=args.doc))
     return 0
 
 

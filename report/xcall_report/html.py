@@ -15,6 +15,7 @@ import re
 import matplotlib
 
 from . import captions
+from . import glossary
 from . import compare as cmpmod
 from . import marks as marksmod
 from . import plots
@@ -76,10 +77,28 @@ details[open] > summary { margin-bottom: .4em; }
 .note { color: var(--muted); font-size: .9em; margin: .2em 0; }
 .nw { white-space: nowrap; }
 code { background: #eef1f4; padding: 0 .3em; border-radius: 3px; }
+.lead { font-size: 1em; margin: .2em 0 .7em; max-width: 60em; }
+.card .src { color: var(--muted); font-size: .85em; }
+a.term { color: inherit; text-decoration: underline dotted #7a8591; text-underline-offset: 2px; }
+.unmeasured { border-left: 4px solid var(--line); padding: .2em .7em; margin: .8em 0; }
+.scroll-cue { display: none; color: var(--muted); font-size: .85em; margin: .2em 0; }
+dl.glossary dt { font-weight: 600; margin-top: .4em; }
+dl.glossary dd { margin: 0 0 0 1.2em; }
+table.refs td:first-child { white-space: normal; min-width: 14em; }
 @media (max-width: 40em) {
-  /* a chart shrunk to a phone's width has unreadable labels: keep it at 80% of its size and
-     let it scroll sideways in its own box, as the tables do */
-  figure.chart img { max-width: none; width: calc(var(--w) * .8) !important; }
+  /* a chart shrunk to a phone's width has unreadable labels: it keeps its own size and
+     scrolls sideways in its own box, as the tables do, with a line saying so and a shadow
+     at the edge that has more */
+  figure.chart img { max-width: none; width: var(--w) !important; }
+  .scroll-cue { display: block; }
+  figure.chart .chart-box {
+    background: linear-gradient(to right, #fff 30%, rgba(255,255,255,0)) left / 2em 100%,
+                linear-gradient(to left, #fff 30%, rgba(255,255,255,0)) right / 2em 100%,
+                radial-gradient(farthest-side at 0 50%, rgba(0,0,0,.25), rgba(0,0,0,0)) left / .9em 100%,
+                radial-gradient(farthest-side at 100% 50%, rgba(0,0,0,.25), rgba(0,0,0,0)) right / .9em 100%;
+    background-repeat: no-repeat; background-attachment: local, local, scroll, scroll;
+    border: 1px solid var(--line); }
+  figure.chart .chart-box img { mix-blend-mode: multiply; }
   body { padding: .6em .7em 2em; }
   .cards { grid-template-columns: 1fr; }
   h1 { font-size: 1.3em; }
@@ -115,14 +134,17 @@ class Span(str):
         return s
 
 
-def _table(header, rows, caption=None, marked=None):
-    """A table in a horizontally scrolling box; marked: per row, whether to tint it."""
-    out = ['<div class="scroll"><table>']
+def _table(header, rows, caption=None, marked=None, skipped=None, cls=""):
+    """A table in a horizontally scrolling box; marked: per row, whether to tint it;
+    skipped: per row, whether it is a case not measured."""
+    out = [f'<div class="scroll"><table{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}>']
     if caption:
         out.append(f"<caption>{esc(caption)}</caption>")
     out.append("<tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>")
     for i, r in enumerate(rows):
-        cls = ' class="marked"' if marked and marked[i] else ""
+        kinds = (["marked"] if marked and marked[i] else []) + \
+            (["skipped"] if skipped and skipped[i] else [])
+        cls = f' class="{" ".join(kinds)}"' if kinds else ""
         cells, col = [], 0
         for v in r:
             if isinstance(v, Span):
@@ -172,30 +194,62 @@ def banners(res, named=False):
 
 # ---------------------------------------------------------------- summary
 
-def machine_card(res):
-    rows = "".join(f"<div><dt>{esc(k)}</dt><dd>{prose(v)}</dd></div>"
+def machine_card(res, seen=None):
+    seen = set() if seen is None else seen
+    rows = "".join(f"<div><dt>{esc(k)}</dt><dd>{glossary.link(prose(v), seen)}</dd></div>"
                    for k, v in summary.machine_card(res))
     return (f'<div class="card machine" data-figure="machine"><h3>The machine</h3>'
             f"<dl>{rows}</dl></div>")
 
 
-def figure_card(fig):
+def figure_card(fig, seen):
+    """One summary figure; seen: the glossary terms already linked on the page."""
     cls = "card figure-card" + ("" if fig.present else " absent")
     lines = fig.value.split("\n") if fig.present else ["not measured"]
     value = "<br>".join(esc(x) for x in lines)
     small = " small" if len(lines) > 1 else ""
-    badges = "".join(f' <span class="badge" title="{esc(v or marksmod.MEANING[k])}">{esc(k)}'
-                     f"</span>" for k, v in fig.marks.items())
-    text = "".join(f"<p>{prose(s)}</p>" for s in fig.sentences)
+    badges = "".join(f' <a class="badge" href="#{glossary.anchor(k)}" '
+                     f'title="{esc(v or marksmod.MEANING[k])}">{esc(k)}</a>'
+                     for k, v in fig.marks.items())
+    text = "".join(f"<p>{glossary.link(prose(s), seen)}</p>" for s in fig.sentences)
+    if fig.sources:
+        text += f'<p class="src">From {esc(", ".join(fig.sources))}.</p>'
+
     # the causes are in the badges' titles, the banner and under the charts: the five
     # figures stay on the first screen
-    return (f'<div class="{cls}" data-figure="{esc(fig.key)}"><h3>{esc(fig.title)}{badges}</h3>'
+    title = glossary.link(esc(fig.title), seen)
+    return (f'<div class="{cls}" data-figure="{esc(fig.key)}"><h3>{title}{badges}</h3>'
             f'<p class="value{small}">{value}</p>{text}</div>')
 
 
-def summary_section(res):
-    return (machine_card(res) + '<div class="cards">'
-            + "".join(figure_card(f) for f in summary.figures(res)) + "</div>")
+def summary_section(res, references=(), seen=None):
+    seen = set() if seen is None else seen
+    figs = summary.figures(res)
+    return (machine_card(res, seen) + '<div class="cards">'
+            + "".join(figure_card(f, seen) for f in figs) + "</div>"
+            + references_table(res, references))
+
+
+def references_table(res, references):
+    """This run beside reference machines: absolute times side by side, and the ratios each
+    machine forms within its own run; nothing divided across machines."""
+    if not references:
+        return ""
+    from . import machines
+    mine = machines.ratios(res)
+    theirs = [machines.ratios(r) for r in references]
+    rows = []
+    for i, (label, kind, v) in enumerate(mine):
+        rows.append([label, "times side by side" if kind == "absolute"
+                     else "ratio within each run"] + [v or "-"] + [t[i][2] or "-" for t in theirs])
+    rows.append(["machine", ""] + [machines.machine_line(r) for r in [res, *references]])
+    about = "".join(f"<li><b>{esc(r.label)}</b>: {esc(machines.entry(r.label)['about'])}</li>"
+                    for r in references)
+    return ('<div id="references"><h3>Beside reference machines</h3>'
+            '<p class="note">Each machine\'s ratios are formed within its own run; times sit '
+            "side by side and are never divided across machines.</p>"
+            + _table(["", "how"] + [r.label for r in [res, *references]], rows, cls="refs")
+            + f'<ul class="note">{about}</ul></div>')
 
 
 # ---------------------------------------------------------------- charts
@@ -214,7 +268,11 @@ def chart(res, bench, name, fig, label=None):
     of = f" ({esc(label)})" if label else ""
     line = captions.marked_line(res, bench) if not name.endswith("-distribution") else ""
     marked = f'<p class="marked">{prose(line)}</p>' if line else ""
-    return (f'<figure class="chart" data-bench="{esc(bench)}" data-name="{esc(name)}">'
+    skipped = 0 if name.endswith("-distribution") else \
+        sum(1 for c in res.cases(bench) if res.runs(bench, c)[0].skipped is not None)
+    return (f'<figure class="chart" data-bench="{esc(bench)}" data-name="{esc(name)}" '
+            f'data-skipped="{skipped}"><p class="scroll-cue">Wider than the screen: '
+            "scroll sideways in the box ⇢</p>"
             f'<div class="chart-box"><img alt="{esc(name)} chart{of}" '
             f'style="--w:{width}px; width:{width}px" src="{svg_data_uri(fig)}"></div><figcaption><p><b>What{of}:</b> {prose(what)}</p>'
             f"<p><b>How to read it:</b> {prose(how)}</p>{marked}</figcaption></figure>")
@@ -270,7 +328,8 @@ def results_table(res, bench, dist=()):
     label = f"{bench}: {n} case{'s' if n != 1 else ''}" + \
         (f", {nmarked} marked capped or disturbed" if nmarked else "") + \
         (", with the latency distribution" if dist else "")
-    body = _table(header, rows, caption=f"{bench} ({res.label})", marked=flags)
+    body = _table(header, rows, caption=f"{bench} ({res.label})", marked=flags,
+                  skipped=[res.runs(bench, c)[0].skipped is not None for c in res.cases(bench)])
     if nmarked and shared:
         body += '<p class="note">' + "; ".join(
             f"{esc(k)}: {prose(next(iter(v)) or marksmod.MEANING[k])}"
@@ -348,27 +407,46 @@ def comparison_section(cmp):
 
 # ---------------------------------------------------------------- page
 
-def page(results):
-    """The whole report for a list of Results (the first is the comparison baseline)."""
+def unmeasured_line(res, bench, reasons, label=None):
+    """A family with nothing measured: a sentence in place of its chart."""
+    of = f" ({esc(label)})" if label else ""
+    why = "; ".join(reasons)
+    what = captions.WHAT.get(bench)
+    return (f'<p class="unmeasured" data-bench="{esc(bench)}"><b>{esc(bench)}{of}:</b> nothing '
+            f"measured, so no chart: {prose(why)}." + (f" It measures: {prose(what)}" if what
+                                                      else "") + "</p>")
+
+
+def page(results, references=()):
+    """The whole report for a list of Results (the first is the comparison baseline), with
+    reference machines beside the first when given."""
     labels = ", ".join(r.label for r in results)
     many = len(results) > 1
     created = [summary.when(r.meta.get("created")) for r in results if r.meta.get("created")]
     body = ["<header><h1>xcall benchmark report</h1>",
             f'<p class="sub">{esc(labels)}'
-            + (f" · {esc(', '.join(created))}" if created else "") + "</p></header>"]
+            + (f" · {esc(', '.join(created))}" if created else "") + "</p>"]
+    seen = set()
+    body.append(f'<p class="lead" id="lead">'
+                f"{glossary.link(prose(summary.lead(results[0], summary.figures(results[0]))), seen)}"
+                "</p></header>")
     for r in results:
         body += banners(r, many)
     body.append('<section id="summary"><h2>Summary</h2>')
     for r in results:
         if many:
             body.append(f"<h3>{esc(r.label)}</h3>")
-        body.append(summary_section(r))
+        body.append(summary_section(r, references if r is results[0] else (), seen))
     body.append("</section>")
     main, dist = _figures_by_bench(results)
+    empty = [(r, plots.unmeasured(r)) for r in results]
     body.append('<section id="charts"><h2>One chart per family</h2>')
-    for bench, figs in main.items():
-        body += [chart(r, bench, name, fig, r.label if many else None)
-                 for r, name, fig in figs]
+    for bench in dict.fromkeys(b for r in results for b in r.benches()):
+        for r, name, fig in main.get(bench, []):
+            body.append(chart(r, bench, name, fig, r.label if many else None))
+        for r, e in empty:
+            if bench in e:
+                body.append(unmeasured_line(r, bench, e[bench], r.label if many else None))
     body.append("</section>")
     if many:
         body += ['<section id="comparison">',
@@ -387,7 +465,7 @@ def page(results):
     body += ['<section id="machine"><h2>Machine and run</h2>',
              "<details><summary>Every field the files give</summary>",
              machine_section(results), "".join(plans_table(r) for r in results),
-             "</details></section>"]
+             "</details></section>", glossary.section(esc)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>xcall report: {esc(labels)}</title><style>{CSS}</style></head>\n<body>\n"

@@ -9,6 +9,7 @@
 Every number comes from the file; a family the file lacks is said to be absent, with the
 command that measures it. A figure built on a capped or disturbed record carries its marks.
 """
+import math
 from dataclasses import dataclass, field
 
 from . import cases as casenames
@@ -30,6 +31,7 @@ class Figure:
     sentences: list         # one sentence; the seeds have one per seed
     present: bool = True
     marks: dict = field(default_factory=dict)   # of the records the figure is built on
+    sources: list = field(default_factory=list)  # "bench/case (stat)" of each figure shown
 
 
 def _num(v):
@@ -94,10 +96,23 @@ def _absent(key, title, bench, what):
                                    f"`xcall-bench {bench}` measures {what}."], present=False)
 
 
-# pingpong's params.line_phase, from the limit's own round trip (docs/bench.md)
-PHASES = {"near": "under 35 ns: one core's threads or a shared L2",
-          "mid": "35-120 ns: one last-level cache",
-          "far": "120 ns or more: across dies or sockets"}
+# the line phase, from the limit's own round trip (docs/bench.md): named by the number
+# alone; a place is said only where the topology shows one
+PHASES = (("near", 35.0, "under 35 ns"), ("mid", 120.0, "35-120 ns"),
+          ("far", math.inf, "120 ns or more"))
+# the heatmap's topology class of a pair, in words
+PLACES = {"smt": "two threads of one core", "same-llc": "one last-level cache",
+          "same-node": "one NUMA node, different last-level caches",
+          "cross-node": "different NUMA nodes (across sockets or dies)"}
+
+
+def phase_of(ns):
+    """(name, range in words) of a round trip in ns."""
+    return next((name, words) for name, top, words in PHASES if ns < top)
+
+
+def _ns(v, unit):
+    return v * {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}.get(unit, 1.0)
 
 
 def _limit_case(r):
@@ -105,6 +120,33 @@ def _limit_case(r):
     if "cacheline" in cases:
         return "cacheline"
     return next((c for c in cases if casenames.is_limit(c) and "/" not in c), None)
+
+
+def started(res, bench):
+    """Seconds into the run at which a subcommand started, from the plans' times in their
+    order; None when the plans do not say."""
+    t = 0.0
+    for p in res.plans:
+        if p.get("bench") == bench:
+            return t
+        if not _num(p.get("wall_s")):
+            return None
+        t += p["wall_s"]
+    return None
+
+
+def _heatmap_pair(r, a, b):
+    """([p50 of a->b and b->a cache-line cells], topology class) from the heatmap, if any."""
+    vals, cls = [], None
+    for case in r.res.cases("heatmap"):
+        runs = r.res.runs("heatmap", case)
+        c = casenames.heatmap_cell(case, runs[0].params)
+        if c is None or runs[0].skipped is not None or not casenames.is_limit(c[0]):
+            continue
+        if {c[1], c[2]} == {a, b}:
+            vals.append(_ns(aggregate(runs)["p50"], runs[0].unit))
+            cls = cls or runs[0].params.get("class")
+    return vals, cls
 
 
 def limit(r):
@@ -126,11 +168,38 @@ def limit(r):
             f" a round trip (p50{how}): no call between CPUs can be faster, so the figures "
             "below are measured against it.")
     sentences = [text]
-    phase = r.res.runs("pingpong", case)[0].params.get("line_phase")
-    if phase in PHASES:
-        sentences.append(f"That is the {phase} line phase ({PHASES[phase]}): ratios to the limit "
-                         "compare only with runs of the same phase.")
-    return Figure("limit", title, human(s["p50"], unit), sentences, marks=r.take_marks())
+    marks = r.take_marks()
+    ns = _ns(s["p50"], unit)
+    if "disturbed" in marks:
+        sentences.append("No line phase is named: other work ran on these CPUs while the "
+                         "limit was measured, so its number says nothing about where the line "
+                         "lies.")
+    else:
+        name, words = phase_of(ns)
+        sentences.append(f"By its own number that is the {name} line phase ({words}): ratios "
+                         "to the limit compare only with runs of the same phase.")
+        if len(cpus) >= 2:
+            vals, cls = _heatmap_pair(r, cpus[0], cpus[1])
+            if cls in PLACES:
+                where = f"The guest's topology puts {between} in {PLACES[cls]}" \
+                    if r.res.host.get("virtualised") else \
+                    f"The topology puts {between} in {PLACES[cls]}"
+                if r.res.host.get("virtualised"):
+                    where += (" (in a virtual machine it does not show where the host runs "
+                              "the vCPUs)")
+                sentences.append(where + ".")
+            other = sorted({phase_of(v)[0] for v in vals} - {name})
+            if vals and other:
+                lo, hi = min(vals), max(vals)
+                span = human(lo, "ns") if lo == hi else f"{human(lo, 'ns')} to {human(hi, 'ns')}"
+                hm, pp = started(r.res, "heatmap"), started(r.res, "pingpong")
+                when = f", {hm:.0f} s into the run (this limit: {pp:.0f} s into it)" \
+                    if hm is not None and pp is not None else ""
+                sentences.append(
+                    f"The heatmap measured the same pair at {span} ({', '.join(other)} phase)"
+                    f"{when}: the line's cost moved between the two runs.")
+    return Figure("limit", title, human(s["p50"], unit), sentences, marks=marks,
+                  sources=[f"pingpong/{case} (p50)"])
 
 
 def call(r):
@@ -155,7 +224,8 @@ def call(r):
         if p["ratio_p10"] is not None and p["ratio_p90"] is not None:
             how += f", {_x(p['ratio_p10'])} to {_x(p['ratio_p90'])} over the blocks"
         if p["handoff_ratio_p50"] is not None and p["code_ratio_p50"] is not None:
-            split = (f"; the slot's bare handoff is {_x(p['handoff_ratio_p50'])} the limit and "
+            split = (f"; the slot's bare handoff (the same exchange of two cache lines with "
+                     f"no library code) is {_x(p['handoff_ratio_p50'])} the limit and "
                      f"libxcall's code {_x(p['code_ratio_p50'])} that handoff")
     else:
         case = _limit_case(r)
@@ -166,41 +236,72 @@ def call(r):
         how = "the limit measured before it, not paired"
     marks = r.take_marks()
     tag = f" [{marksmod.short(marks)}]" if marks else ""
+    src = ["pingpong/libxcall-polling (p50" + (", paired ratio)" if p["ratio_p50"] is not None
+                                               else ")")]
     if ratio is None:
         text = (f"A waiting xc_call_single {route} returns in {value} (p50); there is no "
                 "cache-line case in this file to set it against.")
-        return Figure("call", title, value, [text], marks=marks)
+        return Figure("call", title, value, [text], marks=marks, sources=src)
     text = (f"A waiting xc_call_single {route} returns in {value} (p50), {_x(ratio)}{tag} the "
             f"cache-line round trip ({how}){split}.")
-    return Figure("call", title, f"{value} · {_x(ratio)} the limit", [text], marks=marks)
+    return Figure("call", title, f"{value} · {_x(ratio)} the limit", [text], marks=marks,
+                  sources=src)
 
 
 def kernel(r):
+    """The kernel IPI: the compare probe's when it ran (one number beside libxcall's call,
+    measured alternating with it), else the ipi probe's; the other probe's figure and the
+    pingpong card's call are said with why they differ."""
     title = "A kernel IPI"
     if not r.has("kernel"):
         return _absent("kernel", title, "kernel", "the host kernel's IPIs")
-    case = next((c for c in ("ipi/normal", "compare/kernel-ipi") if r.measured("kernel", c)),
-                None)
+    paired = r.measured("kernel", "compare/kernel-ipi") and \
+        r.measured("kernel", "compare/libxcall-polling")
+    case = "compare/kernel-ipi" if paired else \
+        next((c for c in ("ipi/normal", "compare/kernel-ipi") if r.measured("kernel", c)), None)
     if case is None:
-        why = r.skipped("kernel", "ipi/normal") or "its run has no ipi probe"
+        why = r.skipped("kernel", "ipi/normal") or r.skipped("kernel", "compare") or \
+            "its run has no ipi probe"
         return Figure("kernel", title, "", [f"Not measured: {why}."], present=False)
     s = r.case("kernel", case)
     unit = r.unit("kernel", case)
     target = r.param("kernel", case, "target")
     cal = r.param("kernel", case, "CAL_per_op_target")
     where = f"CPU {target:.0f}" if target is not None else "another CPU"
-    proof = f", {cal:.2f} function-call interrupts on the target per call" \
+    proof = f", {cal:.2f} function-call interrupts (CAL) on the target per call" \
         if cal is not None else ""
     text = (f"The kernel's smp_call_function_single (through membarrier) to {where} takes "
             f"{human(s['p50'], unit)} (p50{proof})")
-    kipi, lx = r.case("kernel", "compare/kernel-ipi"), r.case("kernel", "compare/libxcall-polling")
-    marks = r.take_marks()
-    if kipi is not None and lx is not None and lx["p50"] > 0:
+    sources = [f"kernel/{case} (p50)"]
+    sentences = []
+    if paired:
+        lx = r.case("kernel", "compare/libxcall-polling")
+        marks = r.take_marks()
         tag = f" [{marksmod.short(marks)}]" if marks else ""
-        text += (f"; libxcall's waiting call to a polling worker on the same CPUs takes "
-                 f"{human(lx['p50'], unit)}, {_x(kipi['p50'] / lx['p50'])}{tag} faster than the "
-                 f"kernel IPI measured beside it ({human(kipi['p50'], unit)})")
-    return Figure("kernel", title, human(s["p50"], unit), [text + "."], marks=marks)
+        sources.append("kernel/compare/libxcall-polling (p50)")
+        text += (f"; libxcall's waiting call to a polling worker, measured alternating with it "
+                 f"on the same CPUs, takes {human(lx['p50'], unit)}: the kernel IPI costs "
+                 f"{_x(s['p50'] / lx['p50']) if lx['p50'] > 0 else 'n/a'}{tag} as much")
+        sentences.append(text + ".")
+        other = []
+        if r.measured("kernel", "ipi/normal"):
+            n = r.res.runs("kernel", "ipi/normal")
+            other.append(f"the ipi probe's own run gave {human(aggregate(n)['p50'], n[0].unit)}"
+                         " (kernel/ipi/normal)")
+        if r.measured("pingpong", "libxcall-polling"):
+            pp = r.res.runs("pingpong", "libxcall-polling")
+            other.append(f"the call card's {human(aggregate(pp)['p50'], pp[0].unit)} is "
+                         "pingpong's run of the same call (pingpong/libxcall-polling)")
+        if other:
+            sentences.append("Other runs of these quantities: " + "; ".join(other) + ". Each "
+                             "probe is a separate run, seconds to minutes apart, and on a "
+                             "shared or virtual machine the cost of a line or an interrupt "
+                             "moves between runs: ratios are taken only within one run.")
+    else:
+        marks = r.take_marks()
+        sentences.append(text + ".")
+    return Figure("kernel", title, human(s["p50"], unit), sentences, marks=marks,
+                  sources=sources)
 
 
 def _wake_cells(r):
@@ -241,7 +342,7 @@ def wake(r):
             f"to {human(hi, unit)} with {dear} (wake latency p50, {len(cells)} mechanisms"
             f"{gone}).")
     return Figure("wake", title, f"{human(lo, unit)} to {human(hi, unit)}", [text],
-                  marks=r.take_marks())
+                  marks=r.take_marks(), sources=[f"wake/{lo_case} (p50)", f"wake/{hi_case} (p50)"])
 
 
 def _storm(r):
@@ -266,7 +367,9 @@ def _storm(r):
         how = f"is {_x(1 / ratio)}{tag} faster than"
     else:
         how = f"takes {_x(ratio)}{tag} the time of"
-    return (f"{ratio:.2f} [{imp:.2f}]",
+    short = f"{_x(1 / ratio)} faster" if better == "lower" and 0 < ratio < 1 else \
+        f"{_x(ratio)} the time"
+    return (f"{short} with every optimisation on",
             f"storm: the call storm {what} {how} {against} ({human(n['mean'], unit)} against "
             f"{human(b['mean'], unit)}; {ratio:.2f} [{imp:.2f}] as the seed writes it).", marks)
 
@@ -292,7 +395,7 @@ def _matrix(r):
     each = ", ".join(f"{op} {_x(v)}" for op, v in speed.items())
     lo, hi = min(speed.values()), max(speed.values())
     span = _x(lo) if lo == hi else f"{_x(lo)} to {_x(hi)}"
-    return (span, f"matrix: at {at} libxcall's speedup over the 2008 design (2008 time / "
+    return (f"libxcall {span} the 2008 design's speed", f"matrix: at {at} libxcall's speedup over the 2008 design (2008 time / "
             f"libxcall time, above 1 when libxcall is faster) is {span}{tag} ({each}).", marks)
 
 
@@ -311,7 +414,7 @@ def _bringup(r):
     sp = s["mean"]
     how = f"{_x(sp)}{tag} faster" if sp >= 1 else f"{_x(1 / sp)}{tag} slower" if sp > 0 \
         else f"{_x(sp)}{tag} as fast"
-    return (f"{_x(sp)}", f"bringup: bringing the workers{cpus} up in parallel is {how} than "
+    return (f"parallel {how.replace(tag, '')}", f"bringup: bringing the workers{cpus} up in parallel is {how} than "
             f"one after another{limit}.", marks)
 
 
@@ -329,12 +432,40 @@ def seeds(r):
                          "ratio (no baseline and ablate-none, speedup records).")
             continue
         value, text, m = got
-        values.append(f"{bench} {value}" + (f" [{marksmod.short(m)}]" if m else ""))
+        values.append(f"{bench}: {value}" + (f" [{marksmod.short(m)}]" if m else ""))
         parts.append(text)
         for k, v in m.items():
             marks.setdefault(k, v)
+    if values:
+        parts.insert(0, "The seeds are the five kernel patches xcall starts from; each ratio is "
+                     "taken within this run, between two cases measured the same way.")
     return Figure("seeds", "The seeds' headline ratios", "\n".join(values), parts,
-                  present=bool(values), marks=marks)
+                  present=bool(values), marks=marks,
+                  sources=[f"{b} records" for b in ("storm", "matrix", "bringup") if r.has(b)])
+
+
+def lead(res, figs):
+    """One sentence for the top of the page: what was measured, and the main result."""
+    fams = [b for b in res.benches()]
+    by = {f.key: f for f in figs}
+    h = res.host
+    where = str(h.get("cpu_model") or "this machine")
+    if _num(h.get("cpus_online")):
+        where += f", {h['cpus_online']} CPUs"
+    measured = f"{len(fams)} benchmark famil{'ies' if len(fams) != 1 else 'y'} on {where}"
+    call, lim, kern = by.get("call"), by.get("limit"), by.get("kernel")
+    if call is not None and call.present:
+        main = ("libxcall's waiting call takes "
+                + call.value.replace(' · ', ', ').replace('the limit', 'the cache-line round trip'))
+        if lim is not None and lim.present and "·" not in call.value:
+            main += f" (the cache-line limit: {lim.value})"
+        if kern is not None and kern.present:
+            main += f"; a kernel IPI takes {kern.value}"
+    elif lim is not None and lim.present:
+        main = f"the cache-line round trip takes {lim.value}"
+    else:
+        main = "no cross-CPU round trip was measured (it needs 2 CPUs or more)"
+    return f"Measured: {measured}. Main result: {main}."
 
 
 def figures(res):
