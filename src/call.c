@@ -382,6 +382,17 @@ static __attribute__((noinline)) int call_single_guarded(int cpu, xc_func_t fn, 
 }
 
 /*
+ * The straight path fell back: out again, then the general way. Out of line,
+ * so that the straight path keeps no register for it.
+ */
+static __attribute__((noinline)) int call_single_unmarked(int cpu, xc_func_t fn, void *arg,
+							    unsigned flags)
+{
+	xc_leave(0);
+	return call_single_guarded(cpu, fn, arg, flags);
+}
+
+/*
  * A waiting call takes the straight path into the slot (slot.c) when this
  * thread is in nobody's way (xc_tls.any 0: outside libxcall and listed,
  * not in the urgent handler or an attached sleep), the gate is open to @cpu, @cpu
@@ -404,7 +415,7 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 			if (c != self && slot_in_order(c, 0) && xc_slot_publish(c, fn, arg, self, NULL))
 				return xc_slot_finish_straight(c);
 		}
-		xc_leave(0);
+		return call_single_unmarked(cpu, fn, arg, flags);
 	}
 	return call_single_guarded(cpu, fn, arg, flags);
 }
