@@ -12,6 +12,7 @@
  * the call latency, for each poll policy: none, fixed window, adaptive, forever.
  */
 #include "bench.h"
+#include "idle.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +25,6 @@ static const struct cmd_opt idle_opts[] = {
 	{"period-us", required_argument, O_PERIOD, "US    one call to every CPU per period (default 1000)"},
 	{"window", required_argument, O_WINDOW, "NS       the fixed poll window of part 2 (default 50000)"},
 	{0},
-};
-
-struct idle_cfg {
-	double idle_seconds;
-	long period_us, window_ns;
 };
 
 static int on_opt(int id, const char *arg, void *ctx)
@@ -191,6 +187,31 @@ static double cpu_seconds_thread(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+long idle_periodic_calls(uint64_t end, long period_us, bool call, struct hist *h)
+{
+	struct timespec next;
+	long calls = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (now_ns() < end) {
+		if (call) {
+			uint64_t t0 = ticks();
+			int n = xc_call_all(xh_noop, NULL, XC_WAIT);
+			hist_add(h, ticks_span_ns(t0, ticks()));
+			if (n < 0)
+				break;
+			calls++;
+		}
+		next.tv_nsec += period_us * 1000;
+		while (next.tv_nsec >= 1000000000) {
+			next.tv_nsec -= 1000000000;
+			next.tv_sec++;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	}
+	return calls;
+}
+
 static int part2(const struct bopts *o, const struct idle_cfg *c, int rep)
 {
 	const struct { const char *name; long poll; } pol[] = {
@@ -221,23 +242,7 @@ static int part2(const struct bopts *o, const struct idle_cfg *c, int rep)
 		bool cut = case_end && case_end < end;
 		if (cut)
 			end = case_end;
-		struct timespec next;
-		clock_gettime(CLOCK_MONOTONIC, &next);
-		long calls = 0;
-		while (now_ns() < end) {
-			uint64_t t0 = ticks();
-			int n = xc_call_all(xh_noop, NULL, XC_WAIT);
-			hist_add(&h, ticks_span_ns(t0, ticks()));
-			if (n < 0)
-				break;
-			calls++;
-			next.tv_nsec += c->period_us * 1000;
-			while (next.tv_nsec >= 1000000000) {
-				next.tv_nsec -= 1000000000;
-				next.tv_sec++;
-			}
-			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-		}
+		long calls = idle_periodic_calls(end, c->period_us, true, &h);
 		double wall = (double)(now_ns() - w0) / 1e9;
 		if (cut)
 			plan_capped();
@@ -278,12 +283,16 @@ int cmd_idle(int argc, char **argv)
 		cli_fail(desc.name, "%s", cli_too_few_cpus(&o, 2));
 	first = NULL;
 	struct rec *mark = rec_last();
-	/* part 1: three budgeted cases on two CPUs; part 2: four fixed idle periods on all */
+	/*
+	 * part 1: three budgeted cases on two CPUs; part 2: four fixed idle periods on all;
+	 * part 3: eight half periods on two
+	 */
 	plan_cases(3L * o.repeat, plan_case_s(&o) + plan_start_cost(2));
 	plan_cases(4L * o.repeat, c.idle_seconds + 0.1 + plan_start_cost(o.ncpus));
+	plan_cases(8L * o.repeat, c.idle_seconds / 2 + 0.1 + plan_start_cost(2));
 	plan_start(NULL);
 	for (int rep = 0; rep < o.repeat; rep++)
-		if (part1(&o, rep) || part2(&o, &c, rep))
+		if (part1(&o, rep) || part2(&o, &c, rep) || idle_neighbours(&o, &c, rep))
 			return 1;
 	struct rec *from = mark ? mark->next : rec_first();
 	if (g_out.quiet)
@@ -328,6 +337,24 @@ int cmd_idle(int argc, char **argv)
 		printf("%-10s %4d %11.2f%% %12s %12s %10lld %10lld\n", x->kase + 4, x->repeat, x->s.mean,
 		       fmt_ns(l ? l->s.p50 : 0, b[0], 32), fmt_ns(l ? l->s.p99 : 0, b[1], 32),
 		       rec_counter_get(x, "sleeps", 0), rec_counter_get(x, "kicks_sent", 0));
+	}
+	printf("\nidle: a thread on CPU %d beside its worker, while CPU %d calls as above\n", o.cpu[1], o.cpu[0]);
+	printf("%-12s %4s %16s %14s %14s\n", "poll", "rep", "compute share", "sleep late p50",
+	       "sleep late p99");
+	for (struct rec *x = from; x; x = x->next) {
+		if (strncmp(x->kase, "neighbour-compute/", 18))
+			continue;
+		const char *pol = x->kase + 18;
+		char ln[64], b[3][32];
+		snprintf(ln, sizeof(ln), "neighbour-sleep/%s", pol);
+		struct rec *l = rec_find("idle", ln, x->repeat);
+		if (!x->s.n)
+			snprintf(b[0], 32, "skipped");
+		else
+			snprintf(b[0], 32, "%.1f%%", x->s.mean);
+		printf("%-12s %4d %16s %14s %14s\n", pol, x->repeat, b[0],
+		       l && l->s.n ? fmt_ns(l->s.p50, b[1], 32) : "skipped",
+		       l && l->s.n ? fmt_ns(l->s.p99, b[2], 32) : "skipped");
 	}
 	return 0;
 }

@@ -90,10 +90,23 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
 /* xc_opts.follow_os: workers never look whether the OS took their CPU. */
 #define XC_FOLLOW_OS_OFF (-1)
 
-/* Poll window policies for xc_opts.poll_ns; a positive value is a fixed window in ns. */
+/*
+ * Poll window policies for xc_opts.poll_ns; a positive value is a fixed window in ns.
+ *
+ * Every spin that may last longer than about 20 us gives way (sched_yield)
+ * every 20 us or so: the idle poll, a waiting worker's poll, and a waiting
+ * thread's spin under XC_POLL_FOREVER (at every pass while a worker it
+ * waits for shares its CPU). So another runnable thread on a worker's CPU
+ * (a compute thread, a caller that waits) runs within about 20 us, not
+ * after a whole scheduler slice. The price, under XC_POLL_FOREVER and
+ * within a window: a poller that gave way still reads as polling, so a
+ * sender does not wake it, and a call to it waits until the scheduler
+ * gives the CPU back (up to that other thread's slice, milliseconds).
+ * With nothing else runnable on the CPU the yield returns at once.
+ */
 #define XC_POLL_ADAPTIVE 0L    /* default: grows after short sleeps, shrinks after long ones */
 #define XC_POLL_NONE    (-1L)  /* sleep at once */
-#define XC_POLL_FOREVER (-2L)  /* never sleep */
+#define XC_POLL_FOREVER (-2L)  /* never sleep; gives way every ~20 us (above) */
 
 /*
  * Ablations: each bit turns one optimisation of the kick protocol off, so that

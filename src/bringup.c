@@ -411,6 +411,7 @@ static int runtime_init(const struct xc_opts *opts)
 	if (xc_rt.cfg.verbose)
 		xc_config_print(&xc_rt.cfg);
 	xc_rt.generation++;
+	xc_spin_calibrate();
 	xc_ring_init();
 	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++)
 		if (CPU_ISSET(cpu, &xc_rt.cfg.cpus))

@@ -246,6 +246,7 @@ struct xc_runtime {
 	int nr_cpus;
 	int cpu_list[XC_MAX_CPUS];	/* the set, in CPU order */
 	unsigned generation;
+	unsigned spin_yield;		/* xc_cpu_relax() passes in about 20 us (xc_spin_calibrate) */
 	/*
 	 * Waiting calls to CPUs below it take the straight path into the slot
 	 * (call.c, slot.c): set once up, 0 while down or stopping, tracing, or with the
@@ -260,6 +261,34 @@ struct xc_runtime {
 
 extern struct xc_runtime xc_rt;
 extern struct xc_cpu xc_cpus[XC_MAX_CPUS];
+
+/*
+ * Spins that yield. A spin that may last longer than about 20 us (the idle
+ * poll past its first window, a waiting worker's poll, a plain thread's
+ * forever wait) calls sched_yield() every xc_rt.spin_yield passes, so a
+ * thread that shares the CPU and is runnable (a compute thread, or the
+ * waiter whose call this CPU's worker must run) gets it within about 20 us
+ * instead of a whole scheduler slice; with nothing else runnable the yield
+ * returns at once. The count is of passes, not time: no clock read is
+ * added to the spin. It starts afresh with every spin and every call run.
+ * A poller that yielded stays POLLING: senders skip its wakeup, and a call
+ * waits until the scheduler gives the CPU back (xcall.h, XC_POLL_FOREVER).
+ */
+static inline unsigned xc_spin_yield_start(void)
+{
+	return xc_rt.spin_yield;
+}
+
+static inline void xc_spin_pass(unsigned *left)
+{
+	if (xc_unlikely(--*left == 0)) {
+		sched_yield();
+		*left = xc_rt.spin_yield;
+	}
+}
+
+/* At xc_init: xc_rt.spin_yield from the time of a few hundred xc_cpu_relax() (kick.c). */
+void xc_spin_calibrate(void);
 /*
  * This thread's place in libxcall, in one thread-local object: its fields
  * then share one address, which the call paths compute once. Signal

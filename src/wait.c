@@ -187,16 +187,22 @@ static int done_sleep(const struct wait_ref *r, uint64_t deadline_ns)
 /*
  * Spin until done (true), or until the budget is spent or the deadline passes
  * (false); budget < 0: none, deadline 0: none. The clock is read every 64
- * spins only.
+ * spins only. @yield_each: give way at every pass, not every ~20 us (a
+ * target's worker shares this thread's CPU).
  */
-static bool done_spin(const struct wait_ref *r, long budget_ns, uint64_t deadline_ns)
+static bool done_spin(const struct wait_ref *r, long budget_ns, uint64_t deadline_ns, bool yield_each)
 {
 	uint64_t start = 0;
+	unsigned yield_left = yield_each ? 1 : xc_spin_yield_start();
 
 	for (unsigned spins = 1; !ref_done(r); spins++) {
 		uint64_t now;
 
 		xc_cpu_relax();
+		if (yield_each)
+			sched_yield();
+		else
+			xc_spin_pass(&yield_left);	/* internal.h: spins that yield */
 		if ((spins & 63) || (budget_ns < 0 && !deadline_ns))
 			continue;
 		now = xc_now_ns();
@@ -313,12 +319,15 @@ static int wait_after_spin(const struct wait_ref *r, uint64_t deadline_ns, struc
 		return ret;
 	}
 	if (poll != XC_POLL_NONE && poll != XC_POLL_FOREVER &&
-	    done_spin(r, XC_WAITER_SPIN_NS, deadline_ns))
+	    done_spin(r, XC_WAITER_SPIN_NS, deadline_ns, false))
 		return 0;
+	/* a forever wait for a call to the worker of this thread's own CPU: it runs only when we give way */
+	bool own_cpu = poll == XC_POLL_FOREVER && wi && waits_on(wi, sched_getcpu());
+
 	for (;;) {
 		uint64_t until = st ? xc_stuck_deadline(st) : deadline_ns;
 
-		if (poll == XC_POLL_FOREVER ? done_spin(r, -1, until) : !done_sleep(r, until))
+		if (poll == XC_POLL_FOREVER ? done_spin(r, -1, until, own_cpu) : !done_sleep(r, until))
 			return 0;
 		if (!st)
 			return -ETIMEDOUT;
