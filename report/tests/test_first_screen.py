@@ -262,9 +262,22 @@ def test_the_lead_says_what_and_the_main_result(run, page):
     m = re.search(r'<p class="lead" id="lead">(.*?)</p>', page)
     assert m
     lead = html.html.unescape(re.sub(r"<[^>]+>", "", m.group(1)))
-    assert lead.startswith(f"Measured: {len(res.benches())} benchmark families on ")
+    empty = plots.unmeasured(res)
+    assert lead.startswith(f"Measured: {len(res.benches()) - len(empty)} benchmark famil")
     if name == "one-cpu":
-        assert "no cross-CPU round trip was measured (it needs 2 CPUs or more)" in lead
+        assert lead.startswith("Measured: 3 benchmark families on AMD EPYC, 1 CPU of its 2 "
+                               "(8 more skipped: needs 2 CPUs, --cpus gives 1). Main result: "
+                               "no cross-CPU round trip was measured (it needs 2 CPUs or more).")
     else:
+        tag = r" \[disturbed\]" if name == "disturbed" else ""
         assert re.search(r"Main result: libxcall's waiting call takes [\d.]+ ns, [\d.]+× the "
-                         r"cache-line round trip; a kernel IPI takes [\d.]+ µs\.", lead), lead
+                         rf"cache-line round trip{tag}; a kernel IPI takes [\d.]+ µs{tag}\.",
+                         lead), lead
+
+
+def test_a_skipped_family_gives_its_reason_on_the_cards(tmp_path_factory):
+    """A 1-CPU run's cards said "its run has no cacheline case"; xcall-bench said why."""
+    figs = _figs(load_doc(tmp_path_factory, "one", samples.one_cpu_run()))
+    for key in ("limit", "call", "kernel", "wake"):
+        assert figs[key].sentences == ["Not measured: needs 2 CPUs, --cpus gives 1."], key
+    assert "storm: not measured: needs 2 CPUs, --cpus gives 1." in figs["seeds"].sentences

@@ -999,13 +999,25 @@ def outside(fig, renderer=None, slack=1.0):
 
 
 def _rewrap(t, width_px, have_px):
-    """Wrap a text's lines to fit width_px, from the width it has now."""
-    text = t.get_text()
-    longest = max(len(line) for line in text.split("\n"))
+    """Wrap a text to fit width_px, from the width it has now. A centred text is one
+    paragraph; a left-aligned one (the notes) keeps its lines, their indented continuations
+    joined back first."""
+    lines = t.get_text().split("\n")
+    left = t.get_horizontalalignment() == "left"
+    if left:
+        paras = []
+        for line in lines:
+            if paras and line.startswith(" "):
+                paras[-1] += " " + line.strip()
+            else:
+                paras.append(line)
+    else:
+        paras = [" ".join(line.strip() for line in lines)]
+    longest = max(len(line) for line in lines)
     chars = max(12, int(longest * width_px / max(have_px, 1.0)) - 1)
-    indent = "  " if t.get_horizontalalignment() == "left" else ""
-    t.set_text("\n".join(part for line in text.split("\n")
-                         for part in (textwrap.wrap(line, chars, subsequent_indent=indent)
+    indent = "  " if left else ""
+    t.set_text("\n".join(part for para in paras
+                         for part in (textwrap.wrap(para, chars, subsequent_indent=indent)
                                       or [""])))
 
 
@@ -1024,23 +1036,25 @@ def fit_texts(fig, tries=6):
         if not bad:
             break
         W = fig.bbox.width
+        overs = {}                   # per axes, the most a written value reaches past it
         for t, b in bad:
             ax = next((a for a in fig.axes if t in a.texts or t is a.title
                        or t in (a._left_title, a._right_title)), None)
             if isinstance(t, Annotation) and ax is not None and \
                     max(b.x1 - W, b.x1 - ax.bbox.x1) > 0:
-                over = max(b.x1 - W, b.x1 - ax.bbox.x1) + 4
-                lo, hi = ax.get_xlim()       # room for the value written past the bar
-                if ax.get_xscale() in ("log", "symlog"):
-                    ax.set_xlim(lo, hi * (hi / lo if lo > 0 else 10.0)
-                                ** (1.3 * over / max(ax.bbox.width, 1.0)))
-                else:
-                    ax.set_xlim(lo, hi + (hi - lo) * 1.3 * over / max(ax.bbox.width, 1.0))
+                overs[ax] = max(overs.get(ax, 0.0), max(b.x1 - W, b.x1 - ax.bbox.x1) + 4)
             elif b.width > 0:
                 ha, mid = t.get_horizontalalignment(), (b.x0 + b.x1) / 2
                 room = W - b.x0 - 4 if ha == "left" else b.x1 - 4 if ha == "right" \
                     else 2 * min(mid, W - mid) - 8
                 _rewrap(t, max(min(room, W - 8), 40), b.width)
+        for ax, over in overs.items():   # room for the values written past the bars
+            lo, hi = ax.get_xlim()
+            share = min(1.3 * over / max(ax.bbox.width, 1.0), 0.5)
+            if ax.get_xscale() in ("log", "symlog") and lo > 0:
+                ax.set_xlim(lo, hi * (hi / lo) ** (share / (1 - share)))
+            else:
+                ax.set_xlim(lo, hi + (hi - lo) * share / (1 - share))
     return fig
 
 

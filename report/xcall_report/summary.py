@@ -91,6 +91,15 @@ class _Reader:
         return out
 
 
+def _bench_skipped(r, bench):
+    """xcall-bench's reason when no record of a bench was measured (a 1-CPU run writes one
+    record "all": "needs 2 CPUs"), else None."""
+    runs = [x for x in r.res.records if x.bench == bench]
+    if runs and all(x.skipped is not None for x in runs):
+        return runs[0].skipped
+    return None
+
+
 def _absent(key, title, bench, what):
     return Figure(key, title, "", [f"Not in this file: it has no `{bench}` records; "
                                    f"`xcall-bench {bench}` measures {what}."], present=False)
@@ -156,7 +165,8 @@ def limit(r):
     case = _limit_case(r)
     s = r.case("pingpong", case) if case else None
     if s is None:
-        why = r.skipped("pingpong", case) if case else "its run has no cacheline case"
+        why = (r.skipped("pingpong", case) if case else None) or \
+            _bench_skipped(r, "pingpong") or "its run has no cacheline case"
         return Figure("limit", title, "", [f"Not measured: {why}."], present=False)
     unit = r.unit("pingpong", case)
     cpus = r.cpus("pingpong", case)
@@ -208,7 +218,8 @@ def call(r):
         return _absent("call", title, "pingpong", "libxcall's waiting call and its ratio")
     s = r.case("pingpong", "libxcall-polling")
     if s is None:
-        why = r.skipped("pingpong", "libxcall-polling") or "its run has no libxcall-polling case"
+        why = r.skipped("pingpong", "libxcall-polling") or _bench_skipped(r, "pingpong") or \
+            "its run has no libxcall-polling case"
         return Figure("call", title, "", [f"Not measured: {why}."], present=False)
     unit = r.unit("pingpong", "libxcall-polling")
     cpus = r.cpus("pingpong", "libxcall-polling")
@@ -330,8 +341,9 @@ def wake(r):
     state = next((st for st in WAKE_STATE_ORDER if len(by_state.get(st, [])) >= 2),
                  next((st for st, v in by_state.items() if len(v) >= 2), None))
     if state is None:
-        return Figure("wake", title, "", ["Not measured: fewer than two mechanisms have a wake "
-                                          "latency record in any one state."], present=False)
+        why = _bench_skipped(r, "wake") or ("fewer than two mechanisms have a wake latency "
+                                              "record in any one state")
+        return Figure("wake", title, "", [f"Not measured: {why}."], present=False)
     cells = sorted(by_state[state])
     (lo, cheap, lo_case), (hi, dear, hi_case) = cells[0], cells[-1]
     r.case("wake", lo_case), r.case("wake", hi_case)          # their marks
@@ -428,8 +440,10 @@ def seeds(r):
         if got is None:
             r.take_marks()
             parts.append(f"{bench}: not in this file (`xcall-bench {bench}` measures {what})."
-                         if not r.has(bench) else f"{bench}: its records give no headline "
-                         "ratio (no baseline and ablate-none, speedup records).")
+                         if not r.has(bench) else f"{bench}: not measured: "
+                         f"{_bench_skipped(r, bench)}." if _bench_skipped(r, bench) else
+                         f"{bench}: its records give no headline ratio (no baseline and "
+                         "ablate-none, speedup records).")
             continue
         value, text, m = got
         values.append(f"{bench}: {value}" + (f" [{marksmod.short(m)}]" if m else ""))
@@ -446,21 +460,33 @@ def seeds(r):
 
 def lead(res, figs):
     """One sentence for the top of the page: what was measured, and the main result."""
-    fams = [b for b in res.benches()]
+    fams = res.benches()
+    r = _Reader(res)
+    skipped = [b for b in fams if _bench_skipped(r, b)]
     by = {f.key: f for f in figs}
     h = res.host
     where = str(h.get("cpu_model") or "this machine")
-    if _num(h.get("cpus_online")):
-        where += f", {h['cpus_online']} CPUs"
-    measured = f"{len(fams)} benchmark famil{'ies' if len(fams) != 1 else 'y'} on {where}"
+    used = sorted({c for x in res.records for c in x.cpus if isinstance(c, int)})
+    if used:
+        where += f", {len(used)} CPU{'s' if len(used) != 1 else ''}"
+    if _num(h.get("cpus_online")) and used and len(used) != h["cpus_online"]:
+        where += f" of its {h['cpus_online']}"
+    n = len(fams) - len(skipped)
+    measured = f"{n} benchmark famil{'ies' if n != 1 else 'y'} on {where}"
+    if skipped:
+        why = _bench_skipped(r, skipped[0])
+        measured += f" ({len(skipped)} more skipped: {why})"
     call, lim, kern = by.get("call"), by.get("limit"), by.get("kernel")
     if call is not None and call.present:
         main = ("libxcall's waiting call takes "
                 + call.value.replace(' · ', ', ').replace('the limit', 'the cache-line round trip'))
+        if call.marks:
+            main += f" [{marksmod.short(call.marks)}]"
         if lim is not None and lim.present and "·" not in call.value:
             main += f" (the cache-line limit: {lim.value})"
         if kern is not None and kern.present:
-            main += f"; a kernel IPI takes {kern.value}"
+            main += f"; a kernel IPI takes {kern.value}" + \
+                (f" [{marksmod.short(kern.marks)}]" if kern.marks else "")
     elif lim is not None and lim.present:
         main = f"the cache-line round trip takes {lim.value}"
     else:
