@@ -31,6 +31,7 @@ STATE_COLOURS = {"hot": PALETTE[1], "parked": PALETTE[0], "busy": PALETTE[2]}
 IPI_ROWS = ("CAL", "RES")       # function-call and reschedule IPIs, as /proc/interrupts names them
 NOTE_WIDTH = 160                # characters per line of the notes under a figure
 MARK_COLOUR = "#e6550d"         # edges of capped or disturbed bars and points
+FIT_MARGIN = 6                  # pixels kept free at a figure's edges when fitting its texts
 MIN_FONT = 7                    # points: 9.3 CSS pixels where a chart is shown at its size
 DWARF = 50                      # a value this many times the median of the rest: log axis
 
@@ -1028,7 +1029,7 @@ def fit_texts(fig, tries=6):
     for _ in range(tries):
         fig.draw_without_rendering()
         renderer = fig.canvas.get_renderer()
-        bad = outside(fig, renderer)
+        bad = outside(fig, renderer, slack=-FIT_MARGIN)   # a margin: other DPIs, hinting
         for ax in fig.axes:             # a value written past its axes' frame
             bad += [(t, t.get_window_extent(renderer)) for t in ax.texts
                     if isinstance(t, Annotation) and t.get_visible() and t.get_text()
@@ -1045,9 +1046,9 @@ def fit_texts(fig, tries=6):
                 overs[ax] = max(overs.get(ax, 0.0), max(b.x1 - W, b.x1 - ax.bbox.x1) + 4)
             elif b.width > 0:
                 ha, mid = t.get_horizontalalignment(), (b.x0 + b.x1) / 2
-                room = W - b.x0 - 4 if ha == "left" else b.x1 - 4 if ha == "right" \
-                    else 2 * min(mid, W - mid) - 8
-                _rewrap(t, max(min(room, W - 8), 40), b.width)
+                room = W - b.x0 - 2 * FIT_MARGIN if ha == "left" else \
+                    b.x1 - 2 * FIT_MARGIN if ha == "right" else 2 * min(mid, W - mid) - 4 * FIT_MARGIN
+                _rewrap(t, max(min(room, W - 4 * FIT_MARGIN), 40), b.width)
         for ax, over in overs.items():   # room for the values written past the bars
             lo, hi = ax.get_xlim()
             share = min(1.3 * over / max(ax.bbox.width, 1.0), 0.5)
