@@ -4,8 +4,8 @@
  * cleared under it, nor rewritten by the xc_init() after.
  *   1. A call held inside its cond hook (a plain thread's xc_call_cond) while
  *      xc_exit() runs: the hook sees the runtime stop (xc_online_mask gives
- *      -ENXIO) and the workers joined (the process is down to the test's own
- *      three threads), from where xc_exit() had only to clear and return;
+ *      -ENXIO) and the workers joined (the process is down to the threads it
+ *      had before xc_init(), and this caller and the exiter), from where xc_exit() had only to clear and return;
  *      then it keeps looking whether xc_exit() returned, for 2,000 yields,
  *      and must never see that. The call then ends with a
  *      count or -ENXIO, xc_exit() with 0, and xc_init() works again.
@@ -28,6 +28,7 @@ static int cpus[CPU_SETSIZE], ncpu;
 
 static _Atomic int hook_entered, exit_called, exit_returned, seen_returned, hook_left;
 static _Atomic int exit_in_hook = 1;
+static int threads_before;	/* the process's threads without a runtime (a sanitizer's own too) */
 
 static void nothing(void *arg)
 {
@@ -45,7 +46,7 @@ static bool hold_across_exit(int cpu, void *arg)
 	/* nested read from a hook: -ENXIO once xc_exit() took the runtime out of UP */
 	while (xc_online_mask(&m) != -ENXIO)
 		sched_yield();
-	while (t_thread_count() != 3)	/* main, this caller, the exiter: the workers are joined */
+	while (t_thread_count() != threads_before + 2)	/* and this caller and the exiter: workers joined */
 		sched_yield();
 	for (long i = 0; i < 2000 && !atomic_load(&seen_returned); i++) {
 		if (atomic_load(&exit_returned))
@@ -82,6 +83,7 @@ static void exit_waits_for_hook(void)
 {
 	pthread_t caller, x;
 
+	threads_before = t_thread_count();
 	CHECK_RET(xc_init(NULL), 0);
 	ncpu = t_cpus(cpus);
 	CHECK(pthread_create(&caller, NULL, cond_caller, NULL) == 0);
