@@ -169,6 +169,7 @@ static int worker_attach(int cpu)
 		close(fd);
 	} else {
 		attach_finish(c, fd);
+		xc_serve_floor_set(c);
 		xc_self = c;
 	}
 	pthread_mutex_unlock(&xc_rt.hotplug_lock);

@@ -102,6 +102,8 @@ void xc_cpu_fresh(struct xc_cpu *c, int cpu)
 	c->fd_kicks_seen = c->fd_kicks_drained = 0;
 	c->os_watch_ns = 0;
 	c->in_task_loop = false;
+	c->serve_floor = 0;		/* its thread sets it (xc_serve_floor_set) */
+	c->serve_floor_told = false;
 	c->work_head = c->work_tail = NULL;
 	c->rings_held = c->rings_dropped = NULL;
 	atomic_store_explicit(&c->cur_kind, XC_ACT_NONE, memory_order_relaxed);

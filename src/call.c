@@ -158,6 +158,25 @@ int xc_run_calls(struct xc_cpu *c)
 	return n + xc_rings_run(c);
 }
 
+/*
+ * Below the serve floor (wait.c): urgent calls, the slot, and in each ring
+ * the entries up to the first that no caller waits for. With the rings
+ * ablated (benchmarks only) the shared list runs whole, as above.
+ */
+int xc_run_calls_waited(struct xc_cpu *c)
+{
+	int n = xc_run_urgent(c);
+
+	n += xc_slot_run(c);
+	if (xc_unlikely(xc_ablated(XC_ABLATE_RING))) {
+		struct xc__link *l = xc_llist_take(&c->callq);
+
+		return l ? n + run_list(c, l, false) : n;
+	}
+	xc_ring_take_doorbells(c);
+	return n + xc_rings_run_waited(c);
+}
+
 /* Offline or exit: refuse new calls, run every queued one (the slot after the queue: slot.c). */
 int xc_drain_calls(struct xc_cpu *c)
 {
@@ -476,8 +495,8 @@ bool xc_call_done(const struct xc_call *call)
 static int many_ring(const int *targets, int nt, xc_func_t fn, void *arg, unsigned flags,
 		     struct xc__completion *sync, struct xc_ring_waited *w)
 {
-	struct xc_ring *rings[XC_MAX_CPUS];
-	uint32_t idx[XC_MAX_CPUS];
+	struct xc_ring *rings[nt ? nt : 1];
+	uint32_t idx[nt ? nt : 1];
 	xc_func_t put_fn = (flags & XC_WAIT) ? XC_RING_WAITED : fn;
 	void *put_arg = (flags & XC_WAIT) ? (void *)w : arg;
 	int sent = 0, i;
@@ -523,8 +542,8 @@ static int many_ring(const int *targets, int nt, xc_func_t fn, void *arg, unsign
 static int many_list(const int *targets, int nt, xc_func_t fn, void *arg, unsigned flags,
 		     struct xc__completion *sync)
 {
-	struct xc_call *d[XC_MAX_CPUS];
-	signed char pushed[XC_MAX_CPUS];
+	struct xc_call *d[nt ? nt : 1];
+	signed char pushed[nt ? nt : 1];
 	bool urgent = flags & XC_URGENT;
 	int sent = 0, i;
 
@@ -574,17 +593,19 @@ static int many_list(const int *targets, int nt, xc_func_t fn, void *arg, unsign
 static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *arg,
 		     unsigned flags)
 {
-	/*
-	 * On the stack (about 17 KiB with the sending's): a many call can nest,
-	 * from a call run while this one waits for room, or from the urgent handler.
-	 */
 	struct xc__completion sync;
-	int targets[XC_MAX_CPUS];
 	struct xc_cpu *self = xc_self;
 	bool run_local = false;
 	int nt = 0, sent, i;
 	cpu_set_t inside;
 	int ret = check_mask_call(mask, fn, flags);
+	/*
+	 * On the stack, sized by the set (at least 1 while calls are accepted),
+	 * as the sending's arrays: a many call nests, in every wait that serves
+	 * (wait.c), so its frame is paid once per level.
+	 */
+	int targets[xc_rt.nr_cpus];
+
 
 	if (ret)
 		return ret;

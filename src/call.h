@@ -93,6 +93,7 @@ static inline __attribute__((always_inline)) bool xc_slot_publish(struct xc_cpu 
 	struct xc_slot *s = &c->slot;
 	uint32_t w = 0;
 
+int xc_run_calls_waited(struct xc_cpu *c);
 	/* acquire: the previous use of the fields happens before our writes */
 	if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1, memory_order_acquire,
 						     memory_order_relaxed))

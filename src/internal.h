@@ -176,6 +176,12 @@ struct xc_cpu {
 	uint64_t fd_kicks_drained;	/* ... and read off the eventfd */
 	uint64_t os_watch_ns;		/* attached, taken by the OS: its next look (xc_coarse_ns) */
 	bool in_task_loop;		/* attached: inside its xc_poll()'s task loop */
+	/*
+	 * Its thread's stack address below which a wait serves only the calls
+	 * others wait for (wait.c, "Serving while waiting"); 0: no bound known.
+	 */
+	uintptr_t serve_floor;
+	bool serve_floor_told;		/* reported once that a wait reached it */
 	struct xc__link *work_head;	/* taken work items, FIFO, not yet run */
 	struct xc__link *work_tail;
 	struct xc_ring *rings_held;	/* call rings linked to it and taken from callq (ring.c) */

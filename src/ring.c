@@ -548,6 +548,32 @@ int xc_rings_run(struct xc_cpu *c)
 	return n;
 }
 
+/* The held rings' entries up to the first that no caller waits for, ring by ring (wait.c). */
+int xc_rings_run_waited(struct xc_cpu *c)
+{
+	int n = 0;
+
+	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+		for (;;) {
+			/* relaxed: only this worker writes tail */
+			uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+			xc_func_t fn;
+
+			if (t == r->head_seen) {
+				/* acquire: as ring_run's */
+				r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
+				if (t == r->head_seen)
+					break;
+			}
+			fn = entry_take(r, t, false);
+			if (fn != XC_RING_WAITED && fn != XC_RING_RETRACTED)
+				break;	/* a tombstone is only stepped over */
+			entry_run(c, r, t, fn);
+			n++;
+		}
+	return n;
+}
+
 /* U2': whether an owner of a ring on @list may have skipped R1' (see "Owners without a fence"). */
 static bool rings_unfenced(struct xc_ring *list)
 {

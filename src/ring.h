@@ -212,6 +212,7 @@ static inline int xc_ring_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t
 /* Worker side (ring.c). */
 int xc_ring_take_doorbells(struct xc_cpu *c);
 int xc_rings_run(struct xc_cpu *c);
+int xc_rings_run_waited(struct xc_cpu *c);
 bool xc_rings_release(struct xc_cpu *c);	/* true: do not sleep yet */
 int xc_rings_close(struct xc_cpu *c);
 uint64_t xc_rings_rode(struct xc_cpu *c);

@@ -52,6 +52,18 @@
  * every wait refuses there instead: a waiting call, hotplug and xc_poll() with
  * -EDEADLK, a nowait call -EDEADLK for room in a full ring and -ENOMEM for
  * a descriptor; and xc_wait_serve() serves nothing there, as a backstop.
+ *
+ * Serving nests: a served call that waits serves in turn, one frame of
+ * each on the worker's stack per level, and the next call in its queue may
+ * be one more such call (a burst of nowait calls whose functions each make
+ * a waiting call nests as deep as the burst is long). Below its thread's
+ * serve floor (the last quarter of its stack, xc_serve_floor_set) a wait
+ * serves only what others wait for: urgent calls (which never wait), the
+ * slot's call, and the rings' entries while the next is a waiting call's;
+ * it stops at any other, so each ring stays in order. Nesting then grows
+ * only with a chain of calls that wait on each other, as the application's
+ * own recursion does, and the waits the worker serves still end: each
+ * waiting caller's entry is run. What it leaves runs once the nest unwinds.
  */
 #include "internal.h"
 #include "kick.h"
@@ -62,23 +74,54 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <time.h>
 
 /* A waiting non-worker spins this long before it sleeps. */
 #define XC_WAITER_SPIN_NS      20000L
 
+/* Below the serve floor: once per runtime and CPU, say why the wait serves less. */
+static __attribute__((noinline, cold)) int serve_waited(struct xc_cpu *self)
+{
+	if (!self->serve_floor_told) {
+		self->serve_floor_told = true;
+		xc_report("CPU %d: waits nested so deep that its stack is three quarters used; "
+			  "they serve only the calls others wait for until the nest unwinds", self->cpu);
+	}
+	return xc_run_calls_waited(self);
+}
+
 /* The one place a wait serves its own CPU's calls (see "Serving while waiting"). */
 int xc_wait_serve(void)
 {
 	struct xc_cpu *self = xc_self;
+	char here;
 
 	/*
 	 * Not in the urgent handler, which may have interrupted this worker
 	 * inside its own run; not inside an attached thread's announced sleep
 	 * (its waits refuse there: this is their backstop).
 	 */
-	return self && !xc_in_urgent && !xc_in_fd_sleep() ? xc_run_calls(self) : 0;
+	if (!self || xc_in_urgent || xc_in_fd_sleep())
+		return 0;
+	if (xc_unlikely((uintptr_t)&here < self->serve_floor))
+		return serve_waited(self);
+	return xc_run_calls(self);
+}
+
+void xc_serve_floor_set(struct xc_cpu *c)
+{
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
+
+	c->serve_floor = 0;
+	if (pthread_getattr_np(pthread_self(), &a))
+		return;
+	if (!pthread_attr_getstack(&a, &addr, &size))
+		c->serve_floor = (uintptr_t)addr + size / 4;
+	pthread_attr_destroy(&a);
 }
 
 void xc_wait_step(void)

@@ -30,6 +30,8 @@ void xc_completion_wake(struct xc__completion *s, struct xc_cpu *waiter);
 int xc_completion_wait_until(struct xc__completion *s, uint64_t deadline_ns);
 /* A worker's share of any wait: run its own CPU's calls (0 if not a worker); how many ran. */
 int xc_wait_serve(void);
+/* The calling thread, @c's worker or attached thread: where its stack's last quarter begins. */
+void xc_serve_floor_set(struct xc_cpu *c);
 /* One step of a wait that nothing announces (a descriptor back, a lock): serve, then yield. */
 void xc_wait_step(void);
 

@@ -349,6 +349,7 @@ void *xc_worker_main(void *arg)
 		xc_report("CPU %d: %s: %s", c->cpu, failed, strerror(-err));
 	/* before the starter can see it alive: xc_init returns with every worker's mask final */
 	if (!err)
+	xc_serve_floor_set(c);
 		unblock_urgent_signal();
 	xc_complete(&xc_rt.boot_done);
 	if (err)
