@@ -24,6 +24,13 @@ XC_CFLAGS += -Wno-tsan
 endif
 endif
 
+# The version is xcall.h's; the soname changes with every ABI change. Before 1.0 each minor
+# version may change the ABI (0.2: the report hook's context), so the soname carries both
+# numbers: a program linked against libxcall.so.0.1 never loads a 0.2 library by mistake.
+XC_VERSION := $(shell sed -n 's/^\#define XCALL_VERSION_MAJOR //p' include/xcall.h).$(shell sed -n 's/^\#define XCALL_VERSION_MINOR //p' include/xcall.h)
+SONAME   := libxcall.so.$(XC_VERSION)
+export SONAME
+
 LIB_SRCS := $(wildcard src/*.c)
 LIB_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 LIB_A    := $(BUILD)/libxcall.a
@@ -52,30 +59,30 @@ $(LIB_A): $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(LIB_SO): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libxcall.so.0 $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(CC) -shared -Wl,-soname,$(SONAME) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(PC_FILE): xcall.pc.in
+$(PC_FILE): xcall.pc.in include/xcall.h
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|0.1|g' $< > $@
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(XC_VERSION)|g' -e 's|@SONAME@|$(SONAME)|g' $< > $@
 
 examples: $(EXAMPLES)
 $(BUILD)/examples/%: examples/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(XC_CFLAGS) $(CFLAGS) $< -o $@ $(LIB_A) $(LDLIBS)
 
-# A program built with `pkg-config --libs xcall` finds the installed libxcall.so.0 by the rpath in
+# A program built with `pkg-config --libs xcall` finds the installed $(SONAME) by the rpath in
 # xcall.pc (xcall.pc.in says why an rpath and not ldconfig); tests/api/install.sh checks it.
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 include/xcall.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/libxcall.so.0
-	ln -sf libxcall.so.0 $(DESTDIR)$(PREFIX)/lib/libxcall.so
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|0.1|g' xcall.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/xcall.pc
+	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libxcall.so
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(XC_VERSION)|g' -e 's|@SONAME@|$(SONAME)|g' xcall.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/xcall.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/xcall.h $(DESTDIR)$(PREFIX)/lib/libxcall.a \
-	      $(DESTDIR)$(PREFIX)/lib/libxcall.so $(DESTDIR)$(PREFIX)/lib/libxcall.so.0 \
+	      $(DESTDIR)$(PREFIX)/lib/libxcall.so $(DESTDIR)$(PREFIX)/lib/$(SONAME) \
 	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/xcall.pc
 
 clean:

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void report_line(const char *line)
+static void report_line(void *ctx, const char *line)
 {
 	fprintf(stderr, "libxcall: %s\n", line);
 }

@@ -56,7 +56,7 @@ static const char *const vars[] = {
 
 static int lines;
 
-static void report_hook(const char *line)
+static void report_hook(void *ctx, const char *line)
 {
 	size_t n = strnlen(line, 1024);
 

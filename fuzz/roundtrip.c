@@ -84,7 +84,7 @@ static uint64_t range(uint64_t lo, uint64_t hi)
 /* --- one configuration --- */
 static int reports;
 
-static void report_hook(const char *line)
+static void report_hook(void *ctx, const char *line)
 {
 	fprintf(stderr, "fuzz roundtrip: reported: %s\n", line);
 	reports++;
@@ -275,7 +275,7 @@ static void round_trip(const struct xc_opts *o)
 /* Every option of XCALL_VERBOSE's table is one this harness round-trips (or XCALL_VERBOSE). */
 static int table_lines, table_unknown;
 
-static void table_hook(const char *line)
+static void table_hook(void *ctx, const char *line)
 {
 	char name[64];
 

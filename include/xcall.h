@@ -54,7 +54,7 @@ extern "C" {
 #define XC_API __attribute__((visibility("default")))
 
 #define XCALL_VERSION_MAJOR 0
-#define XCALL_VERSION_MINOR 1
+#define XCALL_VERSION_MINOR 2
 
 typedef void (*xc_func_t)(void *arg);
 typedef bool (*xc_cond_t)(int cpu, void *arg);
@@ -136,7 +136,13 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  * @bringup_timeout_ms: how long a worker may take to report alive; 0 = 10000.
  *                      A worker past it makes xc_init() return -ETIMEDOUT,
  *                      whatever error another CPU's hook returned first.
- * @report:             receives every diagnostic line (no newline); NULL = stderr.
+ * @report:             receives every diagnostic line (no newline), with
+ *                      @report_ctx as its first argument; NULL = stderr. It
+ *                      runs on whichever thread reports, a worker or a
+ *                      caller, and may run inside a signal handler (a stuck
+ *                      report of a handler's waiting call): a hook that may
+ *                      meet that keeps to async-signal-safe work.
+ * @report_ctx:         passed to @report as it is; libxcall never reads it.
  * @ablate:             XC_ABLATE_* bits (benchmarks only).
  * @stuck_ms:           report a waiting call not done after this many ms (repeating,
  *                      with growing intervals); 0 = 5000, XC_STUCK_OFF = never
@@ -162,6 +168,13 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  *
  * A field left zero takes its XCALL_* environment variable, if set, else the
  * default (see the options table in the README, or run with XCALL_VERBOSE=1).
+ *
+ * Strings: xc_init() copies or parses every string it reads (@cpus and
+ * @attach are parsed into sets, @trace_file is copied, and so are the
+ * environment's values), so they need live only until it returns. The
+ * pointers that stay in use until xc_exit() are @cpu_init with its argument
+ * and @report with @report_ctx. xc_opts_set() keeps the string it is given
+ * (see there): what it set is read by xc_init() as any field is.
  */
 struct xc_opts {
 	const char *cpus;
@@ -170,7 +183,8 @@ struct xc_opts {
 	int (*cpu_init)(int cpu, void *arg);
 	void *cpu_init_arg;
 	unsigned bringup_timeout_ms;
-	void (*report)(const char *line);
+	void (*report)(void *ctx, const char *line);
+	void *report_ctx;
 	unsigned ablate;
 	int stuck_ms;
 	const char *trace_file;
@@ -192,13 +206,27 @@ struct xc__completion {
 };
 
 /**
- * struct xc_call - a call descriptor owned by the caller (xc_call_async()).
- * @fn:  the function to run on the target CPU.
+ * struct xc_call_on_done - an async call's completion callback (xc_call_async()).
+ * @fn:  run after the call, or NULL for none.
  * @arg: its argument.
+ */
+struct xc_call_on_done {
+	xc_func_t fn;
+	void *arg;
+};
+
+/**
+ * struct xc_call - a call descriptor owned by the caller (xc_call_async()).
+ * @fn:      the function to run on the target CPU.
+ * @arg:     its argument.
+ * @on_done: optional: on_done.fn(on_done.arg) runs on the target CPU right
+ *           after libxcall's last write to the descriptor (see
+ *           xc_call_async()), so it may free or reuse it.
  *
- * Set @fn and @arg, then pass it to xc_call_async(). While the call is in
- * flight the descriptor belongs to libxcall: do not change or free it until
- * xc_call_done() returns true. Zero-initialise it before first use.
+ * Set @fn and @arg (and @on_done), then pass it to xc_call_async(). While
+ * the call is in flight the descriptor belongs to libxcall: do not change or
+ * free it until xc_call_done() returns true, or until @on_done runs.
+ * Zero-initialise it before first use. 64 bytes, one cache line.
  */
 struct xc_call {
 	xc_func_t fn;
@@ -210,7 +238,12 @@ struct xc_call {
 	uint32_t _trace_id;
 	struct xc__completion *_completion;
 	void *_owner;
-	struct xc__completion _done;
+	union {
+		/* public: async descriptors only */
+		struct xc_call_on_done on_done;
+		/* private: a waited descriptor's own completion (never an async one's) */
+		struct xc__completion _done;
+	};
 } __attribute__((aligned(64)));
 
 /**
@@ -263,6 +296,21 @@ struct xc_stats {
 	uint64_t barriers;
 };
 
+/**
+ * DOC: worker threads
+ *
+ * xc_init() starts one worker thread for each CPU of the set but the
+ * attached ones, named "xcall/N" for CPU N (as /proc/PID/task/TID/comm, ps,
+ * top and debuggers show it), and that thread stays the CPU's worker for the
+ * runtime's whole life, until xc_exit() joins it: xc_cpu_offline() parks it
+ * and xc_cpu_online() wakes the same thread, and a CPU the OS takes away
+ * keeps it too. So a thread id learnt inside a call (gettid()) names the
+ * CPU's worker until xc_exit(). An attached CPU (xc_opts.attach) differs:
+ * its worker is the application's thread that attached to it, which keeps
+ * its own name; before the first xc_worker_attach() and after each
+ * xc_worker_detach() the CPU has no worker at all, and the next thread to
+ * attach may be another one.
+ */
 /**
  * DOC: signals
  *
@@ -475,7 +523,18 @@ XC_API int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned 
 
 /**
  * xc_call_async() - run call->fn(call->arg) on @cpu without waiting, using the
- * caller's own descriptor; poll xc_call_done() to learn when it has run.
+ * caller's own descriptor; poll xc_call_done() to learn when it has run, or
+ * let call->on_done tell.
+ *
+ * Completion callback: when call->on_done.fn is set, libxcall reads it and
+ * on_done.arg before its last write to the descriptor (the one that makes
+ * xc_call_done() true), and calls on_done.fn(on_done.arg) after that write,
+ * on @cpu's worker, right after call->fn returned: a callback may free the
+ * descriptor or queue it again, and libxcall never touches it after. It runs
+ * as a call's function does (call context, the same rules); inline, at once,
+ * for the calling worker's own CPU, as call->fn does. It never runs for a
+ * refused call (any error returned). Another thread may see xc_call_done()
+ * true while the callback still runs.
  * Signal handler: yes. Refused with -EAGAIN when the handler interrupted libxcall in the same
  *   thread (the call then never ran); a thread's first call may be its handler's. A waiting call
  *   blocks the handler until the function ran, and a stuck report due meanwhile runs the report

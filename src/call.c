@@ -238,14 +238,12 @@ static bool self_online(struct xc_cpu *self)
 	return atomic_load_explicit(&self->online, memory_order_relaxed);
 }
 
-static void call_inline(struct xc_cpu *self, xc_func_t fn, void *arg)
+/* An inline call; @async: its descriptor, completed (and its callback run) right after fn. */
+static void call_inline(struct xc_cpu *self, xc_func_t fn, void *arg, struct xc_call *async)
 {
-	int was = xc_user_begin();
-
-	xc_in_call++;
-	fn(arg);
-	xc_in_call--;
-	xc_user_end(was);
+	xc_call_user(fn, arg);
+	if (async)
+		xc_call_async_done(async);
 	xc_os_after_run(self);
 	if (xc_in_urgent) {
 		xc_stat_inc_shared(&self->urgent_calls);
@@ -368,7 +366,7 @@ static inline __attribute__((always_inline)) int call_single(int cpu, xc_func_t 
 	if (c == xc_self) {
 		if (!self_online(c))
 			return -ENXIO;
-		call_inline(c, fn, arg);
+		call_inline(c, fn, arg, NULL);
 		return 0;
 	}
 	if (xc_likely(!(flags & XC_WAIT))) {
@@ -461,8 +459,7 @@ static int call_async(int cpu, struct xc_call *call)
 			atomic_store_explicit(&call->_flags, 0, memory_order_relaxed);
 			return -ENXIO;
 		}
-		call_inline(c, call->fn, call->arg);
-		atomic_store_explicit(&call->_flags, 0, memory_order_release);
+		call_inline(c, call->fn, call->arg, call);	/* its callback too, inline */
 		return 0;
 	}
 	if (via_ring(0))
@@ -599,19 +596,19 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 	int nt = 0, sent, i;
 	cpu_set_t inside;
 	int ret = check_mask_call(mask, fn, flags);
-	/*
-	 * On the stack, sized by the set (at least 1 while calls are accepted),
-	 * as the sending's arrays: a many call nests, in every wait that serves
-	 * (wait.c), so its frame is paid once per level.
-	 */
-	int targets[xc_rt.nr_cpus];
-
 
 	if (ret)
 		return ret;
 	CPU_AND(&inside, mask, &xc_rt.cfg.cpus);
 	if (!CPU_EQUAL(&inside, mask))
 		return -ENXIO;
+
+	/*
+	 * On the stack, sized by the set (at least 1 while calls are accepted),
+	 * as the sending's arrays: a many call nests, in every wait that serves
+	 * (wait.c), so its frame is paid once per level.
+	 */
+	int targets[xc_rt.nr_cpus];
 
 	for (i = 0; i < xc_rt.nr_cpus; i++) {
 		int cpu = xc_rt.cpu_list[i];
@@ -645,7 +642,7 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 	if (sent < 0)
 		return sent;
 	if (run_local) {
-		call_inline(self, fn, arg);
+		call_inline(self, fn, arg, NULL);
 		sent++;
 	}
 	if (flags & XC_WAIT) {

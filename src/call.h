@@ -40,17 +40,50 @@ static inline void xc_call_run_fn(struct xc_cpu *c, xc_func_t fn, void *arg, int
 		xc_stat_inc_own(&c->calls);
 }
 
+_Static_assert(sizeof(struct xc_call) == XC_CACHELINE,
+	       "struct xc_call is one line: on_done shares _done's room, which async calls leave unused");
+
+/*
+ * The application's code that a call runs besides its function (an async
+ * call's completion callback): marked as a call's function is, outside
+ * libxcall and in call context, and neither counted nor traced.
+ */
+static inline void xc_call_user(xc_func_t fn, void *arg)
+{
+	int was = xc_user_begin();
+
+	xc_in_call++;
+	fn(arg);
+	xc_in_call--;
+	xc_user_end(was);
+}
+
+/*
+ * An async descriptor is done: its callback read out, then the last write
+ * to it, then the callback, which may free or reuse it.
+ */
+static inline void xc_call_async_done(struct xc_call *async)
+{
+	xc_func_t done_fn = async->on_done.fn;
+	void *done_arg = async->on_done.arg;
+
+	/* release: fn's effects are visible to whoever sees xc_call_done() */
+	atomic_store_explicit(&async->_flags, 0, memory_order_release);
+	/* the descriptor may be gone from here: only the locals remain */
+	if (done_fn)
+		xc_call_user(done_fn, done_arg);
+}
+
 /*
  * After fn: signal whoever waits, a waiter's completion (@done) or an async
- * descriptor's in-flight bit (@async); at most one is set.
+ * descriptor's in-flight bit (@async), then its callback; at most one is set.
  */
 static inline void xc_call_complete(struct xc__completion *done, struct xc_call *async)
 {
 	if (done)
 		xc_complete(done);	/* last touch of the waiter's memory */
 	else if (async)
-		/* release: fn's effects are visible to whoever sees xc_call_done() */
-		atomic_store_explicit(&async->_flags, 0, memory_order_release);
+		xc_call_async_done(async);
 }
 
 static inline void xc_call_ended(struct xc_cpu *c, const struct xc_activity *outer)
@@ -63,6 +96,7 @@ static inline void xc_call_ended(struct xc_cpu *c, const struct xc_activity *out
 void xc_call_invoke(struct xc_cpu *c, xc_func_t fn, void *arg, int from, uint32_t flow,
 		    bool urgent);
 int xc_run_calls(struct xc_cpu *c);
+int xc_run_calls_waited(struct xc_cpu *c);
 int xc_run_urgent(struct xc_cpu *c);
 void xc_call_returned(struct xc_cpu *c);
 int xc_drain_calls(struct xc_cpu *c);
@@ -93,7 +127,6 @@ static inline __attribute__((always_inline)) bool xc_slot_publish(struct xc_cpu 
 	struct xc_slot *s = &c->slot;
 	uint32_t w = 0;
 
-int xc_run_calls_waited(struct xc_cpu *c);
 	/* acquire: the previous use of the fields happens before our writes */
 	if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1, memory_order_acquire,
 						     memory_order_relaxed))

@@ -30,7 +30,8 @@ enum xc_source { SRC_DEFAULT, SRC_ENV, SRC_OPTS };
  * @o->report instead (quiet_to), when that is set.
  */
 static __xc_tls bool quiet;
-static __xc_tls void (*quiet_to)(const char *line);
+static __xc_tls void (*quiet_to)(void *ctx, const char *line);
+static __xc_tls void *quiet_ctx;
 #define opt_report(...) opt_say(__VA_ARGS__)
 
 static void __attribute__((format(printf, 1, 2))) opt_say(const char *fmt, ...)
@@ -46,7 +47,7 @@ static void __attribute__((format(printf, 1, 2))) opt_say(const char *fmt, ...)
 	if (!quiet)
 		xc_report("%s", line);
 	else
-		quiet_to(line);
+		quiet_to(quiet_ctx, line);
 }
 /*
  * Why a parse_env refused its value, where the option's help does not say it
@@ -680,6 +681,7 @@ int xc_config_resolve(const struct xc_opts *opts, struct xc_config *cfg)
 	int err = config_defaults(cfg);
 
 	cfg->report = o->report;	/* first, so that errors below reach the hook */
+	cfg->report_ctx = o->report_ctx;
 	if (err)
 		return err;
 	cfg->cpu_init = o->cpu_init;
@@ -776,7 +778,7 @@ int xc_opts_set(struct xc_opts *o, const char *var, const char *value)
 
 			snprintf(line, sizeof(line), "%.60s: %s", var,
 				 opt ? "not an option of struct xc_opts" : "no such option");
-			o->report(line);
+			o->report(o->report_ctx, line);
 		}
 		return -EINVAL;
 	}
@@ -784,6 +786,7 @@ int xc_opts_set(struct xc_opts *o, const char *var, const char *value)
 	/* the reason goes to @o->report, in xc_init()'s words for the same variable */
 	quiet = true;
 	quiet_to = o->report;
+	quiet_ctx = o->report_ctx;
 	why = NULL;
 	ret = opt->parse_env(value, &cfg);
 	if (ret) {
@@ -794,6 +797,7 @@ int xc_opts_set(struct xc_opts *o, const char *var, const char *value)
 	}
 	quiet = false;
 	quiet_to = NULL;
+	quiet_ctx = NULL;
 	if (ret)
 		return -EINVAL;
 	opt->to_opt(&cfg, value, o);

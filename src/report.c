@@ -9,13 +9,13 @@ void xc_report(const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;
-	void (*hook)(const char *) = xc_rt.cfg.report;
+	void (*hook)(void *, const char *) = xc_rt.cfg.report;
 
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	if (hook)
-		hook(line);
+		hook(xc_rt.cfg.report_ctx, line);
 	else
 		fprintf(stderr, "xcall: %s\n", line);
 }

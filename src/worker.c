@@ -28,6 +28,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -319,6 +320,20 @@ static bool boot_report(struct xc_boot *b, int err)
 	return mine;
 }
 
+/*
+ * "xcall/N": the name ps, top, /proc/PID/task/TID/comm, debuggers and a
+ * Rust panic message show. The thread is the CPU's for the runtime's life
+ * (xcall.h, "worker threads"), so the name is set once. 16 bytes with the
+ * NUL at most: "xcall/" and any CPU id below CPU_SETSIZE fit.
+ */
+static void worker_name(int cpu)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "xcall/%d", cpu);
+	pthread_setname_np(pthread_self(), name);	/* a name is a courtesy: no error to act on */
+}
+
 void *xc_worker_main(void *arg)
 {
 	struct xc_boot *b = arg;
@@ -328,11 +343,13 @@ void *xc_worker_main(void *arg)
 
 	/* only the cpu_init hook may be cancelled */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	worker_name(c->cpu);	/* before the cpu_init hook, which may look */
 	xc_inside_store(XC_INSIDE_CODE);	/* a worker runs libxcall's code, but for the application's functions; never listed (inflight.c) */
 	xc_self = c;
 	err = xc_pin_self(c->cpu);
 	if (err)
 		failed = "cannot pin the worker";
+	xc_serve_floor_set(c);
 	if (!err) {
 		err = xc_pool_prepare();
 		if (err)
@@ -349,7 +366,6 @@ void *xc_worker_main(void *arg)
 		xc_report("CPU %d: %s: %s", c->cpu, failed, strerror(-err));
 	/* before the starter can see it alive: xc_init returns with every worker's mask final */
 	if (!err)
-	xc_serve_floor_set(c);
 		unblock_urgent_signal();
 	xc_complete(&xc_rt.boot_done);
 	if (err)

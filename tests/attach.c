@@ -659,7 +659,7 @@ static void test_errors(void)
 static char reports[8192];
 static pthread_mutex_t reports_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void capture(const char *line)
+static void capture(void *ctx, const char *line)
 {
 	pthread_mutex_lock(&reports_lock);
 	strncat(reports, line, sizeof(reports) - strlen(reports) - 2);

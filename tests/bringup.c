@@ -18,9 +18,9 @@
 static _Atomic int init_ran[CPU_SETSIZE];
 static _Atomic int nreports;
 
-static void capture(const char *line)
+static void capture(void *ctx, const char *line)
 {
-	t_capture(line);
+	t_capture(ctx, line);
 	atomic_fetch_add(&nreports, 1);
 }
 

@@ -14,11 +14,11 @@
 #include <stdatomic.h>
 
 /* The report hook (xc_opts.report): each line printed as well, for the test's log. */
-static inline void f_capture(const char *line)
+static inline void f_capture(void *ctx, const char *line)
 {
 	printf("report: %s\n", line);
 	fflush(stdout);
-	t_capture(line);
+	t_capture(ctx, line);
 }
 
 static inline bool f_cpu_online(int cpu)

@@ -16,10 +16,13 @@
  * XC_STUCK_OFF in the field and the variable alike, "0" is refused in the
  * variable, where 0 in the field is the default; a refusal of xc_opts_set()
  * says why through @o->report, in xc_init()'s words; the XCALL_VERBOSE table
- * names every ablation and gives each default once.
+ * names every ablation and gives each default once; the report hook gets
+ * @report_ctx with every line, from xc_opts_set() and from xc_init() (a
+ * refusal, the XCALL_VERBOSE table).
  */
 #include "reports.h"
 #include <signal.h>
+#include <stdatomic.h>
 
 static void cpulists(void)
 {
@@ -160,6 +163,42 @@ static void opts_set_reports(void)
 	CHECK_RET(xc_opts_set(&o, "XCALL_POLL_NS", "none"), 0);
 	CHECK(t_reports[0] == 0);
 	CHECK(o.poll_ns == XC_POLL_NONE);
+}
+
+/* The report hook's context: each line counted on the context it came with. */
+struct ctx_count {
+	_Atomic int lines, others;
+};
+static struct ctx_count ctx_a, ctx_b;
+
+static void ctx_hook(void *ctx, const char *line)
+{
+	struct ctx_count *cc = ctx;
+
+	if (cc == &ctx_a || cc == &ctx_b)
+		atomic_fetch_add(&cc->lines, 1);
+	else
+		atomic_fetch_add(&ctx_a.others, 1);	/* a context nobody gave */
+}
+
+static void report_context(void)
+{
+	struct xc_opts o = { .report = ctx_hook, .report_ctx = &ctx_a };
+
+	CHECK_RET(xc_opts_set(&o, "XCALL_POLL_NS", "fast"), -EINVAL);
+	CHECK_RET(xc_opts_set(&o, "XCALL_NOSUCH", "1"), -EINVAL);
+	CHECK(ctx_a.lines == 2 && ctx_b.lines == 0);
+	o.report_ctx = &ctx_b;
+	o.poll_ns = -7;
+	CHECK_RET(xc_init(&o), -EINVAL);
+	CHECK(ctx_a.lines == 2 && ctx_b.lines == 1);
+	o.poll_ns = 0;
+	setenv("XCALL_VERBOSE", "1", 1);
+	CHECK_RET(xc_init(&o), 0);
+	unsetenv("XCALL_VERBOSE");
+	CHECK(ctx_b.lines > 1);
+	CHECK_RET(xc_exit(), 0);
+	CHECK(ctx_a.others == 0 && ctx_a.lines == 2);
 }
 
 /* @o's field named by @var is one xc_init refuses: xc_opts_get refuses it too. */
@@ -370,6 +409,7 @@ int main(void)
 	cpulists();
 	opts_set_get();
 	opts_set_reports();
+	report_context();
 	opts_get_contract();
 	defaults_round_trip();
 	signal_and_stuck_env();

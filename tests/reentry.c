@@ -17,7 +17,7 @@ static void count(void *arg)
 	atomic_fetch_add(&ran, 1);
 }
 
-static void hook(const char *line)
+static void hook(void *ctx, const char *line)
 {
 	if (!strstr(line, "trace: cannot write"))
 		return;

@@ -15,7 +15,7 @@
 static char t_reports[16384];
 static pthread_mutex_t t_reports_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static inline void t_capture(const char *line)
+static inline void t_capture(void *ctx, const char *line)
 {
 	pthread_mutex_lock(&t_reports_lock);
 	strncat(t_reports, line, sizeof(t_reports) - strlen(t_reports) - 2);

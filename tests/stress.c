@@ -304,7 +304,7 @@ struct totals {
 
 static _Atomic long stuck_lines;
 
-static void count_stuck(const char *line)
+static void count_stuck(void *ctx, const char *line)
 {
 	if (!strncmp(line, "stuck call:", 11))
 		atomic_fetch_add(&stuck_lines, 1);

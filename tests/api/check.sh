@@ -23,10 +23,15 @@ ok() { pass=$((pass + 1)); echo "ok    $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL  $*"; }
 skipped() { skip=$((skip + 1)); echo "skip  $*"; }
 WARN="-Wall -Wextra -Wpedantic -Werror"
-# the shared library under both its names, as `make install` lays it out
+# the shared library under both its names, as `make install` lays it out: its soname is the
+# Makefile's SONAME (exported by make), and the library built says the same
+SONAME=${SONAME:?the Makefile exports SONAME}
 mkdir -p "$OUT/lib"
-cp "$SO" "$OUT/lib/libxcall.so.0"
-ln -sf libxcall.so.0 "$OUT/lib/libxcall.so"
+built=$(readelf -d "$SO" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+if [ "$built" = "$SONAME" ]; then ok "libxcall.so: soname $SONAME"
+else bad "libxcall.so: soname '${built}', the Makefile's is $SONAME"; fi
+cp "$SO" "$OUT/lib/$SONAME"
+ln -sf "$SONAME" "$OUT/lib/libxcall.so"
 LINK="-L$OUT/lib -Wl,-rpath,$(cd "$OUT/lib" && pwd) -lxcall -pthread"
 
 # The README's example as a reader copies it (tests/api/readme-example.sh).

@@ -2,7 +2,8 @@
  * cxx: libxcall from C++, as a thread-per-core program would use it: a
  * captureless lambda as the function, std::atomic state, a waiting call that
  * runs on the CPU asked for, a nowait call to every CPU, a call to a mask, an
- * async descriptor and a work item, each run exactly once; bad arguments get
+ * async descriptor (with its completion callback, a lambda) and a work item,
+ * each run exactly once; a report hook with its context (a C++ object); bad arguments get
  * their errno; a std::thread of the program attached as a CPU's worker runs
  * the calls to that CPU in its own loop. Built with each C++ compiler and
  * standard by tests/api/check.sh.
@@ -53,11 +54,15 @@ int main()
 	CHECK(ran == 1 + n);
 	CHECK(xc_call_many(&online, count, reinterpret_cast<void *>(-1L), XC_WAIT) == n);
 	xc_call async{};
+	std::atomic<int> done_ran{0};
 	async.fn = count;
 	async.arg = reinterpret_cast<void *>(static_cast<long>(last));
+	async.on_done.fn = [](void *arg) { ++*static_cast<std::atomic<int> *>(arg); };
+	async.on_done.arg = &done_ran;
 	CHECK(xc_call_async(last, &async) == 0);
-	while (!xc_call_done(&async))
+	while (done_ran.load() == 0)
 		;
+	CHECK(xc_call_done(&async) && done_ran == 1);
 	xc_work work{};
 	work.fn = count;
 	work.arg = reinterpret_cast<void *>(static_cast<long>(last));
@@ -79,6 +84,11 @@ int main()
 	std::string attach = std::to_string(last);
 	xc_opts o{};
 	o.attach = attach.c_str();
+	std::string said;
+	o.report = [](void *ctx, const char *line) { *static_cast<std::string *>(ctx) += line; };
+	o.report_ctx = &said;
+	CHECK(xc_opts_set(&o, "XCALL_POLL_NS", "soon") == -EINVAL);
+	CHECK(said.find("XCALL_POLL_NS") != std::string::npos);
 	CHECK(xc_init(&o) == 0);
 	std::atomic<bool> stop{false}, attached{false};
 	std::thread shard([&] {

@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: MIT
 #
 # tests/api/install.sh - `make check-install`: libxcall as a user installs and links it.
-#   - `make install PREFIX=<stage>` lays out xcall.h, libxcall.a, libxcall.so.0 with its
+#   - `make install PREFIX=<stage>` lays out xcall.h, libxcall.a, $SONAME with its
 #     libxcall.so link, and lib/pkgconfig/xcall.pc;
 #   - the README's example (its text from README.md), built as the README says, with
 #     `pkg-config --cflags --libs xcall`, as C and as C++, runs with LD_LIBRARY_PATH unset
-#     and loads the staged libxcall.so.0 (xcall.pc's rpath), printing what the README says;
+#     and loads the staged $SONAME (xcall.pc's rpath), printing what the README says;
 #   - `make uninstall PREFIX=<stage>` removes every file install wrote.
-# Usage: tests/api/install.sh BUILD_DIR   (MAKE, CC and CXX from the environment)
+# Usage: tests/api/install.sh BUILD_DIR   (MAKE, CC, CXX and SONAME from the environment:
+# the Makefile exports SONAME, the library's soname, libxcall.so.MAJOR.MINOR)
 set -u
+SONAME=${SONAME:?the Makefile exports SONAME}
 BUILD=${1:-build}
 MAKE=${MAKE:-make}
 CC=${CC:-cc}
@@ -25,12 +27,12 @@ mkdir -p "$STAGE"
 if $MAKE --no-print-directory install PREFIX="$STAGE" BUILD="$BUILD" >"$STAGE/install.log" 2>&1; then
 	ok "make install PREFIX=$STAGE"
 else bad "make install PREFIX=$STAGE (see $STAGE/install.log)"; finish; fi
-installed="include/xcall.h lib/libxcall.a lib/libxcall.so.0 lib/libxcall.so lib/pkgconfig/xcall.pc"
+installed="include/xcall.h lib/libxcall.a lib/$SONAME lib/libxcall.so lib/pkgconfig/xcall.pc"
 missing=""
 for f in $installed; do [ -e "$STAGE/$f" ] || missing="$missing $f"; done
-if [ -z "$missing" ] && [ "$(readlink "$STAGE/lib/libxcall.so")" = libxcall.so.0 ]; then
+if [ -z "$missing" ] && [ "$(readlink "$STAGE/lib/libxcall.so")" = "$SONAME" ]; then
 	ok "installed: $installed"
-else bad "installed: missing${missing:- nothing, but lib/libxcall.so is not a link to libxcall.so.0}"; fi
+else bad "installed: missing${missing:- nothing, but lib/libxcall.so is not a link to $SONAME}"; fi
 
 tests/api/readme-example.sh README.md "$STAGE/app.c" || { bad "README.md: no example"; finish; }
 export PKG_CONFIG_PATH="$STAGE/lib/pkgconfig"
@@ -61,9 +63,9 @@ for lang in c c++; do
 	if env -u LD_LIBRARY_PATH "$bin" >"$bin.out" 2>&1; then
 		ok "$lang: the README example, built with pkg-config, runs without LD_LIBRARY_PATH"
 	else bad "$lang: the README example exits $? without LD_LIBRARY_PATH: $(head -c 300 "$bin.out")"; continue; fi
-	lib=$(env -u LD_LIBRARY_PATH ldd "$bin" | awk '$1 == "libxcall.so.0" { print $3 }')
-	if [ "$lib" = "$STAGE/lib/libxcall.so.0" ]; then ok "$lang: it loads $lib"
-	else bad "$lang: it loads libxcall.so.0 from '${lib:-nowhere}', not $STAGE/lib"; fi
+	lib=$(env -u LD_LIBRARY_PATH ldd "$bin" | awk -v so="$SONAME" '$1 == so { print $3 }')
+	if [ "$lib" = "$STAGE/lib/$SONAME" ]; then ok "$lang: it loads $lib"
+	else bad "$lang: it loads $SONAME from '${lib:-nowhere}', not $STAGE/lib"; fi
 	if grep -q '^nowait from CPU [0-9]*$' "$bin.out" && { [ -z "$want_wait" ] || grep -qx 'wait from CPU 1' "$bin.out"; }; then
 		ok "$lang: it prints $(grep -c 'from CPU' "$bin.out") lines, as the README says"
 	else bad "$lang: output not as the README says: $(tr '\n' '|' <"$bin.out")"; fi

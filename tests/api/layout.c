@@ -20,7 +20,7 @@ int main(void)
 	S(struct xc_opts);
 	F(struct xc_opts, cpus); F(struct xc_opts, serial_bringup); F(struct xc_opts, poll_ns);
 	F(struct xc_opts, cpu_init); F(struct xc_opts, cpu_init_arg); F(struct xc_opts, bringup_timeout_ms);
-	F(struct xc_opts, report); F(struct xc_opts, ablate); F(struct xc_opts, stuck_ms);
+	F(struct xc_opts, report); F(struct xc_opts, report_ctx); F(struct xc_opts, ablate); F(struct xc_opts, stuck_ms);
 	F(struct xc_opts, trace_file); F(struct xc_opts, trace_events); F(struct xc_opts, urgent_signal);
 	F(struct xc_opts, follow_os); F(struct xc_opts, attach); F(struct xc_opts, ring_entries);
 	S(struct xc_stats);
@@ -28,7 +28,7 @@ int main(void)
 	F(struct xc_stats, kicks_coalesced); F(struct xc_stats, free_rides); F(struct xc_stats, sleeps);
 	F(struct xc_stats, wakeups); F(struct xc_stats, work_run); F(struct xc_stats, poll_ns_now);
 	F(struct xc_stats, urgent_calls); F(struct xc_stats, signals_sent); F(struct xc_stats, stuck_reports);
-	F(struct xc_stats, trace_drops); F(struct xc_stats, displaced);
+	F(struct xc_stats, trace_drops); F(struct xc_stats, displaced); F(struct xc_stats, barriers);
 	S(struct xc__link);
 	F(struct xc__link, next);
 	S(struct xc__completion);
@@ -36,7 +36,9 @@ int main(void)
 	S(struct xc_call);
 	F(struct xc_call, fn); F(struct xc_call, arg); F(struct xc_call, _link); F(struct xc_call, _flags);
 	F(struct xc_call, _src_cpu); F(struct xc_call, _trace_id); F(struct xc_call, _completion);
-	F(struct xc_call, _owner); F(struct xc_call, _done);
+	F(struct xc_call, _owner); F(struct xc_call, on_done); F(struct xc_call, _done);
+	S(struct xc_call_on_done);
+	F(struct xc_call_on_done, fn); F(struct xc_call_on_done, arg);
 	S(struct xc_work);
 	F(struct xc_work, fn); F(struct xc_work, arg); F(struct xc_work, _link); F(struct xc_work, _flags);
 	F(struct xc_work, _src_cpu); F(struct xc_work, _trace_id);
