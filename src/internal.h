@@ -277,34 +277,24 @@ extern struct xc_cpu xc_cpus[XC_MAX_CPUS];
  * waiter whose call this CPU's worker must run) gets it within about 20 us
  * instead of a whole scheduler slice; with nothing else runnable the yield
  * returns at once. The count is of passes, not time: no clock read is
- * added to the spin but one on each side of a yield. It starts afresh with
- * every spin and every call run.
- *
- * A yield does not give a CPU away for long: the scheduler keeps a fair
- * share for a spinner that stays runnable (EEVDF only moves its deadline).
- * So a yield that took long, another thread having run meanwhile, ends the
- * spin: the poller sleeps through the wakeup protocol (kick.c), a plain
- * waiter on its completion word (wait.c), and a call wakes it. A poller
- * that yielded and came back at once stays POLLING: senders skip its
- * wakeup (xcall.h, XC_POLL_FOREVER).
+ * added to the spin. It starts afresh with every spin and every call run.
+ * A poller that yielded stays POLLING: senders skip its wakeup, and a call
+ * waits until the scheduler gives the CPU back (xcall.h, XC_POLL_FOREVER).
+ * The scheduler still keeps a share for a spinner that stays runnable
+ * (EEVDF only moves a yielder's deadline): a yield shortens the other
+ * thread's wait, it does not hand the CPU over (README, "Spins that yield").
  */
-#define XC_YIELD_CONTENDED_NS 5000u
-
 static inline unsigned xc_spin_yield_start(void)
 {
 	return xc_rt.spin_yield;
 }
 
-/* Out of line: a yield and the clock around it; true if another thread had the CPU meanwhile. */
-bool xc_spin_yield(void);
-
-/* One pass of a long spin: true once a yield found the CPU wanted (the spin should sleep). */
-static inline bool xc_spin_pass(unsigned *left)
+static inline void xc_spin_pass(unsigned *left)
 {
-	if (xc_likely(--*left != 0))
-		return false;
-	*left = xc_rt.spin_yield;
-	return xc_spin_yield();
+	if (xc_unlikely(--*left == 0)) {
+		sched_yield();
+		*left = xc_rt.spin_yield;
+	}
 }
 
 /* At xc_init: xc_rt.spin_yield from the time of a few hundred xc_cpu_relax() (kick.c). */
