@@ -143,8 +143,13 @@ void xc_call_returned(struct xc_cpu *c)
 		xc_run_urgent(c);
 }
 
-/* Urgent calls first, then the slot's waiting call, then the queue. */
-int xc_run_calls(struct xc_cpu *c)
+/*
+ * Urgent calls first, then the slot's waiting call, then the queue; with
+ * @waited_only (below the serve floor, wait.c) each ring only up to its
+ * first entry that no caller waits for. With the rings ablated (benchmarks
+ * only) the shared list runs whole either way.
+ */
+static inline __attribute__((always_inline)) int run_calls(struct xc_cpu *c, bool waited_only)
 {
 	int n = xc_run_urgent(c);
 
@@ -155,26 +160,17 @@ int xc_run_calls(struct xc_cpu *c)
 		return l ? n + run_list(c, l, false) : n;
 	}
 	xc_ring_take_doorbells(c);
-	return n + xc_rings_run(c);
+	return n + (waited_only ? xc_rings_run_waited(c) : xc_rings_run(c));
 }
 
-/*
- * Below the serve floor (wait.c): urgent calls, the slot, and in each ring
- * the entries up to the first that no caller waits for. With the rings
- * ablated (benchmarks only) the shared list runs whole, as above.
- */
+int xc_run_calls(struct xc_cpu *c)
+{
+	return run_calls(c, false);
+}
+
 int xc_run_calls_waited(struct xc_cpu *c)
 {
-	int n = xc_run_urgent(c);
-
-	n += xc_slot_run(c);
-	if (xc_unlikely(xc_ablated(XC_ABLATE_RING))) {
-		struct xc__link *l = xc_llist_take(&c->callq);
-
-		return l ? n + run_list(c, l, false) : n;
-	}
-	xc_ring_take_doorbells(c);
-	return n + xc_rings_run_waited(c);
+	return run_calls(c, true);
 }
 
 /* Offline or exit: refuse new calls, run every queued one (the slot after the queue: slot.c). */
