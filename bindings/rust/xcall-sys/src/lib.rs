@@ -129,8 +129,10 @@ c_structs! {
         pub cpu_init_arg: *mut c_void,
         /// How long a worker may take to report alive; 0 = 10000.
         pub bringup_timeout_ms: c_uint,
-        /// Receives every diagnostic line; NULL = stderr.
-        pub report: Option<unsafe extern "C" fn(line: *const c_char)>,
+        /// Receives every diagnostic line, with `report_ctx`; NULL = stderr.
+        pub report: Option<unsafe extern "C" fn(ctx: *mut c_void, line: *const c_char)>,
+        /// Passed to `report` as it is.
+        pub report_ctx: *mut c_void,
         /// `XC_ABLATE_*` bits.
         pub ablate: c_uint,
         /// Stuck-call report delay in ms; 0 = 5000, `XC_STUCK_OFF` = never.
@@ -157,7 +159,7 @@ c_structs! {
     }
 
     /// `struct xc__completion` (private).
-    #[derive(Debug)]
+    #[derive(Debug, Clone, Copy)]
     pub struct xc__completion {
         /// Atomic in C.
         pub word: u32,
@@ -165,7 +167,18 @@ c_structs! {
         pub waiter: *mut c_void,
     }
 
+    /// `struct xc_call_on_done`: an async call's completion callback.
+    #[derive(Debug, Clone, Copy)]
+    pub struct xc_call_on_done {
+        /// Run on the target after libxcall's last write to the descriptor; NULL = none.
+        pub fn_: xc_func_t,
+        /// Its argument.
+        pub arg: *mut c_void,
+    }
+
     /// `struct xc_call`: a caller-owned descriptor for `xc_call_async()`; zero it first.
+    /// `on_done` shares its room with the private `_done` of waited descriptors, which
+    /// this crate never uses (see [`SHARED_ROOM`]).
     #[derive(Debug)]
     #[repr(align(64))]
     pub struct xc_call {
@@ -185,8 +198,8 @@ c_structs! {
         pub _completion: *mut xc__completion,
         /// Private.
         pub _owner: *mut c_void,
-        /// Private.
-        pub _done: xc__completion,
+        /// The completion callback (async descriptors only).
+        pub on_done: xc_call_on_done,
     }
 
     /// `struct xc_work`: a deferred per-CPU work item; zero it first.
@@ -310,6 +323,11 @@ extern "C" {
     /// Write a set as a cpulist.
     pub fn xc_cpulist_format(set: *const cpu_set_t, buf: *mut c_char, size: usize) -> c_int;
 }
+
+/// Members of `xcall.h` that share an anonymous union with a member declared here, and are
+/// not declared themselves: (struct, the undeclared private member, the declared member).
+/// The layout test checks each has the declared member's offset and size.
+pub const SHARED_ROOM: &[(&str, &str, &str)] = &[("xc_call", "_done", "on_done")];
 
 /// One row of the build script's C table (see the crate docs).
 #[doc(hidden)]

@@ -22,7 +22,7 @@ use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 use std::sync::Barrier;
 use std::time::Duration;
-use xcall::{Attached, CpuSet, Error, Handle, Runtime};
+use xcall::{Attached, CpuSet, Error, ErrorKind, Handle, Runtime};
 
 const NKEYS: usize = 1024;
 const WINDOW: usize = 16; // requests a client keeps in flight: answers always fit the socket buffer
@@ -164,19 +164,19 @@ fn open(rt: &Runtime, c: Cluster, me: usize, sock: UnixStream) -> Result<(Attach
     let cpu = c.cpus[me];
     xcall::pin_current_thread(cpu)?;
     let att = rt.attach(cpu)?;
-    sock.set_nonblocking(true).map_err(|_| Error::Io)?;
+    sock.set_nonblocking(true).map_err(|_| ErrorKind::Io)?;
     let sock_fd = sock.as_raw_fd();
     SOCKET.set(Some(sock));
     // SAFETY: epoll on descriptors this thread owns; the eventfd stays open while attached.
     let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
     if ep < 0 {
-        return Err(Error::Io);
+        return Err(ErrorKind::Io.into());
     }
     for (fd, tag) in [(att.as_raw_fd(), 0u64), (sock_fd, 1)] {
         let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: tag };
         // SAFETY: as above.
         if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) } != 0 {
-            return Err(Error::Io);
+            return Err(ErrorKind::Io.into());
         }
     }
     Ok((att, ep, sock_fd))

@@ -1,6 +1,6 @@
 //! A thread of the program as its CPU's worker, running calls in its own event loop.
 
-use crate::error::{check, Error};
+use crate::error::{check, check_on, Error};
 use crate::Runtime;
 use std::marker::PhantomData;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
@@ -52,15 +52,15 @@ impl Runtime {
     /// first.
     ///
     /// # Errors
-    /// [`Error::Unavailable`] for a CPU outside the runtime's set; [`Error::InvalidArgument`]
+    /// [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable) for a CPU outside the runtime's set; [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)
     /// for a CPU not set aside for attaching, or a thread not pinned to it alone;
-    /// [`Error::Busy`] when this thread is a worker already or another thread has the CPU;
-    /// [`Error::ProcessFileLimit`], [`Error::SystemFileLimit`], [`Error::OutOfMemory`] for
+    /// [`ErrorKind::Busy`](crate::ErrorKind::Busy) when this thread is a worker already or another thread has the CPU;
+    /// [`ErrorKind::ProcessFileLimit`](crate::ErrorKind::ProcessFileLimit), [`ErrorKind::SystemFileLimit`](crate::ErrorKind::SystemFileLimit), [`ErrorKind::OutOfMemory`](crate::ErrorKind::OutOfMemory) for
     /// no eventfd; the `cpu_init` hook's error.
     pub fn attach(&self, cpu: usize) -> Result<Attached<'_>, Error> {
         let c = crate::cpu_arg(cpu)?;
         // SAFETY: no pointer is passed; libxcall checks the thread and the CPU.
-        check(unsafe { xcall_sys::xc_worker_attach(c) })?;
+        check_on(unsafe { xcall_sys::xc_worker_attach(c) }, cpu)?;
         // SAFETY: the thread is attached: the call only reads its eventfd.
         let fd = check(unsafe { xcall_sys::xc_worker_fd() })?;
         Ok(Attached { cpu, fd, _rt: PhantomData, _thread: PhantomData })
@@ -77,7 +77,7 @@ impl Attached<'_> {
     /// task loop. Returns how many ran.
     ///
     /// # Errors
-    /// [`Error::Unavailable`] if the thread is no longer attached; [`Error::WouldDeadlock`]
+    /// [`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable) if the thread is no longer attached; [`ErrorKind::WouldDeadlock`](crate::ErrorKind::WouldDeadlock)
     /// between a `sleep_begin` that said sleep and its `sleep_end` (the calls wait for the kick).
     pub fn poll(&self) -> Result<usize, Error> {
         // SAFETY: called on the attached thread (the guard is !Send), outside any call.
@@ -90,7 +90,7 @@ impl Attached<'_> {
     /// [`Attached::sleep_end`] after every `sleep_begin`, whatever it returned.
     ///
     /// # Errors
-    /// [`Error::WouldDeadlock`] inside a call or work item.
+    /// [`ErrorKind::WouldDeadlock`](crate::ErrorKind::WouldDeadlock) inside a call or work item.
     pub fn sleep_begin(&self) -> Result<bool, Error> {
         // SAFETY: called on the attached thread (the guard is !Send).
         check(unsafe { xcall_sys::xc_worker_sleep_begin() }).map(|r| r == 0)
@@ -99,7 +99,7 @@ impl Attached<'_> {
     /// The loop is awake: senders stop writing the eventfd, and a kick written is read.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if the thread is no longer attached.
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) if the thread is no longer attached.
     pub fn sleep_end(&self) -> Result<(), Error> {
         // SAFETY: called on the attached thread (the guard is !Send).
         check(unsafe { xcall_sys::xc_worker_sleep_end() }).map(|_| ())
@@ -108,7 +108,7 @@ impl Attached<'_> {
     /// Detach now and say how it went; dropping the guard does the same and ignores it.
     ///
     /// # Errors
-    /// [`Error::WouldDeadlock`] inside a call or work item (the thread stays attached).
+    /// [`ErrorKind::WouldDeadlock`](crate::ErrorKind::WouldDeadlock) inside a call or work item (the thread stays attached).
     pub fn detach(self) -> Result<(), Error> {
         let me = std::mem::ManuallyDrop::new(self);
         me.detach_now()

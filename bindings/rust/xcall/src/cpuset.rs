@@ -1,6 +1,6 @@
 //! Sets of CPUs, as libxcall's masks (`cpu_set_t`) and cpulists ("0-3,8").
 
-use crate::error::{check, Error};
+use crate::error::{check, Error, ErrorKind};
 use std::ffi::{CStr, CString};
 use std::fmt;
 
@@ -36,7 +36,7 @@ impl CpuSet {
     /// The set of the given CPUs.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a CPU number of [`CpuSet::CAPACITY`] or more.
+    /// [`ErrorKind::InvalidArgument`] for a CPU number of [`CpuSet::CAPACITY`] or more.
     pub fn from_cpus<I: IntoIterator<Item = usize>>(cpus: I) -> Result<CpuSet, Error> {
         let mut set = CpuSet::new();
         for c in cpus {
@@ -48,9 +48,9 @@ impl CpuSet {
     /// Parse a cpulist such as `"0-3,8,10-15:2"`, as `XCALL_CPUS` takes it.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a malformed or empty list, or a CPU too large.
+    /// [`ErrorKind::InvalidArgument`] for a malformed or empty list, or a CPU too large.
     pub fn parse(list: &str) -> Result<CpuSet, Error> {
-        let c = CString::new(list).map_err(|_| Error::InvalidArgument)?;
+        let c = CString::new(list).map_err(|_| Error::from(ErrorKind::InvalidArgument))?;
         let mut set = CpuSet::new();
         // SAFETY: c is a NUL-terminated string; the set is a cpu_set_t (asserted above).
         check(unsafe { xcall_sys::xc_cpulist_parse(c.as_ptr(), set.as_raw_mut()) })?;
@@ -60,7 +60,7 @@ impl CpuSet {
     /// The CPUs the calling thread may run on.
     ///
     /// # Errors
-    /// [`Error::Os`] with the errno of `sched_getaffinity`.
+    /// [`ErrorKind::Os`] with the errno of `sched_getaffinity`.
     pub fn current_affinity() -> Result<CpuSet, Error> {
         let mut set = CpuSet::new();
         // SAFETY: the set is a cpu_set_t of the size passed (asserted above).
@@ -74,10 +74,10 @@ impl CpuSet {
     /// Add a CPU.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a CPU number of [`CpuSet::CAPACITY`] or more.
+    /// [`ErrorKind::InvalidArgument`] for a CPU number of [`CpuSet::CAPACITY`] or more.
     pub fn insert(&mut self, cpu: usize) -> Result<(), Error> {
         if cpu >= Self::CAPACITY {
-            return Err(Error::InvalidArgument);
+            return Err(Error::from(ErrorKind::InvalidArgument));
         }
         self.bits[cpu / 64] |= 1 << (cpu % 64);
         Ok(())

@@ -6,30 +6,10 @@
 //! worker through a ring of the calling thread's own, and wakes the worker only when it
 //! sleeps: a polling worker gets its calls with no system call at all.
 //!
+//! Every kind of call, once (`examples/in_brief.rs`, the README's first example):
+//!
 //! ```
-//! use xcall::Runtime;
-//!
-//! let rt = Runtime::new()?;
-//! // one call to every online CPU, waiting for all of them: each result comes back
-//! let seen = rt.call_on_all(|| xcall::current_cpu())?;
-//! for (cpu, ran_on) in &seen {
-//!     assert_eq!(*ran_on, Some(*cpu));
-//! }
-//! assert_eq!(seen.len(), rt.online_cpus()?.len());
-//!
-//! // one CPU, waiting: the closure may borrow from the caller
-//! let words = vec!["cross", "cpu"];
-//! let cpu = seen[0].0;
-//! assert_eq!(rt.call_on(cpu, || words.join("-"))?, "cross-cpu");
-//!
-//! // one CPU, not waiting: the closure is boxed, runs once and is freed there
-//! let (tx, rx) = std::sync::mpsc::channel();
-//! rt.spawn_on(cpu, move || tx.send(xcall::current_cpu()).unwrap())?;
-//! assert_eq!(rx.recv().unwrap(), Some(cpu));
-//!
-//! // a future the target CPU completes, for any executor (or none: wait)
-//! assert_eq!(rt.call_on_async(cpu, || 6 * 7)?.wait(), 42);
-//! # Ok::<(), xcall::Error>(())
+#![doc = include_str!("../examples/in_brief.rs")]
 //! ```
 //!
 //! # Who runs what where
@@ -37,8 +17,12 @@
 //! - [`Handle::call_on`] and [`Handle::call_on_many`] wait: their closures need only be
 //!   `Send` (and `Sync` for many CPUs), and may borrow from the caller's stack, since the call
 //!   returns only after the closure ran (or refuses it before queueing it).
-//! - [`Handle::spawn_on`] and [`Handle::call_on_async`] return before the closure runs: their
-//!   closures are `Send + 'static`, boxed, and dropped on the target after they ran.
+//! - [`Handle::spawn_on`] returns before the closure runs: its closure is `Send + 'static`,
+//!   boxed, and dropped on the target after it ran.
+//! - [`Handle::call_on_async`] returns a [`CallFuture`] that holds the closure, the descriptor
+//!   and the result itself, with no allocation; the call is queued at its first poll and the
+//!   target wakes the task. Any executor polls it (the docs show `pollster`), or
+//!   [`CallFuture::wait`] blocks a thread on it; dropping it in flight waits for the call.
 //! - A panic in a waiting call's closure is caught on the target and resumed in the caller. A
 //!   panic in a `spawn_on` closure is reported by the panic hook, as on any thread, and
 //!   contained: the worker goes on, the closure's captures are dropped, and
@@ -52,8 +36,16 @@
 //!
 //! # Errors
 //!
-//! Every call returns [`Error`], one variant per errno of `xcall.h`; calls after the runtime
-//! shut down return [`Error::Unavailable`]. Bad input never panics.
+//! Every call returns [`Error`]: its [`ErrorKind`], one per errno of `xcall.h`, and the CPU
+//! the call named, where it named one. Calls after the runtime shut down, and calls to a CPU
+//! that is not one of the runtime's (whatever its number, `usize::MAX` included), return
+//! [`ErrorKind::Unavailable`], as libxcall's `ENXIO`. Bad input never panics.
+//!
+//! # Examples
+//!
+//! Each is a file of `examples/` (clippy lints it, `cargo test` runs it, the README shows
+//! it whole): `in_brief` above, `pollster_call` at [`CallFuture`], and `epoll_shards`, a
+//! thread-per-core server of attached threads (`cargo run --example epoll_shards`).
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -67,13 +59,13 @@ mod stats;
 
 pub use attach::Attached;
 pub use cpuset::CpuSet;
-pub use error::Error;
+pub use error::{Error, ErrorKind};
 pub use future::CallFuture;
 pub use runtime::{Builder, Poll, Runtime};
 pub use stats::Stats;
 
 use call::{Many, Slot};
-use error::check;
+use error::{check, check_on};
 use std::ffi::{c_int, c_void, CString};
 use std::panic::resume_unwind;
 use std::path::Path;
@@ -82,7 +74,7 @@ use std::sync::Mutex;
 
 /// Calls into the process's runtime. `Copy`, `Send` and `Sync`: copy it into the closures and
 /// threads that make calls. It does not keep the runtime up: once the [`Runtime`] is dropped,
-/// its calls return [`Error::Unavailable`].
+/// its calls return [`ErrorKind::Unavailable`].
 #[derive(Debug, Clone, Copy)]
 pub struct Handle {
     _private: (),
@@ -92,8 +84,10 @@ static HANDLE: Handle = Handle { _private: () };
 
 const WAIT: u32 = xcall_sys::XC_WAIT;
 
+/// A CPU number as libxcall takes it. One past `c_int` is no CPU of the runtime's, as any
+/// other outside its set: `Unavailable`, as libxcall answers (see [`ErrorKind`]).
 pub(crate) fn cpu_arg(cpu: usize) -> Result<c_int, Error> {
-    c_int::try_from(cpu).map_err(|_| Error::Unavailable)
+    c_int::try_from(cpu).map_err(|_| Error::from(ErrorKind::Unavailable).on_cpu(cpu))
 }
 
 impl Handle {
@@ -105,9 +99,9 @@ impl Handle {
     /// it runs at once, inline. Calls from one thread to one CPU run in the order made.
     ///
     /// # Errors
-    /// [`Error::Unavailable`] for a CPU absent or offline, or the runtime down;
-    /// [`Error::OutOfMemory`] for no memory for the thread's ring to the CPU;
-    /// [`Error::WouldDeadlock`] from an attached thread between `sleep_begin` and
+    /// [`ErrorKind::Unavailable`] for a CPU absent or offline, or the runtime down;
+    /// [`ErrorKind::OutOfMemory`] for no memory for the thread's ring to the CPU;
+    /// [`ErrorKind::WouldDeadlock`] from an attached thread between `sleep_begin` and
     /// `sleep_end`. The closure did not run then, and is dropped here.
     ///
     /// # Panics
@@ -124,11 +118,11 @@ impl Handle {
         let r = unsafe {
             xcall_sys::xc_call_single(c, Some(call::run_slot::<F, R>), (&mut slot as *mut Slot<F, R>).cast(), WAIT)
         };
-        check(r)?;
+        check_on(r, cpu)?;
         match slot.out {
             Some(Ok(v)) => Ok(v),
             Some(Err(p)) => resume_unwind(p),
-            None => Err(Error::Io),
+            None => Err(Error::from(ErrorKind::Io)),
         }
     }
 
@@ -138,8 +132,8 @@ impl Handle {
     /// later waiting call to the same CPU returns after `f` ran.
     ///
     /// # Errors
-    /// [`Error::Unavailable`] for a CPU absent or offline, or the runtime down;
-    /// [`Error::OutOfMemory`]. The closure did not run then, and is dropped here.
+    /// [`ErrorKind::Unavailable`] for a CPU absent or offline, or the runtime down;
+    /// [`ErrorKind::OutOfMemory`]. The closure did not run then, and is dropped here.
     pub fn spawn_on<F>(&self, cpu: usize, f: F) -> Result<(), Error>
     where
         F: FnOnce() + Send + 'static,
@@ -148,7 +142,7 @@ impl Handle {
         let arg = Box::into_raw(Box::new(f));
         // SAFETY: run_boxed::<F> takes the box back, once, on the target; F is Send + 'static.
         let r = unsafe { xcall_sys::xc_call_single(c, Some(call::run_boxed::<F>), arg.cast(), 0) };
-        if let Err(e) = check(r) {
+        if let Err(e) = check_on(r, cpu) {
             // SAFETY: refused: the call was never queued, so the box is still ours.
             drop(unsafe { Box::from_raw(arg) });
             return Err(e);
@@ -156,31 +150,36 @@ impl Handle {
         Ok(())
     }
 
-    /// Queue `f` to run on `cpu` and return a future of its result, which the target
-    /// completes, waking the task from there. See [`CallFuture`].
+    /// A future of `f`'s result on `cpu`, which the target completes, waking the task from
+    /// there; the call is queued at the future's first poll. No allocation: the descriptor,
+    /// the closure and the result are in the future. See [`CallFuture`].
+    ///
+    /// ```
+    /// # let rt = xcall::Runtime::new()?;
+    /// # let cpu = rt.online_cpus()?.iter().next().unwrap();
+    /// let answer = rt.call_on_async(cpu, || 6 * 7).wait()?; // or .await in an async fn
+    /// assert_eq!(answer, 42);
+    /// # Ok::<(), xcall::Error>(())
+    /// ```
     ///
     /// # Errors
-    /// As [`Handle::spawn_on`].
-    pub fn call_on_async<F, R>(&self, cpu: usize, f: F) -> Result<CallFuture<R>, Error>
+    /// The future's output: [`ErrorKind::Unavailable`] for a CPU absent or offline, or the
+    /// runtime down; [`ErrorKind::OutOfMemory`]; the closure did not run then, and was
+    /// dropped.
+    pub fn call_on_async<F, R>(&self, cpu: usize, f: F) -> CallFuture<F, R>
     where
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        let state = future::State::new();
-        let target = state.clone();
-        self.spawn_on(cpu, move || {
-            let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-            target.complete(out);
-        })?;
-        Ok(CallFuture { state })
+        CallFuture::new(cpu, f)
     }
 
     /// Run `f` on every online CPU of `cpus`, the calling worker's own included, as one
     /// `xc_call_many`, and return each CPU's result, by CPU number. Offline CPUs are skipped.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for an empty set; [`Error::Unavailable`] for a CPU outside
-    /// the runtime's set, or the runtime down; [`Error::OutOfMemory`].
+    /// [`ErrorKind::InvalidArgument`] for an empty set; [`ErrorKind::Unavailable`] for a CPU outside
+    /// the runtime's set, or the runtime down; [`ErrorKind::OutOfMemory`].
     ///
     /// # Panics
     /// Resumes a panic of `f` (the first CPU's, by number), after every CPU ran it.
@@ -196,7 +195,7 @@ impl Handle {
     /// and return each CPU's result, by CPU number.
     ///
     /// # Errors
-    /// [`Error::Unavailable`] when the runtime is down; [`Error::OutOfMemory`].
+    /// [`ErrorKind::Unavailable`] when the runtime is down; [`ErrorKind::OutOfMemory`].
     ///
     /// # Panics
     /// As [`Handle::call_on_many`].
@@ -249,7 +248,7 @@ impl Handle {
     /// and the result.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for an empty set; [`Error::Unavailable`] when no CPU of the
+    /// [`ErrorKind::InvalidArgument`] for an empty set; [`ErrorKind::Unavailable`] when no CPU of the
     /// set is online; as [`Handle::call_on`].
     ///
     /// # Panics
@@ -273,14 +272,14 @@ impl Handle {
         match slot.out {
             Some(Ok(v)) => Ok((cpu, v)),
             Some(Err(p)) => resume_unwind(p),
-            None => Err(Error::Io),
+            None => Err(Error::from(ErrorKind::Io)),
         }
     }
 
     /// The CPUs whose workers are online now.
     ///
     /// # Errors
-    /// [`Error::Unavailable`] when the runtime is down.
+    /// [`ErrorKind::Unavailable`] when the runtime is down.
     pub fn online_cpus(&self) -> Result<CpuSet, Error> {
         let mut set = CpuSet::new();
         // SAFETY: the set is a cpu_set_t.
@@ -292,50 +291,50 @@ impl Handle {
     /// CPU id, for per-CPU data (`xc_cpu_max`). Fixed while the runtime is up.
     ///
     /// # Errors
-    /// [`Error::Unavailable`] when the runtime is down.
+    /// [`ErrorKind::Unavailable`] when the runtime is down.
     pub fn cpu_max(&self) -> Result<usize, Error> {
         // SAFETY: no argument; it only reads the runtime's set.
         let n = check(unsafe { xcall_sys::xc_cpu_max() })?;
         Ok(n as usize)
     }
 
-    /// Stop new calls to `cpu` (they get [`Error::Unavailable`]), run what is queued there,
+    /// Stop new calls to `cpu` (they get [`ErrorKind::Unavailable`]), run what is queued there,
     /// then park its worker. Blocks until done.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when it is offline already; [`Error::Unavailable`] for a CPU
-    /// outside the set, or the runtime down; [`Error::WouldDeadlock`] from the CPU's own
+    /// [`ErrorKind::InvalidArgument`] when it is offline already; [`ErrorKind::Unavailable`] for a CPU
+    /// outside the set, or the runtime down; [`ErrorKind::WouldDeadlock`] from the CPU's own
     /// worker, or from a call on a CPU that the CPU's worker is waiting on.
     pub fn cpu_offline(&self, cpu: usize) -> Result<(), Error> {
         let c = cpu_arg(cpu)?;
         // SAFETY: no pointer is passed.
-        check(unsafe { xcall_sys::xc_cpu_offline(c) }).map(|_| ())
+        check_on(unsafe { xcall_sys::xc_cpu_offline(c) }, cpu).map(|_| ())
     }
 
     /// Bring back a CPU taken offline by [`Handle::cpu_offline`].
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when it is online, or offline for another reason (the OS,
-    /// no thread attached); [`Error::Unavailable`] for a CPU the OS has taken or outside the
+    /// [`ErrorKind::InvalidArgument`] when it is online, or offline for another reason (the OS,
+    /// no thread attached); [`ErrorKind::Unavailable`] for a CPU the OS has taken or outside the
     /// set, or the runtime down.
     pub fn cpu_online(&self, cpu: usize) -> Result<(), Error> {
         let c = cpu_arg(cpu)?;
         // SAFETY: no pointer is passed.
-        check(unsafe { xcall_sys::xc_cpu_online(c) }).map(|_| ())
+        check_on(unsafe { xcall_sys::xc_cpu_online(c) }, cpu).map(|_| ())
     }
 
     /// The counters of one CPU.
     ///
     /// # Errors
-    /// [`Error::Unavailable`] for a CPU outside the set, or the runtime down.
+    /// [`ErrorKind::Unavailable`] for a CPU outside the set, or the runtime down.
     pub fn stats(&self, cpu: usize) -> Result<Stats, Error> {
-        self.stats_of(cpu_arg(cpu)?)
+        self.stats_of(cpu_arg(cpu)?).map_err(|e| e.on_cpu(cpu))
     }
 
     /// The counters summed over every CPU.
     ///
     /// # Errors
-    /// [`Error::Unavailable`] when the runtime is down.
+    /// [`ErrorKind::Unavailable`] when the runtime is down.
     pub fn total_stats(&self) -> Result<Stats, Error> {
         self.stats_of(-1)
     }
@@ -351,11 +350,12 @@ impl Handle {
     /// [`Builder::trace_file`]).
     ///
     /// # Errors
-    /// [`Error::Unavailable`] when tracing is off; [`Error::InvalidArgument`] for a path with
+    /// [`ErrorKind::Unavailable`] when tracing is off; [`ErrorKind::InvalidArgument`] for a path with
     /// a NUL byte; the errno of the write.
     pub fn trace_dump<P: AsRef<Path>>(&self, path: P) -> Result<(), Error> {
         use std::os::unix::ffi::OsStrExt;
-        let p = CString::new(path.as_ref().as_os_str().as_bytes()).map_err(|_| Error::InvalidArgument)?;
+        let p = CString::new(path.as_ref().as_os_str().as_bytes())
+            .map_err(|_| Error::from(ErrorKind::InvalidArgument))?;
         // SAFETY: p is NUL-terminated.
         check(unsafe { xcall_sys::xc_trace_dump(p.as_ptr()) }).map(|_| ())
     }
@@ -379,14 +379,15 @@ pub fn spawn_panics() -> u64 {
 /// Pin the calling thread to `cpu` alone, as [`Runtime::attach`] needs.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] for a CPU number too large or one the process may not use.
+/// [`ErrorKind::InvalidArgument`] for a CPU number too large or one the process may not use.
 pub fn pin_current_thread(cpu: usize) -> Result<(), Error> {
     let mut set = CpuSet::new();
-    set.insert(cpu)?;
+    set.insert(cpu).map_err(|e| e.on_cpu(cpu))?;
     // SAFETY: the set is a cpu_set_t of the size passed.
     let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<CpuSet>(), set.as_raw()) };
     if r != 0 {
-        return Err(Error::from_errno(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL)));
+        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL);
+        return Err(Error::from_errno(errno).on_cpu(cpu));
     }
     Ok(())
 }

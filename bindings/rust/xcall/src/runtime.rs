@@ -1,6 +1,6 @@
 //! The runtime: its options (`Builder`), its lifetime (`Runtime`), and the handle calls go through.
 
-use crate::error::{check, Error};
+use crate::error::{check, Error, ErrorKind};
 use crate::{CpuSet, Handle};
 use std::any::Any;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -8,16 +8,16 @@ use std::os::unix::ffi::OsStrExt;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-/// Whether a Runtime of this crate is up: the report hook is global, so a second builder
-/// must be refused before it touches it (libxcall itself refuses a second xc_init too).
+/// Whether a Runtime of this crate is up: a second builder is refused before it starts
+/// anything (libxcall itself refuses a second xc_init too).
 static UP: AtomicBool = AtomicBool::new(false);
 
-type ReportFn = dyn Fn(&str) + Send + Sync;
-/// `xc_opts.report` takes no argument: the hook in force lives here, one per process.
-static REPORT: Mutex<Option<Arc<ReportFn>>> = Mutex::new(None);
+/// The report hook: boxed, its address `xc_opts.report_ctx`, owned by the Builder and then
+/// by the Runtime until `xc_exit` (leaked where libxcall may still report).
+type ReportFn = Box<dyn Fn(&str) + Send + Sync>;
 
 /// The idle poll window of a worker with nothing to do (`XCALL_POLL_NS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,10 +48,11 @@ struct Hook {
 /// ```
 pub struct Builder {
     opts: xcall_sys::xc_opts,
-    /// the strings xc_opts points into: they live as long as the runtime
+    /// the strings xc_opts points into: xc_init copies or parses every one, so they are
+    /// freed when `build` returns
     strings: Vec<CString>,
     hook: Option<Box<Hook>>,
-    report: Option<Arc<ReportFn>>,
+    report: Option<Box<ReportFn>>,
     error: Option<Error>,
     /// why `option` refused a value: libxcall's lines, reported by `build`
     why: Vec<String>,
@@ -68,6 +69,7 @@ impl Builder {
                 cpu_init_arg: std::ptr::null_mut(),
                 bringup_timeout_ms: 0,
                 report: None,
+                report_ctx: std::ptr::null_mut(),
                 ablate: 0,
                 stuck_ms: 0,
                 trace_file: std::ptr::null(),
@@ -98,7 +100,7 @@ impl Builder {
                 p
             }
             Err(_) => {
-                self.fail(Error::InvalidArgument);
+                self.fail(Error::from(ErrorKind::InvalidArgument));
                 std::ptr::null()
             }
         }
@@ -142,7 +144,7 @@ impl Builder {
     pub fn bringup_timeout(mut self, timeout: Duration) -> Builder {
         match u32::try_from(timeout.as_millis()) {
             Ok(ms) if ms > 0 => self.opts.bringup_timeout_ms = ms,
-            _ => self.fail(Error::InvalidArgument),
+            _ => self.fail(Error::from(ErrorKind::InvalidArgument)),
         }
         self
     }
@@ -154,7 +156,7 @@ impl Builder {
             None => xcall_sys::XC_STUCK_OFF,
             Some(Ok(ms)) if ms > 0 => ms,
             Some(_) => {
-                self.fail(Error::InvalidArgument);
+                self.fail(Error::from(ErrorKind::InvalidArgument));
                 0
             }
         };
@@ -183,24 +185,27 @@ impl Builder {
 
     /// Set any option by its environment variable's name and spelling, as `xc_opts_set` takes
     /// it: `option("XCALL_URGENT_SIGNAL", "SIGRTMIN+3")`. A bad name or value fails
-    /// [`Builder::build`] with [`Error::InvalidArgument`], and `build` reports libxcall's
+    /// [`Builder::build`] with [`ErrorKind::InvalidArgument`], and `build` reports libxcall's
     /// reason, as `xc_init` reports a bad field (to the [`Builder::report`] hook, else stderr).
     pub fn option(mut self, var: &str, value: &str) -> Builder {
         let Ok(var) = CString::new(var) else {
-            self.fail(Error::InvalidArgument);
+            self.fail(Error::from(ErrorKind::InvalidArgument));
             return self;
         };
         let value = self.keep(value.as_bytes());
         if value.is_null() {
             return self;
         }
-        // xc_opts_set gives its reason to opts.report: here, to this thread's list for build
+        // xc_opts_set gives its reason to opts.report: here, to a list for build
+        let mut why: Vec<String> = Vec::new();
         let report = self.opts.report.replace(option_reason);
-        // SAFETY: both strings are NUL-terminated; value lives in self.strings, then in the
-        // Runtime, as long as the options may point to it.
+        let ctx = std::mem::replace(&mut self.opts.report_ctx, (&mut why as *mut Vec<String>).cast());
+        // SAFETY: both strings are NUL-terminated; value lives in self.strings until build
+        // returns, which is as long as xc_init reads it; the hook's context is `why`, alive
+        // through the call.
         let r = unsafe { xcall_sys::xc_opts_set(&mut self.opts, var.as_ptr(), value) };
         self.opts.report = report;
-        let why = OPTION_WHY.with(|w| std::mem::take(&mut *w.borrow_mut()));
+        self.opts.report_ctx = ctx;
         if let Err(e) = check(r) {
             self.why.extend(why);
             self.fail(e);
@@ -226,18 +231,25 @@ impl Builder {
 
     /// Receives every diagnostic line libxcall writes (stuck calls, CPUs the OS took away,
     /// bringup failures); default: stderr. A panic in it is contained.
+    ///
+    /// The hook is reached through `xc_opts.report_ctx`, with no lock and no allocation on
+    /// the way (a line that is not UTF-8 is mended in a buffer on the stack): libxcall may
+    /// report from inside a signal handler (a stuck report of a handler's waiting call), and
+    /// a hook that may meet that keeps to async-signal-safe work itself.
     pub fn report<F: Fn(&str) + Send + Sync + 'static>(mut self, hook: F) -> Builder {
+        let hook: Box<ReportFn> = Box::new(Box::new(hook));
         self.opts.report = Some(report_trampoline);
-        self.report = Some(Arc::new(hook));
+        self.opts.report_ctx = (&*hook as *const ReportFn).cast_mut().cast();
+        self.report = Some(hook);
         self
     }
 
     /// Start the runtime: one pinned worker per CPU of the set but the attached ones.
     ///
     /// # Errors
-    /// [`Error::Busy`] when a runtime is up already in the process; [`Error::InvalidArgument`]
+    /// [`ErrorKind::Busy`] when a runtime is up already in the process; [`ErrorKind::InvalidArgument`]
     /// for a bad option or environment value, or a CPU the process may not run on;
-    /// [`Error::OutOfMemory`]; [`Error::TimedOut`] when a worker did not report alive in time,
+    /// [`ErrorKind::OutOfMemory`]; [`ErrorKind::TimedOut`] when a worker did not report alive in time,
     /// even if another CPU's hook failed first; the error a `cpu_init` hook returned.
     /// libxcall's report hook says which CPU failed, and how.
     ///
@@ -260,20 +272,22 @@ impl Builder {
             return Err(e);
         }
         if UP.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err() {
-            return Err(Error::Busy);
+            return Err(Error::from(ErrorKind::Busy));
         }
-        *REPORT.lock().unwrap_or_else(PoisonError::into_inner) = self.report.take();
-        // SAFETY: opts is a valid xc_opts whose strings and hook argument live in self, and
-        // then in the Runtime, until xc_exit (or for ever when the hook may outlive a failure).
+        // SAFETY: opts is a valid xc_opts; xc_init copies or parses its strings, which live in
+        // self until it returns; the hooks and their arguments live in self, then in the
+        // Runtime, until xc_exit (or for ever when a hook may outlive a failure).
         let r = check(unsafe { xcall_sys::xc_init(&self.opts) });
         let panic = self
             .hook
             .as_ref()
             .and_then(|h| h.panic.lock().unwrap_or_else(PoisonError::into_inner).take());
         match r {
-            Ok(_) => Ok(Runtime { strings: std::mem::take(&mut self.strings), hook: self.hook.take(), down: false }),
+            Ok(_) => Ok(Runtime { hook: self.hook.take(), report: self.report.take(), down: false }),
             Err(e) => {
-                *REPORT.lock().unwrap_or_else(PoisonError::into_inner) = None;
+                // the report hook too: a thread left behind by a timed-out bringup may still
+                // read the options it started with
+                std::mem::forget(self.report.take());
                 // a cpu_init hook that outlived the timeout runs on in its thread after
                 // xc_init returned, and may read its closure's captures at any time: the
                 // closure must stay valid for ever. libxcall says so with ETIMEDOUT; leaking
@@ -304,37 +318,64 @@ unsafe extern "C" fn cpu_init_trampoline(cpu: c_int, arg: *mut c_void) -> c_int 
     }
 }
 
-thread_local! {
-    /// The lines `xc_opts_set` reported while `Builder::option` ran on this thread.
-    static OPTION_WHY: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-unsafe extern "C" fn option_reason(line: *const c_char) {
-    if line.is_null() {
+/// `xc_opts_set`'s reasons, into the Vec<String> that `Builder::option` passes as context.
+unsafe extern "C" fn option_reason(ctx: *mut c_void, line: *const c_char) {
+    if line.is_null() || ctx.is_null() {
         return;
     }
-    // SAFETY: libxcall passes a NUL-terminated line, valid during the call.
-    let line = unsafe { CStr::from_ptr(line) }.to_string_lossy().into_owned();
-    OPTION_WHY.with(|w| w.borrow_mut().push(line));
+    // SAFETY: libxcall passes a NUL-terminated line, valid during the call, and ctx is the
+    // Vec of Builder::option, alive and not otherwise borrowed during xc_opts_set.
+    let (line, why) = unsafe { (CStr::from_ptr(line), &mut *ctx.cast::<Vec<String>>()) };
+    why.push(line.to_string_lossy().into_owned());
 }
 
-unsafe extern "C" fn report_trampoline(line: *const c_char) {
-    if line.is_null() {
+/// The report hook's trampoline: no lock, no allocation (see `Builder::report`).
+unsafe extern "C" fn report_trampoline(ctx: *mut c_void, line: *const c_char) {
+    if line.is_null() || ctx.is_null() {
         return;
     }
-    // SAFETY: libxcall passes a NUL-terminated line, valid during the call.
-    let line = unsafe { CStr::from_ptr(line) }.to_string_lossy();
-    let hook = REPORT.lock().unwrap_or_else(PoisonError::into_inner).clone();
-    if let Some(hook) = hook {
-        let _ = catch_unwind(AssertUnwindSafe(|| hook(&line)));
-    } else {
-        eprintln!("{line}");
+    // SAFETY: ctx is the boxed hook of Builder::report, kept by the Runtime until xc_exit
+    // (or leaked); libxcall passes a NUL-terminated line, valid during the call.
+    let (hook, bytes) = unsafe { (&*ctx.cast_const().cast::<ReportFn>(), CStr::from_ptr(line).to_bytes()) };
+    let mut buf = [0u8; 2048];
+    let line = utf8_lossy_in(bytes, &mut buf);
+    let _ = catch_unwind(AssertUnwindSafe(|| hook(line)));
+}
+
+/// `bytes` as text: itself when it is UTF-8, else mended into `buf` (each bad sequence
+/// replaced by U+FFFD, cut where `buf` is full), with no allocation.
+fn utf8_lossy_in<'a>(bytes: &'a [u8], buf: &'a mut [u8]) -> &'a str {
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        return s;
     }
+    let mut len = 0;
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let (good, bad) = match std::str::from_utf8(rest) {
+            Ok(s) => (s.len(), 0),
+            Err(e) => (e.valid_up_to(), e.error_len().unwrap_or(rest.len() - e.valid_up_to())),
+        };
+        let add = good.min(buf.len() - len);
+        buf[len..len + add].copy_from_slice(&rest[..add]);
+        len += add;
+        if add < good || bad == 0 {
+            break;
+        }
+        let mark = "\u{fffd}".as_bytes();
+        if buf.len() - len < mark.len() {
+            break;
+        }
+        buf[len..len + mark.len()].copy_from_slice(mark);
+        len += mark.len();
+        rest = &rest[good + bad..];
+    }
+    // cut on a character's boundary: valid UTF-8 up to len by construction
+    std::str::from_utf8(&buf[..len]).unwrap_or("")
 }
 
 /// The libxcall runtime of the process: one pinned worker thread per CPU.
 ///
-/// There is one per process: building a second while one is up fails with [`Error::Busy`].
+/// There is one per process: building a second while one is up fails with [`ErrorKind::Busy`].
 /// Dropping it runs everything still queued, then stops and joins the workers (`xc_exit`).
 /// Calls are made through its [`Handle`], which it dereferences to, and which closures can
 /// copy to make calls of their own.
@@ -347,8 +388,8 @@ unsafe extern "C" fn report_trampoline(line: *const c_char) {
 /// # Ok::<(), xcall::Error>(())
 /// ```
 pub struct Runtime {
-    strings: Vec<CString>,
     hook: Option<Box<Hook>>,
+    report: Option<Box<ReportFn>>,
     down: bool,
 }
 
@@ -375,7 +416,7 @@ impl Runtime {
     /// Dropping the runtime does the same and ignores the result.
     ///
     /// # Errors
-    /// [`Error::WouldDeadlock`] when called on a worker (inside a call): the runtime then
+    /// [`ErrorKind::WouldDeadlock`] when called on a worker (inside a call): the runtime then
     /// stays up until the process ends; the errno of writing the trace file (the runtime is
     /// down all the same).
     pub fn shutdown(mut self) -> Result<(), Error> {
@@ -387,18 +428,15 @@ impl Runtime {
             return Ok(());
         }
         self.down = true;
-        // SAFETY: xc_exit takes no argument; the options' strings are still alive.
+        // SAFETY: xc_exit takes no argument; the hooks are still alive.
         let r = check(unsafe { xcall_sys::xc_exit() });
         match r {
-            Err(Error::WouldDeadlock) | Err(Error::Busy) => {
-                // still up: what the options point to must stay valid while it is
-                std::mem::forget(std::mem::take(&mut self.strings));
+            Err(e) if e == ErrorKind::WouldDeadlock || e == ErrorKind::Busy => {
+                // still up: the hooks the options point to must stay valid while it is
                 std::mem::forget(self.hook.take());
+                std::mem::forget(self.report.take());
             }
-            _ => {
-                *REPORT.lock().unwrap_or_else(PoisonError::into_inner) = None;
-                UP.store(false, Ordering::Release);
-            }
+            _ => UP.store(false, Ordering::Release),
         }
         r.map(|_| ())
     }
@@ -421,5 +459,17 @@ impl Drop for Runtime {
 impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Runtime").field("down", &self.down).finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lossy_without_allocation() {
+        let mut buf = [0u8; 16];
+        assert_eq!(super::utf8_lossy_in(b"plain", &mut buf), "plain");
+        assert_eq!(super::utf8_lossy_in(b"a\xffb", &mut buf), "a\u{fffd}b");
+        let mut small = [0u8; 4];
+        assert_eq!(super::utf8_lossy_in(b"abc\xff\xffdef", &mut small), "abc");
     }
 }

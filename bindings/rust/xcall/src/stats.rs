@@ -1,6 +1,9 @@
 //! libxcall's counters.
 
-/// Counters of one CPU, or summed over all: `struct xc_stats` itself, each field documented
-/// there and in `xcall.h`. `later - earlier` is what happened between two readings
-/// (`xc_stats_delta`: counter by counter, `poll_ns_now` the later reading's).
-pub use xcall_sys::xc_stats as Stats;
+/// libxcall's counters (`struct xc_stats`), of one CPU ([`Handle::stats`](crate::Handle::stats))
+/// or summed over every CPU ([`Handle::total_stats`](crate::Handle::total_stats)); each field
+/// is documented in `xcall.h` and in [`xcall_sys::xc_stats`].
+///
+/// `later - earlier` is what happened between two readings: counter by counter, with the
+/// later reading's `poll_ns_now`, which is a value, not a count (`xc_stats_delta`).
+pub type Stats = xcall_sys::xc_stats;

@@ -7,7 +7,7 @@ use common::{cpus, have_cpus, serial};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
-use xcall::{CpuSet, Error, Runtime};
+use xcall::{CpuSet, ErrorKind, Runtime};
 
 fn attach_last() -> (Runtime, usize, usize) {
     let (first, last) = (cpus()[0], *cpus().last().unwrap());
@@ -23,7 +23,7 @@ fn calls_run_in_the_loop_woken_through_epoll() {
     }
     let (rt, first, last) = attach_last();
     // set aside: offline until a thread attaches
-    assert_eq!(rt.call_on(last, || ()), Err(Error::Unavailable));
+    assert_eq!((rt.call_on(last, || ())).map_err(|e| e.kind()), Err(ErrorKind::Unavailable));
     let ready = Barrier::new(2);
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
@@ -65,7 +65,7 @@ fn calls_run_in_the_loop_woken_through_epoll() {
             let tid = rt.call_on(last, || std::thread::current().id()).unwrap();
             assert_eq!(tid, shard.thread().id(), "the call ran on the attached thread");
             rt.spawn_on(last, move || assert_eq!(xcall::current_cpu(), Some(last))).unwrap();
-            assert_eq!(rt.call_on_async(last, move || i).unwrap().wait(), i);
+            assert_eq!(rt.call_on_async(last, move || i).wait().unwrap(), i);
         }
         assert_eq!(rt.call_on_all(xcall::current_cpu).unwrap().len(), 2);
         let s0 = rt.stats(last).unwrap();
@@ -74,7 +74,7 @@ fn calls_run_in_the_loop_woken_through_epoll() {
         assert!(shard.join().unwrap() >= 600);
     });
     // the guard dropped at the thread's end: detached, the CPU offline again
-    assert_eq!(rt.call_on(last, || ()), Err(Error::Unavailable));
+    assert_eq!((rt.call_on(last, || ())).map_err(|e| e.kind()), Err(ErrorKind::Unavailable));
     assert_eq!(rt.call_on(first, || 1).unwrap(), 1);
 }
 
@@ -88,40 +88,40 @@ fn errnos_of_attach() {
     std::thread::scope(|s| {
         s.spawn(|| {
             // EINVAL: not pinned to the CPU alone
-            assert_eq!(rt.attach(last).unwrap_err(), Error::InvalidArgument);
+            assert_eq!(rt.attach(last).unwrap_err(), ErrorKind::InvalidArgument);
             xcall::pin_current_thread(last).unwrap();
             // EINVAL: a CPU not set aside; ENXIO: outside the set
-            assert_eq!(rt.attach(first).unwrap_err(), Error::InvalidArgument);
-            assert_eq!(rt.attach(CpuSet::CAPACITY - 1).unwrap_err(), Error::Unavailable);
-            assert_eq!(rt.attach(usize::MAX).unwrap_err(), Error::Unavailable);
+            assert_eq!(rt.attach(first).unwrap_err(), ErrorKind::InvalidArgument);
+            assert_eq!(rt.attach(CpuSet::CAPACITY - 1).unwrap_err(), ErrorKind::Unavailable);
+            assert_eq!(rt.attach(usize::MAX).unwrap_err(), ErrorKind::Unavailable);
             let me = rt.attach(last).unwrap();
             // EBUSY: twice
-            assert_eq!(rt.attach(last).unwrap_err(), Error::Busy);
+            assert_eq!(rt.attach(last).unwrap_err(), ErrorKind::Busy);
             // EBUSY: another thread, the same CPU
             std::thread::scope(|s2| {
                 s2.spawn(|| {
                     xcall::pin_current_thread(last).unwrap();
-                    assert_eq!(rt.attach(last).unwrap_err(), Error::Busy);
+                    assert_eq!(rt.attach(last).unwrap_err(), ErrorKind::Busy);
                 });
             });
             // EDEADLK: a waiting call between sleep_begin and sleep_end
             let _ = me.sleep_begin().unwrap();
-            assert_eq!(rt.call_on(first, || ()), Err(Error::WouldDeadlock));
+            assert_eq!((rt.call_on(first, || ())).map_err(|e| e.kind()), Err(ErrorKind::WouldDeadlock));
             me.sleep_end().unwrap();
             assert_eq!(rt.call_on(first, || 3).unwrap(), 3);
             // EDEADLK: detaching inside a call (a nested guard is impossible to reach from a
             // closure, so the raw refusal is checked through its offline counterpart)
             let h = rt.handle();
-            assert_eq!(rt.call_on(last, || h.cpu_offline(last)).unwrap(), Err(Error::WouldDeadlock));
+            assert_eq!((rt.call_on(last, || h.cpu_offline(last)).unwrap()).map_err(|e| e.kind()), Err(ErrorKind::WouldDeadlock));
             // EBUSY: no shutdown while attached; the runtime stays up
             me.detach().unwrap();
             // EMFILE: no descriptor left for the eventfd
-            assert_eq!(without_fds(|| rt.attach(last).map(drop)), Err(Error::ProcessFileLimit));
+            assert_eq!((without_fds(|| rt.attach(last).map(drop))).map_err(|e| e.kind()), Err(ErrorKind::ProcessFileLimit));
             let again = rt.attach(last).unwrap();
             drop(again);
         });
     });
-    assert_eq!(rt.call_on(last, || ()), Err(Error::Unavailable));
+    assert_eq!((rt.call_on(last, || ())).map_err(|e| e.kind()), Err(ErrorKind::Unavailable));
 }
 
 /// Run f with every file descriptor of the process taken, under a lowered limit.
@@ -162,7 +162,7 @@ fn shutdown_while_attached_is_refused_until_detached() {
         s.spawn(|| {
             xcall::pin_current_thread(last).unwrap();
             let me = rt.attach(last).unwrap();
-            assert_eq!(Runtime::new().unwrap_err(), Error::Busy);
+            assert_eq!(Runtime::new().unwrap_err(), ErrorKind::Busy);
             drop(me);
         });
     });

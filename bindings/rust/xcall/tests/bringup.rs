@@ -8,21 +8,21 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use xcall::{CpuSet, Error, Poll, Runtime};
+use xcall::{CpuSet, ErrorKind, Poll, Runtime};
 
 #[test]
 fn bad_options() {
     let _s = serial();
     let r = |b: xcall::Builder| b.build().map(drop).unwrap_err();
-    assert_eq!(r(Runtime::builder().option("XCALL_NO_SUCH", "1")), Error::InvalidArgument);
-    assert_eq!(r(Runtime::builder().option("XCALL_POLL_NS", "sometimes")), Error::InvalidArgument);
-    assert_eq!(r(Runtime::builder().option("XCALL_STUCK_MS", "0")), Error::InvalidArgument);
-    assert_eq!(r(Runtime::builder().option("XCALL_URGENT_SIGNAL", "SIGUSR1")), Error::InvalidArgument);
-    assert_eq!(r(Runtime::builder().option("XCALL_CPUS", "0\0")), Error::InvalidArgument);
-    assert_eq!(r(Runtime::builder().ring_entries(100)), Error::InvalidArgument);
-    assert_eq!(r(Runtime::builder().bringup_timeout(Duration::ZERO)), Error::InvalidArgument);
+    assert_eq!(r(Runtime::builder().option("XCALL_NO_SUCH", "1")), ErrorKind::InvalidArgument);
+    assert_eq!(r(Runtime::builder().option("XCALL_POLL_NS", "sometimes")), ErrorKind::InvalidArgument);
+    assert_eq!(r(Runtime::builder().option("XCALL_STUCK_MS", "0")), ErrorKind::InvalidArgument);
+    assert_eq!(r(Runtime::builder().option("XCALL_URGENT_SIGNAL", "SIGUSR1")), ErrorKind::InvalidArgument);
+    assert_eq!(r(Runtime::builder().option("XCALL_CPUS", "0\0")), ErrorKind::InvalidArgument);
+    assert_eq!(r(Runtime::builder().ring_entries(100)), ErrorKind::InvalidArgument);
+    assert_eq!(r(Runtime::builder().bringup_timeout(Duration::ZERO)), ErrorKind::InvalidArgument);
     let beyond = CpuSet::from_cpus([CpuSet::CAPACITY - 1]).unwrap();
-    assert_eq!(r(Runtime::builder().cpus(&beyond)), Error::InvalidArgument);
+    assert_eq!(r(Runtime::builder().cpus(&beyond)), ErrorKind::InvalidArgument);
     // nothing was left up by the refusals
     let rt = Runtime::builder()
         .poll(Poll::Window(Duration::from_micros(20)))
@@ -53,9 +53,9 @@ fn cpu_init_hook() {
     drop(rt);
 
     // its error fails the build with it; so does EIO
-    for e in [Error::Os(libc::E2BIG), Error::Io, Error::OutOfMemory] {
+    for e in [ErrorKind::Os(libc::E2BIG), ErrorKind::Io, ErrorKind::OutOfMemory] {
         let last = *cpus().last().unwrap();
-        let r = Runtime::builder().cpu_init(move |cpu| if cpu == last { Err(e) } else { Ok(()) }).build();
+        let r = Runtime::builder().cpu_init(move |cpu| if cpu == last { Err(e.into()) } else { Ok(()) }).build();
         assert_eq!(r.unwrap_err(), e);
     }
     // its panic is resumed in the builder's thread
@@ -88,7 +88,7 @@ fn bringup_timeout() {
             Ok(())
         })
         .build();
-    assert_eq!(r.unwrap_err(), Error::TimedOut);
+    assert_eq!(r.unwrap_err(), ErrorKind::TimedOut);
     assert_eq!(entered.load(Ordering::SeqCst), 1);
     assert!(!lines.lock().unwrap().is_empty(), "the failure was reported through the hook");
     release.store(true, Ordering::SeqCst);
@@ -128,7 +128,7 @@ fn bringup_first_fails_second_outlives_timeout() {
             .report(move |line| l2.lock().unwrap().push(line.to_string()))
             .cpu_init(move |cpu| {
                 if cpu == first {
-                    return Err(Error::Io);
+                    return Err(ErrorKind::Io.into());
                 }
                 if cpu == second {
                     while !SECOND_RELEASE.load(Ordering::SeqCst) {
@@ -148,7 +148,7 @@ fn bringup_first_fails_second_outlives_timeout() {
             std::thread::yield_now();
         }
         assert_eq!(SECOND_SUM.load(Ordering::SeqCst), want);
-        assert_eq!(e, Error::TimedOut);
+        assert_eq!(e, ErrorKind::TimedOut);
         let lines = lines.lock().unwrap();
         let said = |what: String| lines.iter().any(|l| l.contains(&what));
         assert!(said(format!("CPU {second}: init hook still running")), "{lines:?}");

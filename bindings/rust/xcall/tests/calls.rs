@@ -7,7 +7,7 @@ use common::{cpus, have_cpus, serial};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
-use xcall::{CpuSet, Error, Runtime};
+use xcall::{CpuSet, Error, ErrorKind, Runtime};
 
 #[test]
 fn call_on_runs_there_and_returns() {
@@ -85,10 +85,12 @@ fn async_calls_complete_from_the_target() {
     let _s = serial();
     let rt = Runtime::new().unwrap();
     for cpu in cpus() {
-        let f = rt.call_on_async(cpu, move || (xcall::current_cpu(), cpu * 3)).unwrap();
-        assert_eq!(f.wait(), (Some(cpu), cpu * 3));
+        let f = rt.call_on_async(cpu, move || (xcall::current_cpu(), cpu * 3));
+        assert_eq!(f.wait().unwrap(), (Some(cpu), cpu * 3));
+        let f = rt.call_on_async(cpu, move || cpu + 1);
+        assert_eq!(pollster::block_on(f).unwrap(), cpu + 1);
     }
-    // dropped before it ran: it still runs once, and its result is dropped on the target
+    // dropped before its first poll: never queued, never run; its closure dropped here
     let ran = Arc::new(AtomicUsize::new(0));
     let dropped = Arc::new(AtomicUsize::new(0));
     struct Token(Arc<AtomicUsize>);
@@ -100,14 +102,14 @@ fn async_calls_complete_from_the_target() {
     let cpu = cpus()[0];
     for _ in 0..100 {
         let (r, d) = (ran.clone(), dropped.clone());
+        let token = Token(d);
         drop(rt.call_on_async(cpu, move || {
             r.fetch_add(1, Ordering::SeqCst);
-            Token(d)
-        })
-        .unwrap());
+            token
+        }));
     }
     rt.call_on(cpu, || ()).unwrap();
-    assert_eq!(ran.load(Ordering::SeqCst), 100);
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
     assert_eq!(dropped.load(Ordering::SeqCst), 100);
 }
 
@@ -129,7 +131,7 @@ fn panics_are_carried_back() {
     }));
     assert_eq!(p.unwrap_err().downcast_ref::<&str>(), Some(&"one CPU"));
 
-    let f = rt.call_on_async(cpu, || -> u32 { std::panic::panic_any(7u64) }).unwrap();
+    let f = rt.call_on_async(cpu, || -> u32 { std::panic::panic_any(7u64) });
     let p = catch_unwind(AssertUnwindSafe(|| f.wait()));
     assert_eq!(p.unwrap_err().downcast_ref::<u64>(), Some(&7));
 
@@ -163,34 +165,43 @@ fn errnos_of_calls() {
         let rt = Runtime::new().unwrap();
         rt.handle()
     };
-    assert_eq!(h.call_on(0, || ()), Err(Error::Unavailable));
-    assert_eq!(h.spawn_on(0, || ()), Err(Error::Unavailable));
-    assert_eq!(h.call_on_all(|| ()).unwrap_err(), Error::Unavailable);
-    assert_eq!(h.online_cpus(), Err(Error::Unavailable));
-    assert_eq!(h.total_stats(), Err(Error::Unavailable));
+    assert_eq!((h.call_on(0, || ())).map_err(|e| e.kind()), Err(ErrorKind::Unavailable));
+    assert_eq!((h.spawn_on(0, || ())).map_err(|e| e.kind()), Err(ErrorKind::Unavailable));
+    assert_eq!(h.call_on_all(|| ()).unwrap_err(), ErrorKind::Unavailable);
+    assert_eq!((h.online_cpus()).map_err(|e| e.kind()), Err(ErrorKind::Unavailable));
+    assert_eq!((h.total_stats()).map_err(|e| e.kind()), Err(ErrorKind::Unavailable));
 
     let rt = Runtime::builder().cpus(&CpuSet::from_cpus([cpus()[0]]).unwrap()).build().unwrap();
     // EBUSY: a second runtime
-    assert_eq!(Runtime::new().unwrap_err(), Error::Busy);
+    assert_eq!(Runtime::new().unwrap_err(), ErrorKind::Busy);
     // ENXIO: outside the set
     let outside = CpuSet::CAPACITY - 1;
-    assert_eq!(rt.call_on(outside, || ()), Err(Error::Unavailable));
-    assert_eq!(rt.call_on(usize::MAX, || ()), Err(Error::Unavailable));
-    assert_eq!(rt.spawn_on(outside, || ()), Err(Error::Unavailable));
-    assert!(matches!(rt.call_on_async(outside, || ()), Err(Error::Unavailable)));
-    assert_eq!(rt.stats(outside), Err(Error::Unavailable));
-    assert_eq!(rt.cpu_offline(outside), Err(Error::Unavailable));
+    assert_eq!((rt.call_on(outside, || ())).map_err(|e| e.kind()), Err(ErrorKind::Unavailable));
+    assert_eq!((rt.call_on(usize::MAX, || ())).map_err(|e| e.kind()), Err(ErrorKind::Unavailable));
+    assert_eq!((rt.spawn_on(outside, || ())).map_err(|e| e.kind()), Err(ErrorKind::Unavailable));
+    let e = rt.call_on_async(outside, || ()).wait().unwrap_err();
+    assert_eq!((e.kind(), e.cpu()), (ErrorKind::Unavailable, Some(outside)));
+    // the error names the CPU where the call named one
+    assert_eq!(rt.call_on(outside, || ()).unwrap_err().cpu(), Some(outside));
+    assert_eq!(rt.call_on(usize::MAX, || ()).unwrap_err().cpu(), Some(usize::MAX));
+    assert_eq!(rt.spawn_on(outside, || ()).unwrap_err().cpu(), Some(outside));
+    assert_eq!(rt.stats(outside).unwrap_err().cpu(), Some(outside));
+    assert_eq!(rt.cpu_offline(usize::MAX).unwrap_err().cpu(), Some(usize::MAX));
+    let e = rt.call_on(outside, || ()).unwrap_err();
+    assert_eq!(e.to_string(), format!("CPU {outside}: absent or offline, or runtime not up"));
+    assert_eq!((rt.stats(outside)).map_err(|e| e.kind()), Err(ErrorKind::Unavailable));
+    assert_eq!((rt.cpu_offline(outside)).map_err(|e| e.kind()), Err(ErrorKind::Unavailable));
     let far = CpuSet::from_cpus([outside]).unwrap();
-    assert_eq!(rt.call_on_many(&far, || ()).unwrap_err(), Error::Unavailable);
-    assert_eq!(rt.call_on_any(&far, || ()).unwrap_err(), Error::Unavailable);
+    assert_eq!(rt.call_on_many(&far, || ()).unwrap_err(), ErrorKind::Unavailable);
+    assert_eq!(rt.call_on_any(&far, || ()).unwrap_err(), ErrorKind::Unavailable);
     // EINVAL: an empty set
-    assert_eq!(rt.call_on_many(&CpuSet::new(), || ()).unwrap_err(), Error::InvalidArgument);
-    assert_eq!(rt.call_on_any(&CpuSet::new(), || ()).unwrap_err(), Error::InvalidArgument);
+    assert_eq!(rt.call_on_many(&CpuSet::new(), || ()).unwrap_err(), ErrorKind::InvalidArgument);
+    assert_eq!(rt.call_on_any(&CpuSet::new(), || ()).unwrap_err(), ErrorKind::InvalidArgument);
     // ENXIO: tracing is off
-    assert_eq!(rt.trace_dump("/nonexistent/x.json"), Err(Error::Unavailable));
-    assert_eq!(rt.trace_dump("a\0b"), Err(Error::InvalidArgument));
+    assert_eq!((rt.trace_dump("/nonexistent/x.json")).map_err(|e| e.kind()), Err(ErrorKind::Unavailable));
+    assert_eq!((rt.trace_dump("a\0b")).map_err(|e| e.kind()), Err(ErrorKind::InvalidArgument));
     // EINVAL: a CPU online already
-    assert_eq!(rt.cpu_online(cpus()[0]), Err(Error::InvalidArgument));
+    assert_eq!((rt.cpu_online(cpus()[0])).map_err(|e| e.kind()), Err(ErrorKind::InvalidArgument));
     drop(rt);
     assert!(xcall::pin_current_thread(CpuSet::CAPACITY).is_err());
 }
@@ -205,13 +216,13 @@ fn hotplug_and_its_errnos() {
     let (a, b) = (cpus()[0], cpus()[1]);
     rt.cpu_offline(b).unwrap();
     assert!(!rt.online_cpus().unwrap().contains(b));
-    assert_eq!(rt.cpu_offline(b), Err(Error::InvalidArgument));
-    assert_eq!(rt.call_on(b, || ()), Err(Error::Unavailable));
+    assert_eq!((rt.cpu_offline(b)).map_err(|e| e.kind()), Err(ErrorKind::InvalidArgument));
+    assert_eq!((rt.call_on(b, || ())).map_err(|e| e.kind()), Err(ErrorKind::Unavailable));
     // many and all skip an offline CPU
     assert_eq!(rt.call_on_all(|| ()).unwrap().len(), rt.online_cpus().unwrap().len());
     // EDEADLK: a CPU's own worker taking it offline
     let h = rt.handle();
-    assert_eq!(rt.call_on(a, || h.cpu_offline(a)).unwrap(), Err(Error::WouldDeadlock));
+    assert_eq!((rt.call_on(a, || h.cpu_offline(a)).unwrap()).map_err(|e| e.kind()), Err(ErrorKind::WouldDeadlock));
     rt.cpu_online(b).unwrap();
     assert_eq!(rt.call_on(b, xcall::current_cpu).unwrap(), Some(b));
 }
@@ -219,11 +230,11 @@ fn hotplug_and_its_errnos() {
 #[test]
 fn cpusets_and_errors() {
     assert_eq!(CpuSet::parse("0-3,8").unwrap().to_string(), "0-3,8");
-    assert_eq!(CpuSet::parse("x"), Err(Error::InvalidArgument));
-    assert_eq!(CpuSet::parse("0\u{0}1"), Err(Error::InvalidArgument));
-    assert_eq!(CpuSet::parse(""), Err(Error::InvalidArgument));
+    assert_eq!((CpuSet::parse("x")).map_err(|e| e.kind()), Err(ErrorKind::InvalidArgument));
+    assert_eq!((CpuSet::parse("0\u{0}1")).map_err(|e| e.kind()), Err(ErrorKind::InvalidArgument));
+    assert_eq!((CpuSet::parse("")).map_err(|e| e.kind()), Err(ErrorKind::InvalidArgument));
     let mut s = CpuSet::new();
-    assert_eq!(s.insert(CpuSet::CAPACITY), Err(Error::InvalidArgument));
+    assert_eq!((s.insert(CpuSet::CAPACITY)).map_err(|e| e.kind()), Err(ErrorKind::InvalidArgument));
     s.insert(5).unwrap();
     assert!(s.contains(5) && !s.contains(4) && !s.contains(usize::MAX));
     assert_eq!(s.len(), 1);
@@ -241,10 +252,9 @@ fn cpusets_and_errors() {
 #[test]
 fn send_and_sync() {
     fn send_sync<T: Send + Sync>() {}
-    fn send<T: Send>() {}
     send_sync::<Runtime>();
     send_sync::<xcall::Handle>();
-    send::<xcall::CallFuture<String>>();
+    send_sync::<xcall::CallFuture<fn() -> String, String>>();
     send_sync::<CpuSet>();
     send_sync::<Error>();
 }

@@ -5,7 +5,7 @@ mod common;
 
 use common::{cpus, serial};
 use std::sync::{Arc, Mutex};
-use xcall::{CpuSet, Error, Runtime};
+use xcall::{CpuSet, ErrorKind, Runtime};
 
 #[test]
 fn a_bad_option_says_why() {
@@ -16,7 +16,7 @@ fn a_bad_option_says_why() {
         .option("XCALL_POLL_NS", "fast")
         .report(move |line| l.lock().unwrap().push(line.to_string()))
         .build();
-    assert_eq!(r.map(drop).unwrap_err(), Error::InvalidArgument);
+    assert_eq!(r.map(drop).unwrap_err(), ErrorKind::InvalidArgument);
     let got = lines.lock().unwrap().join("\n");
     assert!(got.contains("XCALL_POLL_NS=\"fast\": invalid"), "reported: {got:?}");
 
@@ -26,7 +26,7 @@ fn a_bad_option_says_why() {
         .report(move |line| l.lock().unwrap().push(line.to_string()))
         .option("XCALL_NO_SUCH", "1")
         .build();
-    assert_eq!(r.map(drop).unwrap_err(), Error::InvalidArgument);
+    assert_eq!(r.map(drop).unwrap_err(), ErrorKind::InvalidArgument);
     let got = lines.lock().unwrap().join("\n");
     assert!(got.contains("XCALL_NO_SUCH: no such option"), "reported: {got:?}");
 }

@@ -23,3 +23,32 @@ pub fn have_cpus(n: usize, what: &str) -> bool {
     }
     have >= n
 }
+
+/// A waker that counts its wakes and allocates nothing (a static counter, a static vtable).
+pub mod counting_waker {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{RawWaker, RawWakerVTable, Waker};
+
+    pub static WAKES: AtomicUsize = AtomicUsize::new(0);
+
+    const VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake, drop_it);
+
+    fn clone(_: *const ()) -> RawWaker {
+        RawWaker::new(std::ptr::null(), &VTABLE)
+    }
+    fn wake(_: *const ()) {
+        WAKES.fetch_add(1, Ordering::SeqCst);
+    }
+    fn drop_it(_: *const ()) {}
+
+    pub fn waker() -> Waker {
+        // SAFETY: the vtable's functions ignore the data pointer.
+        unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &VTABLE)) }
+    }
+}
+
+/// Poll `f` once with a waker that does nothing but count: the call is queued then.
+pub fn poll_once<F: std::future::Future>(f: std::pin::Pin<&mut F>) -> std::task::Poll<F::Output> {
+    let w = counting_waker::waker();
+    f.poll(&mut std::task::Context::from_waker(&w))
+}
