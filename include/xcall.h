@@ -416,7 +416,10 @@ XC_API int xc_exit(void);
 
 /**
  * xc_call_single() - run fn(arg) on one CPU.
- * @cpu:   target CPU (a Linux CPU number in the runtime's set).
+ * @cpu:   target CPU (a Linux CPU number in the runtime's set). Any other
+ *         value, negative or past CPU_SETSIZE included, is an absent CPU:
+ *         -ENXIO, never -EINVAL, for every function that takes a CPU (as the
+ *         kernel's smp_call_function_single() answers a CPU past nr_cpu_ids).
  * @fn:    function; runs in call context on @cpu.
  * @arg:   its argument.
  * @flags: XC_WAIT to return only after fn has run; XC_URGENT to interrupt a
