@@ -56,3 +56,25 @@ def run_cli(*args):
     env = dict(os.environ, MPLBACKEND="Agg")
     return subprocess.run([sys.executable, "-m", "xcall_report", *map(str, args)],
                           capture_output=True, text=True, env=env, timeout=120)
+
+
+@pytest.fixture(scope="session")
+def whole_runs(tmp_path_factory):
+    """{name: (Results, [(chart, Figure)], page)} of the quiet, disturbed and 1-CPU runs,
+    drawn once for every test that looks at them, with every warning an error (none may
+    reach the user)."""
+    import warnings
+    from unittest import mock
+    import samples
+    from xcall_report import html, plots
+    out = {}
+    for name, fn in (("quiet", samples.quiet_run), ("disturbed", samples.disturbed_run),
+                     ("one-cpu", samples.one_cpu_run)):
+        res = load_doc(tmp_path_factory, name, fn())
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            figs = plots.figures(res)
+            with mock.patch.object(html.plots, "figures", lambda r, _f=figs: _f):
+                page = html.page([res])
+        out[name] = (res, figs, page)
+    return out

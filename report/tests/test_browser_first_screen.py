@@ -20,9 +20,7 @@ import re
 import pytest
 
 import samples
-from conftest import load_doc
 from test_browser import BROWSER, FRAME, MAX_HEIGHT, _chromium
-from xcall_report import html as page_html
 from xcall_report import plots
 
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no headless Chromium "
@@ -87,9 +85,9 @@ RUNS = {"quiet": samples.quiet_run, "disturbed": samples.disturbed_run,
 
 
 @pytest.fixture(scope="module", params=list(RUNS))
-def run(request, tmp_path_factory):
-    res = load_doc(tmp_path_factory, request.param, RUNS[request.param]())
-    return request.param, res, page_html.page([res])
+def run(request, whole_runs):
+    res, _, page = whole_runs[request.param]
+    return request.param, res, page
 
 
 @pytest.mark.parametrize("width", [1400, 390])

@@ -4,10 +4,8 @@ run where most families were skipped. Each check below failed on the report befo
 
 The browser's side (text sizes at 390 px, the scroll cue, what the first screen holds) is
 in test_browser.py."""
-import copy
 import json
 import re
-import warnings
 
 import pytest
 
@@ -20,24 +18,20 @@ RUNS = {"quiet": samples.quiet_run, "disturbed": samples.disturbed_run,
 
 
 @pytest.fixture(scope="module", params=list(RUNS))
-def run(request, tmp_path_factory):
-    return request.param, load_doc(tmp_path_factory, request.param, RUNS[request.param]())
+def run(request, whole_runs):
+    return request.param, whole_runs[request.param][0]
 
 
 @pytest.fixture(scope="module")
-def drawn(run):
+def drawn(run, whole_runs):
     """The run's figures, drawn with every warning an error: none may reach the user."""
     name, res = run
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        return name, res, plots.figures(res)
+    return name, res, whole_runs[name][1]
 
 
 @pytest.fixture(scope="module")
-def page(run):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        return html.page([run[1]])
+def page(run, whole_runs):
+    return whole_runs[run[0]][2]
 
 
 def test_every_text_lies_inside_its_figure(drawn):

@@ -255,6 +255,7 @@ def references_table(res, references):
 # ---------------------------------------------------------------- charts
 
 def svg_data_uri(fig):
+    plots.fit_texts(fig)                    # every text inside the figure
     buf = io.BytesIO()
     with matplotlib.rc_context(plots.SAVE_RC):
         fig.savefig(buf, format="svg", metadata={"Date": None})

@@ -950,7 +950,8 @@ def unmeasured(res):
 
 def figures(res):
     """[(name, Figure)] for every bench in a Results that has a case measured, specialised
-    charts first; every text of each figure fitted inside it (fit_texts)."""
+    charts first. Their texts are fitted inside them (fit_texts) when they are saved: the
+    fitting draws each figure, which only an image needs."""
     out = []
     empty = unmeasured(res)
     for bench in res.benches():
@@ -965,10 +966,10 @@ def figures(res):
                 fig = None               # odd values (e.g. negative CPU numbers)
         if fig is None:                  # case names did not fit: the generic chart
             fig = generic(res, bench, summ)
-        out.append((bench, fit_texts(fig)))
+        out.append((bench, fig))
         timed = [s for s in summ.values() if s["unit"] in TIME_UNITS and s["n"] > 1]
         if bench not in NO_DISTRIBUTION and timed and len(summ) <= MAX_DISTRIBUTION_CASES:
-            out.append((f"{bench}-distribution", fit_texts(distribution(res, bench, summ))))
+            out.append((f"{bench}-distribution", distribution(res, bench, summ)))
     return out
 
 
@@ -988,8 +989,12 @@ def texts(fig):
 
 
 def outside(fig, renderer=None, slack=1.0):
-    """[(text, extent)] of the texts that reach past the figure's edges, in display pixels."""
-    renderer = renderer or fig.canvas.get_renderer()
+    """[(text, extent)] of the texts that reach past the figure's edges, in display pixels;
+    without a renderer the figure is drawn first (with Agg), as a savefig would."""
+    if renderer is None:
+        FigureCanvasAgg(fig)
+        fig.draw_without_rendering()
+        renderer = fig.canvas.get_renderer()
     W, H = fig.bbox.width, fig.bbox.height
     out = []
     for t in texts(fig):
@@ -1024,7 +1029,11 @@ def _rewrap(t, width_px, have_px):
 
 def fit_texts(fig, tries=6):
     """Bring every text inside the figure: titles, notes and labels that are too wide are
-    wrapped; a value written past a bar's end widens its axis. Drawn with Agg to measure."""
+    wrapped; a value written past a bar's end widens its axis. Drawn with Agg to measure;
+    once per figure."""
+    if getattr(fig, "xcall_fitted", False):
+        return fig
+    fig.xcall_fitted = True
     FigureCanvasAgg(fig)
     for _ in range(tries):
         fig.draw_without_rendering()
@@ -1065,6 +1074,7 @@ SAVE_RC = {"svg.fonttype": "none", "svg.hashsalt": "xcall-report"}
 def save(fig, path_stem):
     """Write path_stem.png and path_stem.svg; return both paths."""
     paths = []
+    fit_texts(fig)
     with matplotlib.rc_context(SAVE_RC):
         for ext, kw in (("png", {"dpi": 130}), ("svg", {"metadata": {"Date": None}})):
             p = f"{path_stem}.{ext}"
