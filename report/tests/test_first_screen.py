@@ -236,7 +236,7 @@ JARGON = ["p50", "p99", "line phase", "polling worker", "bare handoff", "slot", 
           "function-call interrupts", "membarrier", "smp_call_function_single", "parked",
           "wake latency", "seeds", "ablated", "elide+notify", "2008 design", "disturbed",
           "capped", "stolen by the hypervisor", "floor subtracted", "xc_call_single",
-          "cache-line round trip", "blocks alternating"]
+          "cache-line round trip", "blocks alternating", "CAS", "haltpoll", "tsc", "vCPUs"]
 
 
 def test_every_first_screen_term_is_explained(run, page):

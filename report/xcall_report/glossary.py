@@ -58,6 +58,12 @@ TERMS = [
      "steal time: the hypervisor ran something else on the vCPU's real CPU"),
     ("floor subtracted", "floor",
      "the clock read's own cost, taken off each timed operation"),
+    ("CAS", "cas", "compare-and-swap: an atomic read-modify-write of one memory word"),
+    ("haltpoll", "haltpoll",
+     "a guest's idle driver: an idle vCPU polls a while before it halts, which saves the "
+     "host a wakeup when work comes soon"),
+    ("tsc", "tsc", "the CPU's time-stamp counter, the clock the benchmarks read"),
+    ("vCPUs", "vcpu", "a virtual machine's CPUs: threads of the host, which the host schedules"),
 ]
 
 
