@@ -84,7 +84,8 @@ a.term { color: inherit; text-decoration: underline dotted #7a8591; text-underli
 .scroll-cue { display: none; color: var(--muted); font-size: .85em; margin: .2em 0; }
 dl.glossary dt { font-weight: 600; margin-top: .4em; }
 dl.glossary dd { margin: 0 0 0 1.2em; }
-table.refs td:first-child { white-space: normal; min-width: 14em; }
+table.refs td { white-space: normal; text-align: left; min-width: 7em; }
+table.refs td:first-child { min-width: 14em; }
 @media (max-width: 40em) {
   /* a chart shrunk to a phone's width has unreadable labels: it keeps its own size and
      scrolls sideways in its own box, as the tables do, with a line saying so and a shadow
@@ -248,7 +249,9 @@ def references_table(res, references):
     return ('<div id="references"><h3>Beside reference machines</h3>'
             '<p class="note">Each machine\'s ratios are formed within its own run; times sit '
             "side by side and are never divided across machines.</p>"
-            + _table(["", "how"] + [r.label for r in [res, *references]], rows, cls="refs")
+            + _table(["", "how"] + [r.label + (" [disturbed run]" if r.host.get("disturbed")
+                                               else "") for r in [res, *references]],
+                     rows, cls="refs")
             + f'<ul class="note">{about}</ul></div>')
 
 
