@@ -64,6 +64,11 @@ pub enum ErrorKind {
     Io,
     /// `ENOSPC`: a buffer was too small.
     NoSpace,
+    /// Not an errno of libxcall: a [`Sharded`](crate::Sharded) CPU's instance is held by a
+    /// closure further up the same thread (a nested access: a call run inline, or served
+    /// while that closure waits). The access did not happen; the holder goes on. Its
+    /// [`errno`](ErrorKind::errno) is `EDEADLK`, what a lock would have done.
+    Borrowed,
     /// Any other errno: one a `cpu_init` hook returned, or writing the trace file's.
     Os(i32),
 }
@@ -100,6 +105,7 @@ impl ErrorKind {
             ErrorKind::SystemFileLimit => libc::ENFILE,
             ErrorKind::Io => libc::EIO,
             ErrorKind::NoSpace => libc::ENOSPC,
+            ErrorKind::Borrowed => libc::EDEADLK,
             ErrorKind::Os(e) if e > 0 => e,
             ErrorKind::Os(_) => libc::EIO,
         }
@@ -169,6 +175,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::SystemFileLimit => "no file descriptor left in the system",
             ErrorKind::Io => "a cpu_init hook failed",
             ErrorKind::NoSpace => "buffer too small",
+            ErrorKind::Borrowed => "instance held by a closure further up this thread (a nested Sharded access)",
             ErrorKind::Os(e) => return write!(f, "{}", std::io::Error::from_raw_os_error(*e)),
         };
         f.write_str(what)

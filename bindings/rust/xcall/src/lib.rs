@@ -34,6 +34,13 @@
 //! A thread-per-core program makes its own thread the worker of its CPU with
 //! [`Runtime::attach`], and runs the calls inside its event loop ([`Attached`]).
 //!
+//! # Per-CPU state
+//!
+//! [`Sharded<T>`] keeps one instance of `T` per CPU, built, used and dropped on its own CPU,
+//! reached by calls with exclusive `&mut T` access and no lock; a nested access from a call
+//! that comes back into the CPU's thread gets [`ErrorKind::Borrowed`] (see
+//! [`Sharded`](Sharded#nesting-one-mut-t-per-cpu-at-a-time)).
+//!
 //! # Errors
 //!
 //! Every call returns [`Error`]: its [`ErrorKind`], one per errno of `xcall.h`, and the CPU
@@ -44,17 +51,20 @@
 //! # Examples
 //!
 //! Each is a file of `examples/` (clippy lints it, `cargo test` runs it, the README shows
-//! it whole): `in_brief` above, `pollster_call` at [`CallFuture`], and `epoll_shards`, a
+//! it whole): `in_brief` above, `pollster_call` at [`CallFuture`], `sharded_counters` at
+//! [`Sharded`], and `epoll_shards`, a
 //! thread-per-core server of attached threads (`cargo run --example epoll_shards`).
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod attach;
+mod borrow;
 mod call;
 mod cpuset;
 mod error;
 mod future;
 mod runtime;
+mod sharded;
 mod stats;
 
 pub use attach::Attached;
@@ -62,6 +72,7 @@ pub use cpuset::CpuSet;
 pub use error::{Error, ErrorKind};
 pub use future::CallFuture;
 pub use runtime::{Builder, Poll, Runtime};
+pub use sharded::{ShardFuture, Sharded};
 pub use stats::Stats;
 
 use call::{Many, Slot};
