@@ -39,14 +39,16 @@ PC_FILE  := $(BUILD)/xcall.pc
 
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
-.PHONY: all lib examples check run install uninstall clean deps deps-run deps-check
+.PHONY: all lib examples check run install uninstall clean deps deps-run deps-check deps-rust
 all: lib examples
 
 # Debian packages, per command; each fragment adds its own. APT_RUN_PACKAGES: what `make run`
 # uses (its deps-run installs only those); APT_PACKAGES: what `make check` uses besides.
-# `make deps` installs both; each installs only what is missing.
+# `make deps` installs all three; each installs only what is missing. APT_RUST_PACKAGES: what
+# `make check-rust` uses (redis-benchmark, which loads examples/kv_shards.rs in its test).
 APT_RUN_PACKAGES := liburing-dev
 APT_PACKAGES := pkgconf liburing-dev
+APT_RUST_PACKAGES := redis-tools
 
 lib: $(LIB_A) $(LIB_SO) $(PC_FILE)
 
@@ -97,7 +99,9 @@ include tests/tests.mk
 -include kmod/kmod.mk
 -include fuzz/fuzz.mk
 
-deps: deps-check
+deps: deps-check deps-rust
+deps-rust:
+	@scripts/install-deps.sh $(APT_RUST_PACKAGES)
 deps-run:
 	@scripts/install-deps.sh $(APT_RUN_PACKAGES)
 deps-check:
@@ -110,14 +114,15 @@ run: deps-run $(RUN_TARGETS)
 
 # check-rust: the Rust crates of bindings/rust with rustup's stable toolchain (Debian's cargo is
 # too old for current cc and lock files): cargo builds libxcall from src/ itself, then its tests,
-# the example's check, the doc-tests and clippy; then Sharded's borrow flag under loom (its own
+# the examples' checks (kv_shards under redis-benchmark: redis-tools, deps-rust), the doc-tests
+# and clippy; then Sharded's borrow flag under loom (its own
 # target dir: --cfg loom rebuilds every crate, about 1.5 minutes once on 2 CPUs, then the models
 # run in under a second), and under Miri where `cargo miri` is installed (a nightly component), else skipped with the
 # reason. Run by .ci/run after make check.
 CARGO ?= $(firstword $(wildcard $(HOME)/.cargo/bin/cargo) $(shell command -v cargo 2>/dev/null) cargo)
 RUST_PATH = PATH="$(dir $(CARGO)):$$PATH"
 .PHONY: check-rust
-check-rust:
+check-rust: deps-rust
 	@test -x "$(CARGO)" || { echo "check-rust: cargo not found (rustup's stable toolchain, ~/.cargo/bin)" >&2; exit 2; }
 	cd bindings/rust && $(RUST_PATH) $(CARGO) test -j2 && \
 		$(RUST_PATH) $(CARGO) clippy -j2 --workspace --all-targets -- -D warnings && \
