@@ -14,10 +14,19 @@
 //! `INCR key`, pipelined; `CONFIG GET ...` gets an empty array (`redis-benchmark` asks);
 //! anything else `-ERR`. Replies go out in request order per connection.
 //!
-//!   cargo run --example kv_shards                   # the self-check below, then exit
-//!   cargo run --example kv_shards -- serve [PORT]   # serve until stdin closes
+//! Two other ways a Rust user would share the store run the same loops, for the bench:
+//! `mutex` (one `Mutex<Store>` per shard, no forwarding) and `channel` (forwarding through a
+//! crossbeam channel per shard, woken by an eventfd).
 //!
-//! The check: the crate's own client checks every reply (RESP and inline, pipelined, keys of
+//!   cargo run --example kv_shards                      # the self-check below, every mode
+//!   cargo run --example kv_shards -- serve [--mode M] [--port P]   # until stdin closes
+//!   cargo run --release --example kv_shards -- bench [--rounds R] [--requests N] [--json FILE]
+//!
+//! The bench loads each mode and Debian's `redis-server` with `redis-benchmark --csv`
+//! (pinned to the last CPU), alternated, and writes requests/s, p50/p99 and the server's CPU
+//! time per request in the results format `xcall-report` reads.
+//!
+//! The check, in each mode: the crate's own client checks every reply (RESP and inline, pipelined, keys of
 //! every shard, 8 connections at once and a counter they share); then, where `redis-benchmark`
 //! (Debian's redis-tools) is installed, it loads the server briefly and `GET` of its INCR key
 //! must equal the INCRs the server counted.
@@ -28,7 +37,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::process::ExitCode;
-use std::sync::Barrier;
+use std::sync::{Arc, Barrier, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use xcall::{Attached, CpuSet, Error, ErrorKind, Handle, Runtime, Sharded};
 
@@ -190,13 +199,100 @@ fn owner_of(key: &[u8], shards: usize) -> usize {
     (h % shards as u64) as usize
 }
 
+/// How the shards share the store (the bench compares them; the check runs `Xcall`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// a `Sharded` store; requests forwarded to the key's owner with libxcall nowait calls
+    Xcall,
+    /// one `Mutex<Store>` per shard: the shard that read a request locks the key's owner's
+    /// map itself, no forwarding
+    Mutex,
+    /// each shard's store its thread's own; requests and answers forwarded as boxed closures
+    /// through a crossbeam channel per shard, whose loop an eventfd wakes
+    Channel,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Xcall => "xcall",
+            Mode::Mutex => "mutex",
+            Mode::Channel => "channel",
+        }
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// A shard's inbox in the modes without libxcall: a channel of closures, and the eventfd
+/// that wakes its loop when the channel goes from empty to not empty.
+struct Inbox {
+    tx: crossbeam_channel::Sender<Job>,
+    efd: OwnedFd,
+}
+
+#[derive(Clone)]
+enum Backend {
+    Xcall(Handle, Sharded<Store>),
+    Mutex(Arc<Vec<Mutex<Store>>>),
+    Channel,
+}
+
 /// The server as every shard sees it.
 #[derive(Clone)]
 struct Server {
-    h: Handle,
     cpus: [usize; MAX_SHARDS],
     n: usize,
-    store: Sharded<Store>,
+    backend: Backend,
+    /// Mutex and Channel modes: each shard's inbox (Channel's requests and answers, and
+    /// both modes' control)
+    inboxes: Arc<Vec<Inbox>>,
+}
+
+impl Server {
+    /// Queue `f` to run in `shard`'s loop, without waiting.
+    fn send(&self, shard: usize, f: impl FnOnce() + Send + 'static) -> Result<(), Error> {
+        if let Backend::Xcall(h, _) = &self.backend {
+            return h.spawn_on(self.cpus[shard], f);
+        }
+        let inbox = &self.inboxes[shard];
+        inbox.tx.send(Box::new(f)).map_err(|_| Error::from(ErrorKind::Unavailable))?;
+        if inbox.tx.len() == 1 {
+            // from empty: the loop drains the channel after it read the eventfd, so a job
+            // that found others queued is seen by the wake those others made
+            let one = 1u64.to_ne_bytes();
+            // SAFETY: a write of 8 bytes to an eventfd we own.
+            unsafe { libc::write(inbox.efd.as_raw_fd(), one.as_ptr().cast(), 8) };
+        }
+        Ok(())
+    }
+
+    /// Run `f` in `shard`'s loop and wait for its result (control, not requests).
+    fn call<R: Send + 'static>(&self, shard: usize, f: impl FnOnce() -> R + Send + 'static) -> Result<R, Error> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.send(shard, move || {
+            let _ = tx.send(f());
+        })?;
+        rx.recv().map_err(|_| Error::from(ErrorKind::Unavailable))
+    }
+
+    /// The INCRs the store has counted, summed over the shards.
+    fn incrs(&self) -> u64 {
+        match &self.backend {
+            Backend::Xcall(_, st) => st.map_reduce(|st| st.incrs, 0, |a, b| a + b).unwrap_or(0),
+            Backend::Mutex(v) => v.iter().map(|m| m.lock().unwrap_or_else(PoisonError::into_inner).incrs).sum(),
+            Backend::Channel => (0..self.n).filter_map(|me| self.call(me, || OWN_STORE.with_borrow(|st| st.incrs)).ok()).sum(),
+        }
+    }
+
+    /// A command on a key of shard `me`'s, on `me`'s thread (Xcall: under `invoke_on`, inline).
+    fn exec_own(&self, me: usize, cmd: Cmd) -> Vec<u8> {
+        match &self.backend {
+            Backend::Xcall(_, st) => st.invoke_on(self.cpus[me], |st| cmd.exec(st)).unwrap_or_else(|e| format!("-ERR {e}\r\n").into_bytes()),
+            Backend::Mutex(v) => cmd.exec(&mut v[me].lock().unwrap_or_else(PoisonError::into_inner)),
+            Backend::Channel => OWN_STORE.with_borrow_mut(|st| cmd.exec(st)),
+        }
+    }
 }
 
 /// A client connection, owned by the shard whose listener accepted it.
@@ -221,6 +317,8 @@ struct Counts {
     forwarded: u64,
     served: u64,
     errors: u64,
+    /// the shard thread's CPU time, user and system (RUSAGE_THREAD at its end)
+    cpu_us: u64,
 }
 
 thread_local! {
@@ -231,12 +329,15 @@ thread_local! {
     static CONNS: RefCell<HashMap<u64, Conn>> = RefCell::new(HashMap::new());
     static DIRTY: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
     static NEXT_TOKEN: Cell<u64> = const { Cell::new(2) };
-    static COUNTS: Cell<Counts> = const { Cell::new(Counts { conns: 0, requests: 0, local: 0, forwarded: 0, served: 0, errors: 0 }) };
+    static COUNTS: Cell<Counts> = const { Cell::new(Counts { conns: 0, requests: 0, local: 0, forwarded: 0, served: 0, errors: 0, cpu_us: 0 }) };
     static STOP: Cell<bool> = const { Cell::new(false) };
     static CLOSE: Cell<bool> = const { Cell::new(false) };
     /// per owner: requests forwarded and not yet answered, and those waiting their turn
     static SENT: RefCell<[usize; MAX_SHARDS]> = const { RefCell::new([0; MAX_SHARDS]) };
     static BACKLOG: RefCell<Vec<VecDeque<(u64, u64, Cmd)>>> = RefCell::new((0..MAX_SHARDS).map(|_| VecDeque::new()).collect());
+    /// Channel mode: the shard's store, and its inbox's receiving end
+    static OWN_STORE: RefCell<Store> = RefCell::new(Store::default());
+    static INBOX: RefCell<Option<crossbeam_channel::Receiver<Job>>> = const { RefCell::new(None) };
 }
 
 fn count(f: impl FnOnce(&mut Counts)) {
@@ -277,8 +378,8 @@ fn serve_forwarded(origin: usize, tok: u64, seq: u64, cmd: Cmd) {
     with_server(|s| {
         let me = ME.get();
         count(|c| c.served += 1);
-        let reply = s.store.invoke_on(s.cpus[me], |st| cmd.exec(st)).unwrap_or_else(|e| format!("-ERR {e}\r\n").into_bytes());
-        if s.h.spawn_on(s.cpus[origin], move || answered(me, tok, seq, reply)).is_err() {
+        let reply = s.exec_own(me, cmd);
+        if s.send(origin, move || answered(me, tok, seq, reply)).is_err() {
             count(|c| c.errors += 1);
         }
     });
@@ -294,8 +395,12 @@ fn dispatch(s: &Server, tok: u64, seq: u64, req: Req) {
     let owner = owner_of(cmd.key(), s.n);
     if owner == me {
         count(|c| c.local += 1);
-        let reply = s.store.invoke_on(s.cpus[me], |st| cmd.exec(st)).unwrap_or_else(|e| format!("-ERR {e}\r\n").into_bytes());
-        return complete(tok, seq, reply);
+        return complete(tok, seq, s.exec_own(me, cmd));
+    }
+    if let Backend::Mutex(v) = &s.backend {
+        // no forwarding: the owner's lock, taken here
+        count(|c| c.local += 1);
+        return complete(tok, seq, cmd.exec(&mut v[owner].lock().unwrap_or_else(PoisonError::into_inner)));
     }
     count(|c| c.forwarded += 1);
     BACKLOG.with_borrow_mut(|b| b[owner].push_back((tok, seq, cmd)));
@@ -318,7 +423,7 @@ fn pump(s: &Server, owner: usize) {
         });
         let Some((tok, seq, cmd)) = next else { return };
         // no borrow held across the call
-        if let Err(e) = s.h.spawn_on(s.cpus[owner], move || serve_forwarded(me, tok, seq, cmd)) {
+        if let Err(e) = s.send(owner, move || serve_forwarded(me, tok, seq, cmd)) {
             count(|c| c.errors += 1);
             SENT.with_borrow_mut(|sent| sent[owner] -= 1);
             complete(tok, seq, format!("-ERR {e}\r\n").into_bytes());
@@ -524,48 +629,96 @@ fn listeners(n: usize, port: u16) -> std::io::Result<(Vec<OwnedFd>, u16)> {
     Ok((out, port))
 }
 
-/// A shard thread: attach, then the loop, until told to stop.
-fn shard_main(rt: &Runtime, cpu: usize, me: usize, listener: OwnedFd, started: &Barrier) -> Result<Counts, Error> {
+/// A shard thread: pinned (and attached in Xcall mode), then the loop, until told to stop.
+fn shard_main(
+    rt: Option<&Runtime>,
+    cpu: usize,
+    me: usize,
+    listener: OwnedFd,
+    inbox: Option<(crossbeam_channel::Receiver<Job>, RawFd)>,
+    started: &Barrier,
+) -> Result<Counts, Error> {
     let opened = (|| {
         xcall::pin_current_thread(cpu)?;
-        let att = rt.attach(cpu)?;
+        let att = match rt {
+            Some(rt) => Some(rt.attach(cpu)?),
+            None => None,
+        };
         // SAFETY: a new epoll set of this thread's.
         let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
         if ep < 0 {
             return Err(Error::from(ErrorKind::Io));
         }
+        // the attached CPU's eventfd, or the inbox's: either wakes the loop
+        let wake_fd = match (&att, &inbox) {
+            (Some(att), _) => att.as_raw_fd(),
+            (None, Some((_, efd))) => *efd,
+            (None, None) => return Err(Error::from(ErrorKind::InvalidArgument)),
+        };
         let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: TOK_EVENTFD };
-        // SAFETY: the eventfd stays open while attached.
-        if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, att.as_raw_fd(), &mut ev) } != 0 {
+        // SAFETY: the eventfd stays open while attached (the inbox's while the server runs).
+        if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, wake_fd, &mut ev) } != 0 {
             return Err(Error::from(ErrorKind::Io));
         }
-        Ok((att, ep))
+        Ok((att, ep, wake_fd))
     })();
     ME.set(me);
     LISTENER.set(Some(listener));
+    let efd = inbox.as_ref().map(|(_, efd)| *efd);
+    INBOX.set(inbox.map(|(rx, _)| rx));
     // calls to this CPU are refused until its thread attached: everyone waits here
     started.wait();
-    let (att, ep): (Attached<'_>, RawFd) = opened?;
+    let (att, ep, wake_fd) = opened?;
     EP.set(ep);
-    let r = shard_loop(&att, ep);
+    let r = shard_loop(att.as_ref(), efd, ep);
     // the detach closes the eventfd: out of the epoll set first; calls still queued run there
     // SAFETY: as above.
     unsafe {
-        libc::epoll_ctl(ep, libc::EPOLL_CTL_DEL, att.as_raw_fd(), std::ptr::null_mut());
+        libc::epoll_ctl(ep, libc::EPOLL_CTL_DEL, wake_fd, std::ptr::null_mut());
     }
     CONNS.with_borrow_mut(HashMap::clear);
-    att.detach()?;
+    if let Some(att) = att {
+        att.detach()?;
+    }
     // SAFETY: our epoll set, closed once.
     unsafe { libc::close(ep) };
     LISTENER.set(None);
+    INBOX.set(None);
     r?;
+    // SAFETY: getrusage fills the struct.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_THREAD, &mut ru);
+        ru
+    };
+    count(|c| c.cpu_us = tv_us(ru.ru_utime) + tv_us(ru.ru_stime));
     Ok(COUNTS.get())
 }
 
-fn shard_loop(att: &Attached<'_>, ep: RawFd) -> Result<(), Error> {
+fn tv_us(t: libc::timeval) -> u64 {
+    t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64
+}
+
+/// Channel and Mutex modes: run what the inbox holds.
+fn run_inbox() {
+    loop {
+        let job = INBOX.with_borrow(|rx| rx.as_ref().and_then(|rx| rx.try_recv().ok()));
+        match job {
+            Some(job) => job(),
+            None => return,
+        }
+    }
+}
+
+fn shard_loop(att: Option<&Attached<'_>>, efd: Option<RawFd>, ep: RawFd) -> Result<(), Error> {
     let mut events = [libc::epoll_event { events: 0, u64: 0 }; 64];
     loop {
-        att.poll()?; // requests and answers from other shards
+        match att {
+            Some(att) => {
+                att.poll()?; // requests and answers from other shards
+            }
+            None => run_inbox(),
+        }
         pump_all();
         flush_dirty();
         if STOP.get() {
@@ -574,14 +727,26 @@ fn shard_loop(att: &Attached<'_>, ep: RawFd) -> Result<(), Error> {
         if CLOSE.take() {
             SERVER.set(None); // no borrow of it is held here
         }
-        let timeout = if att.sleep_begin()? { -1 } else { 0 };
+        let timeout = match att {
+            Some(att) if !att.sleep_begin()? => 0,
+            _ => -1,
+        };
         // SAFETY: our epoll set and buffer.
         let n = unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), events.len() as i32, timeout) };
-        att.sleep_end()?;
+        if let Some(att) = att {
+            att.sleep_end()?;
+        }
         with_server(|s| {
             for ev in &events[..n.max(0) as usize] {
                 match ev.u64 {
-                    TOK_EVENTFD => {}
+                    TOK_EVENTFD => {
+                        if let Some(efd) = efd {
+                            // read before the inbox is drained at the loop's top
+                            let mut v = [0u8; 8];
+                            // SAFETY: an 8-byte read of our eventfd.
+                            unsafe { libc::read(efd, v.as_mut_ptr().cast(), 8) };
+                        }
+                    }
                     TOK_LISTENER => accept_all(),
                     tok => {
                         if ev.events & (libc::EPOLLIN | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0 {
@@ -594,6 +759,14 @@ fn shard_loop(att: &Attached<'_>, ep: RawFd) -> Result<(), Error> {
                 }
             }
         });
+        if with_server(|_| ()).is_none() {
+            // before the server is set, only the wake descriptor is watched
+            if let Some(efd) = efd {
+                let mut v = [0u8; 8];
+                // SAFETY: as above (nonblocking: EAGAIN when nothing was written).
+                unsafe { libc::read(efd, v.as_mut_ptr().cast(), 8) };
+            }
+        }
         flush_dirty();
     }
 }
@@ -616,48 +789,105 @@ struct Report {
     ops: u64,
 }
 
-/// Run the server on `port` (0: any) while `work(port, &server)` runs, then stop it.
-fn run_server<R>(port: u16, work: impl FnOnce(u16, &Server) -> R) -> Result<(R, Report), Error> {
+/// Run the server in `mode` on `port` (0: any) while `work(port, &server)` runs, then stop it.
+fn run_server<R>(mode: Mode, port: u16, work: impl FnOnce(u16, &Server) -> R) -> Result<(R, Report), Error> {
     let all: Vec<usize> = CpuSet::current_affinity()?.iter().take(MAX_SHARDS).collect();
     let set = CpuSet::from_cpus(all.iter().copied())?;
-    // every CPU is a shard's: libxcall starts no thread of its own
-    let rt = Runtime::builder().cpus(&set).attach(&set).build()?;
+    // Xcall: every CPU is a shard's, libxcall starts no thread of its own
+    let rt = match mode {
+        Mode::Xcall => Some(Runtime::builder().cpus(&set).attach(&set).build()?),
+        _ => None,
+    };
     let (lfds, port) = listeners(all.len(), port).map_err(|e| Error::from_errno(e.raw_os_error().unwrap_or(libc::EIO)))?;
+    let mut inboxes = Vec::new();
+    let mut receivers = Vec::new();
+    if rt.is_none() {
+        for _ in 0..all.len() {
+            let (tx, rx) = crossbeam_channel::unbounded::<Job>();
+            // SAFETY: a new eventfd, owned from here on.
+            let efd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+            if efd < 0 {
+                return Err(Error::from(ErrorKind::Io));
+            }
+            // SAFETY: as above.
+            let efd = unsafe { OwnedFd::from_raw_fd(efd) };
+            receivers.push(Some((rx, efd.as_raw_fd())));
+            inboxes.push(Inbox { tx, efd });
+        }
+    } else {
+        receivers.resize_with(all.len(), || None);
+    }
+    let inboxes = Arc::new(inboxes);
     let started = Barrier::new(all.len() + 1);
     std::thread::scope(|sc| {
         let threads: Vec<_> = lfds
             .into_iter()
+            .zip(receivers)
             .enumerate()
-            .map(|(me, lfd)| {
-                let (rt, started, cpu) = (&rt, &started, all[me]);
-                sc.spawn(move || shard_main(rt, cpu, me, lfd, started))
+            .map(|(me, (lfd, inbox))| {
+                let (rt, started, cpu) = (rt.as_ref(), &started, all[me]);
+                sc.spawn(move || shard_main(rt, cpu, me, lfd, inbox, started))
             })
             .collect();
         started.wait();
+        let mut cpus = [0; MAX_SHARDS];
+        cpus[..all.len()].copy_from_slice(&all);
+        let mut stopper = Server { cpus, n: all.len(), backend: Backend::Channel, inboxes: inboxes.clone() };
+        if let Some(rt) = &rt {
+            stopper.backend = Backend::Xcall(rt.handle(), Sharded::new(rt, |_| Store::default())?);
+        }
         let run = || -> Result<_, Error> {
-            // the store, built in the shards' loops, one instance on each CPU
-            let store = Sharded::new(&rt, |_| Store::default())?;
-            let mut cpus = [0; MAX_SHARDS];
-            cpus[..all.len()].copy_from_slice(&all);
-            let server = Server { h: rt.handle(), cpus, n: all.len(), store };
-            for &cpu in &all {
+            // the store: Xcall's built in the shards' loops, one instance on each CPU
+            let backend = match mode {
+                Mode::Xcall => stopper.backend.clone(),
+                Mode::Mutex => Backend::Mutex(Arc::new((0..all.len()).map(|_| Mutex::new(Store::default())).collect())),
+                Mode::Channel => Backend::Channel,
+            };
+            let server = Server { cpus, n: all.len(), backend, inboxes: inboxes.clone() };
+            for me in 0..all.len() {
                 let s = server.clone();
-                rt.call_on(cpu, move || open_shard(s))?;
+                stopper.call(me, move || open_shard(s))?;
             }
             let out = work(port, &server);
-            let (incrs, ops) = server.store.map_reduce(|st| (st.incrs, st.ops), (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))?;
+            let (mut incrs, mut ops) = (0, 0);
+            match &server.backend {
+                Backend::Xcall(_, st) => {
+                    (incrs, ops) = st.map_reduce(|st| (st.incrs, st.ops), (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))?;
+                }
+                Backend::Mutex(v) => {
+                    for m in v.iter() {
+                        let st = m.lock().unwrap_or_else(PoisonError::into_inner);
+                        (incrs, ops) = (incrs + st.incrs, ops + st.ops);
+                    }
+                }
+                Backend::Channel => {
+                    for me in 0..all.len() {
+                        let (i, o) = server.call(me, || OWN_STORE.with_borrow(|st| (st.incrs, st.ops)))?;
+                        (incrs, ops) = (incrs + i, ops + o);
+                    }
+                }
+            }
             // the shards' handles first (each loop drops its own at its top, before it runs
-            // the second call), then ours, the last: each instance dropped on its CPU
-            for &cpu in &all {
-                rt.call_on(cpu, || CLOSE.set(true))?;
-                rt.call_on(cpu, || ())?;
+            // the second call), then ours: Xcall's instances dropped on their CPUs
+            for me in 0..all.len() {
+                stopper.call(me, || CLOSE.set(true))?;
+                stopper.call(me, || ())?;
             }
             drop(server);
             Ok((out, incrs, ops))
         };
         let r = run();
-        for &cpu in &all {
-            let _ = rt.spawn_on(cpu, || STOP.set(true));
+        // the stopper's store (Xcall: the last handle) dropped while the loops still run
+        let stop = Server { backend: Backend::Channel, ..stopper.clone() };
+        if let Backend::Xcall(h, _) = stopper.backend {
+            drop(stopper);
+            for &cpu in &all {
+                let _ = h.spawn_on(cpu, || STOP.set(true));
+            }
+        } else {
+            for me in 0..all.len() {
+                let _ = stop.send(me, || STOP.set(true));
+            }
         }
         let mut shards = Vec::new();
         for t in threads {
@@ -878,9 +1108,10 @@ fn redis_benchmark(port: u16, args: &[&str], limit: Duration) -> Result<Option<S
 }
 
 /// The self-check: true when every reply was right and the counts add up.
-fn check(clients: usize, pipeline: usize) -> Result<bool, Error> {
+fn check(mode: Mode, clients: usize, pipeline: usize) -> Result<bool, Error> {
+    println!("kv_shards: {} mode", mode.name());
     let shared = b"shared:counter";
-    let ((ok, bench), report) = run_server(0, |port, server| {
+    let ((ok, bench), report) = run_server(mode, 0, |port, server| {
         let mut ok = true;
         // every connection at once: SO_REUSEPORT spreads them over the shards
         let results: Vec<Result<u64, String>> = std::thread::scope(|sc| {
@@ -904,14 +1135,14 @@ fn check(clients: usize, pipeline: usize) -> Result<bool, Error> {
             ok = false;
         }
         // redis-benchmark, briefly: -n a multiple of -c x -P, INCR without -r (one key)
-        let before = server.store.map_reduce(|s| s.incrs, 0, |a, b| a + b).unwrap_or(0);
+        let before = server.incrs();
         let n = 16 * 8 * 25;
         let n_arg = n.to_string();
         let args = ["-c", "16", "-P", "8", "-n", &n_arg, "-t", "ping_inline,ping_mbulk,set,get,incr", "-q"];
         let bench = match redis_benchmark(port, &args, Duration::from_secs(120)) {
             Ok(None) => Some("skipped: redis-benchmark is not installed (Debian's redis-tools; make deps-rust)".to_string()),
             Ok(Some(text)) => {
-                let after = server.store.map_reduce(|s| s.incrs, 0, |a, b| a + b).unwrap_or(0);
+                let after = server.incrs();
                 let got = c.call(&[b"GET", b"counter:__rand_int__"]).ok();
                 if after - before != n as u64 || got != Some(bulk_reply(n.to_string().as_bytes())) {
                     eprintln!("kv_shards: redis-benchmark sent {n} INCRs; the server counted {}; GET says {got:?}", after - before);
@@ -951,31 +1182,267 @@ fn check(clients: usize, pipeline: usize) -> Result<bool, Error> {
     Ok(ok)
 }
 
-/// Serve on `port` until stdin closes; print the counts and the process's CPU time.
-fn serve(port: u16) -> Result<(), Error> {
-    let ((), report) = run_server(port, |port, _| {
-        println!("kv_shards: serving on 127.0.0.1:{port}; close stdin to stop");
+/// Serve on `port` until stdin closes; print the counts and the shards' CPU time.
+fn serve(mode: Mode, port: u16) -> Result<(), Error> {
+    let ((), report) = run_server(mode, port, |port, _| {
+        println!("kv_shards: {} mode, serving on 127.0.0.1:{port}; close stdin to stop", mode.name());
         let _ = std::io::stdout().flush();
         let mut sink = Vec::new();
         let _ = std::io::stdin().read_to_end(&mut sink);
     })?;
     let requests: u64 = report.shards.iter().map(|s| s.requests).sum();
-    // SAFETY: getrusage fills the struct.
+    let cpu_us: u64 = report.shards.iter().map(|s| s.cpu_us).sum();
+    println!("requests {requests} shard_cpu_us {cpu_us}");
+    Ok(())
+}
+
+/// One configuration under `redis-benchmark`: its CSV rows (test, rps, avg, min, p50, p95,
+/// p99, max) and the server's CPU time in microseconds.
+type Measured = (Vec<(String, [f64; 7])>, u64);
+
+fn parse_csv(text: &str) -> Vec<(String, [f64; 7])> {
+    let mut rows = Vec::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split(',').map(|x| x.trim_matches('"')).collect();
+        if f.len() != 8 || f[0] == "test" {
+            continue;
+        }
+        let mut v = [0.0; 7];
+        if f[1..].iter().zip(v.iter_mut()).all(|(t, x)| t.parse().map(|p| *x = p).is_ok()) {
+            rows.push((f[0].to_string(), v));
+        }
+    }
+    rows
+}
+
+/// `redis-benchmark --csv`, the client pinned to `client_cpu` (taskset).
+fn load(port: u16, client_cpu: usize, load_args: &[String]) -> Result<Vec<(String, [f64; 7])>, String> {
+    let mut args: Vec<String> = vec!["-c".into(), client_cpu.to_string(), "redis-benchmark".into()];
+    args.extend(["-h", "127.0.0.1", "-p"].map(String::from));
+    args.push(port.to_string());
+    args.extend(load_args.iter().cloned());
+    args.push("--csv".into());
+    let out = std::process::Command::new("taskset").args(&args).output().map_err(|e| format!("taskset: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("redis-benchmark: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let rows = parse_csv(&String::from_utf8_lossy(&out.stdout));
+    if rows.is_empty() {
+        return Err("redis-benchmark wrote no results".into());
+    }
+    Ok(rows)
+}
+
+/// Debian's redis-server on its own port, loaded the same way; its CPU time from wait4.
+fn measure_redis(client_cpu: usize, load_args: &[String]) -> Result<Measured, String> {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+        l.local_addr().map_err(|e| e.to_string())?.port()
+    };
+    let mut child = std::process::Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("redis-server: {e}"))?;
+    let t0 = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if t0.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err("redis-server did not listen within 10 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let rows = load(port, client_cpu, load_args);
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: signal and reap our own child; wait4 fills the rusage.
     let ru = unsafe {
+        libc::kill(pid, libc::SIGTERM);
+        let mut status = 0;
         let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        libc::wait4(pid, &mut status, 0, &mut ru);
         ru
     };
-    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    println!("requests {requests} user_us {} sys_us {}", us(ru.ru_utime), us(ru.ru_stime));
-    Ok(())
+    Ok((rows?, tv_us(ru.ru_utime) + tv_us(ru.ru_stime)))
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for ch in s.chars() {
+        match ch {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// The four configurations under the same `redis-benchmark` load, alternated round by
+/// round; a table, and the records in the results format `xcall-report` reads.
+fn bench(rounds: usize, requests: usize, clients: usize, pipeline: usize, json: Option<&str>) -> Result<bool, Error> {
+    let cpus: Vec<usize> = CpuSet::current_affinity()?.iter().take(MAX_SHARDS).collect();
+    let client_cpu = *cpus.last().unwrap_or(&0);
+    let requests = requests.div_ceil(clients * pipeline) * clients * pipeline; // a multiple of -c x -P
+    let tests = "set,get,incr";
+    let load_args: Vec<String> = ["-c", &clients.to_string(), "-P", &pipeline.to_string(), "-n", &requests.to_string(), "-t", tests]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    let sent = (requests * tests.split(',').count()) as f64;
+    println!(
+        "kv_shards bench: shards on CPUs {cpus:?}, redis-benchmark pinned to CPU {client_cpu}, -c {clients} -P {pipeline} -n {requests} -t {tests}, {rounds} rounds"
+    );
+    let configs = ["xcall", "mutex", "channel", "redis-server"];
+    let mut records = Vec::new();
+    let mut table: BTreeMap<(String, String), Vec<[f64; 4]>> = BTreeMap::new();
+    let mut ok = true;
+    for round in 0..rounds {
+        let order: Vec<&str> = if round % 2 == 0 { configs.to_vec() } else { configs.iter().rev().copied().collect() };
+        for cfg in order {
+            let measured: Result<Measured, String> = match cfg {
+                "redis-server" => measure_redis(client_cpu, &load_args),
+                _ => {
+                    let mode = match cfg {
+                        "xcall" => Mode::Xcall,
+                        "mutex" => Mode::Mutex,
+                        _ => Mode::Channel,
+                    };
+                    match run_server(mode, 0, |port, _| load(port, client_cpu, &load_args)) {
+                        Ok((rows, report)) => rows.map(|r| (r, report.shards.iter().map(|s| s.cpu_us).sum())),
+                        Err(e) => Err(e.to_string()),
+                    }
+                }
+            };
+            let (rows, cpu_us) = match measured {
+                Ok(m) => m,
+                Err(e) => {
+                    eprintln!("kv_shards bench: {cfg}: skipped: {e}");
+                    let why: String = e.chars().take(60).collect();
+                    records.push(format!(
+                        "    {{\"bench\": \"kv\", \"case\": {}, \"unit\": \"ns\", \"n\": 0, \"mean\": 0, \"p50\": 0, \"p90\": 0, \"p99\": 0, \"max\": 0, \"repeat\": {round}, \"params\": {{\"skipped\": {}}}, \"better\": \"lower\"}}",
+                        json_str(&format!("{cfg} cpu per request")),
+                        json_str(&why)
+                    ));
+                    if cfg != "redis-server" {
+                        ok = false;
+                    }
+                    continue;
+                }
+            };
+            let cpu_ns = cpu_us as f64 * 1000.0 / sent;
+            let params = format!(
+                "\"clients\": {clients}, \"pipeline\": {pipeline}, \"requests\": {requests}, \"client_cpu\": {client_cpu}, \"source\": \"redis-benchmark --csv\""
+            );
+            let cpu_list = cpus.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
+            for (test, v) in &rows {
+                let [rps, avg, min, p50, p95, p99, max] = *v;
+                let ms = 1e6; // ms to ns
+                records.push(format!(
+                    "    {{\"bench\": \"kv\", \"case\": {}, \"unit\": \"ops/s\", \"n\": {requests}, \"mean\": {rps:.1}, \"p50\": {rps:.1}, \"p90\": {rps:.1}, \"p99\": {rps:.1}, \"max\": {rps:.1}, \"min\": {rps:.1}, \"repeat\": {round}, \"cpus\": [{cpu_list}], \"params\": {{{params}}}, \"better\": \"higher\"}}",
+                    json_str(&format!("{cfg} {test} rate"))
+                ));
+                records.push(format!(
+                    "    {{\"bench\": \"kv\", \"case\": {}, \"unit\": \"ns\", \"n\": {requests}, \"mean\": {:.0}, \"p50\": {:.0}, \"p90\": {:.0}, \"p99\": {:.0}, \"max\": {:.0}, \"min\": {:.0}, \"repeat\": {round}, \"cpus\": [{cpu_list}], \"params\": {{{params}, \"p90_is\": \"redis-benchmark's p95\"}}, \"better\": \"lower\"}}",
+                    json_str(&format!("{cfg} {test} latency")),
+                    avg * ms, p50 * ms, p95 * ms, p99 * ms, max * ms, min * ms
+                ));
+                table.entry((cfg.to_string(), test.clone())).or_default().push([rps, p50, p99, cpu_ns]);
+            }
+            records.push(format!(
+                "    {{\"bench\": \"kv\", \"case\": {}, \"unit\": \"ns\", \"n\": 1, \"mean\": {cpu_ns:.0}, \"p50\": {cpu_ns:.0}, \"p90\": {cpu_ns:.0}, \"p99\": {cpu_ns:.0}, \"max\": {cpu_ns:.0}, \"min\": {cpu_ns:.0}, \"repeat\": {round}, \"cpus\": [{cpu_list}], \"params\": {{{params}, \"cpu\": \"the server's user + system time (getrusage) over the requests sent\"}}, \"better\": \"lower\"}}",
+                json_str(&format!("{cfg} cpu per request"))
+            ));
+        }
+    }
+    println!("{:<14} {:<6} {:>12} {:>9} {:>9} {:>14}", "config", "test", "requests/s", "p50 ms", "p99 ms", "server CPU/req");
+    for ((cfg, test), v) in &table {
+        let med = |i: usize| {
+            let mut x: Vec<f64> = v.iter().map(|r| r[i]).collect();
+            x.sort_by(f64::total_cmp);
+            x[x.len() / 2]
+        };
+        println!("{cfg:<14} {test:<6} {:>12.0} {:>9.3} {:>9.3} {:>11.0} ns", med(0), med(1), med(2), med(3));
+    }
+    println!("(medians over the rounds; CPU per request counts the whole run, every test)");
+    if let Some(path) = json {
+        let host = format!(
+            "{{\"hostname\": {}, \"cpu_model\": {}, \"cpus_online\": {}, \"kernel\": {}}}",
+            json_str(std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim()),
+            json_str(
+                &std::fs::read_to_string("/proc/cpuinfo")
+                    .unwrap_or_default()
+                    .lines()
+                    .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split(':').nth(1)).map(|m| m.trim().to_string()))
+                    .unwrap_or_else(|| "unknown".into())
+            ),
+            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+            json_str(std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim()),
+        );
+        let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+        let cmd: Vec<String> = std::env::args().map(|a| json_str(&a)).collect();
+        let doc = format!(
+            "{{\n  \"schema_version\": 1,\n  \"tool\": \"xcall-rust-bench\",\n  \"tool_version\": \"{}\",\n  \"created\": \"{}\",\n  \"command\": [{}],\n  \"host\": {host},\n  \"results\": [\n{}\n  ]\n}}\n",
+            env!("CARGO_PKG_VERSION"),
+            utc(secs),
+            cmd.join(", "),
+            records.join(",\n")
+        );
+        match std::fs::write(path, doc) {
+            Ok(()) => println!("wrote {path}"),
+            Err(e) => {
+                eprintln!("kv_shards bench: {path}: {e}");
+                ok = false;
+            }
+        }
+    }
+    Ok(ok)
+}
+
+/// A Unix time as xcall-bench writes dates, in UTC.
+fn utc(secs: u64) -> String {
+    let (days, rem) = ((secs / 86400) as i64, secs % 86400);
+    // civil from days (Howard Hinnant's algorithm)
+    let z = days + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
+fn mode_of(name: &str) -> Option<Mode> {
+    [Mode::Xcall, Mode::Mutex, Mode::Channel].into_iter().find(|m| m.name() == name)
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let opt = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let num = |name: &str, d: usize| opt(name).and_then(|v| v.parse().ok()).unwrap_or(d);
+    let mode = opt("--mode").map(|m| mode_of(&m).ok_or(m));
+    let mode = match mode {
+        None => Mode::Xcall,
+        Some(Ok(m)) => m,
+        Some(Err(m)) => {
+            eprintln!("kv_shards: no mode {m}: xcall, mutex or channel");
+            return ExitCode::FAILURE;
+        }
+    };
     let r = match args.first().map(String::as_str) {
-        Some("serve") => serve(args.get(1).and_then(|p| p.parse().ok()).unwrap_or(6380)).map(|_| true),
-        _ => check(8, 2000),
+        Some("serve") => serve(mode, num("--port", 6380) as u16).map(|_| true),
+        Some("bench") => bench(num("--rounds", 3), num("--requests", 200_000), num("--clients", 32), num("--pipeline", 16), opt("--json").as_deref()),
+        Some("check") | None => [Mode::Xcall, Mode::Mutex, Mode::Channel].into_iter().try_fold(true, |ok, m| Ok(check(m, 8, 2000)? && ok)),
+        Some(other) => {
+            eprintln!("kv_shards: usage: kv_shards [check | serve [--mode M] [--port P] | bench [--rounds R] [--requests N] [--clients C] [--pipeline P] [--json FILE]] (not {other})");
+            return ExitCode::FAILURE;
+        }
     };
     match r {
         Ok(true) => {
@@ -995,5 +1462,7 @@ fn main() -> ExitCode {
 
 #[test]
 fn every_reply_checked_and_redis_benchmark_counts() {
-    assert_eq!(check(8, 1000), Ok(true));
+    for mode in [Mode::Xcall, Mode::Mutex, Mode::Channel] {
+        assert_eq!(check(mode, 8, 1000), Ok(true), "{mode:?}");
+    }
 }
