@@ -351,7 +351,7 @@ int cmd_idle(int argc, char **argv)
 		if (!x->s.n)
 			snprintf(b[0], 32, "skipped");
 		else
-			snprintf(b[0], 32, "%.1f%%", x->s.mean);
+			snprintf(b[0], 32, "%.1f%%", 100 * x->s.mean);
 		printf("%-12s %4d %16s %14s %14s\n", pol, x->repeat, b[0],
 		       l && l->s.n ? fmt_ns(l->s.p50, b[1], 32) : "skipped",
 		       l && l->s.n ? fmt_ns(l->s.p99, b[2], 32) : "skipped");

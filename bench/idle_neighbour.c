@@ -6,8 +6,8 @@
  * waiting call to every CPU each --period-us (with no runtime it only
  * sleeps the same periods), a thread pinned to the second CPU, a worker's:
  *   neighbour-compute/<policy>: runs a busy loop, reading the clock after
- *     every chunk of about 1 ms; its loop rate in percent of the rate with
- *     no runtime, measured in the same repeat;
+ *     every chunk of about 1 ms; its loop rate over the rate with no
+ *     runtime, measured in the same repeat (a ratio);
  *   neighbour-sleep/<policy>: sleeps in 1 ms periods (clock_nanosleep to an
  *     absolute time); how late each wake is.
  * A spin that never gave way would take half the CPU from the compute
@@ -135,8 +135,9 @@ int idle_neighbours(const struct bopts *o, const struct idle_cfg *c, int rep)
 				double rate = n.seconds > 0 ? (double)n.loops / n.seconds : 0;
 				if (!p)
 					base_rate = rate;
-				x = rec_new("idle", name, "pct", "higher", rep);
-				rec_value(x, 100.0 * rate / base_rate);
+				/* a ratio, not a share of the CPU: a disturbed baseline can put it past 1 */
+				x = rec_new("idle", name, "ratio", "higher", rep);
+				rec_value(x, rate / base_rate);
 				rec_param_d(x, "loops_per_s", rate);
 				rec_param_d(x, "no_runtime_loops_per_s", base_rate);
 			}

@@ -564,6 +564,11 @@ def test_idle(n2):
     expect_cases("idle", res, cases, n=200)
     expect_cases("idle part 2", res, [f"{k}/{p}" for k in ("cpu", "latency")
                                       for p in ("none", "fixed", "adaptive", "forever")])
+    expect_cases("idle part 3", res, [f"neighbour-{k}/{p}" for k in ("compute", "sleep")
+                                      for p in ("no-runtime", "none", "adaptive", "forever")])
+    r = find(res, "neighbour-compute/no-runtime")
+    judge("idle part 3: the computing thread's baseline is its own ratio, 1", [r],
+          r is not None and r.get("mean") == 1.0, f"mean={r and r.get('mean')}")
     # params.iterations: the calls made, all 200 unless capped
     r = find(res, "sender-polling")
     # a call through a ring the worker holds needs no doorbell (coalesced); a doorbell's kick is elided
