@@ -133,9 +133,13 @@ def main(argv):
     drv, out = os.path.join(tmp, "roundtrip_driver"), os.path.join(tmp, "callgrind.out")
     here = os.path.dirname(os.path.abspath(__file__))
     top = os.path.dirname(os.path.dirname(here))
-    subprocess.run(["cc", "-O2", "-g", "-I", os.path.join(top, "include"),
-                    os.path.join(here, "roundtrip_driver.c"), os.path.join(build, "libxcall.a"),
-                    "-pthread", "-o", drv], check=True)
+    # the driver's other modes (count_lines.py) use the baselines and libxcall's internals:
+    # baselines.c for pp_ring_serve alone, the rest dropped by --gc-sections
+    subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-O2", "-g", "-ffunction-sections",
+                    "-I", os.path.join(top, "include"), "-I", os.path.join(top, "src"),
+                    "-I", os.path.join(top, "bench"), os.path.join(here, "roundtrip_driver.c"),
+                    os.path.join(top, "bench", "baselines.c"), os.path.join(build, "libxcall.a"),
+                    "-Wl,--gc-sections", "-pthread", "-o", drv], check=True)
     subprocess.run(["valgrind", "--tool=callgrind", "--dump-instr=yes", f"--callgrind-out-file={out}",
                     drv, str(n)], check=True, capture_output=True)
     cost = parse_instr(out)
