@@ -163,7 +163,8 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  *                      with xc_worker_attach(); NULL = none.
  * @ring_entries:       calls a thread may have queued to one CPU, not yet
  *                      taken, before it waits for room: the size of its ring
- *                      to that CPU (32 bytes an entry); a power of two,
+ *                      to that CPU (24 bytes an entry: 16 for the call,
+ *                      8 of trace data beside it); a power of two,
  *                      16..65536; 0 = 256.
  *
  * A field left zero takes its XCALL_* environment variable, if set, else the
