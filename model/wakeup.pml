@@ -737,7 +737,7 @@ inline run_list(taken)
  */
 inline call_fn_next(c, src, b, plain)
 {
-	// @src src/call.c: xc_in_call++;
+	// @src src/call.h: xc_in_call++;
 	atomic {
 		assert(!(plain && deferred[c]));
 		b = src & (-src);
@@ -752,7 +752,7 @@ inline call_fn_next(c, src, b, plain)
 		ran = ran | b;
 		MARK_ANY
 	}
-	// @src src/call.c: xc_in_call--;
+	// @src src/call.h: xc_in_call--;
 	atomic { in_call[c]--; RING_COMPLETE(b) FORGET(b) }
 }
 
@@ -1224,7 +1224,7 @@ inline run_calls(c)
 	/* the rings: the doorbells, then every held ring */
 	// @src src/call.c: xc_ring_take_doorbells(c);
 	take_doorbells(c);
-	// @src src/call.c: return n + xc_rings_run(c);
+	// @src src/call.c: return n + (waited_only ? xc_rings_run_waited(c) : xc_rings_run(c));
 	rings_run(c)
 #else
 	// @src src/call.c: struct xc__link *l = xc_llist_take(&c->callq);
