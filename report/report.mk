@@ -31,8 +31,11 @@ $(REPORT_STAMP): report/pyproject.toml
 		-e 'report[test]'
 	@touch $@
 
+# a line per test (-v): its tests take minutes on a loaded machine, and make check prints
+# progress at least every 30 s
 check-report: $(REPORT_STAMP)
-	$(REPORT_ENV) XCALL_BENCH=$(abspath $(BENCH_BIN)) $(REPORT_PY) -m pytest -p no:cacheprovider report/tests
+	$(REPORT_ENV) XCALL_BENCH=$(abspath $(BENCH_BIN)) $(REPORT_PY) -m pytest -p no:cacheprovider -v \
+		report/tests
 
 report-html: $(BENCH_RUN_TARGET) $(REPORT_STAMP)
 	@test -f results/latest.json || { echo "report-html: results/latest.json not found;" \
