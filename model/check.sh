@@ -492,16 +492,17 @@ echo "model: ${#NAMES[@]} verifications with spin ($(spin -V | head -1)), $JOBS 
 start=$(date +%s)
 running=0
 done_=0
-said=$start
-# one job has ended: a progress line at most every 20 s, so a long run never looks stuck
+# a progress line every 20 s, counted from the results written, so a long run never looks
+# stuck, even while one verification takes minutes (a loaded machine)
+(while sleep 20; do
+	echo "model: $(find "$OUT" -name result -size +0 | wc -l) of ${#NAMES[@]} done, $(( $(date +%s) - start )) s"
+done) &
+ticker=$!
+trap 'kill "$ticker" 2>/dev/null' EXIT
 one_done() {
 	wait -n
 	running=$((running - 1))
 	done_=$((done_ + 1))
-	if [ $(( $(date +%s) - said )) -ge 20 ]; then
-		said=$(date +%s)
-		echo "model: $done_ of ${#NAMES[@]} done, $(( said - start )) s"
-	fi
 }
 for i in "${!NAMES[@]}"; do
 	eval "verify ${NAMES[$i]} ${CMDS[$i]}" &

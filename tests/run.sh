@@ -13,7 +13,7 @@
 # Environment: XCALL_TEST_TIMEOUT seconds per run (default 300); with --flaky,
 # XCALL_FLAKY_LOGS=DIR keeps every failed run's output there as NAME.RUN.log.
 set -u
-label=tests repeat=0
+label=tests repeat=0 ticker=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--label) label=$2; shift 2 ;;
@@ -31,6 +31,7 @@ hogs=() tpid=
 cleanup()
 {
 	[ -n "$tpid" ] && kill -TERM "$tpid" 2>/dev/null
+	[ -n "$ticker" ] && kill "$ticker" 2>/dev/null
 	for p in ${hogs[@]+"${hogs[@]}"}; do kill -KILL "$p" 2>/dev/null; done
 	for p in ${hogs[@]+"${hogs[@]}"}; do wait "$p" 2>/dev/null; done
 	hogs=()
@@ -64,16 +65,21 @@ start_hog()
 }
 
 # One run of $1 into $2; sets rc and secs. In the background, so that a signal
-# reaches the traps at once rather than when the test ends.
+# reaches the traps at once rather than when the test ends. A run past 20 s says
+# so every 20 s: a slow test on a loaded machine is not a silent one.
 run_one()
 {
 	local start
 	start=$(date +%s.%N)
 	timeout --signal=KILL "$limit" "$1" >"$2" 2>&1 </dev/null &
 	tpid=$!
+	(n=0; while sleep 20; do n=$((n + 20)); printf '  ....  %-22s still running, %ds\n' "$(basename "$1")" "$n"; done) &
+	ticker=$!
 	wait "$tpid" 2>/dev/null	# no "Killed" line from bash: the report says it
 	rc=$?
-	tpid=
+	kill "$ticker" 2>/dev/null
+	wait "$ticker" 2>/dev/null
+	ticker=
 	[ $rc = 137 ] && echo "timed out after ${limit}s" >>"$2"
 	secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e-s}')
 }
