@@ -7,8 +7,9 @@
 #   make check-fuzz-scenarios [FZS_R=2]
 #                         the corpus (fuzz/corpus/scenarios/) FZS_R (10) times each, plain build,
 #                         and every reverse patch of fuzz/scenarios/bugs/ still applies (CI)
-#   fuzz/scenarios/prove.sh BUG [MINUTES]
+#   fuzz/scenarios/prove.sh BUG [MINUTES] [MODE]
 #                         put one audited bug back in a scratch copy and time the search
+#                         (MODE plain, asan or tsan)
 
 APT_PACKAGES += gdb
 

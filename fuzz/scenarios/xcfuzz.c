@@ -9,8 +9,10 @@
  * seed fixes the program (not the interleaving); a program prints as text
  * and reads back, so a failure can be replayed and shrunk.
  *
- *   xcfuzz fuzz [-t SECONDS] [-s SEED] [-n COUNT] [--no-shrink] [--shrink-seconds S]
+ *   xcfuzz fuzz [-t SECONDS] [-s SEED] [-n COUNT] [-g GEN] [--no-shrink] [--shrink-seconds S]
  *   xcfuzz replay SEED|FILE [-r R]       run that program R times (default 20)
+ *   (SEED: N, generator 1's program of seed N, or gG:N, generator G's; fuzz
+ *   makes the latest generator's, -g 1 the first's)
  *   xcfuzz shrink SEED|FILE              shrink a failing program
  *   xcfuzz print SEED                    print the program of a seed
  *   xcfuzz corpus DIR [-r R]             every entry of DIR R times (CI)
@@ -90,11 +92,11 @@
 
 enum {
 	OP_CALL, OP_BURST, OP_WORK, OP_SPIN, OP_POLL, OP_STATS, OP_SLEEP, OP_OFFLINE,
-	OP_ONLINE, OP_CYCLE, OP_FORK, OP_TIMER, OP_DUMP, OP_LOOP, OP_SIGWIN, OP_DETACH, OP_N
+	OP_ONLINE, OP_CYCLE, OP_FORK, OP_TIMER, OP_DUMP, OP_LOOP, OP_SIGWIN, OP_DETACH, OP_EXIT, OP_N
 };
 static const char *const op_names[OP_N] = {
 	"call", "burst", "work", "spin", "poll", "stats", "sleep", "offline",
-	"online", "cycle", "fork", "timer", "dump", "loop", "sigwin", "detach",
+	"online", "cycle", "fork", "timer", "dump", "loop", "sigwin", "detach", "exit",
 };
 /* call kinds (OP_CALL a); the record kinds add work */
 enum { K_SINGLE, K_ANY, K_ASYNC, K_MANY, K_COND, K_ALL, K_WORK, K_N };
@@ -116,7 +118,11 @@ static const char *const thr_names[] = { "main", "plain", "attached" };
  * b CPU; cycle: a tracing in the new runtime; fork: a calls per CPU in the
  * child, d body its main thread runs; timer: a period us (0 off), d the
  * handler's body; loop: a iterations of the attached loop; sigwin: one
- * iteration whose own signal lands inside the announced sleep, d its body.
+ * iteration whose own signal lands inside the announced sleep, d its body;
+ * exit: the attached thread ends there, still attached, and an application
+ * key destructor runs body d on its way out.
+ * In a function body, offline b takes CPU b offline and, with a = 1, back
+ * online if that succeeded (a call or work item that takes a CPU offline).
  */
 struct op {
 	int code, a, b, c, d;
@@ -129,6 +135,7 @@ struct list {
 
 struct prog {
 	uint64_t seed;
+	int gen;			/* the generator that made it from its seed (below) */
 	int ncpu, ring, trace, poll;
 	int nfunc, nthr;
 	struct list fn[MAXF];
@@ -279,10 +286,55 @@ static void gen_thread(struct prog *p, int t)
 		add(l, (struct op){ OP_ONLINE, 0, offl, 0, 0 });
 }
 
-static void gen_prog(struct prog *p, uint64_t seed, int ncpu_avail)
+/* @o at a random place of @l (generator 2's ops, below) */
+static void insert(struct list *l, struct op o)
+{
+	int at;
+
+	if (l->n >= MAXOPS)
+		return;
+	at = rn(l->n + 1);
+	memmove(&l->op[at + 1], &l->op[at], sizeof(l->op[0]) * (l->n - at));
+	l->op[at] = o;
+	l->n++;
+}
+
+/*
+ * Generator 2 is generator 1's program with ops added from a second stream
+ * of the seed, so that generator 1's programs (the corpus' seeds, the seeds
+ * docs/fuzz.md names) stay what they were: "N" is generator 1's program of
+ * seed N, "g2:N" generator 2's. Added: an offline (and back online) inside
+ * function bodies, when the runtime has 2 CPUs at most (a wait cycle through
+ * a third CPU is one libxcall does not detect, README); the attached
+ * thread's exit while attached, with a key destructor that runs a body;
+ * urgent nowait calls inside function bodies.
+ */
+#define GEN_LATEST 2
+
+static void gen_extras(struct prog *p)
+{
+	rng_state = p->seed * 0xD1B54A32D192ED03ULL + 0x2545F4914F6CDD1DULL;
+	if (!rng_state)
+		rng_state = 1;
+	rnd();
+	if (p->ncpu <= 2)
+		for (int f = 0; f < p->nfunc; f++)
+			if (chance(20))
+				insert(&p->fn[f], (struct op){ OP_OFFLINE, 1, rn(p->ncpu), 0, 0 });
+	for (int t = 0; t < p->nthr; t++)
+		if (p->kind[t] == T_ATTACHED && chance(40))
+			insert(&p->thr[t], (struct op){ OP_EXIT, 0, 0, 0, rn(p->nfunc + 1) - 1 });
+	/* urgent nowait calls made by functions, urgent functions among them (generator 1 makes few) */
+	for (int f = 0; f < p->nfunc; f++)
+		if (chance(15))
+			insert(&p->fn[f], (struct op){ OP_CALL, K_SINGLE, rn(p->ncpu), XC_URGENT, -1 });
+}
+
+static void gen_prog(struct prog *p, uint64_t seed, int ncpu_avail, int gen)
 {
 	memset(p, 0, sizeof(*p));
 	p->seed = seed;
+	p->gen = gen;
 	rng_state = seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL;
 	if (!rng_state)
 		rng_state = 1;
@@ -301,6 +353,8 @@ static void gen_prog(struct prog *p, uint64_t seed, int ncpu_avail)
 		p->kind[p->nthr - 1] = T_ATTACHED;
 	for (int t = 0; t < p->nthr; t++)
 		gen_thread(p, t);
+	if (gen >= 2)
+		gen_extras(p);
 }
 
 static int prog_len(const struct prog *p)
@@ -329,8 +383,10 @@ static void print_list(FILE *f, const struct list *l)
 
 static void print_prog(FILE *f, const struct prog *p)
 {
-	fprintf(f, "xcfuzz-program 1\nseed %" PRIu64 "\nopts %d %d %d %d\n", p->seed, p->ncpu,
-		p->ring, p->trace, p->poll);
+	fprintf(f, "xcfuzz-program 1\nseed %" PRIu64 "\n", p->seed);
+	if (p->gen > 1)
+		fprintf(f, "gen %d\n", p->gen);
+	fprintf(f, "opts %d %d %d %d\n", p->ncpu, p->ring, p->trace, p->poll);
 	for (int i = 0; i < p->nfunc; i++) {
 		fprintf(f, "fn %d\n", i);
 		print_list(f, &p->fn[i]);
@@ -358,6 +414,8 @@ static int parse_prog(const char *path, struct prog *p)
 		if (h)
 			*h = 0;
 		if (sscanf(line, "seed %" SCNu64, &p->seed) == 1)
+			continue;
+		if (sscanf(line, "gen %d", &p->gen) == 1)
 			continue;
 		if (sscanf(line, "opts %d %d %d %d", &p->ncpu, &p->ring, &p->trace, &p->poll) == 4)
 			continue;
@@ -405,6 +463,7 @@ struct rec {
 	_Atomic uint64_t stamp[NC];
 	_Atomic uint32_t wrong;
 	_Atomic uint32_t in_sig;	/* bit i: the run on CPU i was inside a signal handler there */
+	uint32_t offline;		/* bit i: CPU i was offline (xc_cpu_offline) all through the call */
 };
 
 static struct prog P;
@@ -565,9 +624,12 @@ static void *watchdog(void *arg)
 			uint64_t since = atomic_load_explicit(&slots[i].since, memory_order_acquire);
 
 			if (since && t > since && (t - since) / 1000000 > (uint64_t)bound_ms) {
-				fprintf(stderr, "XCF-STUCK: %s in thread %d has not returned for %" PRIu64 " ms\n",
-					atomic_load(&slots[i].what), slots[i].tid, (t - since) / 1000000);
-				fflush(stderr);
+				char line[160];
+				/* write(2): a stuck thread may hold the stderr lock (XCF-CHILD's comment) */
+				int k = snprintf(line, sizeof(line), "XCF-STUCK: %s in thread %d has not returned for %" PRIu64 " ms\n",
+						 atomic_load(&slots[i].what), slots[i].tid, (t - since) / 1000000);
+
+				(void)!write(2, line, k < (int)sizeof(line) ? k : (int)sizeof(line) - 1);
 				for (;;)
 					pause();
 			}
@@ -575,6 +637,71 @@ static void *watchdog(void *arg)
 		sleep_us(50000);
 	}
 	return NULL;
+}
+
+/*
+ * The CPUs the program took offline (bit i: CPU i; xc_cpu_offline returned
+ * 0 and no xc_cpu_online since), and a count of hotplug operations begun and
+ * ended (offline, online, an exit + init cycle). A call made while none was
+ * under way, and none began or ended until it returned, met that set all
+ * through: a single, async, any or work item to one of its CPUs must be
+ * refused, and many / cond / all must skip them (README: offline CPUs refuse
+ * single and async calls and are skipped by many / cond / all).
+ */
+static _Atomic uint32_t hp_offline;
+static _Atomic uint64_t hp_gen;
+static _Atomic int hp_active;
+/*
+ * A body's offline (a call or work item that takes a CPU offline) is made
+ * only while no other hotplug operation of the program holds libxcall's
+ * hotplug lock: two failures on main (docs/fuzz.md, "What it found on
+ * main") spin for ever in xc_hotplug_lock when a call makes a hotplug call
+ * while the lock is held by a hotplug call further up the same thread, or by
+ * one whose wait needs this call to return. The program's own hotplug calls
+ * take hp_mu (a body's only tries it); a detach or an exit while attached,
+ * which hold the lock while they drain, count in hp_holders.
+ * FZS_NESTED_HOTPLUG=1 makes a body's offline anyway.
+ */
+static pthread_mutex_t hp_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int hp_holders;
+static bool nested_hotplug;
+
+static void hp_begin(void)
+{
+	atomic_fetch_add(&hp_active, 1);
+	atomic_fetch_add(&hp_gen, 1);
+}
+
+static void hp_end(int cpu_idx_, bool offline_now, bool changed)
+{
+	if (changed) {
+		if (offline_now)
+			atomic_fetch_or(&hp_offline, 1u << cpu_idx_);
+		else
+			atomic_fetch_and(&hp_offline, ~(1u << cpu_idx_));
+	}
+	atomic_fetch_add(&hp_gen, 1);
+	atomic_fetch_sub(&hp_active, 1);
+}
+
+static int hp_offline_op(int i)
+{
+	int r;
+
+	hp_begin();
+	r = API("xc_cpu_offline", xc_cpu_offline(cpus[i]));
+	hp_end(i, true, r == 0);
+	return r;
+}
+
+static int hp_online_op(int i)
+{
+	int r;
+
+	hp_begin();
+	r = API("xc_cpu_online", xc_cpu_online(cpus[i]));
+	hp_end(i, false, r == 0);
+	return r;
 }
 
 /* ---- calls ---- */
@@ -667,6 +794,10 @@ static void do_call(int kind, int target, int flags, int fn, int depth)
 	r->seq = f ? f->seq++ : 0;
 	r->slot = -1;
 	void *arg = (void *)(uintptr_t)id;
+	/* the hotplug state before the call (see hp_offline) */
+	uint64_t g0 = atomic_load(&hp_gen);
+	int busy = atomic_load(&hp_active);
+	uint32_t off = atomic_load(&hp_offline);
 
 	switch (kind) {
 	case K_SINGLE:
@@ -728,6 +859,8 @@ static void do_call(int kind, int target, int flags, int fn, int depth)
 		ret = API("xc_call_all", xc_call_all(fz_fn, arg, flags & ~XC_URGENT));
 		break;
 	}
+	if (!busy && atomic_load(&hp_gen) == g0)
+		r->offline = off & ((1u << ncpu) - 1);
 	atomic_store_explicit(&r->ret, ret, memory_order_release);
 }
 
@@ -758,6 +891,21 @@ static void exec_op(const struct op *o, bool urgent, bool handler, int depth)
 		break;
 	case OP_STATS:
 		(void)API("xc_stats_get", xc_stats_get(o->a < 0 ? -1 : cpus[o->a % ncpu], &st));
+		break;
+	case OP_OFFLINE:
+		/* a call or work item takes a CPU offline (not a signal handler: hotplug is not for them) */
+		if (handler)
+			break;
+		if (nested_hotplug) {
+			if (hp_offline_op(o->b % ncpu) == 0 && o->a)
+				hp_online_op(o->b % ncpu);
+			break;
+		}
+		if (atomic_load(&hp_holders) || pthread_mutex_trylock(&hp_mu))
+			break;
+		if (hp_offline_op(o->b % ncpu) == 0 && o->a)
+			hp_online_op(o->b % ncpu);
+		pthread_mutex_unlock(&hp_mu);
 		break;
 	default:
 		break;	/* thread-level ops do nothing inside a function */
@@ -805,6 +953,7 @@ struct thr {
 	bool has_timer;
 	int ep, fd, stopfd;
 	bool attached;
+	int exit_fn;		/* OP_EXIT: -2 none, else the destructor's body */
 };
 static struct thr thrs[MAXT];
 static pthread_barrier_t start_bar;
@@ -881,6 +1030,9 @@ static void child_program(const struct op *o)
 
 	atomic_store(&in_child, 1);
 	child_base = atomic_load(&nrec);
+	/* a runtime of its own, every CPU online; the parent's threads are not here */
+	atomic_store(&hp_offline, 0);
+	atomic_store(&hp_active, 0);
 	atomic_store(&spin_budget, SPIN_BUDGET_US / 4);
 	atomic_store(&failed, 0);
 	if (FZ_CHILD_NO_THREADS) {
@@ -900,6 +1052,7 @@ static void child_program(const struct op *o)
 		run_body(o->d, false, false, 1);
 		pthread_join(t, NULL);
 	}
+	hp_begin();
 	r = xc_exit();
 	if (r)
 		fail("fork child: xc_exit returned %d", r);
@@ -924,7 +1077,17 @@ static void do_fork(const struct op *o)
 		my_slot = NULL;
 		child_program(o);
 	}
-	fprintf(stderr, "XCF-CHILD pid=%d\n", pid);
+	{
+		/*
+		 * write(2), not stdio: this thread's timer handler may make a waiting
+		 * call, and a worker that reports a stuck call through stdio would wait
+		 * for the stderr lock this thread would hold
+		 */
+		char line[40];
+		int n = snprintf(line, sizeof(line), "XCF-CHILD pid=%d\n", pid);
+
+		(void)!write(2, line, n);
+	}
 	s = api_begin("waiting for a fork child");
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
@@ -941,9 +1104,12 @@ static void do_cycle(const struct op *o)
 	char cb[64], ab[16];
 	int r;
 
+	hp_begin();	/* every CPU comes back online */
 	r = API("xc_exit", xc_exit());
-	if (r == -EBUSY)
+	if (r == -EBUSY) {
+		hp_end(0, false, false);
 		return;		/* an attached thread is attached */
+	}
 	if (r && r != -ENXIO)
 		fail("xc_exit returned %d", r);
 	if (P.trace)
@@ -952,6 +1118,8 @@ static void do_cycle(const struct op *o)
 	r = API("xc_init", xc_init(&opts));
 	if (r)
 		fail("xc_init returned %d (%s)", r, strerror(-r));
+	atomic_store(&hp_offline, 0);
+	hp_end(0, false, false);
 }
 
 /* the attached thread's loop: one iteration (sigwin: its own signal lands in the announced sleep) */
@@ -997,7 +1165,9 @@ static void detach(struct thr *th)
 	if (!th->attached)
 		return;
 	epoll_ctl(th->ep, EPOLL_CTL_DEL, th->fd, NULL);
+	atomic_fetch_add(&hp_holders, 1);
 	r = API("xc_worker_detach", xc_worker_detach());
+	atomic_fetch_sub(&hp_holders, 1);
 	if (r)
 		fail("xc_worker_detach returned %d", r);
 	th->attached = false;
@@ -1023,16 +1193,23 @@ static void exec_thread_op(struct thr *th, const struct op *o)
 		sleep_us(o->a);
 		break;
 	case OP_OFFLINE:
-		r = API("xc_cpu_offline", xc_cpu_offline(cpus[o->b % ncpu]));
+		pthread_mutex_lock(&hp_mu);
+		r = hp_offline_op(o->b % ncpu);
+		pthread_mutex_unlock(&hp_mu);
 		(void)r;
 		break;
 	case OP_ONLINE:
-		r = API("xc_cpu_online", xc_cpu_online(cpus[o->b % ncpu]));
+		pthread_mutex_lock(&hp_mu);
+		r = hp_online_op(o->b % ncpu);
+		pthread_mutex_unlock(&hp_mu);
 		(void)r;
 		break;
 	case OP_CYCLE:
-		if (th->t == 0)
+		if (th->t == 0) {
+			pthread_mutex_lock(&hp_mu);
 			do_cycle(o);
+			pthread_mutex_unlock(&hp_mu);
+		}
 		break;
 	case OP_FORK:
 		do_fork(o);
@@ -1056,7 +1233,29 @@ static void exec_thread_op(struct thr *th, const struct op *o)
 		sleep_us(100);
 		attach(th);
 		break;
+	case OP_EXIT:
+		if (P.kind[th->t] == T_ATTACHED)
+			th->exit_fn = o->d;	/* thread_main ends the thread here */
+		break;
 	}
+}
+
+/*
+ * An application key, made before xc_init: the destructor of a thread that
+ * exits attached (OP_EXIT) runs a body, calls that other threads' calls
+ * (urgent ones too) may meet on their way to its CPU.
+ */
+static pthread_key_t exit_key;
+
+static void exit_destructor(void *v)
+{
+	struct thr *th = v;
+	struct frame fr = { atomic_fetch_add(&streams, 1), 0, false, false, 0 };
+
+	my_frame = &fr;
+	run_body(th->exit_fn, false, false, 1);
+	spin_us(1000);		/* busy a while longer, outside libxcall: calls on their way, urgent ones by signal */
+	my_frame = NULL;
 }
 
 static void *thread_main(void *arg)
@@ -1081,12 +1280,21 @@ static void *thread_main(void *arg)
 		epoll_ctl(th->ep, EPOLL_CTL_ADD, th->stopfd, &ev);
 		attach(th);
 	}
+	th->exit_fn = -2;
 	pthread_barrier_wait(&start_bar);
-	for (int i = 0; i < l->n; i++)
+	for (int i = 0; i < l->n && th->exit_fn == -2; i++)
 		exec_thread_op(th, &l->op[i]);
 	if (th->has_timer) {
 		timer_delete(th->timer);
 		th->has_timer = false;
+	}
+	if (th->exit_fn != -2) {
+		/* exits as it is (attached, or not if a detach's attach failed): the key's destructor runs */
+		my_frame = NULL;
+		/* the exit detaches (see hp_mu), before or after this destructor: until the join */
+		atomic_fetch_add(&hp_holders, 1);
+		pthread_setspecific(exit_key, th);
+		return NULL;
 	}
 	if (P.kind[th->t] == T_ATTACHED) {
 		/* serve until the main thread says stop: calls to this CPU still come */
@@ -1126,11 +1334,11 @@ static void rec_describe(uint32_t id, char *buf, size_t n)
 {
 	struct rec *r = &recs[id];
 
-	snprintf(buf, n, "call %u (%s%s%s to %s %d, mask 0x%x, fn %d, depth %d) returned %d; runs per CPU %u %u %u %u",
+	snprintf(buf, n, "call %u (%s%s%s to %s %d, mask 0x%x, offline 0x%x, fn %d, depth %d) returned %d; runs per CPU %u %u %u %u",
 		 id, kind_names[r->kind], r->flags & XC_WAIT ? " wait" : "", r->flags & XC_URGENT ? " urgent" : "",
 		 r->kind == K_SINGLE || r->kind == K_ASYNC || r->kind == K_WORK ? "CPU" : "index",
 		 r->kind == K_SINGLE || r->kind == K_ASYNC || r->kind == K_WORK ? cpus[r->tcpu] : r->tcpu,
-		 r->mask, r->fn, r->depth, atomic_load(&r->ret), atomic_load(&r->runs[0]),
+		 r->mask, r->offline, r->fn, r->depth, atomic_load(&r->ret), atomic_load(&r->runs[0]),
 		 atomic_load(&r->runs[1]), atomic_load(&r->runs[2]), atomic_load(&r->runs[3]));
 }
 
@@ -1174,10 +1382,23 @@ static int check_recs(uint32_t from, uint32_t to, bool order)
 		}
 		if (atomic_load(&r->wrong))
 			ok = false;
+		/* a CPU offline all through the call: refused (single, async, any, work), or skipped */
+		bool on_offline = false;
+
+		if (ok && ret >= 0 && r->offline) {
+			if (r->kind <= K_ASYNC || r->kind == K_WORK)
+				on_offline = r->offline & (1u << r->tcpu);
+			else
+				for (int i = 0; i < NC; i++)
+					if ((r->offline & (1u << i)) && atomic_load(&r->runs[i]))
+						on_offline = true;
+			ok = !on_offline;
+		}
 		if (!ok) {
 			rec_describe(id, d, sizeof(d));
 			fail("%s%s", d, ret == RET_PENDING ? " (never returned)" :
 			     atomic_load(&r->wrong) ? " (ran on a CPU outside the set)" :
+			     on_offline ? " (on a CPU the program had taken offline, all through the call)" :
 			     ret < 0 || (ret == 0 && total == 0) ? "" : " (wrong runs)");
 			if (++bad >= 10)
 				break;
@@ -1243,6 +1464,7 @@ static int run_program(void)
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
 #endif
 	bound_ms = 10000L * FZ_SLOW;
+	nested_hotplug = getenv("FZS_NESTED_HOTPLUG") && atoi(getenv("FZS_NESTED_HOTPLUG"));
 	if (getenv("FZS_BOUND_MS"))
 		bound_ms = atol(getenv("FZS_BOUND_MS"));
 	memset(cpu_idx, -1, sizeof(cpu_idx));
@@ -1263,6 +1485,7 @@ static int run_program(void)
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(sig_fz, &sa, NULL);
+	pthread_key_create(&exit_key, exit_destructor);
 	pthread_create(&wd, NULL, watchdog, NULL);
 
 	make_opts(&opts, true, P.trace, cb, ab);
@@ -1286,14 +1509,16 @@ static int run_program(void)
 
 		atomic_store(&stop_attached, 1);
 		for (int t = 1; t < P.nthr; t++) {
-			if (P.kind[t] == T_ATTACHED)
+			if (P.kind[t] == T_ATTACHED) {
 				while (pthread_tryjoin_np(thrs[t].pt, NULL) == EBUSY) {
 					/* a call must wake it; refused (the CPU offline, detached), its own fd */
 					if (xc_call_single(attach_cpu, stop_fn, NULL, 0))
 						(void)!write(thrs[t].stopfd, &(uint64_t){ 1 }, 8);
 					sleep_us(1000);
 				}
-			else
+				if (thrs[t].exit_fn != -2)
+					atomic_fetch_sub(&hp_holders, 1);	/* its exit's detach is over */
+			} else
 				pthread_join(thrs[t].pt, NULL);
 		}
 		for (int t = 0; t < P.nthr; t++)
@@ -1303,6 +1528,7 @@ static int run_program(void)
 			}
 		api_end(s);
 	}
+	hp_begin();	/* the exit's drains may still call */
 	r = API("xc_exit", xc_exit());
 	if (r && r != -ENXIO)
 		fail("final xc_exit returned %d", r);
@@ -1588,15 +1814,31 @@ static int report_failure(const char *src, const struct prog *p, struct result *
 	return 1;
 }
 
+/* a seed's name: "N" (generator 1) or "gG:N" */
+static void seed_name(char *src, size_t n, int gen, uint64_t seed)
+{
+	if (gen > 1)
+		snprintf(src, n, "g%d:%" PRIu64, gen, seed);
+	else
+		snprintf(src, n, "%" PRIu64, seed);
+}
+
+/* src: a seed ("N", "gG:N") or a program file */
 static int load_src(const char *arg, struct prog *p, char *src, size_t n)
 {
-	int c[NC];
+	int c[NC], gen = 1;
 	char *end;
-	unsigned long long s = strtoull(arg, &end, 0);
+	const char *num = arg;
+	unsigned long long s;
 
-	if (*arg && !*end) {
-		gen_prog(p, s, ncpu_avail(c));
-		snprintf(src, n, "%llu", s);
+	if (arg[0] == 'g' && arg[1] >= '1' && arg[1] <= '0' + GEN_LATEST && arg[2] == ':') {
+		gen = arg[1] - '0';
+		num = arg + 3;
+	}
+	s = strtoull(num, &end, 0);
+	if (*num && !*end) {
+		gen_prog(p, s, ncpu_avail(c), gen);
+		seed_name(src, n, gen, s);
 		return 0;
 	}
 	if (parse_prog(arg, p))
@@ -1605,7 +1847,7 @@ static int load_src(const char *arg, struct prog *p, char *src, size_t n)
 	return 0;
 }
 
-static int cmd_fuzz(long seconds, uint64_t seed, long count)
+static int cmd_fuzz(long seconds, uint64_t seed, long count, int gen)
 {
 	uint64_t end = now_ns() + (uint64_t)seconds * 1000000000ull, t0 = now_ns();
 	long n = 0;
@@ -1613,12 +1855,12 @@ static int cmd_fuzz(long seconds, uint64_t seed, long count)
 	char src[64];
 	int c[NC], nc = ncpu_avail(c);
 
-	printf("xcfuzz: mode %s, fresh seeds from %" PRIu64 " for %ld s%s\n", FZ_MODE, seed, seconds,
-	       count ? " (or a count)" : "");
+	printf("xcfuzz: mode %s, generator %d, fresh seeds from %" PRIu64 " for %ld s%s\n", FZ_MODE,
+	       gen, seed, seconds, count ? " (or a count)" : "");
 	fflush(stdout);
 	for (; now_ns() < end && (!count || n < count); seed++, n++) {
-		gen_prog(&p, seed, nc);
-		snprintf(src, sizeof(src), "%" PRIu64, seed);
+		gen_prog(&p, seed, nc, gen);
+		seed_name(src, sizeof(src), gen, seed);
 		struct result r = run_child(src);
 
 		if (r.kind != R_PASS) {
@@ -1670,7 +1912,7 @@ static int cmd_replay(const char *arg, int runs)
 int main(int argc, char **argv)
 {
 	long seconds = 60, count = 0;
-	int runs = 20;
+	int runs = 20, gen = GEN_LATEST;
 	uint64_t seed = 0;
 	bool seed_set = false;
 	const char *cmd = argc > 1 ? argv[1] : "fuzz", *arg = NULL;
@@ -1687,6 +1929,8 @@ int main(int argc, char **argv)
 			seconds = atol(argv[++i]);
 		else if (!strcmp(argv[i], "-s") && i + 1 < argc)
 			seed = strtoull(argv[++i], NULL, 0), seed_set = true;
+		else if (!strcmp(argv[i], "-g") && i + 1 < argc)
+			gen = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
 			count = atol(argv[++i]);
 		else if (!strcmp(argv[i], "-r") && i + 1 < argc)
@@ -1721,7 +1965,11 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "fuzz")) {
 		if (!seed_set)
 			seed = (now_ns() ^ (uint64_t)getpid() << 32) % 1000000000000ull;
-		return cmd_fuzz(seconds, seed, count);
+		if (gen < 1 || gen > GEN_LATEST) {
+			fprintf(stderr, "xcfuzz: generator %d: 1..%d\n", gen, GEN_LATEST);
+			return 2;
+		}
+		return cmd_fuzz(seconds, seed, count, gen);
 	}
 	if (!strcmp(cmd, "replay") && arg)
 		return cmd_replay(arg, runs);
