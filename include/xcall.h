@@ -787,7 +787,7 @@ XC_API void xc_stats_add(struct xc_stats *sum, const struct xc_stats *add);
  * thread, flows from each queued call to its entry).
  * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
  *   interrupting libxcall in the same thread gets -EAGAIN.
- * Return: 0; -EINVAL NULL @path; -ENXIO tracing is off; -errno of the write.
+ * Return: 0; -EINVAL NULL @path; -ENXIO tracing is off or the runtime is not up; -errno of the write.
  */
 XC_API int xc_trace_dump(const char *path);
 

@@ -463,9 +463,24 @@ out:
 	return ret;
 }
 
+static int trace_dump(const char *path)
+{
+	if (!path)
+		return -EINVAL;
+	/*
+	 * acquire: pairs with xc_init's release of UP, so the rings it made are
+	 * visible (xc_tracing alone, relaxed, orders nothing against an xc_init
+	 * still making them); xc_exit frees them only once this call is out
+	 * (inflight.c). xc_exit's own write is xc_trace_write, while STOPPING.
+	 */
+	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
+		return -ENXIO;
+	return xc_trace_write(path);
+}
+
 int xc_trace_dump(const char *path)
 {
-	return XC_GUARDED(xc_trace_write(path));
+	return XC_GUARDED(trace_dump(path));
 }
 
 /* fork.c: the ring registry (and a dump's arrays) are consistent in the child. */

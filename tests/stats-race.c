@@ -4,7 +4,9 @@
  * -ENXIO, each time, for the sum and for each CPU, and never reads what
  * xc_exit() frees (the rings, whose drop counts it adds) nor the runtime's
  * CPU set while xc_exit() clears it or xc_init() fills it: a freed ring is a
- * crash or an AddressSanitizer report, the rest ThreadSanitizer's.
+ * crash or an AddressSanitizer report, the rest ThreadSanitizer's. A second
+ * thread dumps the trace meanwhile (xc_trace_dump): 0 or -ENXIO, and never a
+ * read of the CPU rings that the next xc_init() is making (ThreadSanitizer).
  */
 #include "test.h"
 #include <pthread.h>
@@ -13,6 +15,8 @@
 static _Atomic int polling_stop;
 static _Atomic long answers_up;		/* readings taken while the runtime was up */
 static char trace_path[] = "/tmp/xcall-stats-race-XXXXXX";
+static char dump_path[] = "/tmp/xcall-stats-race-dump-XXXXXX";
+static _Atomic long dumps_up;
 
 static void nothing(void *arg)
 {
@@ -35,6 +39,19 @@ static void *poll_loop(void *arg)
 	return NULL;
 }
 
+/* Dumps the trace in a loop until told to stop; every answer is 0 or -ENXIO. */
+static void *dump_loop(void *arg)
+{
+	while (!atomic_load(&polling_stop)) {
+		int r = xc_trace_dump(dump_path);
+
+		CHECK(r == 0 || r == -ENXIO);
+		if (!r)
+			atomic_fetch_add(&dumps_up, 1);
+	}
+	return NULL;
+}
+
 int main(void)
 {
 	/* 2^20 events: rings of 24 MiB, which malloc maps and free unmaps */
@@ -42,12 +59,16 @@ int main(void)
 	int rounds = (int)t_env_long("XCALL_STATS_RACE_ROUNDS", 40);
 	int cpus[CPU_SETSIZE];
 	struct xc_stats s;
-	pthread_t t;
+	pthread_t t, d;
 	int fd = mkstemp(trace_path);
 
 	CHECK(fd >= 0);
 	close(fd);
+	fd = mkstemp(dump_path);
+	CHECK(fd >= 0);
+	close(fd);
 	CHECK(pthread_create(&t, NULL, poll_loop, NULL) == 0);
+	CHECK(pthread_create(&d, NULL, dump_loop, NULL) == 0);
 	for (int round = 0; round < rounds; round++) {
 		CHECK_RET(xc_init(&o), 0);
 		CHECK(t_cpus(cpus) > 0);
@@ -59,7 +80,10 @@ int main(void)
 	}
 	atomic_store(&polling_stop, 1);
 	pthread_join(t, NULL);
+	pthread_join(d, NULL);
 	unlink(trace_path);
-	printf("stats-race: %d rounds, %ld readings while up\n", rounds, atomic_load(&answers_up));
+	unlink(dump_path);
+	printf("stats-race: %d rounds, %ld readings and %ld dumps while up\n", rounds,
+	       atomic_load(&answers_up), atomic_load(&dumps_up));
 	return T_PASS;
 }
