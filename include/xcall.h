@@ -717,7 +717,10 @@ XC_API int xc_worker_sleep_end(void);
  * urgent function, from an attached thread between xc_worker_sleep_begin()
  * and _end(), or from a call or work item on a CPU that @cpu's worker is
  * waiting on (its wait could end only after this call returns; @cpu stays
- * online; a cycle through a third CPU is not detected).
+ * online; a cycle through a third CPU is not detected), or from a call that
+ * a hotplug operation of the same thread is running while it waits (an
+ * offline's wait, a detach's drain: it holds the lock this call would wait
+ * for).
  */
 XC_API int xc_cpu_offline(int cpu);
 
@@ -730,7 +733,9 @@ XC_API int xc_cpu_offline(int cpu);
  *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0; -EINVAL already online, or offline only because the OS took it
  * (it comes back by itself) or because no thread is attached; -ENXIO the OS
- * has taken it, outside the set, or runtime not up.
+ * has taken it, outside the set, or runtime not up; -EDEADLK from an urgent
+ * function, inside an attached thread's announced sleep, or from a call that
+ * a hotplug operation of the same thread is running (as xc_cpu_offline()).
  */
 XC_API int xc_cpu_online(int cpu);
 

@@ -334,6 +334,7 @@ static void attached_leave(struct xc_cpu *c)
 		attached_ctl(c);
 		xc_wait_step();	/* serves c: xc_self is c until the end of the leave */
 	}
+	xc_hotplug_hold(true);	/* the drain's calls: a hotplug call of theirs gets -EDEADLK */
 	/* acquire: pairs with xc_cpu_open's release */
 	if (atomic_load_explicit(&c->online, memory_order_acquire)) {
 		xc_cpu_drain(c);
@@ -352,6 +353,7 @@ static void attached_leave(struct xc_cpu *c)
 	 */
 	xc_urgent_quiesce();
 	c->attached = false;
+	xc_hotplug_hold(false);
 	pthread_mutex_unlock(&xc_rt.hotplug_lock);
 	urgent_signal_mask(c, false);
 	xc_self = NULL;

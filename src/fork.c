@@ -40,6 +40,7 @@
 #include "fork.h"
 #include "trace.h"
 #include "inflight.h"
+#include "hotplug.h"
 
 #include <pthread.h>
 
@@ -63,6 +64,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	pthread_mutex_init(&xc_rt.hotplug_lock, NULL);
+	xc_hotplug_hold(false);		/* a fork from a call that an offline of this thread served */
 	/* the parent's CPUs as a fresh runtime starts from, in no set: no worker, nothing in flight */
 	for (int i = 0; i < xc_rt.nr_cpus; i++)
 		xc_cpu_fresh(&xc_cpus[xc_rt.cpu_list[i]], xc_rt.cpu_list[i]);

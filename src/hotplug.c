@@ -23,29 +23,46 @@
 #include <sched.h>
 
 /*
+ * This thread holds the lock: a hotplug operation of its own is under way
+ * further up its stack, serving calls while it waits (an offline's wait, a
+ * detach's drain). A hotplug call from one of those calls would wait for
+ * its own thread: it gets -EDEADLK instead.
+ */
+static __xc_tls bool holding;
+
+void xc_hotplug_hold(bool on)
+{
+	holding = on;
+}
+
+/*
  * A worker must not block on the lock: the holder may be waiting for this
  * very worker to drain. It keeps serving its calls, and gives up with
- * -EDEADLK if the holder is taking its own CPU away.
+ * -EDEADLK if the holder is taking its own CPU away, or is this thread.
  */
 int xc_hotplug_lock(void)
 {
 	struct xc_cpu *self = xc_self;
 
+	if (holding)
+		return -EDEADLK;
 	if (!self) {
 		pthread_mutex_lock(&xc_rt.hotplug_lock);
-		return 0;
+	} else {
+		while (pthread_mutex_trylock(&xc_rt.hotplug_lock)) {
+			/* acquire: a request for our own CPU is pending */
+			if (atomic_load_explicit(&self->ctl, memory_order_acquire) != XC_CTL_NONE)
+				return -EDEADLK;
+			xc_wait_step();
+		}
 	}
-	while (pthread_mutex_trylock(&xc_rt.hotplug_lock)) {
-		/* acquire: a request for our own CPU is pending */
-		if (atomic_load_explicit(&self->ctl, memory_order_acquire) != XC_CTL_NONE)
-			return -EDEADLK;
-		xc_wait_step();
-	}
+	holding = true;
 	return 0;
 }
 
 void xc_hotplug_unlock(void)
 {
+	holding = false;
 	pthread_mutex_unlock(&xc_rt.hotplug_lock);
 }
 

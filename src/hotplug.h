@@ -9,6 +9,8 @@
 
 int xc_hotplug_lock(void);
 void xc_hotplug_unlock(void);
+/* Whether this thread holds the lock, for those that take it by themselves (attach.c, fork.c). */
+void xc_hotplug_hold(bool on);
 void xc_cpu_open(struct xc_cpu *c);
 void xc_park_release(struct xc_cpu *c, uint32_t how);
 void xc_cpu_request(struct xc_cpu *c, uint32_t ctl);
