@@ -78,3 +78,37 @@ def whole_runs(tmp_path_factory):
                 page = html.page([res])
         out[name] = (res, figs, page)
     return out
+
+
+# --- progress: a test still running says so every 20 s (make check prints progress at least
+# every 30 s; one Chromium render took 35 s on a loaded machine). The line goes out with the
+# capture suspended, as pytest's own report lines do.
+_running = {"nodeid": None, "since": 0.0}
+
+
+def pytest_runtest_logstart(nodeid, location):
+    import time
+    _running["nodeid"], _running["since"] = nodeid, time.monotonic()
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    _running["nodeid"] = None
+
+
+def pytest_configure(config):
+    import threading
+    import time
+
+    def tick():
+        while True:
+            time.sleep(20)
+            nodeid = _running["nodeid"]
+            # looked up here: the terminal reporter registers after the conftests' configure
+            reporter = config.pluginmanager.get_plugin("terminalreporter")
+            capture = config.pluginmanager.get_plugin("capturemanager")
+            if nodeid and reporter and capture:
+                with capture.global_and_fixture_disabled():
+                    reporter.write_line(f"  ... {nodeid} still running, "
+                                        f"{time.monotonic() - _running['since']:.0f} s")
+
+    threading.Thread(target=tick, daemon=True, name="progress").start()
