@@ -26,8 +26,11 @@ static void comm_of(int tid, char *buf)
 	buf[strcspn(buf, "\n")] = 0;
 }
 
-/* How many threads of the process are named @name; the last one's id in *tid. */
-static int named(const char *name, int *tid)
+/*
+ * How many threads of the process are named @name (whose name starts with
+ * it, if @prefix); the last one's id in *tid.
+ */
+static int named_as(const char *name, bool prefix, int *tid)
 {
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
@@ -39,7 +42,7 @@ static int named(const char *name, int *tid)
 		if (e->d_name[0] == '.')
 			continue;
 		comm_of(atoi(e->d_name), comm);
-		if (!strcmp(comm, name)) {
+		if (prefix ? !strncmp(comm, name, strlen(name)) : !strcmp(comm, name)) {
 			n++;
 			if (tid)
 				*tid = atoi(e->d_name);
@@ -49,23 +52,15 @@ static int named(const char *name, int *tid)
 	return n;
 }
 
+static int named(const char *name, int *tid)
+{
+	return named_as(name, false, tid);
+}
+
 /* Threads whose name starts with "xcall/". */
 static int xcall_named(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	char comm[16];
-	int n = 0;
-
-	CHECK(d != NULL);
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		comm_of(atoi(e->d_name), comm);
-		n += !strncmp(comm, "xcall/", 6);
-	}
-	closedir(d);
-	return n;
+	return named_as("xcall/", true, NULL);
 }
 
 static void my_tid(void *arg)
