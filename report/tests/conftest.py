@@ -106,9 +106,9 @@ def pytest_configure(config):
             # looked up here: the terminal reporter registers after the conftests' configure
             reporter = config.pluginmanager.get_plugin("terminalreporter")
             capture = config.pluginmanager.get_plugin("capturemanager")
-            if nodeid and reporter and capture:
+            took = time.monotonic() - _running["since"]
+            if nodeid and reporter and capture and took >= 15:
                 with capture.global_and_fixture_disabled():
-                    reporter.write_line(f"  ... {nodeid} still running, "
-                                        f"{time.monotonic() - _running['since']:.0f} s")
+                    reporter.write_line(f"  ... {nodeid} still running, {took:.0f} s")
 
     threading.Thread(target=tick, daemon=True, name="progress").start()
