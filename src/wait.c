@@ -361,11 +361,16 @@ static int wait_after_spin(const struct wait_ref *r, uint64_t deadline_ns, struc
 		xc_run_urgent(self);	/* pushed while we looked idle: see xc_idle_state_set */
 		return ret;
 	}
+	/*
+	 * A wait for a call to the worker of this thread's own CPU: the call runs
+	 * only when we give way, so the spin yields at every pass (under every
+	 * policy that spins: a plain spin would hold the CPU for its whole budget)
+	 */
+	bool own_cpu = poll != XC_POLL_NONE && wi && waits_on(wi, sched_getcpu());
+
 	if (poll != XC_POLL_NONE && poll != XC_POLL_FOREVER &&
-	    done_spin(r, XC_WAITER_SPIN_NS, deadline_ns, false))
+	    done_spin(r, XC_WAITER_SPIN_NS, deadline_ns, own_cpu))
 		return 0;
-	/* a forever wait for a call to the worker of this thread's own CPU: it runs only when we give way */
-	bool own_cpu = poll == XC_POLL_FOREVER && wi && waits_on(wi, sched_getcpu());
 
 	for (;;) {
 		uint64_t until = st ? xc_stuck_deadline(st) : deadline_ns;
