@@ -1185,7 +1185,7 @@ inline rings_close(me)
 	do
 	:: rr < NRINGS && (rcl & (1 << rr)) ->
 		if :: RUNRUN(rr) -> WITNESS(59) :: else -> skip fi;	/* the close runs a ring's calls */
-		// @src src/ring.c: n += ring_run(c, r, true);	/* U3, and what it finds */
+		// @src src/ring.c: n += ring_run(c, r, true, false);	/* U3, and what it finds */
 		ring_run_closing(me, rr); rr++
 	:: rr < NRINGS && !(rcl & (1 << rr)) -> rr++
 	:: else -> rr = 0; rcl = 0; break

@@ -513,13 +513,15 @@ static void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t, xc_func_t
 }
 
 /*
- * Run what @r holds now. The tail is re-read at every step: a call that
- * polls or waits runs later entries of the same ring inside it. Inline,
- * so that @closing is a constant in each caller: the ordinary run has no
- * test of it per entry.
+ * Run what @r holds now; @waited_only (below the serve floor, wait.c): up
+ * to the first entry that no caller waits for (a tombstone is only stepped
+ * over). The tail is re-read at every step: a call that polls or waits runs
+ * later entries of the same ring inside it. Inline, so that @closing and
+ * @waited_only are constants in each caller: the ordinary run tests
+ * neither per entry.
  */
 static inline __attribute__((always_inline)) int ring_run(struct xc_cpu *c, struct xc_ring *r,
-							  bool closing)
+							  bool closing, bool waited_only)
 {
 	int n = 0;
 
@@ -533,45 +535,38 @@ static inline __attribute__((always_inline)) int ring_run(struct xc_cpu *c, stru
 			if (t == r->head_seen)
 				return n;
 		}
-		entry_run(c, r, t, entry_take(r, t, closing));
+		xc_func_t fn = entry_take(r, t, closing);
+
+		if (waited_only && fn != XC_RING_WAITED && fn != XC_RING_RETRACTED)
+			return n;
+		entry_run(c, r, t, fn);
 		n++;
 	}
 }
 
-/* Run the held rings; a ring unheld meanwhile (a wait inside a call) ends this pass. */
-int xc_rings_run(struct xc_cpu *c)
+/*
+ * Run the held rings (@waited_only: each up to its first entry that no
+ * caller waits for); a ring unheld meanwhile (a wait inside a call) ends
+ * this pass.
+ */
+static inline __attribute__((always_inline)) int rings_run(struct xc_cpu *c, bool waited_only)
 {
 	int n = 0;
 
 	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
-		n += ring_run(c, r, false);
+		n += ring_run(c, r, false, waited_only);
 	return n;
 }
 
-/* The held rings' entries up to the first that no caller waits for, ring by ring (wait.c). */
+int xc_rings_run(struct xc_cpu *c)
+{
+	return rings_run(c, false);
+}
+
+/* Below the serve floor (wait.c). */
 int xc_rings_run_waited(struct xc_cpu *c)
 {
-	int n = 0;
-
-	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
-		for (;;) {
-			/* relaxed: only this worker writes tail */
-			uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-			xc_func_t fn;
-
-			if (t == r->head_seen) {
-				/* acquire: as ring_run's */
-				r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
-				if (t == r->head_seen)
-					break;
-			}
-			fn = entry_take(r, t, false);
-			if (fn != XC_RING_WAITED && fn != XC_RING_RETRACTED)
-				break;	/* a tombstone is only stepped over */
-			entry_run(c, r, t, fn);
-			n++;
-		}
-	return n;
+	return rings_run(c, true);
 }
 
 /* U2': whether an owner of a ring on @list may have skipped R1' (see "Owners without a fence"). */
@@ -648,7 +643,7 @@ int xc_rings_close(struct xc_cpu *c)
 	if (rings_unfenced(list))
 		owners_barrier(c, false);	/* U2', waiting its turn: the CPU is closing */
 	while ((r = list)) {
-		n += ring_run(c, r, true);	/* U3, and what it finds */
+		n += ring_run(c, r, true, false);	/* U3, and what it finds */
 		list = r->held_next;
 		r->held = false;
 		r->held_next = NULL;
@@ -663,7 +658,7 @@ int xc_rings_close(struct xc_cpu *c)
 		c->rings_dropped = r->dropped_next;
 		r->dropped = false;
 		r->dropped_next = NULL;
-		n += ring_run(c, r, true);
+		n += ring_run(c, r, true, false);
 	}
 	return n;
 }

@@ -236,7 +236,7 @@ static int done_sleep(const struct wait_ref *r, uint64_t deadline_ns)
 static bool done_spin(const struct wait_ref *r, long budget_ns, uint64_t deadline_ns, bool yield_each)
 {
 	uint64_t start = 0;
-	unsigned yield_left = yield_each ? 1 : xc_spin_yield_start();
+	unsigned yield_left = xc_spin_yield_start();
 
 	for (unsigned spins = 1; !ref_done(r); spins++) {
 		uint64_t now;
