@@ -14,11 +14,13 @@
 //! "rust-calls") that xcall-report compares and draws.
 
 use crossbeam_channel as cb;
-use std::fmt::Write as _;
 use std::hint::black_box;
 use std::sync::mpsc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use xcall::{CpuSet, Handle, Runtime};
+
+mod common;
+use common::{json_str, quantile};
 
 const SPAN: usize = 100; // operations between two timestamps: the clock is under 1% of a span
 const SPANS_PER_BLOCK: usize = 20;
@@ -174,11 +176,6 @@ struct Summary {
     stddev: f64,
 }
 
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    let pos = q * (sorted.len() - 1) as f64;
-    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
-}
 
 fn summarise(samples: &[f64]) -> Summary {
     let mut s = samples.to_vec();
@@ -201,21 +198,6 @@ fn read(path: &str) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
 
-fn json_str(s: &str) -> String {
-    let mut o = String::from("\"");
-    for ch in s.chars() {
-        match ch {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(o, "\\u{:04x}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
-}
 
 /// The date as xcall-bench writes it, in UTC, from the Unix time.
 fn utc_now() -> String {
@@ -262,27 +244,7 @@ fn record(
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let mut blocks = 50usize;
-    let mut json = String::from("rust-calls.json");
-    let mut i = 1;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--blocks" if i + 1 < args.len() => {
-                blocks = args[i + 1].parse().unwrap_or(blocks).max(1);
-                i += 1;
-            }
-            "--json" if i + 1 < args.len() => {
-                json = args[i + 1].clone();
-                i += 1;
-            }
-            "--bench" => {} // cargo bench passes it
-            a => {
-                eprintln!("calls: unknown argument {a}; usage: calls [--blocks N] [--json FILE]");
-                std::process::exit(2);
-            }
-        }
-        i += 1;
-    }
+    let (blocks, json) = common::args("calls", 50, "rust-calls.json");
     let cpus: Vec<usize> = CpuSet::current_affinity().expect("affinity").iter().collect();
     if cpus.len() < 2 {
         eprintln!("calls: needs 2 CPUs, this process has {}: nothing measured", cpus.len());

@@ -29,6 +29,9 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::time::Instant;
 use xcall::{CpuSet, Runtime, Sharded};
 
+mod common;
+use common::{json_str, quantile};
+
 const SPAN: usize = 100; // operations between two timestamps
 const SPANS_PER_BLOCK: usize = 10;
 const CAPACITY: usize = 256; // an actor's request bound: libxcall's default ring per (thread, CPU)
@@ -173,39 +176,11 @@ fn block(st: &State, way: Way, shape: Shape, out: &mut Vec<f64>) {
     }
 }
 
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    let pos = q * (sorted.len() - 1) as f64;
-    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
-}
 
-fn json_str(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let mut blocks = 20usize;
-    let mut json = String::from("rust-sharded.json");
-    let mut i = 1;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--blocks" if i + 1 < args.len() => {
-                blocks = args[i + 1].parse().unwrap_or(blocks).max(1);
-                i += 1;
-            }
-            "--json" if i + 1 < args.len() => {
-                json = args[i + 1].clone();
-                i += 1;
-            }
-            "--bench" => {} // cargo bench passes it
-            a => {
-                eprintln!("sharded: unknown argument {a}; usage: sharded [--blocks N] [--json FILE]");
-                std::process::exit(2);
-            }
-        }
-        i += 1;
-    }
+    let (blocks, json) = common::args("sharded", 20, "rust-sharded.json");
     let cpus: Vec<usize> = CpuSet::current_affinity().expect("affinity").iter().collect();
     if cpus.len() < 2 {
         eprintln!("sharded: needs 2 CPUs, this process has {}: nothing measured", cpus.len());
