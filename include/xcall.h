@@ -717,10 +717,13 @@ XC_API int xc_worker_sleep_end(void);
  * urgent function, from an attached thread between xc_worker_sleep_begin()
  * and _end(), or from a call or work item on a CPU that @cpu's worker is
  * waiting on (its wait could end only after this call returns; @cpu stays
- * online; a cycle through a third CPU is not detected), or from a call that
- * a hotplug operation of the same thread is running while it waits (an
- * offline's wait, a detach's drain: it holds the lock this call would wait
- * for).
+ * online; a cycle through a third CPU is not detected), or from a call or
+ * work item on a CPU that the worker of a CPU another thread is taking
+ * offline waits on (that offline holds the lock this call would wait for
+ * until the wait ends: this call gives way, that one goes on), or from a
+ * call that a hotplug operation of the same thread is running while it
+ * waits (an offline's wait, a detach's drain: it holds the lock this call
+ * would wait for).
  */
 XC_API int xc_cpu_offline(int cpu);
 
@@ -734,8 +737,9 @@ XC_API int xc_cpu_offline(int cpu);
  * Return: 0; -EINVAL already online, or offline only because the OS took it
  * (it comes back by itself) or because no thread is attached; -ENXIO the OS
  * has taken it, outside the set, or runtime not up; -EDEADLK from an urgent
- * function, inside an attached thread's announced sleep, or from a call that
- * a hotplug operation of the same thread is running (as xc_cpu_offline()).
+ * function, inside an attached thread's announced sleep, from a call that a
+ * hotplug operation of the same thread is running, or from a call or work
+ * item that a CPU being taken offline waits on (both as xc_cpu_offline()).
  */
 XC_API int xc_cpu_online(int cpu);
 

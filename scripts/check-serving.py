@@ -35,7 +35,7 @@ RUNNERS = {
 WAITS = {
     ("ring.c", "xc_ring_make_room"): "head and tail, at every pass (xc_ring_put reads head again)",
     ("pool.c", "xc_pool_get"): "the pool's free list and its returned list, at every pass",
-    ("hotplug.c", "xc_hotplug_lock"): "a trylock and its own ctl at every pass; holds nothing",
+    ("hotplug.c", "lock_spin"): "a trylock, its own ctl and its lock_wait at every pass; holds nothing",
     ("hotplug.c", "offline_wait"): "the offline completion; holds nothing half-done",
     ("wait.c", "wait_after_spin"): "the completion word; the call is published whole",
     ("attach.c", "attached_leave"): "a trylock and the CPU's ctl at every pass; holds nothing",

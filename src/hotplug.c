@@ -38,8 +38,35 @@ void xc_hotplug_hold(bool on)
 /*
  * A worker must not block on the lock: the holder may be waiting for this
  * very worker to drain. It keeps serving its calls, and gives up with
- * -EDEADLK if the holder is taking its own CPU away, or is this thread.
+ * -EDEADLK if the holder is this thread, or is taking this CPU away, or is
+ * taking away a CPU whose worker waits for a call further up this stack
+ * (that worker says so: it sets lock_wait to XC_LOCK_REFUSED, wait.c's
+ * deadlock_look). For that worker this wait counts its serves that found
+ * nothing, in served_empty, as an offline's wait does (offline_wait).
  */
+static int lock_spin(struct xc_cpu *self)
+{
+	/* relaxed: the word carries no data; a nested spin keeps the outer's state */
+	uint32_t outer = atomic_exchange_explicit(&self->lock_wait, XC_LOCK_SPIN, memory_order_relaxed);
+	int ret = 0;
+
+	while (pthread_mutex_trylock(&xc_rt.hotplug_lock)) {
+		/* acquire: a request for our own CPU is pending */
+		if (atomic_load_explicit(&self->ctl, memory_order_acquire) != XC_CTL_NONE ||
+		    /* relaxed: the refusal carries no data */
+		    atomic_load_explicit(&self->lock_wait, memory_order_relaxed) == XC_LOCK_REFUSED) {
+			ret = -EDEADLK;
+			break;
+		}
+		if (!xc_wait_serve())
+			/* release: after the take that found nothing (pairs with wait.c's acquire) */
+			atomic_fetch_add_explicit(&self->served_empty, 1, memory_order_release);
+		sched_yield();
+	}
+	atomic_store_explicit(&self->lock_wait, outer, memory_order_relaxed);
+	return ret;
+}
+
 int xc_hotplug_lock(void)
 {
 	struct xc_cpu *self = xc_self;
@@ -49,12 +76,10 @@ int xc_hotplug_lock(void)
 	if (!self) {
 		pthread_mutex_lock(&xc_rt.hotplug_lock);
 	} else {
-		while (pthread_mutex_trylock(&xc_rt.hotplug_lock)) {
-			/* acquire: a request for our own CPU is pending */
-			if (atomic_load_explicit(&self->ctl, memory_order_acquire) != XC_CTL_NONE)
-				return -EDEADLK;
-			xc_wait_step();
-		}
+		int ret = lock_spin(self);
+
+		if (ret)
+			return ret;
 	}
 	holding = true;
 	return 0;

@@ -7,6 +7,9 @@
 
 #include "internal.h"
 
+/* xc_cpu.lock_wait: a worker waiting for the lock, and the word that makes it give up (wait.c) */
+enum { XC_LOCK_NONE, XC_LOCK_SPIN, XC_LOCK_REFUSED };
+
 int xc_hotplug_lock(void);
 void xc_hotplug_unlock(void);
 /* Whether this thread holds the lock, for those that take it by themselves (attach.c, fork.c). */

@@ -213,7 +213,8 @@ struct xc_cpu {
 	/* an offline request from a worker, and the answer (hotplug.c, wait.c) */
 	_Atomic int ctl_from;		/* the requesting worker's CPU, -1 a plain thread */
 	int offline_result;		/* 0, or -EDEADLK: published by offline_done */
-	_Atomic uint64_t served_empty;	/* requests it waits on: serves that found nothing */
+	_Atomic uint64_t served_empty;	/* requests it waits on, or the lock: serves that found nothing */
+	_Atomic uint32_t lock_wait;	/* XC_LOCK_*: its worker waits for the hotplug lock (hotplug.c) */
 	int llc_id, node_id;		/* topology: first CPU of the shared LLC; NUMA node */
 };
 

@@ -71,6 +71,7 @@
 #include "call.h"
 #include "stuck.h"
 #include "futex.h"
+#include "hotplug.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -260,19 +261,24 @@ static bool done_spin(const struct wait_ref *r, long budget_ns, uint64_t deadlin
 
 /*
  * An offline request for this worker, which is blocked in a wait: it is
- * served only once the wait ends (worker.c). If the requester is a worker
- * this wait waits on, it may wait for a call that cannot run before the
- * request is served: the call runs, or was taken to run, further up the
- * requester's own stack. The requester says when a serve of its queue found
- * nothing (hotplug.c, served_empty). Two such serves after this look began
- * mean that a take of the requester's queue found nothing after this
- * worker's calls were pushed (the first may have taken before the push),
- * so if the wait is still not done, its call is stuck behind the request:
- * refuse it with -EDEADLK, and the requester returns, and runs the call.
- * A cycle through a third CPU is not seen.
+ * served only once the wait ends (worker.c), and its requester holds the
+ * hotplug lock until then. Two workers this wait waits on may wait for
+ * that in turn, each in a serving wait of hotplug.c:
+ *   - the requester itself, in its offline's wait;
+ *   - a worker waiting for the lock, to take some CPU offline or online.
+ * Either may be waiting further up the stack of the very call this wait
+ * waits for. Each says when a serve of its queue found nothing
+ * (served_empty). Two such serves after this look began mean that a take
+ * of its queue found nothing after this worker's calls were pushed (the
+ * first may have taken before the push); if the wait is still not done,
+ * its call was taken and cannot return before the request is served. Then
+ * the requester's request is refused with -EDEADLK (it returns, and runs
+ * the call), or the lock's waiter is told to give up with -EDEADLK
+ * (lock_wait). A cycle through a third CPU's wait is not seen.
  */
 struct deadlock_look {
-	int from;		/* the requester the look began with; -1 none */
+	int cpu;		/* the worker the look began with; -1 none */
+	bool lock;		/* it waits for the lock, not for this worker */
 	uint64_t empty0;	/* its served_empty then */
 };
 
@@ -284,35 +290,61 @@ static bool waits_on(const struct xc_waitinfo *wi, int cpu)
 	return false;
 }
 
+/* The first worker this wait waits on that waits for the hotplug lock; -1 none. */
+static int lock_waiter(const struct xc_waitinfo *wi)
+{
+	for (int i = 0; i < wi->ncpus; i++)
+		/* relaxed: a hint; its served_empty, read with acquire, carries the proof */
+		if (atomic_load_explicit(&xc_cpus[wi->cpus[i]].lock_wait, memory_order_relaxed) == XC_LOCK_SPIN)
+			return wi->cpus[i];
+	return -1;
+}
+
 /* True if a pending offline request should be looked at again soon. */
 static bool deadlock_look(struct xc_cpu *self, const struct wait_ref *r, const struct xc_waitinfo *wi,
 			  struct deadlock_look *dl)
 {
-	int from;
+	int from, cpu;
+	bool lock = false;
 	uint64_t empty;
 
 	/* acquire: the requester's ctl_from and offline_done are visible */
 	if (atomic_load_explicit(&self->ctl, memory_order_acquire) != XC_CTL_OFFLINE) {
-		dl->from = -1;
+		dl->cpu = -1;
 		return false;
 	}
 	/* relaxed: ordered by the acquire above */
 	from = atomic_load_explicit(&self->ctl_from, memory_order_relaxed);
-	if (from < 0 || !waits_on(wi, from))
-		return false;
-	/* acquire: pairs with the requester's release after a take that found nothing */
-	empty = atomic_load_explicit(&xc_cpus[from].served_empty, memory_order_acquire);
-	if (dl->from != from) {
-		dl->from = from;
-		dl->empty0 = empty;
+	cpu = from >= 0 && waits_on(wi, from) ? from : -1;
+	if (cpu < 0) {
+		/* a worker may begin to wait for the lock at any time: look again */
+		cpu = lock_waiter(wi);
+		lock = true;
+		if (cpu < 0) {
+			dl->cpu = -1;
+			return true;
+		}
+	}
+	/* acquire: pairs with the worker's release after a take that found nothing */
+	empty = atomic_load_explicit(&xc_cpus[cpu].served_empty, memory_order_acquire);
+	if (dl->cpu != cpu || dl->lock != lock) {
+		*dl = (struct deadlock_look){ cpu, lock, empty };
 		return true;
 	}
 	if (empty < dl->empty0 + 2 || ref_done(r))
 		return true;
+	dl->cpu = -1;
+	if (lock) {
+		uint32_t spin = XC_LOCK_SPIN;
+
+		/* relaxed: the refusal carries no data; a wait that ended meanwhile keeps its state */
+		atomic_compare_exchange_strong_explicit(&xc_cpus[cpu].lock_wait, &spin, XC_LOCK_REFUSED,
+							memory_order_relaxed, memory_order_relaxed);
+		return true;	/* the request stays; the call returns once the lock's waiter gives up */
+	}
 	self->offline_result = -EDEADLK;	/* published by the completion */
 	/* relaxed: read by the requester only after offline_done, as in xc_cpu_offline_served */
 	atomic_store_explicit(&self->ctl, XC_CTL_NONE, memory_order_relaxed);
-	dl->from = -1;
 	xc_complete(&self->offline_done);
 	return false;
 }
@@ -331,7 +363,7 @@ static int wait_after_spin(const struct wait_ref *r, uint64_t deadline_ns, struc
 	long poll = xc_rt.cfg.poll_ns;
 
 	if (self) {
-		struct deadlock_look dl = { .from = -1 };
+		struct deadlock_look dl = { .cpu = -1 };
 		int ret = 0;
 
 		if (!ask_wake(r))

@@ -653,14 +653,14 @@ static _Atomic uint64_t hp_gen;
 static _Atomic int hp_active;
 /*
  * A body's offline (a call or work item that takes a CPU offline) is made
- * only while no other hotplug operation of the program holds libxcall's
- * hotplug lock: two failures on main (docs/fuzz.md, "What it found on
- * main") spin for ever in xc_hotplug_lock when a call makes a hotplug call
- * while the lock is held by a hotplug call further up the same thread, or by
- * one whose wait needs this call to return. The program's own hotplug calls
- * take hp_mu (a body's only tries it); a detach or an exit while attached,
- * which hold the lock while they drain, count in hp_holders.
- * FZS_NESTED_HOTPLUG=1 makes a body's offline anyway.
+ * whatever other hotplug operation holds libxcall's hotplug lock: a hotplug
+ * call that cannot have it gets -EDEADLK (xcall.h, xc_cpu_offline), except
+ * in a cycle through a third CPU's wait, which libxcall does not detect.
+ * FZS_NESTED_HOTPLUG=0 steers around all of them, for machines where
+ * programs get 3 CPUs or more: a body's offline is made only while no other
+ * hotplug operation of the program holds the lock. The program's own
+ * hotplug calls take hp_mu (a body's only tries it); a detach or an exit
+ * while attached, which hold the lock while they drain, count in hp_holders.
  */
 static pthread_mutex_t hp_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int hp_holders;
@@ -1464,7 +1464,7 @@ static int run_program(void)
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
 #endif
 	bound_ms = 10000L * FZ_SLOW;
-	nested_hotplug = getenv("FZS_NESTED_HOTPLUG") && atoi(getenv("FZS_NESTED_HOTPLUG"));
+	nested_hotplug = !getenv("FZS_NESTED_HOTPLUG") || atoi(getenv("FZS_NESTED_HOTPLUG"));
 	if (getenv("FZS_BOUND_MS"))
 		bound_ms = atol(getenv("FZS_BOUND_MS"));
 	memset(cpu_idx, -1, sizeof(cpu_idx));
