@@ -75,7 +75,10 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  * loop, without a signal. They never interrupt another call's function,
  * which runs to completion as an IPI handler runs with interrupts off:
  * urgent calls that arrive meanwhile run right after it. The rules for an
- * urgent function are those of a signal handler and of an IPI handler:
+ * urgent function are those of a signal handler and of an IPI handler, and
+ * libxcall holds it to them wherever it runs (the handler, the idle loop,
+ * right after a call), so that what it may do never depends on how busy
+ * its worker was:
  *   - async-signal-safe work only (no malloc, no stdio, no locks that the
  *     interrupted code may hold: it may be interrupted holding any of them);
  *   - no waiting calls (XC_WAIT gives -EDEADLK), no hotplug, no xc_exit;

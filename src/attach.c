@@ -278,7 +278,7 @@ static int attached_self(struct xc_cpu **out)
 
 	if (!c || !c->attached)
 		return -EINVAL;
-	if (xc_in_call || xc_in_urgent || c->in_task_loop)
+	if (xc_in_call || xc_urgent_rules() || c->in_task_loop)
 		return -EDEADLK;
 	*out = c;
 	return 0;

@@ -256,7 +256,7 @@ static int check_flags(unsigned flags)
 {
 	if (flags & ~XC_FLAGS_ALL)
 		return -EINVAL;
-	if ((flags & XC_WAIT) && (xc_in_urgent || xc_in_fd_sleep()))
+	if ((flags & XC_WAIT) && (xc_urgent_rules() || xc_in_fd_sleep()))
 		return -EDEADLK;	/* nothing runs on this CPU until the handler returns; a sleep announced */
 	return 0;
 }
@@ -742,7 +742,7 @@ static int poll_self(void)
 
 	if (!self)
 		return -ENXIO;
-	if (xc_in_urgent)
+	if (xc_urgent_rules())
 		return 0;	/* the handler may have interrupted this worker inside its own run */
 	/*
 	 * Inside an attached thread's announced sleep (a handler that landed

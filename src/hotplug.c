@@ -151,7 +151,7 @@ static int cpu_offline(int cpu)
 
 	if (!c)
 		return -ENXIO;
-	if (c == xc_self || xc_in_urgent || xc_in_fd_sleep())
+	if (c == xc_self || xc_urgent_rules() || xc_in_fd_sleep())
 		return -EDEADLK;
 	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
 		return -ENXIO;	/* exiting: every CPU goes down anyway */
@@ -191,7 +191,7 @@ static int cpu_online(int cpu)
 
 	if (!c || atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP)
 		return -ENXIO;
-	if (xc_in_urgent || xc_in_fd_sleep())
+	if (xc_urgent_rules() || xc_in_fd_sleep())
 		return -EDEADLK;
 	ret = xc_hotplug_lock();
 	if (ret)

@@ -305,8 +305,9 @@ void xc_spin_calibrate(void);
  * then share one address, which the call paths compute once. Signal
  * handlers on this thread write it and put back what they found, so plain
  * (volatile) accesses suffice.
- *   any: inside, in_urgent and in_fd_sleep read in one load; the waiting
- *        call's straight path (call.c) takes the slot only when it is 0.
+ *   any: inside, in_urgent, in_urgent_fn and in_fd_sleep read in one
+ *        load; the waiting call's straight path (call.c) takes the slot
+ *        only when it is 0.
  *   in_call: calls whose function this thread runs, nested: the urgent
  *        handler defers while it is not 0 (urgent.c).
  */
@@ -316,7 +317,8 @@ struct xc_tls_state {
 			volatile int inside;		/* in libxcall's code (thread.h): a handler is refused */
 			volatile uint8_t in_urgent;	/* inside the urgent signal handler (urgent.c) */
 			volatile uint8_t in_fd_sleep;	/* attached, between a sleep_begin that said sleep and its end (kick.c) */
-			uint8_t unused[2];
+			volatile uint8_t in_urgent_fn;	/* in an urgent call's function, wherever it runs (call.h) */
+			uint8_t unused[1];
 		};
 		volatile uint64_t any;
 	};
@@ -327,6 +329,17 @@ extern __xc_tls struct xc_tls_state xc_tls;
 #define xc_self      (xc_tls.self)
 #define xc_in_urgent (xc_tls.in_urgent)
 #define xc_in_call   (xc_tls.in_call)
+
+/*
+ * The rules of an urgent function hold here (xcall.h, "Urgent calls"): no
+ * waiting call, no hotplug, no detach. They hold wherever it runs, in the
+ * signal handler, the idle loop or right after a call, so that what it may
+ * do does not depend on how busy its worker was.
+ */
+static inline bool xc_urgent_rules(void)
+{
+	return xc_tls.in_urgent | xc_tls.in_urgent_fn;
+}
 
 /*
  * Whether calls are accepted: while up, and while xc_exit() drains, from

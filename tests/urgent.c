@@ -4,7 +4,8 @@
  * the interruption this test would hang), runs there exactly once, on that
  * CPU, by a signal; an urgent call to an idle polling worker needs no
  * signal; a waiting call or a hotplug request from inside an urgent
- * function gets -EDEADLK, while nowait calls from there work; an urgent
+ * function gets -EDEADLK, while nowait calls from there work, whether it
+ * runs in the signal handler or in the idle loop; an urgent
  * call never interrupts another call's function, and runs right after it,
  * before plain calls queued behind it.
  */
@@ -13,7 +14,7 @@
 #include <stdatomic.h>
 
 static _Atomic int released, urgent_runs, in_work, ran_on = -1, inner_ret = 1, nowait_ret = 1;
-static _Atomic int nested_runs, hotplug_ret = 1;
+static _Atomic int nested_runs, hotplug_ret = 1, poll_ret = 1;
 
 static void nested(void *arg)
 {
@@ -44,7 +45,57 @@ static void urgent_fn(void *arg)
 	atomic_store(&inner_ret, xc_call_single(*(int *)arg, nothing, NULL, XC_WAIT));
 	atomic_store(&nowait_ret, xc_call_single(*(int *)arg, nested, NULL, 0));
 	atomic_store(&hotplug_ret, xc_cpu_offline(*(int *)arg));
+	atomic_store(&poll_ret, xc_poll());
 	atomic_store(&released, 1);
+}
+
+static _Atomic int gate_open, gated, plain_runs;
+
+static void gate(void *arg)
+{
+	atomic_store(&gated, 1);
+	WAIT_UNTIL(atomic_load(&gate_open));
+}
+
+static void plain_count(void *arg)
+{
+	atomic_fetch_add(&plain_runs, 1);
+}
+
+/*
+ * urgent_fn on cpus[1] outside the signal handler: in the idle loop, or
+ * (@after_call) right after a plain call, with another plain call queued
+ * behind, which its xc_poll() must not run. Its rules are the handler's.
+ */
+static void urgent_rules(const int *cpus, bool after_call)
+{
+	atomic_store(&released, 0);
+	atomic_store(&inner_ret, 1);
+	atomic_store(&nowait_ret, 1);
+	atomic_store(&hotplug_ret, 1);
+	atomic_store(&poll_ret, 1);
+	atomic_store(&nested_runs, 0);
+	atomic_store(&gate_open, 0);
+	atomic_store(&gated, 0);
+	atomic_store(&plain_runs, 0);
+	if (after_call) {
+		CHECK_RET(xc_call_single(cpus[1], gate, NULL, 0), 0);
+		WAIT_UNTIL(atomic_load(&gated));
+	}
+	CHECK_RET(xc_call_single(cpus[1], urgent_fn, (void *)&cpus[0], XC_URGENT), 0);
+	if (after_call) {
+		CHECK_RET(xc_call_single(cpus[1], plain_count, NULL, 0), 0);
+		atomic_store(&gate_open, 1);
+	}
+	WAIT_UNTIL(atomic_load(&released));
+	CHECK(atomic_load(&ran_on) == cpus[1]);
+	CHECK_RET(atomic_load(&inner_ret), -EDEADLK);
+	CHECK_RET(atomic_load(&nowait_ret), 0);
+	CHECK_RET(atomic_load(&hotplug_ret), -EDEADLK);
+	CHECK_RET(atomic_load(&poll_ret), 0);
+	WAIT_UNTIL(atomic_load(&nested_runs) == 1);
+	if (after_call)
+		WAIT_UNTIL(atomic_load(&plain_runs) == 1);
 }
 
 static _Atomic int in_plain, nested_in_plain, order_at = 0, urgent_order, late_order;
@@ -106,6 +157,7 @@ int main(void)
 		CHECK(atomic_load(&inner_ret) == -EDEADLK);
 		CHECK(atomic_load(&nowait_ret) == 0);
 		CHECK(atomic_load(&hotplug_ret) == -EDEADLK);
+		CHECK_RET(atomic_load(&poll_ret), 0);
 		WAIT_UNTIL(atomic_load(&nested_runs) == wait + 1);
 		/* the handler counts the call after its function returns: a nowait caller may look first */
 		WAIT_UNTIL(xc_stats_get(cpus[1], &b) == 0 && b.urgent_calls != a.urgent_calls);
@@ -130,6 +182,10 @@ int main(void)
 	CHECK(b.signals_sent == a.signals_sent);
 	CHECK(b.urgent_calls - a.urgent_calls == 100);
 	CHECK(atomic_load(&urgent_runs) == 100);
+	/* the rules of an urgent function hold there too: no waiting call, no hotplug */
+	urgent_rules(cpus, false);
+	/* and where it runs right after a plain call, whose return runs it: xc_poll() runs nothing */
+	urgent_rules(cpus, true);
 	CHECK_RET(xc_exit(), 0);
 
 	not_interrupting_calls(cpus[1]);
