@@ -666,29 +666,56 @@ static pthread_mutex_t hp_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int hp_holders;
 static bool nested_hotplug;
 
-static void hp_begin(void)
+/*
+ * Hotplug operations of the program may overlap (a body's offline is made
+ * under another's lock): libxcall runs them one at a time, in an order the
+ * bookkeeping after each return does not see (an offline that returned
+ * first may be booked after the online that followed it). So when
+ * operations overlapped, the CPUs they touched are left out of hp_offline
+ * once the last ends: fewer calls are checked, none wrongly. hp_book orders
+ * the bookkeeping; it is never held across a libxcall call, and never taken
+ * in an urgent function (which may interrupt its holder).
+ */
+static pthread_mutex_t hp_book = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t hp_touched;	/* CPUs of the operations since hp_active was 0 */
+static bool hp_overlap;		/* two of them were under way at once */
+
+static void hp_begin(uint32_t cpus_mask)
 {
+	pthread_mutex_lock(&hp_book);
+	if (atomic_load(&hp_active) > 0)
+		hp_overlap = true;
+	hp_touched |= cpus_mask;
 	atomic_fetch_add(&hp_active, 1);
 	atomic_fetch_add(&hp_gen, 1);
+	pthread_mutex_unlock(&hp_book);
 }
 
 static void hp_end(int cpu_idx_, bool offline_now, bool changed)
 {
+	pthread_mutex_lock(&hp_book);
 	if (changed) {
 		if (offline_now)
 			atomic_fetch_or(&hp_offline, 1u << cpu_idx_);
 		else
 			atomic_fetch_and(&hp_offline, ~(1u << cpu_idx_));
 	}
+	if (atomic_load(&hp_active) == 1) {
+		if (hp_overlap)
+			atomic_fetch_and(&hp_offline, ~hp_touched);
+		hp_overlap = false;
+		hp_touched = 0;
+	}
 	atomic_fetch_add(&hp_gen, 1);
 	atomic_fetch_sub(&hp_active, 1);
+	pthread_mutex_unlock(&hp_book);
 }
 
 static int hp_offline_op(int i)
 {
 	int r;
 
-	hp_begin();
+	hp_begin(1u << i);
 	r = API("xc_cpu_offline", xc_cpu_offline(cpus[i]));
 	hp_end(i, true, r == 0);
 	return r;
@@ -698,10 +725,20 @@ static int hp_online_op(int i)
 {
 	int r;
 
-	hp_begin();
+	hp_begin(1u << i);
 	r = API("xc_cpu_online", xc_cpu_online(cpus[i]));
 	hp_end(i, false, r == 0);
 	return r;
+}
+
+/* From an urgent function: refused, so nothing to book (and hp_book may be held below). */
+static void hp_refused_op(int i, bool online)
+{
+	int r = online ? API("xc_cpu_online", xc_cpu_online(cpus[i]))
+		       : API("xc_cpu_offline", xc_cpu_offline(cpus[i]));
+
+	if (r != -EDEADLK && r != -ENXIO)
+		fail("xc_cpu_%s from an urgent function returned %d", online ? "online" : "offline", r);
 }
 
 /* ---- calls ---- */
@@ -896,6 +933,12 @@ static void exec_op(const struct op *o, bool urgent, bool handler, int depth)
 		/* a call or work item takes a CPU offline (not a signal handler: hotplug is not for them) */
 		if (handler)
 			break;
+		if (urgent) {
+			hp_refused_op(o->b % ncpu, false);
+			if (o->a)
+				hp_refused_op(o->b % ncpu, true);
+			break;
+		}
 		if (nested_hotplug) {
 			if (hp_offline_op(o->b % ncpu) == 0 && o->a)
 				hp_online_op(o->b % ncpu);
@@ -1033,6 +1076,9 @@ static void child_program(const struct op *o)
 	/* a runtime of its own, every CPU online; the parent's threads are not here */
 	atomic_store(&hp_offline, 0);
 	atomic_store(&hp_active, 0);
+	pthread_mutex_init(&hp_book, NULL);	/* a thread of the parent may have held it */
+	hp_touched = 0;
+	hp_overlap = false;
 	atomic_store(&spin_budget, SPIN_BUDGET_US / 4);
 	atomic_store(&failed, 0);
 	if (FZ_CHILD_NO_THREADS) {
@@ -1052,7 +1098,7 @@ static void child_program(const struct op *o)
 		run_body(o->d, false, false, 1);
 		pthread_join(t, NULL);
 	}
-	hp_begin();
+	hp_begin(~0u);
 	r = xc_exit();
 	if (r)
 		fail("fork child: xc_exit returned %d", r);
@@ -1104,7 +1150,7 @@ static void do_cycle(const struct op *o)
 	char cb[64], ab[16];
 	int r;
 
-	hp_begin();	/* every CPU comes back online */
+	hp_begin(~0u);	/* every CPU comes back online */
 	r = API("xc_exit", xc_exit());
 	if (r == -EBUSY) {
 		hp_end(0, false, false);
@@ -1528,7 +1574,7 @@ static int run_program(void)
 			}
 		api_end(s);
 	}
-	hp_begin();	/* the exit's drains may still call */
+	hp_begin(~0u);	/* the exit's drains may still call */
 	r = API("xc_exit", xc_exit());
 	if (r && r != -ENXIO)
 		fail("final xc_exit returned %d", r);
