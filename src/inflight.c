@@ -115,8 +115,12 @@ void xc_inflight_thread_exit(void)
 	if (!my_slot)
 		return;
 	pthread_mutex_lock(&looking);
-	/* relaxed: under the lock X looks under; the slot is free for a new thread from here */
-	atomic_store_explicit(my_slot, NULL, memory_order_relaxed);
+	/*
+	 * release: an exiter that finds the slot empty takes no lock, and its
+	 * acquire must still come after this thread's last call (C3 above); the
+	 * slot is free for a new thread from here
+	 */
+	atomic_store_explicit(my_slot, NULL, memory_order_release);
 	pthread_mutex_unlock(&looking);
 	my_slot = NULL;
 }
