@@ -234,10 +234,18 @@ static bool self_online(struct xc_cpu *self)
 	return atomic_load_explicit(&self->online, memory_order_relaxed);
 }
 
-/* An inline call; @async: its descriptor, completed (and its callback run) right after fn. */
-static void call_inline(struct xc_cpu *self, xc_func_t fn, void *arg, struct xc_call *async)
+/*
+ * An inline call; @async: its descriptor, completed (and its callback run)
+ * right after fn; @urgent: an XC_URGENT call, whose rules hold inline too.
+ */
+static void call_inline(struct xc_cpu *self, xc_func_t fn, void *arg, struct xc_call *async, bool urgent)
 {
+	uint8_t was_urgent = xc_tls.in_urgent_fn;
+
+	if (urgent)
+		xc_tls.in_urgent_fn = 1;
 	xc_call_user(fn, arg);
+	xc_tls.in_urgent_fn = was_urgent;
 	if (async)
 		xc_call_async_done(async);
 	xc_os_after_run(self);
@@ -362,7 +370,7 @@ static inline __attribute__((always_inline)) int call_single(int cpu, xc_func_t 
 	if (c == xc_self) {
 		if (!self_online(c))
 			return -ENXIO;
-		call_inline(c, fn, arg, NULL);
+		call_inline(c, fn, arg, NULL, flags & XC_URGENT);
 		return 0;
 	}
 	if (xc_likely(!(flags & XC_WAIT))) {
@@ -455,7 +463,7 @@ static int call_async(int cpu, struct xc_call *call)
 			atomic_store_explicit(&call->_flags, 0, memory_order_relaxed);
 			return -ENXIO;
 		}
-		call_inline(c, call->fn, call->arg, call);	/* its callback too, inline */
+		call_inline(c, call->fn, call->arg, call, false);	/* its callback too, inline */
 		return 0;
 	}
 	if (via_ring(0))
@@ -638,7 +646,7 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 	if (sent < 0)
 		return sent;
 	if (run_local) {
-		call_inline(self, fn, arg, NULL);
+		call_inline(self, fn, arg, NULL, flags & XC_URGENT);
 		sent++;
 	}
 	if (flags & XC_WAIT) {

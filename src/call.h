@@ -28,7 +28,7 @@ static inline void xc_call_run_fn(struct xc_cpu *c, xc_func_t fn, void *arg, int
 	xc_trace(urgent ? XC_EV_URGENT_ENTRY : XC_EV_CALL_ENTRY, from, flow, (const void *)fn);
 	int was = xc_user_begin();
 
-	/* nothing runs a plain call inside it (its waits and xc_poll() refuse): no save */
+	/* only its own inline calls run inside it (its waits and xc_poll() refuse): no save */
 	if (urgent)
 		xc_tls.in_urgent_fn = 1;
 	xc_in_call++;

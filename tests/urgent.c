@@ -5,7 +5,8 @@
  * CPU, by a signal; an urgent call to an idle polling worker needs no
  * signal; a waiting call or a hotplug request from inside an urgent
  * function gets -EDEADLK, while nowait calls from there work, whether it
- * runs in the signal handler or in the idle loop; an urgent
+ * runs in the signal handler, the idle loop, right after a call or inline;
+ * an urgent
  * call never interrupts another call's function, and runs right after it,
  * before plain calls queued behind it.
  */
@@ -62,13 +63,26 @@ static void plain_count(void *arg)
 	atomic_fetch_add(&plain_runs, 1);
 }
 
-/*
- * urgent_fn on cpus[1] outside the signal handler: in the idle loop, or
- * (@after_call) right after a plain call, with another plain call queued
- * behind, which its xc_poll() must not run. Its rules are the handler's.
- */
-static void urgent_rules(const int *cpus, bool after_call)
+/* A plain call on cpus[1] that calls urgent_fn on its own CPU: it runs inline. */
+static void urgent_inline(void *arg)
 {
+	const int *cpus = arg;
+
+	CHECK_RET(xc_call_single(cpus[1], urgent_fn, (void *)&cpus[0], XC_URGENT), 0);
+}
+
+enum where { IDLE_LOOP, AFTER_CALL, INLINE };
+
+/*
+ * urgent_fn on cpus[1] outside the signal handler: in the idle loop, right
+ * after a plain call (with another plain call queued behind, which its
+ * xc_poll() must not run), or inline in a call to its own CPU. Its rules are
+ * the handler's.
+ */
+static void urgent_rules(const int *cpus, enum where where)
+{
+	bool after_call = where == AFTER_CALL;
+
 	atomic_store(&released, 0);
 	atomic_store(&inner_ret, 1);
 	atomic_store(&nowait_ret, 1);
@@ -82,7 +96,10 @@ static void urgent_rules(const int *cpus, bool after_call)
 		CHECK_RET(xc_call_single(cpus[1], gate, NULL, 0), 0);
 		WAIT_UNTIL(atomic_load(&gated));
 	}
-	CHECK_RET(xc_call_single(cpus[1], urgent_fn, (void *)&cpus[0], XC_URGENT), 0);
+	if (where == INLINE)
+		CHECK_RET(xc_call_single(cpus[1], urgent_inline, (void *)cpus, 0), 0);
+	else
+		CHECK_RET(xc_call_single(cpus[1], urgent_fn, (void *)&cpus[0], XC_URGENT), 0);
 	if (after_call) {
 		CHECK_RET(xc_call_single(cpus[1], plain_count, NULL, 0), 0);
 		atomic_store(&gate_open, 1);
@@ -183,9 +200,11 @@ int main(void)
 	CHECK(b.urgent_calls - a.urgent_calls == 100);
 	CHECK(atomic_load(&urgent_runs) == 100);
 	/* the rules of an urgent function hold there too: no waiting call, no hotplug */
-	urgent_rules(cpus, false);
+	urgent_rules(cpus, IDLE_LOOP);
 	/* and where it runs right after a plain call, whose return runs it: xc_poll() runs nothing */
-	urgent_rules(cpus, true);
+	urgent_rules(cpus, AFTER_CALL);
+	/* and inline, called from its own CPU */
+	urgent_rules(cpus, INLINE);
 	CHECK_RET(xc_exit(), 0);
 
 	not_interrupting_calls(cpus[1]);
