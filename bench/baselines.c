@@ -283,9 +283,9 @@ long pp_run(enum pp_kind k, int cpu_a, int cpu_b, const struct budget *b, struct
 /* ---- call queues ---- */
 
 /*
- * At a 128-byte boundary, so that every run pairs its lines alike where a CPU
- * moves 128-byte pairs (head and tail in one pair, as count-lines' test
- * expects); at a 64-byte one, where malloc put it decided that.
+ * At a 128-byte boundary, so that its groups keep their pairs apart where a
+ * CPU moves 128-byte pairs; at a 64-byte one, malloc's placement decided
+ * whether head and tail shared one.
  */
 struct pp_ring *pp_ring_new(void)
 {

@@ -243,13 +243,13 @@ struct pp_ring_entry {
 };
 
 struct pp_ring {
-	/* the producer's line */
-	_Alignas(CACHELINE) _Atomic uint32_t head;      /* entries published (release) */
+	/* the producer's line, in a 128-byte pair of its own as each group (as libxcall's rings) */
+	_Alignas(2 * CACHELINE) _Atomic uint32_t head;  /* entries published (release) */
 	uint32_t tail_seen;                             /* a tail read earlier, never ahead of tail */
 	/* the consumer's line */
-	_Alignas(CACHELINE) _Atomic uint32_t tail;      /* entries taken (release: their slots are free) */
+	_Alignas(2 * CACHELINE) _Atomic uint32_t tail;  /* entries taken (release: their slots are free) */
 	uint32_t head_seen;                             /* a head read earlier */
-	_Alignas(CACHELINE) struct pp_ring_entry e[PP_RING_ENTRIES];
+	_Alignas(2 * CACHELINE) struct pp_ring_entry e[PP_RING_ENTRIES];
 };
 
 _Static_assert((PP_RING_ENTRIES & (PP_RING_ENTRIES - 1)) == 0, "indices wrap at 2^32");

@@ -722,8 +722,10 @@ XC_API int xc_worker_sleep_end(void);
  * waiting on (its wait could end only after this call returns; @cpu stays
  * online; a cycle through a third CPU is not detected), or from a call or
  * work item on a CPU that the worker of a CPU another thread is taking
- * offline waits on (that offline holds the lock this call would wait for
- * until the wait ends: this call gives way, that one goes on), or from a
+ * offline waits on, or that a call drained by another thread's detach (or
+ * attached thread's exit) waits on (that offline or drain holds the lock
+ * this call would wait for until the wait ends: this call gives way, that
+ * one goes on), or from a
  * call that a hotplug operation of the same thread is running while it
  * waits (an offline's wait, a detach's drain: it holds the lock this call
  * would wait for).
@@ -742,7 +744,8 @@ XC_API int xc_cpu_offline(int cpu);
  * has taken it, outside the set, or runtime not up; -EDEADLK from an urgent
  * function, inside an attached thread's announced sleep, from a call that a
  * hotplug operation of the same thread is running, or from a call or work
- * item that a CPU being taken offline waits on (both as xc_cpu_offline()).
+ * item that a CPU being taken offline or a detach's drain waits on (both as
+ * xc_cpu_offline()).
  */
 XC_API int xc_cpu_online(int cpu);
 

@@ -1500,7 +1500,7 @@ wait_loop:
 		:: else -> skip
 		fi;
 		/* xc_idle_wait(self, ready_sync, r, window, until, 0): until = 0 (stuck reports off) */
-		// @src src/wait.c: if (!xc_idle_wait(self, ready_done, (void *)r, xc_poll_window(self),
+		// @src src/wait.c: if (!xc_idle_wait(self, ready_done, &ready, xc_poll_window(self),
 		mode = MODE_SYNC;
 		goto idle_wait;
 wait_end:
@@ -1581,8 +1581,8 @@ sleep_loop:
 	/* W2: if (ready(c, ctx)) break; - seq_cst loads */
 	// @src src/kick.c: if (ready(c, ctx, false))	/* W2 */
 #if PAIR
-	/* ready_sync: sync_ref_done(ctx) || xc_calls_pending(c) */
-	// @src src/wait.c: return ref_done(ctx) || xc_w2_pending(c, false);
+	/* ready_done: ref_done || xc_calls_pending(c) (|| an offline request, not modelled: a wake more) */
+	// @src src/wait.c: return ref_done(w->r) || xc_w2_pending(c, false) ||
 	if
 	:: mode == MODE_SYNC && sync_done[me] -> WITNESS(30); goto idle_out	/* the re-check saw the completion */
 	:: else -> skip

@@ -35,6 +35,11 @@ void xc_hotplug_hold(bool on)
 	holding = on;
 }
 
+bool xc_hotplug_holding(void)
+{
+	return holding;
+}
+
 /*
  * A worker must not block on the lock: the holder may be waiting for this
  * very worker to drain. It keeps serving its calls, and gives up with

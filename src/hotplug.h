@@ -14,6 +14,7 @@ int xc_hotplug_lock(void);
 void xc_hotplug_unlock(void);
 /* Whether this thread holds the lock, for those that take it by themselves (attach.c, fork.c). */
 void xc_hotplug_hold(bool on);
+bool xc_hotplug_holding(void);
 void xc_cpu_open(struct xc_cpu *c);
 void xc_park_release(struct xc_cpu *c, uint32_t how);
 void xc_cpu_request(struct xc_cpu *c, uint32_t ctl);

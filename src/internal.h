@@ -53,6 +53,14 @@
 #define XC_CACHELINE  64
 #define __xc_aligned  __attribute__((aligned(XC_CACHELINE)))
 /*
+ * Where a CPU moves lines in 128-byte pairs (Intel's adjacent-line
+ * prefetch), two groups that different threads write must not share one:
+ * the hot shared structures align their groups to a pair (make count-lines
+ * counts both sizes).
+ */
+#define XC_PAIR       (2 * XC_CACHELINE)
+#define __xc_pair_aligned __attribute__((aligned(XC_PAIR)))
+/*
  * Thread-local state: initial-exec, so that libxcall.so reaches it with one
  * %fs-relative load, as the static library does, rather than a call to
  * __tls_get_addr on every call path. It is a few words, well inside the
@@ -220,6 +228,14 @@ struct xc_cpu {
 
 _Static_assert(offsetof(struct xc_cpu, slot) + sizeof(struct xc_slot) <= XC_CACHELINE,
 	       "the slot must fit in the mailbox line");
+/*
+ * xc_cpus is pair-aligned, so each CPU's groups pair alike: the mailbox with
+ * the senders' counters, the worker's own lines together, the cold ones
+ * together. At 64-byte alignment the link decided the pairing, and in one of
+ * the two the worker's activity words (written at every call) shared a pair
+ * with present, which every sender reads: a line more per nowait call.
+ */
+_Static_assert(sizeof(struct xc_cpu) % XC_PAIR == 0, "every CPU's pairs begin alike");
 
 /* Resolved options (options.c). */
 struct xc_config {
@@ -268,7 +284,7 @@ struct xc_runtime {
 };
 
 extern struct xc_runtime xc_rt;
-extern struct xc_cpu xc_cpus[XC_MAX_CPUS];
+extern struct xc_cpu xc_cpus[XC_MAX_CPUS] __xc_pair_aligned;
 
 /*
  * Spins that yield. A spin that may last longer than about 20 us (the idle

@@ -53,14 +53,16 @@ struct xc_ring_meta {
 };
 
 /*
- * One (sending thread, target CPU) pair. Three lines: the owner's, which the
+ * One (sending thread, target CPU) pair. Three lines, each in a 128-byte
+ * pair of its own (XC_PAIR), as are the entries: the owner's, which the
  * target's worker only reads (head) except when it unlinks (state); the
  * worker's, which the owner reads only to find room or an empty ring; and
- * the ring's place in the registry.
+ * the ring's place in the registry. In one pair, head and tail would move
+ * together on CPUs that move pairs: a line more per call.
  */
 struct xc_ring {
 	/* the owner's line */
-	_Atomic uint32_t head __xc_aligned;	/* entries published (release) */
+	_Atomic uint32_t head __xc_pair_aligned;	/* entries published (release) */
 	_Atomic uint32_t state;			/* XC_RING_*: see ring.c */
 	_Atomic uint32_t unfenced;		/* owner: calls skip R1' (ring.c, "Owners without a fence") */
 	uint32_t tail_seen;			/* owner: a tail read earlier, never ahead of tail */
@@ -68,7 +70,7 @@ struct xc_ring {
 	_Atomic uint64_t rode;			/* owner: calls that found the ring linked (kicks_coalesced) */
 
 	/* the target's worker's line */
-	_Atomic uint32_t tail __xc_aligned;	/* entries taken (release: their slots are free) */
+	_Atomic uint32_t tail __xc_pair_aligned;	/* entries taken (release: their slots are free) */
 	uint32_t head_seen;			/* worker: a head read earlier */
 	uint32_t mask;				/* size - 1, on the worker's line */
 	bool held;				/* worker: on its held list */
@@ -78,12 +80,12 @@ struct xc_ring {
 	struct xc__link link;			/* on the target's callq while linked and not held */
 
 	/* registry: written once before the ring is published, then read-only but owned */
-	struct xc_cpu *target __xc_aligned;
+	struct xc_cpu *target __xc_pair_aligned;
 	struct xc_ring *next;			/* the target CPU's rings, newest first */
 	_Atomic bool owned;			/* a live thread sends through it */
 
 	struct xc_ring_meta *meta;		/* size of them, after the entries */
-	struct xc_ring_entry e[] __xc_aligned;
+	struct xc_ring_entry e[] __xc_pair_aligned;
 };
 
 struct xc_ring_table {

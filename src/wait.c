@@ -193,11 +193,21 @@ static bool ask_wake(const struct wait_ref *r)
 	}
 }
 
+/* A worker's wait, as its idle wait sees it. */
+struct wait_ready {
+	const struct wait_ref *r;
+	bool looking;		/* a deadlock look is under way, or none is to be made */
+};
+
 static int ready_done(struct xc_cpu *c, void *ctx, bool may_run)
 {
+	const struct wait_ready *w = ctx;
+
 	if (may_run && xc_slot_run_fast(c))
 		return XC_READY_RAN;
-	return ref_done(ctx) || xc_w2_pending(c, false);
+	/* seq_cst: a W2 re-check; an offline request is stored, then kicked: its look begins now */
+	return ref_done(w->r) || xc_w2_pending(c, false) ||
+	       (!w->looking && atomic_load_explicit(&c->ctl, memory_order_seq_cst) == XC_CTL_OFFLINE);
 }
 
 /* Sleep on the completion word until done or the deadline (0: none); 0 or -ETIMEDOUT. */
@@ -262,8 +272,10 @@ static bool done_spin(const struct wait_ref *r, long budget_ns, uint64_t deadlin
 /*
  * An offline request for this worker, which is blocked in a wait: it is
  * served only once the wait ends (worker.c), and its requester holds the
- * hotplug lock until then. Two workers this wait waits on may wait for
- * that in turn, each in a serving wait of hotplug.c:
+ * hotplug lock until then; or this thread holds the lock itself while it
+ * waits (a detach's or an attached thread's exit's drain, attach.c). Two
+ * workers this wait waits on may wait for that in turn, each in a serving
+ * wait of hotplug.c:
  *   - the requester itself, in its offline's wait;
  *   - a worker waiting for the lock, to take some CPU offline or online.
  * Either may be waiting further up the stack of the very call this wait
@@ -274,11 +286,17 @@ static bool done_spin(const struct wait_ref *r, long budget_ns, uint64_t deadlin
  * its call was taken and cannot return before the request is served. Then
  * the requester's request is refused with -EDEADLK (it returns, and runs
  * the call), or the lock's waiter is told to give up with -EDEADLK
- * (lock_wait). A cycle through a third CPU's wait is not seen.
+ * (lock_wait). Once that is proven for a lock's waiter, it holds while this
+ * wait is not done: the call is still up that worker's stack, and every wait
+ * for the lock it begins meanwhile is above it, so each is refused at once
+ * (a worker serving a queue of calls that each want the lock would otherwise
+ * pay a proof for each). A lock's waiter is looked at every
+ * XC_DEADLOCK_LOOK_LOCK_NS. A cycle through a third CPU's wait is not seen.
  */
 struct deadlock_look {
 	int cpu;		/* the worker the look began with; -1 none */
 	bool lock;		/* it waits for the lock, not for this worker */
+	bool proven;		/* lock: this wait's call is up its stack */
 	uint64_t empty0;	/* its served_empty then */
 };
 
@@ -300,8 +318,18 @@ static int lock_waiter(const struct xc_waitinfo *wi)
 	return -1;
 }
 
-/* True if a pending offline request should be looked at again soon. */
-static bool deadlock_look(struct xc_cpu *self, const struct wait_ref *r, const struct xc_waitinfo *wi,
+/* Tell @cpu's worker, if it waits for the hotplug lock, to give up with -EDEADLK. */
+static void refuse_lock(int cpu)
+{
+	uint32_t spin = XC_LOCK_SPIN;
+
+	/* relaxed: the refusal carries no data; a wait that ended meanwhile keeps its state */
+	atomic_compare_exchange_strong_explicit(&xc_cpus[cpu].lock_wait, &spin, XC_LOCK_REFUSED,
+						memory_order_relaxed, memory_order_relaxed);
+}
+
+/* When to look again at a pending offline request, in ns from now; 0: not at all. */
+static long deadlock_look(struct xc_cpu *self, const struct wait_ref *r, const struct xc_waitinfo *wi,
 			  struct deadlock_look *dl)
 {
 	int from, cpu;
@@ -309,44 +337,49 @@ static bool deadlock_look(struct xc_cpu *self, const struct wait_ref *r, const s
 	uint64_t empty;
 
 	/* acquire: the requester's ctl_from and offline_done are visible */
-	if (atomic_load_explicit(&self->ctl, memory_order_acquire) != XC_CTL_OFFLINE) {
+	if (atomic_load_explicit(&self->ctl, memory_order_acquire) == XC_CTL_OFFLINE) {
+		/* relaxed: ordered by the acquire above */
+		from = atomic_load_explicit(&self->ctl_from, memory_order_relaxed);
+		cpu = from >= 0 && waits_on(wi, from) ? from : -1;
+	} else if (xc_hotplug_holding()) {
+		cpu = -1;	/* a detach's drain: only a lock's waiter can wait for it */
+	} else {
 		dl->cpu = -1;
-		return false;
+		return 0;
 	}
-	/* relaxed: ordered by the acquire above */
-	from = atomic_load_explicit(&self->ctl_from, memory_order_relaxed);
-	cpu = from >= 0 && waits_on(wi, from) ? from : -1;
 	if (cpu < 0) {
+		if (dl->proven) {
+			if (!ref_done(r))
+				refuse_lock(dl->cpu);
+			return XC_DEADLOCK_LOOK_LOCK_NS;
+		}
 		/* a worker may begin to wait for the lock at any time: look again */
 		cpu = lock_waiter(wi);
 		lock = true;
 		if (cpu < 0) {
 			dl->cpu = -1;
-			return true;
+			return XC_DEADLOCK_LOOK_NS;
 		}
 	}
 	/* acquire: pairs with the worker's release after a take that found nothing */
 	empty = atomic_load_explicit(&xc_cpus[cpu].served_empty, memory_order_acquire);
 	if (dl->cpu != cpu || dl->lock != lock) {
-		*dl = (struct deadlock_look){ cpu, lock, empty };
-		return true;
+		*dl = (struct deadlock_look){ cpu, lock, false, empty };
+		return lock ? XC_DEADLOCK_LOOK_LOCK_NS : XC_DEADLOCK_LOOK_NS;
 	}
 	if (empty < dl->empty0 + 2 || ref_done(r))
-		return true;
-	dl->cpu = -1;
+		return lock ? XC_DEADLOCK_LOOK_LOCK_NS : XC_DEADLOCK_LOOK_NS;
 	if (lock) {
-		uint32_t spin = XC_LOCK_SPIN;
-
-		/* relaxed: the refusal carries no data; a wait that ended meanwhile keeps its state */
-		atomic_compare_exchange_strong_explicit(&xc_cpus[cpu].lock_wait, &spin, XC_LOCK_REFUSED,
-							memory_order_relaxed, memory_order_relaxed);
-		return true;	/* the request stays; the call returns once the lock's waiter gives up */
+		dl->proven = true;
+		refuse_lock(cpu);
+		return XC_DEADLOCK_LOOK_LOCK_NS;	/* the request stays; the call returns once it gives up */
 	}
+	dl->cpu = -1;
 	self->offline_result = -EDEADLK;	/* published by the completion */
 	/* relaxed: read by the requester only after offline_done, as in xc_cpu_offline_served */
 	atomic_store_explicit(&self->ctl, XC_CTL_NONE, memory_order_relaxed);
 	xc_complete(&self->offline_done);
-	return false;
+	return 0;
 }
 
 /*
@@ -374,12 +407,15 @@ static int wait_after_spin(const struct wait_ref *r, uint64_t deadline_ns, struc
 
 			if (xc_wait_serve())
 				continue;
-			if (wi && deadlock_look(self, r, wi, &dl)) {
-				look = xc_now_ns() + XC_DEADLOCK_LOOK_NS;
+			long again = wi ? deadlock_look(self, r, wi, &dl) : 0;
+			struct wait_ready ready = { r, !wi || again };
+
+			if (again) {
+				look = xc_now_ns() + again;
 				if (until && until < look)
 					look = 0;
 			}
-			if (!xc_idle_wait(self, ready_done, (void *)r, xc_poll_window(self),
+			if (!xc_idle_wait(self, ready_done, &ready, xc_poll_window(self),
 					  look ? look : until, 0)) {
 				if (look)
 					continue;	/* the look's own deadline: look again */

@@ -24,6 +24,7 @@ void xc_completion_init(struct xc__completion *s, uint32_t count);
 void xc_complete(struct xc__completion *s);
 /* How often a worker blocked in a wait looks whether an offline request for it deadlocks (wait.c). */
 #define XC_DEADLOCK_LOOK_NS 1000000L
+#define XC_DEADLOCK_LOOK_LOCK_NS 50000L	/* while a worker it waits on waits for the hotplug lock */
 
 void xc_completion_wait_rest(struct xc__completion *s, uint32_t busy, const struct xc_waitinfo *wi);
 void xc_completion_wake(struct xc__completion *s, struct xc_cpu *waiter);

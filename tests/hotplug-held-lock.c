@@ -5,8 +5,10 @@
  * D offline, or to bring D online) it can never have it: it gets -EDEADLK,
  * its call returns, D goes offline and the plain thread's offline returns 0.
  * When D's wait can end (its call is still queued to W, and W's wait for the
- * lock serves it) nothing is refused: both hotplug calls succeed. Found by
- * the scenario fuzzer (fuzz/corpus/scenarios/found/hotplug-behind-held-lock).
+ * lock serves it) nothing is refused: both hotplug calls succeed. And when
+ * W's wait for the lock serves a queue of calls that each want the lock in
+ * turn, each is refused, and all complete. Found by the scenario fuzzer
+ * (fuzz/corpus/scenarios/hotplug-behind-held-lock.prog).
  */
 #include "test.h"
 #include "internal.h"
@@ -94,6 +96,42 @@ static void refused(int (*op)(int))
 	CHECK_RET(atomic_load(&w_ret), -EDEADLK);
 }
 
+/* 4: calls queued to W behind the one D waits on, each taking D offline */
+#define QUEUED 200
+static _Atomic int queued_refused, queued_other, all_queued;
+
+static void queued_offline(void *arg)
+{
+	atomic_fetch_add(xc_cpu_offline(d_cpu) == -EDEADLK ? &queued_refused : &queued_other, 1);
+}
+
+static void w_serves_queue(void *arg)
+{
+	atomic_store(&w_started, 1);
+	WAIT_UNTIL(request_pending());
+	/* the calls are queued before the lock's wait begins: it serves them, nested */
+	WAIT_UNTIL(atomic_load(&all_queued));
+	atomic_store(&w_ret, xc_cpu_offline(d_cpu));
+}
+
+static void queue_refused(void)
+{
+	struct xc_work wd = { .fn = d_waits_on_w, .arg = (void *)w_serves_queue };
+	pthread_t t;
+
+	reset(xc_cpu_offline);
+	CHECK(pthread_create(&t, NULL, take_d, NULL) == 0);
+	CHECK_RET(xc_queue_work(d_cpu, &wd), 0);
+	WAIT_UNTIL(atomic_load(&w_started) && request_pending());
+	for (int i = 0; i < QUEUED; i++)
+		CHECK_RET(xc_call_single(w_cpu, queued_offline, NULL, 0), 0);
+	atomic_store(&all_queued, 1);
+	offline_went_through(t);
+	CHECK_RET(atomic_load(&w_ret), -EDEADLK);
+	CHECK_RET(atomic_load(&queued_refused), QUEUED);
+	CHECK_RET(atomic_load(&queued_other), 0);
+}
+
 int main(void)
 {
 	struct xc_work ww = { .fn = w_hotplug }, wd = { .fn = d_waits_on_w, .arg = (void *)noop };
@@ -131,6 +169,9 @@ int main(void)
 	CHECK_RET(atomic_load(&call_ret), 0);
 	CHECK(online(d_cpu));
 	CHECK_RET(xc_call_single(d_cpu, noop, NULL, XC_WAIT), 0);
+
+	/* 4. a queue of calls on W that each want the lock */
+	queue_refused();
 
 	CHECK_RET(xc_exit(), 0);
 	return T_PASS;

@@ -8,6 +8,11 @@
  *      then the first offline completes once B is let go.
  *   2. An attached thread's xc_worker_detach() drains a queued call that
  *      takes CPU A offline: -EDEADLK, and the detach returns 0.
+ *   3. The same drain runs a call that waits on a call to A, which takes
+ *      B offline: A's worker waits for the lock that the detach holds while
+ *      it waits on A, so A's call gets -EDEADLK, the drained call's wait
+ *      returns 0, and the detach returns 0 (it hung; found by the scenario
+ *      fuzzer, an attached thread's exit draining such a call).
  */
 #include "test.h"
 #include <stdatomic.h>
@@ -56,6 +61,19 @@ static void offline_a(void *arg)
 	atomic_store(&drained_ret, xc_cpu_offline(a));
 }
 
+/* 3: drained on B, a waiting call to A that takes B offline there */
+static _Atomic int waited_ret = 1;
+
+static void offline_b(void *arg)
+{
+	atomic_store(&drained_ret, xc_cpu_offline(b));
+}
+
+static void waits_on_a(void *arg)
+{
+	atomic_store(&waited_ret, xc_call_single(a, offline_b, NULL, XC_WAIT));
+}
+
 static void *attached_thread(void *arg)
 {
 	t_attach_pinned(b);
@@ -65,17 +83,22 @@ static void *attached_thread(void *arg)
 	return NULL;
 }
 
-static void drained_in_detach(void)
+/* @drained: the call queued to B that the detach's drain runs */
+static void drained_in_detach(xc_func_t drained)
 {
 	char list[16];
 	struct xc_opts o = { .attach = list };
 	pthread_t t;
 
+	atomic_store(&attached, 0);
+	atomic_store(&queued, 0);
+	atomic_store(&drained_ret, 1);
+	atomic_store(&detach_ret, 1);
 	snprintf(list, sizeof(list), "%d", b);
 	CHECK_RET(xc_init(&o), 0);
 	CHECK(pthread_create(&t, NULL, attached_thread, NULL) == 0);
 	WAIT_UNTIL(atomic_load(&attached));
-	CHECK_RET(xc_call_single(b, offline_a, NULL, 0), 0);
+	CHECK_RET(xc_call_single(b, drained, NULL, 0), 0);
 	atomic_store(&queued, 1);
 	CHECK(pthread_join(t, NULL) == 0);
 	CHECK_RET(atomic_load(&detach_ret), 0);
@@ -94,7 +117,9 @@ int main(void)
 	b = cpus[1];
 	CHECK_RET(xc_exit(), 0);
 	served_in_offline();
-	drained_in_detach();
-	puts("hotplug-nested: both nested hotplug calls got -EDEADLK, the outer ones completed");
+	drained_in_detach(offline_a);
+	drained_in_detach(waits_on_a);
+	CHECK_RET(atomic_load(&waited_ret), 0);
+	puts("hotplug-nested: the nested hotplug calls got -EDEADLK, the outer ones completed");
 	return T_PASS;
 }

@@ -11,10 +11,12 @@
  *                                        the straight one is for XC_WAIT alone; two calls
  *                                        marked apart in the middle: one as the others, one
  *                                        whose function outlasts the caller's spin
- *   roundtrip_driver handoff N [plant]   the bare handoff (pp_handoff, bench/baselines.h)
+ *   roundtrip_driver handoff N [plant|near]  the bare handoff (pp_handoff, bench/baselines.h)
  *                                        between the two workers, as pingpong pairs it;
  *                                        plant: one line more each round trip, written by
- *                                        the caller and read by the responder's function
+ *                                        the caller and read by the responder's function;
+ *                                        near: the same with the line after the handoff's,
+ *                                        in its 128-byte pair (one more only at 64 bytes)
  *   roundtrip_driver burst K S N         nowait calls to CPU 1 from S plain threads, N each
  *                                        (a multiple of K), in bursts of K: the senders take
  *                                        turns (the others asleep), and each waits after its
@@ -89,13 +91,16 @@ static struct sched {
 
 static struct {
 	_Alignas(LINE) struct pp_handoff h;     /* a line of its own at 64 and at 128 bytes */
+	_Alignas(LINE / 2) _Atomic long near;   /* the line after it, in its pair: planted by "near" */
 	_Alignas(LINE) _Atomic long plant;      /* the planted line */
 	char pad[LINE - sizeof(long)];
 } hb;
+_Static_assert(sizeof(struct pp_handoff) <= LINE / 2, "near is the next 64-byte line");
 
 static sem_t finished;
 static int mode_k, mode_s;
-static bool general, plant;
+static bool general;
+static _Atomic long *plant;             /* the planted line's word; NULL: none */
 static struct pp_ring *rings[64];
 
 static __attribute__((noreturn)) void fail(const char *what)
@@ -114,7 +119,7 @@ static void tick(void *arg)
 static void read_plant(void *arg)
 {
 	/* relaxed: a read of the planted line is all it is for */
-	(void)atomic_load_explicit(&hb.plant, memory_order_relaxed);
+	(void)atomic_load_explicit(plant, memory_order_relaxed);
 }
 
 /*
@@ -183,7 +188,7 @@ static inline __attribute__((always_inline)) void handoff_calls(long n, bool pla
 	for (long i = 0; i < n; i++) {
 		if (planted)
 			/* relaxed: the responder's function reads it after the handoff's acquire */
-			atomic_store_explicit(&hb.plant, i, memory_order_relaxed);
+			atomic_store_explicit(plant, i, memory_order_relaxed);
 		pp_handoff_round_trip(&hb.h, planted ? read_plant : nothing, NULL);
 	}
 }
@@ -277,7 +282,7 @@ static void *sender(void *arg)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: roundtrip_driver N | wait N [general] | handoff N [plant] |\n"
+	fprintf(stderr, "usage: roundtrip_driver N | wait N [general] | handoff N [plant|near] |\n"
 		"       burst K S N | ring K S N    (needs CPUs 0 and 1; N a multiple of K, S <= 64)\n");
 	return 2;
 }
@@ -302,7 +307,10 @@ static int run_mode(int argc, char **argv)
 		if (argc < 3 || (calls = atol(argv[2])) <= 0)
 			return usage();
 		general = argc > 3 && !strcmp(argv[3], "general");
-		plant = argc > 3 && !strcmp(argv[3], "plant");
+		if (argc > 3 && !strcmp(argv[3], "plant"))
+			plant = &hb.plant;
+		else if (argc > 3 && !strcmp(argv[3], "near"))
+			plant = &hb.near;
 	} else {
 		return usage();
 	}
