@@ -510,7 +510,7 @@ static int many_ring(const int *targets, int nt, xc_func_t fn, void *arg, unsign
 		rings[i] = xc_ring_get(&xc_cpus[targets[i]]);
 		if (!rings[i])
 			return -ENOMEM;
-		if (xc_in_urgent || xc_in_fd_sleep()) {
+		if (xc_urgent_rules() || xc_in_fd_sleep()) {
 			int err = xc_ring_make_room(rings[i]);
 
 			if (err == -ENOMEM || err == -EDEADLK)

@@ -187,8 +187,8 @@ struct xc_call *xc_pool_get(void)
 				return NULL;
 			break;
 		}
-		/* every descriptor is in flight; an announced sleep serves nothing (wait.c): none */
-		if (xc_in_fd_sleep())
+		/* every descriptor is in flight; an announced sleep or an urgent function serves nothing (wait.c): none */
+		if (xc_in_fd_sleep() || xc_urgent_rules())
 			return NULL;
 		/* wait for one, without deadlocking a worker */
 		xc_wait_step();

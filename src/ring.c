@@ -371,8 +371,8 @@ int xc_ring_make_room(struct xc_ring *r)
 		/* relaxed: a look; a close that comes later runs the ring, or refuses its doorbell */
 		if (atomic_load_explicit(&c->callq, memory_order_relaxed) == XC_LLIST_CLOSED)
 			return -ENXIO;
-		if (xc_in_urgent)
-			return -ENOMEM;
+		if (xc_urgent_rules())
+			return -ENOMEM;	/* an urgent function waits for nothing, wherever it runs */
 		/* relaxed: only the owner links an idle ring; a wrong look costs one pass */
 		if (atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_IDLE &&
 		    ring_link(c, r) == XC_PUSH_CLOSED) {

@@ -100,11 +100,12 @@ int xc_wait_serve(void)
 	char here;
 
 	/*
-	 * Not in the urgent handler, which may have interrupted this worker
-	 * inside its own run; not inside an attached thread's announced sleep
-	 * (its waits refuse there: this is their backstop).
+	 * Not in an urgent function: the handler may have interrupted this
+	 * worker inside its own run, and elsewhere its rules are the handler's;
+	 * not inside an attached thread's announced sleep (its waits refuse
+	 * there: this is their backstop).
 	 */
-	if (!self || xc_in_urgent || xc_in_fd_sleep())
+	if (!self || xc_urgent_rules() || xc_in_fd_sleep())
 		return 0;
 	if (xc_unlikely((uintptr_t)&here < self->serve_floor))
 		return serve_waited(self);

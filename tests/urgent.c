@@ -5,7 +5,8 @@
  * CPU, by a signal; an urgent call to an idle polling worker needs no
  * signal; a waiting call or a hotplug request from inside an urgent
  * function gets -EDEADLK, while nowait calls from there work, whether it
- * runs in the signal handler, the idle loop, right after a call or inline;
+ * runs in the signal handler, the idle loop, right after a call or inline
+ * (and a nowait call from it to a full ring gets -ENOMEM, never waits);
  * an urgent
  * call never interrupts another call's function, and runs right after it,
  * before plain calls queued behind it.
@@ -69,6 +70,46 @@ static void urgent_inline(void *arg)
 	const int *cpus = arg;
 
 	CHECK_RET(xc_call_single(cpus[1], urgent_fn, (void *)&cpus[0], XC_URGENT), 0);
+}
+
+/* An urgent function waits for nothing: a nowait call to a full ring gets -ENOMEM. */
+static _Atomic int hold0, held0, full_ret = 1, full_sent, full_ran;
+
+static void hold_cpu(void *arg)
+{
+	atomic_store(&held0, 1);
+	WAIT_UNTIL(!atomic_load(&hold0));
+}
+
+static void count_full(void *arg)
+{
+	atomic_fetch_add(&full_ran, 1);
+}
+
+static void urgent_fills(void *arg)
+{
+	int n, r = 0;
+
+	for (n = 0; n < 1 << 20 && !r; n++)
+		r = xc_call_single(*(int *)arg, count_full, NULL, 0);
+	atomic_store(&full_sent, n - 1);
+	atomic_store(&full_ret, r);
+}
+
+static void urgent_full_ring(const int *cpus)
+{
+	struct xc_work w = { .fn = hold_cpu };
+
+	atomic_store(&hold0, 1);
+	CHECK_RET(xc_queue_work(cpus[0], &w), 0);
+	WAIT_UNTIL(atomic_load(&held0));
+	/* in cpus[1]'s idle loop, not the handler: it must not wait, serving, for room */
+	CHECK_RET(xc_call_single(cpus[1], urgent_fills, (void *)&cpus[0], XC_URGENT), 0);
+	WAIT_UNTIL(atomic_load(&full_ret) != 1);
+	CHECK_RET(atomic_load(&full_ret), -ENOMEM);
+	CHECK(atomic_load(&full_sent) > 0);
+	atomic_store(&hold0, 0);
+	WAIT_UNTIL(atomic_load(&full_ran) == atomic_load(&full_sent));
 }
 
 enum where { IDLE_LOOP, AFTER_CALL, INLINE };
@@ -205,6 +246,7 @@ int main(void)
 	urgent_rules(cpus, AFTER_CALL);
 	/* and inline, called from its own CPU */
 	urgent_rules(cpus, INLINE);
+	urgent_full_ring(cpus);
 	CHECK_RET(xc_exit(), 0);
 
 	not_interrupting_calls(cpus[1]);
