@@ -673,27 +673,48 @@ static bool nested_hotplug;
  * first may be booked after the online that followed it). So when
  * operations overlapped, the CPUs they touched are left out of hp_offline
  * once the last ends: fewer calls are checked, none wrongly. hp_book orders
- * the bookkeeping; it is never held across a libxcall call, and never taken
- * in an urgent function (which may interrupt its holder).
+ * the bookkeeping; it is never held across a libxcall call, never taken in
+ * an urgent function, and held with every signal blocked (a timer's handler
+ * or the urgent signal would run a body on its holder, whose calls may wait
+ * on a function that wants it).
  */
 static pthread_mutex_t hp_book = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t hp_touched;	/* CPUs of the operations since hp_active was 0 */
 static bool hp_overlap;		/* two of them were under way at once */
 
+static void hp_book_lock(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+	pthread_mutex_lock(&hp_book);
+}
+
+static void hp_book_unlock(const sigset_t *old)
+{
+	pthread_mutex_unlock(&hp_book);
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 static void hp_begin(uint32_t cpus_mask)
 {
-	pthread_mutex_lock(&hp_book);
+	sigset_t old;
+
+	hp_book_lock(&old);
 	if (atomic_load(&hp_active) > 0)
 		hp_overlap = true;
 	hp_touched |= cpus_mask;
 	atomic_fetch_add(&hp_active, 1);
 	atomic_fetch_add(&hp_gen, 1);
-	pthread_mutex_unlock(&hp_book);
+	hp_book_unlock(&old);
 }
 
 static void hp_end(int cpu_idx_, bool offline_now, bool changed)
 {
-	pthread_mutex_lock(&hp_book);
+	sigset_t old;
+
+	hp_book_lock(&old);
 	if (changed) {
 		if (offline_now)
 			atomic_fetch_or(&hp_offline, 1u << cpu_idx_);
@@ -708,7 +729,7 @@ static void hp_end(int cpu_idx_, bool offline_now, bool changed)
 	}
 	atomic_fetch_add(&hp_gen, 1);
 	atomic_fetch_sub(&hp_active, 1);
-	pthread_mutex_unlock(&hp_book);
+	hp_book_unlock(&old);
 }
 
 static int hp_offline_op(int i)
