@@ -275,11 +275,25 @@ uint64_t xc_trace_drops(int cpu)
 }
 
 /* Chrome trace track of a ring: the CPU, its urgent context, or a thread. */
-static int ring_track(const struct xc_trace_ring *r)
+/*
+ * Whose a ring is, as a dump names it: a thread ring's cpu and tid change
+ * when a thread adopts it (under rings_lock), so a dump copies them there.
+ */
+struct ring_who {
+	int cpu, tid;
+	uint32_t id;
+};
+
+static struct ring_who ring_who(const struct xc_trace_ring *r)
 {
-	if (r->cpu < 0)
-		return 100000 + (int)r->id;
-	return r->id > XC_MAX_CPUS ? 50000 + r->cpu : r->cpu;
+	return (struct ring_who){ r->cpu, r->tid, r->id };
+}
+
+static int ring_track(const struct ring_who *w)
+{
+	if (w->cpu < 0)
+		return 100000 + (int)w->id;
+	return w->id > XC_MAX_CPUS ? 50000 + w->cpu : w->cpu;
 }
 
 /* --- export --- */
@@ -310,10 +324,9 @@ static const char *const ev_names[XC_EV_NR] = {
 	[XC_EV_WORK_QUEUE] = "queue work", [XC_EV_OFFLINE] = "offline", [XC_EV_ONLINE] = "online",
 };
 
-static void emit_event(struct dump *d, const struct xc_trace_ring *r, const struct xc_ev *e)
+static void emit_event(struct dump *d, int tid, const struct xc_ev *e)
 {
 	char name[128];
-	int tid = ring_track(r);
 	double ts = (double)(e->ts_ns - d->t0) / 1000.0;
 
 	xc_symbol(e->fn, name, sizeof(name));
@@ -397,6 +410,7 @@ int xc_trace_write(const char *path)
 {
 	enum { MAX_RINGS = XC_RING_ID_MAX + 1 };	/* every ring id */
 	static struct xc_trace_ring *rings[MAX_RINGS];
+	static struct ring_who who[MAX_RINGS];
 	static struct xc_ev *evs[MAX_RINGS];
 	static size_t counts[MAX_RINGS];
 	struct dump d = { .first = true, .t0 = UINT64_MAX };
@@ -410,16 +424,23 @@ int xc_trace_write(const char *path)
 		pthread_mutex_unlock(&dump_lock);
 		return -ENXIO;
 	}
+	/* a CPU's rings are named once by xc_init, before UP */
 	for (int i = 0; i < XC_MAX_CPUS; i++) {
-		if (cpu_rings[i])
+		if (cpu_rings[i]) {
+			who[nr] = ring_who(cpu_rings[i]);
 			rings[nr++] = cpu_rings[i];
-		if (urgent_rings[i])
+		}
+		if (urgent_rings[i]) {
+			who[nr] = ring_who(urgent_rings[i]);
 			rings[nr++] = urgent_rings[i];
+		}
 	}
 	pthread_mutex_lock(&rings_lock);
 	for (struct xc_trace_ring *r = thread_rings; r && nr < MAX_RINGS; r = r->next)
-		if (r->generation == xc_rt.generation)
+		if (r->generation == xc_rt.generation) {
+			who[nr] = ring_who(r);
 			rings[nr++] = r;
+		}
 	untraced = untraced_threads;
 	pthread_mutex_unlock(&rings_lock);
 
@@ -439,17 +460,17 @@ int xc_trace_write(const char *path)
 		(unsigned long long)d.drops, (unsigned long long)untraced);
 	emit(&d, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"xcall\"}}");
 	for (int i = 0; i < nr; i++) {
-		const struct xc_trace_ring *r = rings[i];
+		const struct ring_who *w = &who[i];
 
-		if (r->cpu >= 0)
+		if (w->cpu >= 0)
 			emit(&d, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
-			     "\"args\":{\"name\":\"CPU %d%s\"}}", ring_track(r), r->cpu,
-			     r->id > XC_MAX_CPUS ? " urgent" : "");
+			     "\"args\":{\"name\":\"CPU %d%s\"}}", ring_track(w), w->cpu,
+			     w->id > XC_MAX_CPUS ? " urgent" : "");
 		else
 			emit(&d, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
-			     "\"args\":{\"name\":\"thread %d\"}}", ring_track(r), r->tid);
+			     "\"args\":{\"name\":\"thread %d\"}}", ring_track(w), w->tid);
 		for (size_t k = 0; k < counts[i]; k++)
-			emit_event(&d, r, &evs[i][k]);
+			emit_event(&d, ring_track(w), &evs[i][k]);
 	}
 	fputs("\n]}\n", d.f);
 	if (ferror(d.f))

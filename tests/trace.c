@@ -5,7 +5,9 @@
  * thread, the events on the expected tracks in order, and a flow from each
  * queued call to its entry; the rings drop the oldest events rather than
  * block, and count the drops; a dump that races xc_exit() gets 0 or
- * -ENXIO and never reads a freed ring (AddressSanitizer checks that).
+ * -ENXIO and never reads a freed ring (AddressSanitizer checks that); a
+ * dump that races threads adopting the rings of threads gone reads their
+ * names as they were (ThreadSanitizer: found by the scenario fuzzer).
  */
 #include "test.h"
 #include <pthread.h>
@@ -56,6 +58,39 @@ static void dump_races_exit(void)
 		atomic_store(&dumping_stop, 1);
 		pthread_join(t, NULL);
 	}
+	unlink(race_path);
+}
+
+static void *call_once(void *arg)
+{
+	CHECK_RET(xc_call_single(*(int *)arg, trace_test_call, NULL, 0), 0);
+	return NULL;
+}
+
+static void dump_races_adoption(void)
+{
+	struct xc_opts o = { .trace_file = race_path, .trace_events = 64 };
+	int cpus[CPU_SETSIZE];
+	pthread_t t, c;
+	int fd;
+
+	strcpy(race_path + strlen(race_path) - 6, "XXXXXX");	/* a name of its own */
+	fd = mkstemp(race_path);
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_RET(xc_init(&o), 0);
+	t_cpus(cpus);
+	atomic_store(&dumping_stop, 0);
+	CHECK(pthread_create(&t, NULL, dump_loop, NULL) == 0);
+	/* each thread's first call adopts the ring its predecessor left */
+	for (int i = 0; i < 200; i++) {
+		CHECK(pthread_create(&c, NULL, call_once, &cpus[0]) == 0);
+		CHECK(pthread_join(c, NULL) == 0);
+	}
+	atomic_store(&dumping_stop, 1);
+	pthread_join(t, NULL);
+	CHECK_RET(xc_exit(), 0);
 	unlink(race_path);
 }
 
@@ -155,5 +190,6 @@ int main(void)
 	check_json(path);
 	unlink(path);
 	dump_races_exit();
+	dump_races_adoption();
 	return T_PASS;
 }
