@@ -57,7 +57,7 @@ def struct_bodies(texts):
 def members(body):
     """(name, embedded struct name or None, is_array) of each member declared in @body."""
     body = re.sub(r"__attribute__\s*\(\(.*?\)\)", " ", body)
-    body = re.sub(r"\b__xc_aligned\b", " ", body)
+    body = re.sub(r"\b__xc_(pair_)?aligned\b", " ", body)
     for decl in body.split(";"):
         decl = decl.strip()
         if not decl or decl.startswith("#"):
