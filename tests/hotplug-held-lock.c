@@ -97,7 +97,7 @@ static void refused(int (*op)(int))
 }
 
 /* 4: calls queued to W behind the one D waits on, each taking D offline */
-#define QUEUED 200
+#define QUEUED 100	/* fewer than a ring holds (256 by default): the pushes never wait */
 static _Atomic int queued_refused, queued_other, all_queued;
 
 static void queued_offline(void *arg)
