@@ -716,19 +716,18 @@ XC_API int xc_worker_sleep_end(void);
  * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
  *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0; -EINVAL @cpu is already offline by this call; -ENXIO @cpu outside
- * the set or runtime not up; -EDEADLK called from @cpu's own worker, from an
- * urgent function, from an attached thread between xc_worker_sleep_begin()
- * and _end(), or from a call or work item on a CPU that @cpu's worker is
- * waiting on (its wait could end only after this call returns; @cpu stays
- * online; a cycle through a third CPU is not detected), or from a call or
- * work item on a CPU that the worker of a CPU another thread is taking
- * offline waits on, or that a call drained by another thread's detach (or
- * attached thread's exit) waits on (that offline or drain holds the lock
- * this call would wait for until the wait ends: this call gives way, that
- * one goes on), or from a
- * call that a hotplug operation of the same thread is running while it
- * waits (an offline's wait, a detach's drain: it holds the lock this call
- * would wait for).
+ * the set or runtime not up; -EDEADLK where this call could never finish:
+ *   - from @cpu's own worker, from an urgent function, or from an attached
+ *     thread between xc_worker_sleep_begin() and _end();
+ *   - from a call or work item on a CPU that @cpu's worker is waiting on
+ *     (its wait could end only after this call returns; @cpu stays online);
+ *   - from a call or work item on a CPU that another thread's hotplug
+ *     operation waits on while it holds the hotplug lock: an offline whose
+ *     CPU's worker waits on it, or a detach's (or an attached thread's
+ *     exit's) drain; this call gives way, that one goes on;
+ *   - from a call that a hotplug operation of the same thread runs while it
+ *     waits (an offline's wait, a detach's drain: it holds the lock).
+ *   A cycle through a third CPU's wait is not detected.
  */
 XC_API int xc_cpu_offline(int cpu);
 
