@@ -43,11 +43,12 @@ bool xc_hotplug_holding(void)
 /*
  * A worker must not block on the lock: the holder may be waiting for this
  * very worker to drain. It keeps serving its calls, and gives up with
- * -EDEADLK if the holder is this thread, or is taking this CPU away, or is
- * taking away a CPU whose worker waits for a call further up this stack
- * (that worker says so: it sets lock_wait to XC_LOCK_REFUSED, wait.c's
- * deadlock_look). For that worker this wait counts its serves that found
- * nothing, in served_empty, as an offline's wait does (offline_wait).
+ * -EDEADLK if the holder is this thread, or is taking this CPU away, or
+ * waits for a call further up this stack: the worker of the CPU it takes
+ * offline, or the holder's own drain (a detach, an attached thread's exit),
+ * says so by setting lock_wait to XC_LOCK_REFUSED (wait.c, deadlock_look).
+ * For that look this wait counts its serves that found nothing, in
+ * served_empty, as an offline's wait does (offline_wait).
  */
 static int lock_spin(struct xc_cpu *self)
 {
