@@ -732,31 +732,28 @@ static void hp_end(int cpu_idx_, bool offline_now, bool changed)
 	hp_book_unlock(&old);
 }
 
-static int hp_offline_op(int i)
+/* xc_cpu_online or xc_cpu_offline of CPU index @i, watched by the bound on API calls */
+static int hp_call(int i, bool online)
 {
-	int r;
-
-	hp_begin(1u << i);
-	r = API("xc_cpu_offline", xc_cpu_offline(cpus[i]));
-	hp_end(i, true, r == 0);
-	return r;
+	return online ? API("xc_cpu_online", xc_cpu_online(cpus[i]))
+		      : API("xc_cpu_offline", xc_cpu_offline(cpus[i]));
 }
 
-static int hp_online_op(int i)
+/* The same, booked in hp_offline */
+static int hp_op(int i, bool online)
 {
 	int r;
 
 	hp_begin(1u << i);
-	r = API("xc_cpu_online", xc_cpu_online(cpus[i]));
-	hp_end(i, false, r == 0);
+	r = hp_call(i, online);
+	hp_end(i, !online, r == 0);
 	return r;
 }
 
 /* From an urgent function: refused, so nothing to book (and hp_book may be held below). */
 static void hp_refused_op(int i, bool online)
 {
-	int r = online ? API("xc_cpu_online", xc_cpu_online(cpus[i]))
-		       : API("xc_cpu_offline", xc_cpu_offline(cpus[i]));
+	int r = hp_call(i, online);
 
 	if (r != -EDEADLK && r != -ENXIO)
 		fail("xc_cpu_%s from an urgent function returned %d", online ? "online" : "offline", r);
@@ -960,16 +957,13 @@ static void exec_op(const struct op *o, bool urgent, bool handler, int depth)
 				hp_refused_op(o->b % ncpu, true);
 			break;
 		}
-		if (nested_hotplug) {
-			if (hp_offline_op(o->b % ncpu) == 0 && o->a)
-				hp_online_op(o->b % ncpu);
+		/* steered (FZS_NESTED_HOTPLUG=0): only while no other hotplug call holds the lock */
+		if (!nested_hotplug && (atomic_load(&hp_holders) || pthread_mutex_trylock(&hp_mu)))
 			break;
-		}
-		if (atomic_load(&hp_holders) || pthread_mutex_trylock(&hp_mu))
-			break;
-		if (hp_offline_op(o->b % ncpu) == 0 && o->a)
-			hp_online_op(o->b % ncpu);
-		pthread_mutex_unlock(&hp_mu);
+		if (hp_op(o->b % ncpu, false) == 0 && o->a)
+			hp_op(o->b % ncpu, true);
+		if (!nested_hotplug)
+			pthread_mutex_unlock(&hp_mu);
 		break;
 	default:
 		break;	/* thread-level ops do nothing inside a function */
@@ -1261,13 +1255,13 @@ static void exec_thread_op(struct thr *th, const struct op *o)
 		break;
 	case OP_OFFLINE:
 		pthread_mutex_lock(&hp_mu);
-		r = hp_offline_op(o->b % ncpu);
+		r = hp_op(o->b % ncpu, false);
 		pthread_mutex_unlock(&hp_mu);
 		(void)r;
 		break;
 	case OP_ONLINE:
 		pthread_mutex_lock(&hp_mu);
-		r = hp_online_op(o->b % ncpu);
+		r = hp_op(o->b % ncpu, true);
 		pthread_mutex_unlock(&hp_mu);
 		(void)r;
 		break;
