@@ -28,9 +28,12 @@ that the other side then sees, both included (count_roundtrip.py bounds it by fi
 addresses, from the poll's jump and the spin's last block: a few instructions fewer).
 
 Cases: the waiting call (xc_call_single, XC_WAIT, CPU 0's worker to CPU 1's, polling
-forever); the bare handoff (pp_handoff, bench/baselines.h, between the same workers);
-nowait bursts of K = 1, 4, 64 calls from S = 1 and 15 plain threads to CPU 1, through
-libxcall's rings and through the SPSC ring (pp_ring, served by pp_ring_serve on CPU 1):
+forever), through the mailbox slot and, with the slot ablated, through the caller's ring
+(what one transport for single calls would cost); the bare handoff (pp_handoff,
+bench/baselines.h, between the same workers); nowait bursts of K = 1, 4, 64 calls from
+S = 1 and 15 plain threads to CPU 1, through libxcall's rings, through the shared list
+that XC_ABLATE_RING puts in their place, and through the SPSC ring (pp_ring, served by
+pp_ring_serve on CPU 1):
 the senders take turns, and the worker drains after every burst, holding S rings. Each
 sender first makes 320 calls (more than a ring's 256 entries), then N; N = 512 with one
 sender (two laps: the rings' once-a-lap reads of the other side's index come out whole),
@@ -71,16 +74,20 @@ WAIT_N, BURST_N1, BURST_N15 = 300, 512, 32
 
 def cases():
     """[(name, driver arguments with N as {n}, calls per unit of N, N)]"""
-    out = [("wait", ["wait", "{n}"], 1, WAIT_N), ("handoff", ["handoff", "{n}"], 1, WAIT_N)]
+    out = [("wait", ["wait", "{n}"], 1, WAIT_N), ("wait ring", ["wait", "{n}", "ring"], 1, WAIT_N),
+           ("handoff", ["handoff", "{n}"], 1, WAIT_N)]
     for s, n in ((1, BURST_N1), (15, BURST_N15)):
         for k in (1, 4, 64):
-            for kind in ("burst", "ring"):
-                out.append((f"{kind} k={k} s={s}", [kind, str(k), str(s), "{n}"], s, max(n, k)))
+            for kind in ("burst", "ring", "list"):
+                dargs = ["ring" if kind == "ring" else "burst", str(k), str(s), "{n}"]
+                out.append((f"{kind} k={k} s={s}", dargs + (["list"] if kind == "list" else []),
+                            s, max(n, k)))
     return out
 
 
 LABEL = {
     "wait": "waiting call (xc_call_single)",
+    "wait ring": "the same, slot ablated (ring)",
     "handoff": "bare handoff (pp_handoff)",
 }
 
@@ -89,7 +96,7 @@ def label(name):
     if name in LABEL:
         return LABEL[name]
     kind, k, s = name.split()
-    what = "nowait burst" if kind == "burst" else "SPSC ring"
+    what = {"burst": "nowait burst", "ring": "SPSC ring", "list": "nowait, list ablated"}[kind]
     return f"{what} {k} {s}"
 
 
@@ -462,7 +469,8 @@ def parse(f, binary, want_path, long_wait=None):
 
 # ---- per call ----
 
-SIDES = {"wait": ("caller", "worker"), "handoff": ("caller", "worker")}
+SIDES = {"wait": ("caller", "worker"), "wait ring": ("caller", "worker"),
+         "handoff": ("caller", "worker")}
 
 
 def sides(name):
@@ -584,11 +592,11 @@ def print_details(binary, ms, threshold=0.02):
                   "a side, which may move a line more)")
         if m["dropped"]:
             why = (f"the caller spun {LONG_WAIT} passes or more waiting (the OS ran the worker late), "
-                   "or valgrind preempted a side" if m["name"] == "wait" else "valgrind preempted a side")
+                   "or valgrind preempted a side" if m["name"].startswith("wait") else "valgrind preempted a side")
             print(f"  ({m['dropped']} round trips left out: {why})")
         if abs(m["others"]) / m["calls"] >= 0.01:
             print(f"  (and {m['others'] / m['calls']:.2f} events per call by threads with no role)")
-        if m["name"].startswith(("burst", "ring")):
+        if m["name"].startswith(("burst", "ring", "list")):
             p = m[("passes", "worker")]
             if p:
                 print(f"  the worker ran {1 / p:.1f} calls per pass that moved a line")

@@ -5,23 +5,27 @@
  *   roundtrip_driver N                   N waiting calls of a no-op from the worker of
  *                                        CPU 0 to a worker on CPU 1 that polls forever,
  *                                        nothing else (count_roundtrip.py, callgrind)
- *   roundtrip_driver wait N [general]    the same, marked for count_lines.py (lackey);
+ *   roundtrip_driver wait N [general|ring]  the same, marked for count_lines.py (lackey);
  *                                        general: with XC_WAIT | XC_RUN_LOCAL (ignored by a
  *                                        single call), which takes the general path, since
  *                                        the straight one is for XC_WAIT alone; two calls
  *                                        marked apart in the middle: one as the others, one
- *                                        whose function outlasts the caller's spin
+ *                                        whose function outlasts the caller's spin;
+ *                                        ring: with the slot ablated (XC_ABLATE_SLOT), so
+ *                                        each call goes through the caller's ring
  *   roundtrip_driver handoff N [plant|near]  the bare handoff (pp_handoff, bench/baselines.h)
  *                                        between the two workers, as pingpong pairs it;
  *                                        plant: one line more each round trip, written by
  *                                        the caller and read by the responder's function;
  *                                        near: the same with the line after the handoff's,
  *                                        in its 128-byte pair (one more only at 64 bytes)
- *   roundtrip_driver burst K S N         nowait calls to CPU 1 from S plain threads, N each
+ *   roundtrip_driver burst K S N [list]  nowait calls to CPU 1 from S plain threads, N each
  *                                        (a multiple of K), in bursts of K: the senders take
  *                                        turns (the others asleep), and each waits after its
  *                                        burst until the worker has run it, so the worker
- *                                        drains after every K puts, holding S rings
+ *                                        drains after every K puts, holding S rings;
+ *                                        list: with the rings ablated (XC_ABLATE_RING), each
+ *                                        call a descriptor on the CPU's one shared list
  *   roundtrip_driver ring K S N          the same through S single-producer rings (pp_ring),
  *                                        served by pp_ring_serve as a work item on CPU 1
  *
@@ -282,8 +286,8 @@ static void *sender(void *arg)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: roundtrip_driver N | wait N [general] | handoff N [plant|near] |\n"
-		"       burst K S N | ring K S N    (needs CPUs 0 and 1; N a multiple of K, S <= 64)\n");
+	fprintf(stderr, "usage: roundtrip_driver N | wait N [general|ring] | handoff N [plant|near] |\n"
+		"       burst K S N [list] | ring K S N    (needs CPUs 0 and 1; N a multiple of K, S <= 64)\n");
 	return 2;
 }
 
@@ -303,14 +307,25 @@ static int run_mode(int argc, char **argv)
 		calls = atol(argv[4]);
 		if (mode_k <= 0 || mode_s <= 0 || mode_s > 64 || calls <= 0 || calls % mode_k)
 			return usage();
+		if (argc > 5 && !strcmp(mode, "burst") && !strcmp(argv[5], "list"))
+			o.ablate = XC_ABLATE_RING;
+		else if (argc > 5)
+			return usage();
 	} else if (!strcmp(mode, "wait") || !strcmp(mode, "handoff")) {
 		if (argc < 3 || (calls = atol(argv[2])) <= 0)
 			return usage();
-		general = argc > 3 && !strcmp(argv[3], "general");
-		if (argc > 3 && !strcmp(argv[3], "plant"))
+		const char *opt = argc > 3 ? argv[3] : "";
+		bool waiting = !strcmp(mode, "wait");
+
+		general = waiting && !strcmp(opt, "general");
+		if (waiting && !strcmp(opt, "ring"))
+			o.ablate = XC_ABLATE_SLOT;
+		else if (!waiting && !strcmp(opt, "plant"))
 			plant = &hb.plant;
-		else if (argc > 3 && !strcmp(argv[3], "near"))
+		else if (!waiting && !strcmp(opt, "near"))
 			plant = &hb.near;
+		else if (*opt && !general)
+			return usage();
 	} else {
 		return usage();
 	}
