@@ -105,7 +105,10 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  * within a window: a poller that gave way still reads as polling, so a
  * sender does not wake it, and a call to it waits until the scheduler
  * gives the CPU back (up to that other thread's slice, milliseconds).
- * With nothing else runnable on the CPU the yield returns at once.
+ * With nothing else runnable on the CPU the yield returns at once. A
+ * thread that is no worker and waits for a call to its own CPU's worker
+ * gets the CPU back as soon as the call ran: the worker gives way at once
+ * after runs that such a thread waits for.
  */
 #define XC_POLL_ADAPTIVE 0L    /* default: grows after short sleeps, shrinks after long ones */
 #define XC_POLL_NONE    (-1L)  /* sleep at once */

@@ -1729,7 +1729,7 @@ idle_out:
 	fi;
 #endif
 	/* cpu_idle: (ablation: not modelled) xc_run_calls(c), still POLLING */
-	// @src src/worker.c: xc_run_calls(c);	/* calls go before task work in any case */
+	// @src src/worker.c: if (xc_run_calls(c))	/* calls go before task work in any case */
 	run_calls(me);
 	/* cpu_idle: if (task_work_pending(c)) break; - xc_work_queued, then ctl_pending */
 	// @src src/worker.c: if (xc_task_pending(c))

@@ -134,6 +134,7 @@ void xc_cpu_fresh(struct xc_cpu *c, int cpu)
 	c->offline_result = 0;
 	atomic_store_explicit(&c->served_empty, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->lock_wait, XC_LOCK_NONE, memory_order_relaxed);
+	atomic_store_explicit(&c->waiters_here, 0, memory_order_relaxed);
 
 	/* its rings: empty (what was in flight is dropped), idle, on no list */
 	for (struct xc_ring *r = xc_rings_of(cpu); r; r = r->next) {

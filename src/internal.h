@@ -223,6 +223,12 @@ struct xc_cpu {
 	int offline_result;		/* 0, or -EDEADLK: published by offline_done */
 	_Atomic uint64_t served_empty;	/* requests it waits on, or the lock: serves that found nothing */
 	_Atomic uint32_t lock_wait;	/* XC_LOCK_*: its worker waits for the hotplug lock (hotplug.c) */
+	/*
+	 * Threads on this CPU that wait for this worker (wait.c, plain_wait):
+	 * written from this CPU, so in the worker's cold lines, read by the
+	 * worker after each run (xc_give_way, kick.h)
+	 */
+	_Atomic uint32_t waiters_here;
 	int llc_id, node_id;		/* topology: first CPU of the shared LLC; NUMA node */
 };
 

@@ -261,6 +261,7 @@ static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long wind
 		int r = ready(c, ctx, true);
 
 		if (r == XC_READY_RAN) {
+			xc_give_way(c);
 			spins = 0;
 			yield_left = xc_spin_yield_start();
 			*start = 0;

@@ -67,4 +67,17 @@ static inline bool xc_w2_pending(struct xc_cpu *c, bool task)
 	return xc_calls_pending(c) || (task && xc_task_pending(c));
 }
 
+/*
+ * After the worker ran calls: give the CPU to a thread of this CPU that
+ * waits for one of them (plain_wait in wait.c counts it in waiters_here),
+ * which runs again only when the worker gives way. Off the critical path:
+ * the completion is already stored.
+ */
+static inline void xc_give_way(struct xc_cpu *c)
+{
+	/* relaxed: a hint; missed, the waiter runs at the spin's next yield, as without it */
+	if (xc_unlikely(atomic_load_explicit(&c->waiters_here, memory_order_relaxed)))
+		sched_yield();
+}
+
 #endif /* XC_KICK_H */

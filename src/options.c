@@ -623,7 +623,7 @@ static const struct xc_option options[] = {
 	  "1: start workers one at a time instead of all at once",
 	  serial_env, serial_opt, serial_show, serial_to },
 	{ "XCALL_POLL_NS", "poll_ns",
-	  "idle poll window: adaptive, none, forever, or a number of ns",
+	  "idle poll window: adaptive, none, forever, or a window in ns (1 or more)",
 	  poll_env, poll_opt, poll_show, poll_to },
 	{ "XCALL_BRINGUP_TIMEOUT_MS", "bringup_timeout_ms",
 	  "how long a worker may take to report alive",

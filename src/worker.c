@@ -81,7 +81,8 @@ static void cpu_idle(struct xc_cpu *c)
 		window = xc_poll_window(c);
 		if (xc_ablated(XC_ABLATE_NOTIFY) || xc_os_suspect(c))
 			break;	/* ablated: every wakeup goes through the scheduler */
-		xc_run_calls(c);	/* calls go before task work in any case */
+		if (xc_run_calls(c))	/* calls go before task work in any case */
+			xc_give_way(c);
 		if (xc_task_pending(c))
 			break;
 	}

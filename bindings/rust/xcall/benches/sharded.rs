@@ -11,7 +11,10 @@
 //!
 //! Three shapes: 1 -> 1 (a thread pinned to the first CPU, shard on the second), N -> 1 (a
 //! thread pinned to each CPU, all on the first CPU's shard), 1 -> all (a thread on the first
-//! CPU, every shard once an operation).
+//! CPU, every shard once an operation). And 1 -> 1 and 1 -> all again from the first CPU's
+//! worker (`w 1->1`, `w 1->all`: the spans run inside one `call_on` there), as the code of a
+//! thread-per-core program runs: its own CPU's shard is then reached inline, and a call to
+//! another goes from worker to worker.
 //!
 //! The statistic is calls.rs's: spans of back-to-back operations between two timestamps, one
 //! sample (the span's time per operation) a span, per calling thread; the median and p90/p99
@@ -44,6 +47,7 @@ struct Padded<T>(T);
 type Req = cb::Sender<u64>;
 
 struct State {
+    h: xcall::Handle,
     cpus: Vec<usize>,
     sharded: Sharded<u64>,
     mutexes: Arc<Vec<Padded<Mutex<u64>>>>,
@@ -64,10 +68,12 @@ enum Shape {
     OneToOne,
     NToOne,
     OneToAll,
+    WorkerOneToOne,
+    WorkerOneToAll,
 }
 
 const WAYS: [Way; 4] = [Way::Sharded, Way::Mutex, Way::Atomic, Way::Actor];
-const SHAPES: [Shape; 3] = [Shape::OneToOne, Shape::NToOne, Shape::OneToAll];
+const SHAPES: [Shape; 5] = [Shape::OneToOne, Shape::NToOne, Shape::OneToAll, Shape::WorkerOneToOne, Shape::WorkerOneToAll];
 
 fn way_name(w: Way) -> &'static str {
     match w {
@@ -83,6 +89,8 @@ fn shape_name(s: Shape) -> &'static str {
         Shape::OneToOne => "1->1",
         Shape::NToOne => "N->1",
         Shape::OneToAll => "1->all",
+        Shape::WorkerOneToOne => "w 1->1",
+        Shape::WorkerOneToAll => "w 1->all",
     }
 }
 
@@ -138,7 +146,7 @@ fn spans(st: &State, way: Way, shape: Shape, target: usize, out: &mut Vec<f64>) 
         let t0 = Instant::now();
         for _ in 0..SPAN {
             black_box(match shape {
-                Shape::OneToAll => all(st, way, &reply),
+                Shape::OneToAll | Shape::WorkerOneToAll => all(st, way, &reply),
                 _ => one(st, way, target, &reply),
             });
         }
@@ -152,6 +160,18 @@ fn block(st: &State, way: Way, shape: Shape, out: &mut Vec<f64>) {
     match shape {
         Shape::OneToOne => spans(st, way, shape, second, out),
         Shape::OneToAll => spans(st, way, shape, first, out),
+        Shape::WorkerOneToOne | Shape::WorkerOneToAll => {
+            let target = if shape == Shape::WorkerOneToOne { second } else { first };
+            let got = st
+                .h
+                .call_on(first, || {
+                    let mut v = Vec::new();
+                    spans(st, way, shape, target, &mut v);
+                    v
+                })
+                .expect("the spans on the first CPU's worker");
+            out.extend(got);
+        }
         Shape::NToOne => {
             let go = Barrier::new(st.cpus.len());
             let got: Vec<Vec<f64>> = std::thread::scope(|s| {
@@ -206,6 +226,7 @@ fn main() {
         }));
     }
     let st = State {
+        h,
         cpus: cpus.clone(),
         sharded,
         mutexes: Arc::new((0..n).map(|_| Padded(Mutex::new(0))).collect()),
@@ -236,7 +257,7 @@ fn main() {
     drop(rt);
 
     println!(
-        "rust-sharded: CPUs {cpus:?}; 1->1 from CPU {} to shard {}, N->1 to shard {}; {blocks} alternating blocks of {SPANS_PER_BLOCK} spans of {SPAN} operations ({wall:.1} s)",
+        "rust-sharded: CPUs {cpus:?}; 1->1 from CPU {} (w: its worker) to shard {}, N->1 to shard {}; {blocks} alternating blocks of {SPANS_PER_BLOCK} spans of {SPAN} operations ({wall:.1} s)",
         cpus[0], cpus[1], cpus[0]
     );
     println!("{:<8} {:<8} {:>8} {:>10} {:>10} {:>10}", "shape", "way", "n", "p50 ns", "p90 ns", "p99 ns");
