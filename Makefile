@@ -39,7 +39,7 @@ PC_FILE  := $(BUILD)/xcall.pc
 
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
-.PHONY: all lib examples check run install uninstall clean deps deps-run deps-check deps-rust
+.PHONY: all lib examples check run install uninstall clean deps deps-run deps-check deps-rust deps-kv
 all: lib examples
 
 # Debian packages, per command; each fragment adds its own. APT_RUN_PACKAGES: what `make run`
@@ -49,6 +49,8 @@ all: lib examples
 APT_RUN_PACKAGES := liburing-dev
 APT_PACKAGES := pkgconf liburing-dev
 APT_RUST_PACKAGES := redis-tools
+# what `make bench-kv` uses besides: Debian's redis-server, the one-thread server it compares with
+APT_KV_PACKAGES := redis-tools redis-server
 
 lib: $(LIB_A) $(LIB_SO) $(PC_FILE)
 
@@ -99,9 +101,11 @@ include tests/tests.mk
 -include kmod/kmod.mk
 -include fuzz/fuzz.mk
 
-deps: deps-check deps-rust
+deps: deps-check deps-rust deps-kv
 deps-rust:
 	@scripts/install-deps.sh $(APT_RUST_PACKAGES)
+deps-kv:
+	@scripts/install-deps.sh $(APT_KV_PACKAGES)
 deps-run:
 	@scripts/install-deps.sh $(APT_RUN_PACKAGES)
 deps-check:
@@ -130,3 +134,14 @@ check-rust: deps-rust
 	@cd bindings/rust && if $(RUST_PATH) $(CARGO) miri --version >/dev/null 2>&1; then \
 		$(RUST_PATH) $(CARGO) miri test -p xcall --lib borrow; \
 	else echo "check-rust: Miri skipped: cargo miri is not installed (rustup +nightly component add miri)"; fi
+
+# bench-kv: examples/kv_shards.rs under redis-benchmark, beside a mutex per shard, crossbeam
+# channels and Debian's redis-server (bindings/rust/README.md); the client pinned to the last
+# CPU. KV_ARGS adds to the bench's (e.g. KV_ARGS="--rounds 1 --requests 20000").
+KV_ARGS ?=
+.PHONY: bench-kv
+bench-kv: deps-kv
+	@test -x "$(CARGO)" || { echo "bench-kv: cargo not found (rustup's stable toolchain, ~/.cargo/bin)" >&2; exit 2; }
+	@mkdir -p results
+	cd bindings/rust && $(RUST_PATH) $(CARGO) build -j2 --release --example kv_shards && \
+		target/release/examples/kv_shards bench --json ../../results/kv.json $(KV_ARGS)

@@ -1422,26 +1422,80 @@ fn mode_of(name: &str) -> Option<Mode> {
     [Mode::Xcall, Mode::Mutex, Mode::Channel].into_iter().find(|m| m.name() == name)
 }
 
+const USAGE: &str = "usage: kv_shards [check]                       the self-check, every mode
+       kv_shards serve [--mode M] [--port P]      serve on 127.0.0.1:P (6380) until stdin closes;
+                                                  M: xcall (default), mutex or channel
+       kv_shards bench [--rounds R] [--requests N] [--clients C] [--pipeline P] [--json FILE]
+                                                  every mode and redis-server under redis-benchmark
+                                                  (3 rounds, 200000 requests a test, -c 32 -P 16)";
+
+/// The options of `cmd` as (name, value) pairs, each one it takes; else the error line.
+fn options(cmd: &str, rest: &[String]) -> Result<Vec<(String, String)>, String> {
+    let takes: &[&str] = match cmd {
+        "serve" => &["--mode", "--port"],
+        "bench" => &["--rounds", "--requests", "--clients", "--pipeline", "--json"],
+        _ => &[],
+    };
+    let mut out = Vec::new();
+    let mut it = rest.iter();
+    while let Some(a) = it.next() {
+        if !takes.contains(&a.as_str()) {
+            return Err(format!("{cmd}: no option {a}"));
+        }
+        let v = it.next().ok_or_else(|| format!("{cmd}: {a} needs a value"))?;
+        out.push((a.clone(), v.clone()));
+    }
+    Ok(out)
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let opt = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-    let num = |name: &str, d: usize| opt(name).and_then(|v| v.parse().ok()).unwrap_or(d);
-    let mode = opt("--mode").map(|m| mode_of(&m).ok_or(m));
-    let mode = match mode {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let cmd = args.first().map(String::as_str).unwrap_or("check");
+    let opts = match options(cmd, args.get(1..).unwrap_or(&[])) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("kv_shards: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let opt = |name: &str| opts.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+    let mut bad = None;
+    let mut num = |name: &str, d: usize| match opt(name).map(|v| v.parse::<usize>().map_err(|_| v)) {
+        None => d,
+        Some(Ok(n)) if n > 0 => n,
+        Some(Ok(_)) | Some(Err(_)) => {
+            bad.get_or_insert(format!("{name} {}: want a positive number", opt(name).unwrap_or_default()));
+            d
+        }
+    };
+    let port = num("--port", 6380);
+    let (rounds, requests, clients, pipeline) = (num("--rounds", 3), num("--requests", 200_000), num("--clients", 32), num("--pipeline", 16));
+    if port > usize::from(u16::MAX) {
+        bad.get_or_insert(format!("--port {port}: want 1-65535"));
+    }
+    if let Some(e) = bad {
+        eprintln!("kv_shards: {e}");
+        return ExitCode::from(2);
+    }
+    let mode = match opt("--mode").map(|m| mode_of(&m).ok_or(m)) {
         None => Mode::Xcall,
         Some(Ok(m)) => m,
         Some(Err(m)) => {
             eprintln!("kv_shards: no mode {m}: xcall, mutex or channel");
-            return ExitCode::FAILURE;
+            return ExitCode::from(2);
         }
     };
-    let r = match args.first().map(String::as_str) {
-        Some("serve") => serve(mode, num("--port", 6380) as u16).map(|_| true),
-        Some("bench") => bench(num("--rounds", 3), num("--requests", 200_000), num("--clients", 32), num("--pipeline", 16), opt("--json").as_deref()),
-        Some("check") | None => [Mode::Xcall, Mode::Mutex, Mode::Channel].into_iter().try_fold(true, |ok, m| Ok(check(m, 8, 2000)? && ok)),
-        Some(other) => {
-            eprintln!("kv_shards: usage: kv_shards [check | serve [--mode M] [--port P] | bench [--rounds R] [--requests N] [--clients C] [--pipeline P] [--json FILE]] (not {other})");
-            return ExitCode::FAILURE;
+    let r = match cmd {
+        "serve" => serve(mode, port as u16).map(|_| true),
+        "bench" => bench(rounds, requests, clients, pipeline, opt("--json").as_deref()),
+        "check" => [Mode::Xcall, Mode::Mutex, Mode::Channel].into_iter().try_fold(true, |ok, m| Ok(check(m, 8, 2000)? && ok)),
+        other => {
+            eprintln!("kv_shards: no command {other}\n{USAGE}");
+            return ExitCode::from(2);
         }
     };
     match r {
