@@ -22,22 +22,11 @@
 #include <errno.h>
 #include <sched.h>
 
-/*
- * This thread holds the lock: a hotplug operation of its own is under way
- * further up its stack, serving calls while it waits (an offline's wait, a
- * detach's drain). A hotplug call from one of those calls would wait for
- * its own thread: it gets -EDEADLK instead.
- */
-static __xc_tls bool holding;
+__xc_tls bool xc_hotplug_held;
 
 void xc_hotplug_hold(bool on)
 {
-	holding = on;
-}
-
-bool xc_hotplug_holding(void)
-{
-	return holding;
+	xc_hotplug_held = on;
 }
 
 /*
@@ -77,7 +66,7 @@ int xc_hotplug_lock(void)
 {
 	struct xc_cpu *self = xc_self;
 
-	if (holding)
+	if (xc_hotplug_held)
 		return -EDEADLK;
 	if (!self) {
 		pthread_mutex_lock(&xc_rt.hotplug_lock);
@@ -87,13 +76,13 @@ int xc_hotplug_lock(void)
 		if (ret)
 			return ret;
 	}
-	holding = true;
+	xc_hotplug_held = true;
 	return 0;
 }
 
 void xc_hotplug_unlock(void)
 {
-	holding = false;
+	xc_hotplug_held = false;
 	pthread_mutex_unlock(&xc_rt.hotplug_lock);
 }
 

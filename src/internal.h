@@ -42,6 +42,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 #if defined(__has_include)
 #if __has_include(<sys/rseq.h>)
 #include <sys/rseq.h>
@@ -69,6 +70,15 @@
 #define __xc_tls      _Thread_local __attribute__((tls_model("initial-exec")))
 #define xc_likely(x)   __builtin_expect(!!(x), 1)
 #define xc_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* CLOCK_MONOTONIC in ns. Inline: a wait reads it in place, calling no other file. */
+static inline uint64_t xc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static inline void xc_cpu_relax(void)
 {

@@ -106,14 +106,6 @@
 /* A worker about to sleep polls this long when another's membarrier is under way (ring.c). */
 #define XC_RELEASE_RETRY_NS    20000L
 
-uint64_t xc_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * The passes of a spin in about 20 us, from the fastest of three timings of
  * 256 xc_cpu_relax() (a pause costs from ~10 to ~150 cycles across x86
@@ -207,20 +199,6 @@ void xc_kick(struct xc_cpu *c)
 			return;
 		}
 	}
-}
-
-/* The idle poll window of @c's worker now, in ns (< 0: forever). */
-long xc_poll_window(struct xc_cpu *c)
-{
-	long p = xc_rt.cfg.poll_ns;
-
-	if (p == XC_POLL_NONE)
-		return 0;
-	if (p == XC_POLL_FOREVER)
-		return -1;
-	if (p > 0)
-		return p;
-	return atomic_load_explicit(&c->poll_ns, memory_order_relaxed);
 }
 
 /* haltpoll's rule: grow after an idle period the window could have covered, shrink after a long one. */

@@ -11,7 +11,6 @@
 
 bool xc_rings_release(struct xc_cpu *c);
 
-uint64_t xc_now_ns(void);
 void xc_kick(struct xc_cpu *c);
 
 /*
@@ -24,7 +23,21 @@ enum { XC_READY_NO = 0, XC_READY_YES = 1, XC_READY_RAN = 2 };
 typedef int (*xc_ready_fn)(struct xc_cpu *c, void *ctx, bool may_run);
 bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
 		  uint64_t deadline_ns, long sleep_limit_ns);
-long xc_poll_window(struct xc_cpu *c);
+
+/* The idle poll window of @c's worker now, in ns (< 0: forever); adapted in kick.c. */
+static inline long xc_poll_window(struct xc_cpu *c)
+{
+	long p = xc_rt.cfg.poll_ns;
+
+	if (p == XC_POLL_NONE)
+		return 0;
+	if (p == XC_POLL_FOREVER)
+		return -1;
+	if (p > 0)
+		return p;
+	/* relaxed: only this worker writes it; xc_stats_get reads a snapshot */
+	return atomic_load_explicit(&c->poll_ns, memory_order_relaxed);
+}
 bool xc_fd_sleep_begin(struct xc_cpu *c, xc_ready_fn ready, void *ctx);
 void xc_fd_sleep_end(struct xc_cpu *c);
 void xc_fd_quiesce(struct xc_cpu *c);

@@ -13,16 +13,16 @@
  * (slot.c) notes only that the slot's call runs, as nothing may delay its
  * completion: the slot names its function. How long a call has been
  * running is then bounded by the waiter: the target's activity sequence
- * (activity_seq) unchanged since the watch started (or since the last
- * report) means the same activity has run at least that long. Work items
+ * (activity_seq) unchanged since the waiter's first look, a quarter of
+ * stuck_ms into the wait (or since the last report), means the same
+ * activity has run at least that long. Work items
  * carry their start time.
  *
  * What the library noted is what the worker said when it last ran: a worker
  * that the OS does not run (other load on its CPU, a higher scheduling
  * class, a debugger) still reads "idle, polling", and a sender rightly
  * elides its kick, yet nothing runs its queue. So the waiter also asks the
- * OS: a quarter of stuck_ms into the wait it reads each described target
- * thread's CPU time (its thread CPU-time clock, exact while it runs), and
+ * OS: at that first look it reads each described target thread's CPU time (its thread CPU-time clock, exact while it runs), and
  * when it reports, a target whose CPU time has not moved since is named as
  * not running, with its thread's state from /proc (runnable: the OS has not
  * scheduled it; stopped; in uninterruptible sleep). Idle targets also say
@@ -65,24 +65,6 @@ static uint32_t activity_seq(struct xc_cpu *c)
 static int described(const struct xc_waitinfo *wi)
 {
 	return wi->ncpus < XC_STUCK_DESCRIBE ? wi->ncpus : XC_STUCK_DESCRIBE;
-}
-
-/* When the next report is due (0: reports are off); starts the watch. */
-uint64_t xc_stuck_deadline(struct xc_stuck *st)
-{
-	if (xc_rt.cfg.stuck_ms <= 0)
-		return 0;
-	if (!st->start_ns) {
-		st->start_ns = xc_now_ns();
-		st->interval_ns = (uint64_t)xc_rt.cfg.stuck_ms * 1000000u;
-		/* first the look at the targets' threads (xc_stuck_check), then the first report */
-		st->next_ns = st->start_ns + st->interval_ns / 4;
-		for (int i = 0; i < described(st->wi); i++) {
-			st->seen[i].seq = activity_seq(&xc_cpus[st->wi->cpus[i]]);
-			st->seen[i].ns = st->start_ns;
-		}
-	}
-	return st->next_ns;
 }
 
 static void describe_caller(char *buf, size_t n)
@@ -297,10 +279,12 @@ void xc_stuck_check(struct xc_stuck *st)
 	if (!st->start_ns || now < st->next_ns)
 		return;
 	if (!st->sampled) {
-		/* the look at the targets' threads that the first report compares with */
+		/* the look at the targets and their threads that the first report compares with */
 		for (int i = 0; i < described(st->wi); i++) {
 			uint64_t unused;
 
+			st->seen[i].seq = activity_seq(&xc_cpus[st->wi->cpus[i]]);
+			st->seen[i].ns = now;
 			thread_not_run(&xc_cpus[st->wi->cpus[i]], &st->seen[i], now, &unused);
 		}
 		st->sampled = true;
@@ -322,13 +306,9 @@ void xc_stuck_check(struct xc_stuck *st)
 		xc_stat_inc_shared(&xc_cpus[st->wi->cpus[0]].stuck_reports);
 }
 
-void xc_stuck_end(struct xc_stuck *st)
+void xc_stuck_unstuck(struct xc_stuck *st)
 {
-	char caller[48], fn[96];
-
-	if (!st->reports)
-		return;
-	char where[32];
+	char caller[48], fn[96], where[32];
 
 	describe_caller(caller, sizeof(caller));
 	if (st->wi->ncpus == 1)

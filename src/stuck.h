@@ -17,9 +17,9 @@ struct xc_stuck_seen {
 	uint64_t run_seen_ns;	/* ... seen unchanged since then (xc_now_ns) */
 };
 /*
- * The waiter looks at its targets' threads once before it first reports, a
- * quarter of stuck_ms into the wait (sampled), so that the report can say
- * whether each has run since: a worker that the OS does not run looks idle
+ * The waiter looks at its targets and their threads once before it first
+ * reports, a quarter of stuck_ms into the wait (sampled), so that the report
+ * can say what has run since: a worker that the OS does not run looks idle
  * to the library's own words.
  */
 struct xc_stuck {
@@ -29,9 +29,32 @@ struct xc_stuck {
 	bool sampled;
 	struct xc_stuck_seen seen[XC_STUCK_DESCRIBE];	/* per described target */
 };
-uint64_t xc_stuck_deadline(struct xc_stuck *st);
+/*
+ * The watch, seen from the wait: one hook, xc_stuck_check(), which the wait
+ * calls only once the time xc_stuck_deadline() gave has come; the rest is
+ * inline here, so a wait that ends before it calls nothing of stuck.c.
+ * The first hook looks at the targets; the reports follow.
+ */
 void xc_stuck_check(struct xc_stuck *st);
-void xc_stuck_end(struct xc_stuck *st);
+void xc_stuck_unstuck(struct xc_stuck *st);
+
+/* When the hook is due next (0: reports are off); the first call starts the watch. */
+static inline uint64_t xc_stuck_deadline(struct xc_stuck *st)
+{
+	if (!st->start_ns && xc_rt.cfg.stuck_ms > 0) {
+		st->start_ns = xc_now_ns();
+		st->interval_ns = (uint64_t)xc_rt.cfg.stuck_ms * 1000000u;
+		st->next_ns = st->start_ns + st->interval_ns / 4;
+	}
+	return st->next_ns;
+}
+
+/* After the wait: a call that was reported stuck is reported ended. */
+static inline void xc_stuck_end(struct xc_stuck *st)
+{
+	if (xc_unlikely(st->reports))
+		xc_stuck_unstuck(st);
+}
 uint64_t xc_coarse_ns(void);
 
 /*
