@@ -37,6 +37,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use xcall::{Attached, CpuSet, Error, ErrorKind, Handle, Runtime, Sharded};
@@ -224,11 +225,59 @@ impl Mode {
 
 type Job = Box<dyn FnOnce() + Send>;
 
-/// A shard's inbox in the modes without libxcall: a channel of closures, and the eventfd
-/// that wakes its loop when the channel goes from empty to not empty.
+/// A shard's inbox in the modes without libxcall: a channel of closures, the eventfd that
+/// wakes its loop, and `woken`, which makes one eventfd write serve every job sent until the
+/// loop drains.
+///
+/// Sender: send the job, then `woken.swap(true)`; the one whose swap read false writes the
+/// eventfd. Loop, at its top: `woken.swap(false)`, then drain. A job whose sender's swap read
+/// true follows a swap that read false with no swap of the loop between them (else its own
+/// would have read false): that sender's write wakes the loop, whose next swap reads the true
+/// this job's sender stored, so the drain after it sees the job. SeqCst on both sides, one
+/// order on the flag. (Writing only when the channel's length reads 1, as this did before,
+/// loses the wake when two senders both read 2.)
 struct Inbox {
     tx: crossbeam_channel::Sender<Job>,
     efd: OwnedFd,
+    woken: Arc<AtomicBool>,
+}
+
+/// The loop's end of an inbox.
+struct InboxRx {
+    rx: crossbeam_channel::Receiver<Job>,
+    efd: RawFd,
+    woken: Arc<AtomicBool>,
+}
+
+impl Inbox {
+    fn post(&self, job: Job) -> Result<(), Error> {
+        self.push(job)?;
+        self.wake();
+        Ok(())
+    }
+
+    /// The sender's two steps, apart so that a test can interleave two senders.
+    fn push(&self, job: Job) -> Result<(), Error> {
+        self.tx.send(job).map_err(|_| Error::from(ErrorKind::Unavailable))
+    }
+
+    fn wake(&self) {
+        if !self.woken.swap(true, Ordering::SeqCst) {
+            let one = 1u64.to_ne_bytes();
+            // SAFETY: a write of 8 bytes to an eventfd we own.
+            unsafe { libc::write(self.efd.as_raw_fd(), one.as_ptr().cast(), 8) };
+        }
+    }
+}
+
+impl InboxRx {
+    /// Run every job the inbox holds (see `Inbox`).
+    fn drain(&self) {
+        self.woken.swap(false, Ordering::SeqCst);
+        while let Ok(job) = self.rx.try_recv() {
+            job();
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -255,16 +304,7 @@ impl Server {
         if let Backend::Xcall(h, _) = &self.backend {
             return h.spawn_on(self.cpus[shard], f);
         }
-        let inbox = &self.inboxes[shard];
-        inbox.tx.send(Box::new(f)).map_err(|_| Error::from(ErrorKind::Unavailable))?;
-        if inbox.tx.len() == 1 {
-            // from empty: the loop drains the channel after it read the eventfd, so a job
-            // that found others queued is seen by the wake those others made
-            let one = 1u64.to_ne_bytes();
-            // SAFETY: a write of 8 bytes to an eventfd we own.
-            unsafe { libc::write(inbox.efd.as_raw_fd(), one.as_ptr().cast(), 8) };
-        }
-        Ok(())
+        self.inboxes[shard].post(Box::new(f))
     }
 
     /// Run `f` in `shard`'s loop and wait for its result (control, not requests).
@@ -337,7 +377,7 @@ thread_local! {
     static BACKLOG: RefCell<Vec<VecDeque<(u64, u64, Cmd)>>> = RefCell::new((0..MAX_SHARDS).map(|_| VecDeque::new()).collect());
     /// Channel mode: the shard's store, and its inbox's receiving end
     static OWN_STORE: RefCell<Store> = RefCell::new(Store::default());
-    static INBOX: RefCell<Option<crossbeam_channel::Receiver<Job>>> = const { RefCell::new(None) };
+    static INBOX: RefCell<Option<InboxRx>> = const { RefCell::new(None) };
 }
 
 fn count(f: impl FnOnce(&mut Counts)) {
@@ -635,7 +675,7 @@ fn shard_main(
     cpu: usize,
     me: usize,
     listener: OwnedFd,
-    inbox: Option<(crossbeam_channel::Receiver<Job>, RawFd)>,
+    inbox: Option<InboxRx>,
     started: &Barrier,
 ) -> Result<Counts, Error> {
     let opened = (|| {
@@ -652,7 +692,7 @@ fn shard_main(
         // the attached CPU's eventfd, or the inbox's: either wakes the loop
         let wake_fd = match (&att, &inbox) {
             (Some(att), _) => att.as_raw_fd(),
-            (None, Some((_, efd))) => *efd,
+            (None, Some(inbox)) => inbox.efd,
             (None, None) => return Err(Error::from(ErrorKind::InvalidArgument)),
         };
         let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: TOK_EVENTFD };
@@ -664,8 +704,8 @@ fn shard_main(
     })();
     ME.set(me);
     LISTENER.set(Some(listener));
-    let efd = inbox.as_ref().map(|(_, efd)| *efd);
-    INBOX.set(inbox.map(|(rx, _)| rx));
+    let efd = inbox.as_ref().map(|inbox| inbox.efd);
+    INBOX.set(inbox);
     // calls to this CPU are refused until its thread attached: everyone waits here
     started.wait();
     let (att, ep, wake_fd) = opened?;
@@ -701,13 +741,7 @@ fn tv_us(t: libc::timeval) -> u64 {
 
 /// Channel and Mutex modes: run what the inbox holds.
 fn run_inbox() {
-    loop {
-        let job = INBOX.with_borrow(|rx| rx.as_ref().and_then(|rx| rx.try_recv().ok()));
-        match job {
-            Some(job) => job(),
-            None => return,
-        }
-    }
+    INBOX.with_borrow(|inbox| inbox.as_ref().map(InboxRx::drain));
 }
 
 fn shard_loop(att: Option<&Attached<'_>>, efd: Option<RawFd>, ep: RawFd) -> Result<(), Error> {
@@ -811,8 +845,9 @@ fn run_server<R>(mode: Mode, port: u16, work: impl FnOnce(u16, &Server) -> R) ->
             }
             // SAFETY: as above.
             let efd = unsafe { OwnedFd::from_raw_fd(efd) };
-            receivers.push(Some((rx, efd.as_raw_fd())));
-            inboxes.push(Inbox { tx, efd });
+            let woken = Arc::new(AtomicBool::new(false));
+            receivers.push(Some(InboxRx { rx, efd: efd.as_raw_fd(), woken: woken.clone() }));
+            inboxes.push(Inbox { tx, efd, woken });
         }
     } else {
         receivers.resize_with(all.len(), || None);
@@ -1518,5 +1553,47 @@ fn main() -> ExitCode {
 fn every_reply_checked_and_redis_benchmark_counts() {
     for mode in [Mode::Xcall, Mode::Mutex, Mode::Channel] {
         assert_eq!(check(mode, 8, 1000), Ok(true), "{mode:?}");
+    }
+}
+
+/// Two senders to one drained inbox, interleaved: both push, then both wake. The loop must
+/// find its eventfd readable (with a wake only when the channel's length read 1, neither
+/// wrote it: both read 2, and the loop slept with two jobs queued). And again after a drain.
+#[test]
+fn inbox_wakes_its_loop_when_two_senders_interleave() {
+    // SAFETY: a new eventfd, owned from here on.
+    let raw = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+    assert!(raw >= 0, "eventfd");
+    // SAFETY: as above.
+    let efd = unsafe { OwnedFd::from_raw_fd(raw) };
+    let (tx, rx) = crossbeam_channel::unbounded::<Job>();
+    let woken = Arc::new(AtomicBool::new(false));
+    let inbox = Inbox { tx, efd, woken: woken.clone() };
+    let rx = InboxRx { rx, efd: raw, woken };
+    let ran = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let job = || -> Job {
+        let ran = ran.clone();
+        Box::new(move || {
+            ran.fetch_add(1, Ordering::Relaxed);
+        })
+    };
+    let readable = || {
+        let mut pfd = libc::pollfd { fd: raw, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one pollfd of ours; no wait.
+        let r = unsafe { libc::poll(&mut pfd, 1, 0) };
+        let mut v = [0u8; 8];
+        // SAFETY: an 8-byte read of our eventfd (nonblocking), as the loop reads it.
+        unsafe { libc::read(raw, v.as_mut_ptr().cast(), 8) };
+        r == 1
+    };
+    for round in 1..=3 {
+        inbox.push(job()).expect("push");
+        inbox.push(job()).expect("push");
+        inbox.wake();
+        inbox.wake();
+        assert!(readable(), "round {round}: two jobs queued and the loop's eventfd never written");
+        rx.drain();
+        assert_eq!(ran.load(Ordering::Relaxed), 2 * round, "round {round}: the drain ran both");
+        assert!(!readable(), "round {round}: one write for both");
     }
 }
