@@ -8,7 +8,16 @@
 
 #include "internal.h"
 
-/* The CPU the calling thread runs on now: the rseq area's cpu_id, else sched_getcpu(). */
+/*
+ * Where the thread has no rseq area, sched_getcpu(). The counting build
+ * (bench/tools/count_hook.h) puts its own here: valgrind registers no rseq
+ * area, and the syscall would stand in the count for the one load it costs.
+ */
+#ifndef XC_RUNNING_CPU_NO_RSEQ
+#define XC_RUNNING_CPU_NO_RSEQ() sched_getcpu()
+#endif
+
+/* The CPU the calling thread runs on now: the rseq area's cpu_id, else XC_RUNNING_CPU_NO_RSEQ(). */
 static inline int xc_running_cpu(void)
 {
 #ifdef XC_HAVE_RSEQ
@@ -22,7 +31,7 @@ static inline int xc_running_cpu(void)
 			return cpu;
 	}
 #endif
-	return sched_getcpu();
+	return XC_RUNNING_CPU_NO_RSEQ();
 }
 
 /* follow.c: the cheap check, whether @c's worker runs on another CPU now. */

@@ -38,4 +38,21 @@ static inline __attribute__((always_inline)) void xc_count_pass(void)
 /* internal.h's xc_cpu_relax() and bench.h's cpu_relax() are this builtin alone */
 #define __builtin_ia32_pause() xc_count_pass()
 
+/*
+ * What the rseq area's cpu_id costs (follow.h, xc_running_cpu): valgrind
+ * registers no rseq area, so the library would ask sched_getcpu() (tens of
+ * instructions and a syscall) where a real run loads one word. Here the
+ * thread's first answer is kept and loaded again, as cpu_id would be: the
+ * counted threads are pinned, so it stays true.
+ */
+int sched_getcpu(void);
+static __thread int xc_count_cpu = -1;
+static inline __attribute__((always_inline)) int xc_count_running_cpu(void)
+{
+	if (__builtin_expect(xc_count_cpu < 0, 0))
+		xc_count_cpu = sched_getcpu();
+	return xc_count_cpu;
+}
+#define XC_RUNNING_CPU_NO_RSEQ() xc_count_running_cpu()
+
 #endif /* XC_COUNT_HOOK_H */
