@@ -396,6 +396,16 @@ static void slot_fast_open(void)
 	atomic_store_explicit(&xc_rt.slot_fast_cpus, top, memory_order_release);
 }
 
+/* Open the nowait call's straight path (call.c) to every CPU below the set's highest. */
+static void ring_fast_open(void)
+{
+	if (xc_tracing_on())
+		return;
+	/* release: the configuration and every CPU's setup before a straight call */
+	atomic_store_explicit(&xc_rt.ring_fast_cpus, xc_rt.cpu_list[xc_rt.nr_cpus - 1] + 1,
+			      memory_order_release);
+}
+
 static int runtime_init(const struct xc_opts *opts)
 {
 	int expected = XC_RT_DOWN, ret, n = 0;
@@ -442,6 +452,7 @@ static int runtime_init(const struct xc_opts *opts)
 	/* release: the configuration and every CPU's setup before any call sees UP */
 	atomic_store_explicit(&xc_rt.state, XC_RT_UP, memory_order_release);
 	slot_fast_open();
+	ring_fast_open();
 	return 0;
 }
 
@@ -478,6 +489,8 @@ static int runtime_exit(void)
 	 * closing slots as any call does, and falls back to -ENXIO (slot.c)
 	 */
 	atomic_store_explicit(&xc_rt.slot_fast_cpus, 0, memory_order_relaxed);
+	/* relaxed: a straight nowait call that still read the old bound is one racing with the exit, as above */
+	atomic_store_explicit(&xc_rt.ring_fast_cpus, 0, memory_order_relaxed);
 	for (int i = 0; i < xc_rt.nr_cpus; i++) {
 		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
 

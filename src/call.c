@@ -306,13 +306,13 @@ static inline __attribute__((always_inline)) int ring_call(struct xc_cpu *c, xc_
 }
 
 /*
- * Whether a waiting call may take @c's slot and stay in order: the slot
+ * Whether a waiting call may take @cpu's slot and stay in order: the slot
  * runs before the rings, so only when our ring to @c holds nothing untaken.
  */
-static inline bool slot_in_order(struct xc_cpu *c, int set)
+static inline bool slot_in_order(int cpu, int set)
 {
 	/* ablated, no rings are made: none to peek at */
-	struct xc_ring *r = xc_ring_peek_in(c, set);
+	struct xc_ring *r = xc_ring_peek_in(cpu, set);
 
 	return !r || xc_ring_empty(r);
 }
@@ -380,7 +380,7 @@ static inline __attribute__((always_inline)) int call_single(int cpu, xc_func_t 
 	}
 	struct xc_waitinfo wi = { fn, arg, &cpu, 1 };
 
-	if (!(flags & XC_URGENT) && !xc_ablated(XC_ABLATE_SLOT) && slot_in_order(c, xc_in_urgent) &&
+	if (!(flags & XC_URGENT) && !xc_ablated(XC_ABLATE_SLOT) && slot_in_order(cpu, xc_in_urgent) &&
 	    xc_slot_call(c, fn, arg, &wi) == 0)
 		return 0;
 	if (!via_ring(flags))
@@ -414,8 +414,44 @@ static __attribute__((noinline)) int call_single_unmarked(int cpu, xc_func_t fn,
 }
 
 /*
+ * The nowait straight path (below), out of line: the waiting one keeps its
+ * registers and its first instructions.
+ */
+static __attribute__((noinline)) int call_single_nowait(int cpu, xc_func_t fn, void *arg)
+{
+	/* in flight before the look at the gate, as xc_enter() (inflight.c) */
+	xc_inside_store(XC_INSIDE_CODE);
+	atomic_signal_fence(memory_order_seq_cst);
+	/* acquire: pairs with the gate's release at xc_init (bringup.c) */
+	if ((unsigned)cpu < (unsigned)atomic_load_explicit(&xc_rt.ring_fast_cpus, memory_order_acquire)) {
+		struct xc_cpu *c = &xc_cpus[cpu];
+		/* not in the urgent handler: our ring set is the first */
+		struct xc_ring *r = xc_ring_peek_in(cpu, 0);
+
+		if (r && c != xc_self && xc_ring_has_room(r)) {
+			/* relaxed: only the owner writes head; untraced: no flow */
+			uint32_t idx = xc_ring_push(r, atomic_load_explicit(&r->head, memory_order_relaxed),
+						    fn, arg, 0);
+			int ret = xc_ring_doorbell(c, r, idx);
+
+			xc_leave(0);
+			return ret;
+		}
+	}
+	return call_single_unmarked(cpu, fn, arg, 0);
+}
+
+/*
+ * A nowait call takes the straight path into the calling thread's ring to
+ * @cpu when this thread is in nobody's way (xc_tls_clear()), the gate is open
+ * to @cpu (xc_rt.ring_fast_cpus: up, not tracing), the thread has a ring to
+ * it made by this runtime, @cpu is not the thread's own (whose calls run
+ * inline), and the ring has room: the put and the doorbell, as ring_call
+ * does them, between the in-flight mark and its clear. Anything else (no
+ * ring yet, a full one) goes the general way.
+ *
  * A waiting call takes the straight path into the slot (slot.c) when this
- * thread is in nobody's way (xc_tls.any 0: outside libxcall and listed,
+ * thread is in nobody's way (xc_tls_clear(): outside libxcall and listed,
  * not in the urgent handler or an attached sleep), the gate is open to @cpu, @cpu
  * is not this thread's own, and our ring to it holds nothing untaken, which
  * the slot would overtake. Anything else, and a slot found held or closed,
@@ -423,7 +459,7 @@ static __attribute__((noinline)) int call_single_unmarked(int cpu, xc_func_t fn,
  */
 int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 {
-	if (xc_likely(flags == XC_WAIT) && fn && !xc_tls.any) {
+	if (xc_likely(flags == XC_WAIT) && fn && xc_tls_clear()) {
 		/* in flight before the look at the gate, as xc_enter() (inflight.c) */
 		xc_inside_store(XC_INSIDE_CODE);
 		atomic_signal_fence(memory_order_seq_cst);
@@ -433,11 +469,13 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 			struct xc_cpu *c = &xc_cpus[cpu], *self = xc_self;
 
 			/* not in the urgent handler: our ring set is the first */
-			if (c != self && slot_in_order(c, 0) && xc_slot_publish(c, fn, arg, self, NULL))
+			if (c != self && slot_in_order(cpu, 0) && xc_slot_publish(c, fn, arg, self, NULL))
 				return xc_slot_finish_straight(c);
 		}
 		return call_single_unmarked(cpu, fn, arg, flags);
 	}
+	if (flags == 0 && fn && xc_tls_clear())
+		return call_single_nowait(cpu, fn, arg);
 	return call_single_guarded(cpu, fn, arg, flags);
 }
 

@@ -71,6 +71,7 @@ static void fork_child(void)
 	xc_rt.nr_cpus = 0;
 	/* relaxed, here and below: the child has one thread */
 	atomic_store_explicit(&xc_rt.slot_fast_cpus, 0, memory_order_relaxed);
+	atomic_store_explicit(&xc_rt.ring_fast_cpus, 0, memory_order_relaxed);
 	xc_tls.in_fd_sleep = 0;		/* the sleep was the parent's attached loop's */
 	atomic_store_explicit(&xc_rt.urgent_senders, 0, memory_order_relaxed);
 	xc_self = NULL;

@@ -116,17 +116,16 @@ static inline struct xc_ring *xc_ring_get(struct xc_cpu *c)
 	return xc_ring_get_slow(c);
 }
 
-/* The calling thread's ring to @c from its set @set (xc_in_urgent) if it has one, without making one. */
-static inline struct xc_ring *xc_ring_peek_in(struct xc_cpu *c, int set)
+/*
+ * The calling thread's ring to @cpu from its set @set (xc_in_urgent) if it
+ * has one, without making one. By the CPU's number, not its struct: the
+ * number is the caller's already, and cpu sits on the target's cold lines.
+ */
+static inline struct xc_ring *xc_ring_peek_in(int cpu, int set)
 {
 	struct xc_ring_table *t = xc_my_rings[set];
 
-	return t && t->generation == xc_rt.generation ? t->ring[c->cpu] : NULL;
-}
-
-static inline struct xc_ring *xc_ring_peek(struct xc_cpu *c)
-{
-	return xc_ring_peek_in(c, xc_in_urgent);
+	return t && t->generation == xc_rt.generation ? t->ring[cpu] : NULL;
 }
 
 /* Owner: whether every call it put in @r has been taken by the worker. */
@@ -143,6 +142,37 @@ static inline bool xc_ring_empty(struct xc_ring *r)
 }
 
 int xc_ring_make_room(struct xc_ring *r);
+
+/* Owner: whether @r has room for one more entry, without waiting for it. */
+static inline bool xc_ring_has_room(struct xc_ring *r)
+{
+	/* relaxed: only the owner writes head */
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+	if (xc_likely(h - r->tail_seen != r->size))
+		return true;
+	/* acquire: the worker's reads of the taken entries come before our reuse */
+	r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+	return h - r->tail_seen != r->size;
+}
+
+/* Owner, with room for entry @h (head): write it and publish it; returns @h. */
+static inline uint32_t xc_ring_push(struct xc_ring *r, uint32_t h, xc_func_t fn, void *arg, uint32_t flow)
+{
+	struct xc_ring_entry *e = &r->e[h & (r->size - 1)];
+
+	/* relaxed: published by the head's release below */
+	atomic_store_explicit(&e->fn, fn, memory_order_relaxed);
+	e->arg = arg;
+	if (xc_unlikely(flow)) {
+		r->meta[h & (r->size - 1)].flow = flow;
+		/* the sender's CPU, looked up only while tracing */
+		r->meta[h & (r->size - 1)].from = xc_self ? xc_self->cpu : -1;
+	}
+	/* release: the entry's contents before the worker's acquire of head */
+	atomic_store_explicit(&r->head, h + 1, memory_order_release);
+	return h;
+}
 
 /*
  * Owner: write one entry and publish it; its index in *idx. The caller
@@ -164,19 +194,7 @@ static inline int xc_ring_put(struct xc_ring *r, xc_func_t fn, void *arg, uint32
 		/* calls served while it waited may have put entries of their own: read it again */
 		h = atomic_load_explicit(&r->head, memory_order_relaxed);
 	}
-	struct xc_ring_entry *e = &r->e[h & (r->size - 1)];
-
-	/* relaxed: published by the head's release below */
-	atomic_store_explicit(&e->fn, fn, memory_order_relaxed);
-	e->arg = arg;
-	if (xc_unlikely(flow)) {
-		r->meta[h & (r->size - 1)].flow = flow;
-		/* the sender's CPU, looked up only while tracing */
-		r->meta[h & (r->size - 1)].from = xc_self ? xc_self->cpu : -1;
-	}
-	/* release: the entry's contents before the worker's acquire of head */
-	atomic_store_explicit(&r->head, h + 1, memory_order_release);
-	*idx = h;
+	*idx = xc_ring_push(r, h, fn, arg, flow);
 	return 0;
 }
 

@@ -69,7 +69,7 @@
  * making one's own lengthens it. So each side has a path that does only
  * the protocol above and what no waiter can do without:
  *   - the sender (xc_call_single, call.c): one load of the thread's state
- *     (xc_tls.any: not inside libxcall, not in the urgent handler, not in
+ *     (xc_tls_clear(): not inside libxcall, not in the urgent handler, not in
  *     an attached sleep) and one of the gate (xc_rt.slot_fast_cpus: up,
  *     not tracing, the slot not ablated, every CPU below it in the set or
  *     its slot closed), our ring to the CPU empty, then claim, fill,
