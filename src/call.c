@@ -444,7 +444,7 @@ static __attribute__((noinline)) int call_single_nowait(int cpu, xc_func_t fn, v
 /*
  * A nowait call takes the straight path into the calling thread's ring to
  * @cpu when this thread is in nobody's way (xc_tls_clear()), the gate is open
- * to @cpu (xc_rt.ring_fast_cpus: up, not tracing), the thread has a ring to
+ * to @cpu (xc_rt.ring_fast_cpus: up, not tracing, rings not ablated), the thread has a ring to
  * it made by this runtime, @cpu is not the thread's own (whose calls run
  * inline), and the ring has room: the put and the doorbell, as ring_call
  * does them, between the in-flight mark and its clear. Anything else (no
@@ -474,7 +474,9 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 		}
 		return call_single_unmarked(cpu, fn, arg, flags);
 	}
-	if (flags == 0 && fn && xc_tls_clear())
+	/* relaxed: a first look, so that a shut gate (tracing, the rings ablated) costs one load */
+	if (flags == 0 && atomic_load_explicit(&xc_rt.ring_fast_cpus, memory_order_relaxed) && fn &&
+	    xc_tls_clear())
 		return call_single_nowait(cpu, fn, arg);
 	return call_single_guarded(cpu, fn, arg, flags);
 }

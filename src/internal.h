@@ -296,8 +296,8 @@ struct xc_runtime {
 	_Atomic int slot_fast_cpus;
 	/*
 	 * Nowait calls to CPUs below it take the straight path into the calling
-	 * thread's ring (call.c): set once up, 0 while down or stopping, or
-	 * tracing. A ring exists only to a CPU of the runtime that made it
+	 * thread's ring (call.c): set once up, 0 while down or stopping,
+	 * tracing, or with the rings ablated. A ring exists only to a CPU of the runtime that made it
 	 * (xc_ring_table.generation), so that path needs no other look either.
 	 */
 	_Atomic int ring_fast_cpus;
