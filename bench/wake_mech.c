@@ -274,9 +274,12 @@ static void sigwait_wait(struct wake_run *r, int me)
  * A busy thread's handler: the sleeper spins in user space and the signal
  * interrupts it; its handler sets the sleeper's word. The reply is a store
  * the waker spins on. One run at a time, so the handler finds it here.
+ * Installed at the first run and kept: a signal the waker sent that is
+ * still queued when a run ends (a stalled sleeper's case given up) finds
+ * no run and does nothing, where the default action ended the process.
  */
 static struct wake_run *_Atomic handler_run;
-static struct sigaction handler_old;
+static bool handler_installed;
 
 static void on_handled_signal(int sig)
 {
@@ -296,17 +299,20 @@ static int handler_setup(struct wake_run *r, int me)
 	if (me != 1)
 		return 0;
 	atomic_store(&handler_run, r);
+	if (handler_installed)
+		return 0;
 	sigemptyset(&sa.sa_mask);
-	return sigaction(SIG_HANDLED, &sa, &handler_old) ? -errno : 0;
+	if (sigaction(SIG_HANDLED, &sa, NULL))
+		return -errno;
+	handler_installed = true;
+	return 0;
 }
 
 static void handler_teardown(struct wake_run *r, int me)
 {
 	(void)r;
-	if (me != 1)
-		return;
-	sigaction(SIG_HANDLED, &handler_old, NULL);
-	atomic_store(&handler_run, NULL);
+	if (me == 1)
+		atomic_store(&handler_run, NULL);
 }
 
 static void handler_wake(struct wake_run *r, int to)
