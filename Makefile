@@ -49,7 +49,8 @@ all: lib examples
 APT_RUN_PACKAGES := liburing-dev
 APT_PACKAGES := pkgconf liburing-dev
 APT_RUST_PACKAGES := redis-tools
-# what `make bench-kv` uses besides: Debian's redis-server, the one-thread server it compares with
+# APT_KV_PACKAGES: what `make bench-kv` uses (deps-kv, not in `make deps`): Debian's
+# redis-server, the one-thread server it compares with, and redis-benchmark
 APT_KV_PACKAGES := redis-tools redis-server
 
 lib: $(LIB_A) $(LIB_SO) $(PC_FILE)
@@ -101,11 +102,14 @@ include tests/tests.mk
 -include kmod/kmod.mk
 -include fuzz/fuzz.mk
 
-deps: deps-check deps-rust deps-kv
+deps: deps-check deps-rust
 deps-rust:
 	@scripts/install-deps.sh $(APT_RUST_PACKAGES)
+# Debian starts redis-server's own service on install: said, not left unsaid
 deps-kv:
 	@scripts/install-deps.sh $(APT_KV_PACKAGES)
+	@if command -v systemctl >/dev/null && systemctl is-active --quiet redis-server 2>/dev/null; then \
+		echo "deps-kv: Debian's redis-server service runs (port 6379); 'systemctl disable --now redis-server' stops it"; fi
 deps-run:
 	@scripts/install-deps.sh $(APT_RUN_PACKAGES)
 deps-check:
