@@ -44,14 +44,6 @@ static void *loop(void *arg)
 	return NULL;
 }
 
-static bool online(int cpu)
-{
-	cpu_set_t m;
-
-	CHECK(xc_online_mask(&m) >= 0);
-	return CPU_ISSET(cpu, &m);
-}
-
 int main(void)
 {
 	char set[16];
@@ -68,7 +60,7 @@ int main(void)
 
 	/* the attach has claimed the CPU and runs its hook: online is for the attach to do */
 	CHECK_RET(xc_cpu_online(attach_cpu), 0);
-	was_online = online(attach_cpu);
+	was_online = t_online(attach_cpu);
 	r = xc_call_single(attach_cpu, count, NULL, 0);
 	atomic_store(&hook_go, 1);
 	WAIT_UNTIL(atomic_load(&polled));
@@ -80,7 +72,7 @@ int main(void)
 	CHECK_RET(r, -ENXIO);
 	CHECK_RET(xc_call_single(attach_cpu, count, NULL, 0), 0);
 	CHECK_RET(xc_call_single(attach_cpu, count, NULL, XC_WAIT), 0);
-	CHECK(online(attach_cpu));
+	CHECK(t_online(attach_cpu));
 	CHECK(atomic_load(&ran) == 2);
 	CHECK(atomic_load(&wrong_cpu) == 0);
 	atomic_store(&stop, 1);

@@ -166,14 +166,6 @@ static void stop_loop(struct loop *l)
 	CHECK(pthread_join(l->thread, NULL) == 0);
 }
 
-static bool online(int cpu)
-{
-	cpu_set_t s;
-
-	CHECK(xc_online_mask(&s) >= 0);
-	return CPU_ISSET(cpu, &s);
-}
-
 /* --- where calls run --- */
 
 struct where {
@@ -208,10 +200,10 @@ static void test_calls_run_on_thread(enum loop_mode mode)
 	struct xc_work work = { .fn = note_where, .arg = &w };
 	cpu_set_t one;
 
-	CHECK(!online(cpu));
+	CHECK(!t_online(cpu));
 	CHECK_RET(xc_call_single(cpu, noop, NULL, XC_WAIT), -ENXIO);
 	start_loop(l, cpu, mode);
-	CHECK(online(cpu));
+	CHECK(t_online(cpu));
 
 	memset(&w, 0, sizeof(w));
 	CHECK_RET(xc_call_single(cpu, note_where, &w, XC_WAIT), 0);
@@ -232,7 +224,7 @@ static void test_calls_run_on_thread(enum loop_mode mode)
 	CHECK_RET(xc_queue_work(cpu, &work), 0);
 	check_where(&w, l, 1);
 	stop_loop(l);
-	CHECK(!online(cpu));
+	CHECK(!t_online(cpu));
 }
 
 /* xc_call_all reaches every CPU once, attached ones on their threads */
@@ -454,10 +446,10 @@ static void test_offline_online(void)
 	start_loop(l, cpu, LOOP_EPOLL);
 	WAIT_UNTIL(atomic_load(&l->in_epoll));	/* asleep in epoll: the request must kick it */
 	CHECK_RET(xc_cpu_offline(cpu), 0);
-	CHECK(!online(cpu));
+	CHECK(!t_online(cpu));
 	CHECK_RET(xc_call_single(cpu, noop, NULL, 0), -ENXIO);
 	CHECK_RET(xc_cpu_online(cpu), 0);
-	CHECK(online(cpu));
+	CHECK(t_online(cpu));
 	memset(&w, 0, sizeof(w));
 	CHECK_RET(xc_call_single(cpu, note_where, &w, XC_WAIT), 0);
 	check_where(&w, l, 1);
@@ -503,7 +495,7 @@ static void test_detach(void)
 
 	CHECK(pthread_create(&t, NULL, detach_main, &d) == 0);
 	WAIT_UNTIL(atomic_load(&d.phase) == 1);
-	CHECK(online(d.cpu));
+	CHECK(t_online(d.cpu));
 	CHECK_RET(xc_exit(), -EBUSY);		/* attached: nothing stopped */
 	atomic_store(&queued_ran, 0);
 	for (int i = 0; i < n; i++)
@@ -514,21 +506,21 @@ static void test_detach(void)
 	CHECK(pthread_join(t, NULL) == 0);
 	CHECK_RET(atomic_load(&d.detach_ret), 0);
 	CHECK_RET(atomic_load(&queued_ran), n);	/* the detach ran every one */
-	CHECK(!online(d.cpu));
+	CHECK(!t_online(d.cpu));
 	CHECK_RET(xc_call_single(d.cpu, count_ran, NULL, 0), -ENXIO);
 	CHECK_RET(xc_cpu_online(d.cpu), -EINVAL);	/* no thread: it comes online with one */
 
 	/* a thread that exits attached is detached */
 	CHECK(pthread_create(&t, NULL, exit_attached_main, &d.cpu) == 0);
 	CHECK(pthread_join(t, NULL) == 0);
-	CHECK(!online(d.cpu));
+	CHECK(!t_online(d.cpu));
 
 	/* user offline before attach: stays offline until xc_cpu_online */
 	CHECK_RET(xc_cpu_offline(d.cpu), 0);
 	start_loop(&loops[0], d.cpu, LOOP_POLL);
-	CHECK(!online(d.cpu));
+	CHECK(!t_online(d.cpu));
 	CHECK_RET(xc_cpu_online(d.cpu), 0);
-	CHECK(online(d.cpu));
+	CHECK(t_online(d.cpu));
 	CHECK_RET(xc_call_single(d.cpu, noop, NULL, XC_WAIT), 0);
 	stop_loop(&loops[0]);
 }
@@ -591,13 +583,13 @@ static void test_hook(void)
 	CHECK_RET(xc_worker_attach(cpu), -EPERM);
 	CHECK_RET(atomic_load(&hook_tid), gettid_());
 	CHECK(reported("cpu_init failed on the attaching thread"));
-	CHECK(!online(cpu));
+	CHECK(!t_online(cpu));
 	CHECK_RET(xc_worker_fd(), -EINVAL);
 	atomic_store(&hook_fail, 0);
 	atomic_store(&hook_tid, 0);
 	CHECK_RET(xc_worker_attach(cpu), 0);
 	CHECK_RET(atomic_load(&hook_tid), gettid_());
-	CHECK(online(cpu));
+	CHECK(t_online(cpu));
 	CHECK_RET(xc_worker_detach(), 0);
 	unpin();
 }
@@ -713,19 +705,19 @@ static void test_os_takes_cpu(void)
 	start_loop(l, cpu, LOOP_POLL);
 	/* moved elsewhere from outside */
 	set_affinity(atomic_load(&l->tid), own_cpus[0], -1);
-	WAIT_UNTIL(!online(cpu));
+	WAIT_UNTIL(!t_online(cpu));
 	CHECK(reported("the worker's affinity was changed from outside"));
 	CHECK(reported("libxcall never moves it"));
 	CHECK_RET(xc_call_single(cpu, noop, NULL, XC_WAIT), -ENXIO);
 	/* widened back: a lost pin, which libxcall leaves to the application */
 	set_affinity(atomic_load(&l->tid), own_cpus[0], cpu);
 	t_sleep_ms(150);		/* three watch periods */
-	CHECK(!online(cpu));
+	CHECK(!t_online(cpu));
 	CHECK(sched_getaffinity(atomic_load(&l->tid), sizeof(m), &m) == 0);
 	CHECK(CPU_COUNT(&m) == 2 && CPU_ISSET(cpu, &m));
 	/* pinned there again by the application: back */
 	set_affinity(atomic_load(&l->tid), cpu, -1);
-	WAIT_UNTIL(online(cpu));
+	WAIT_UNTIL(t_online(cpu));
 	CHECK(reported("back ("));
 	memset(&w, 0, sizeof(w));
 	CHECK_RET(xc_call_single(cpu, note_where, &w, XC_WAIT), 0);
@@ -770,18 +762,18 @@ static void test_os_hotplug(void)
 	start_loop(l, cpu, LOOP_POLL);
 	CHECK(t_sysfs_cpu_online(cpu, 0) == 0);
 	os_down = cpu;
-	WAIT_UNTIL(!online(cpu));
+	WAIT_UNTIL(!t_online(cpu));
 	CHECK(reported("the OS took it offline"));
 	CHECK_RET(xc_call_single(cpu, noop, NULL, XC_WAIT), -ENXIO);
 	os_put_back();
 	CHECK_RET(os_down, -1);
 	/* the kernel widened the thread's mask when the CPU went: libxcall leaves it so */
 	t_sleep_ms(150);
-	CHECK(!online(cpu));
+	CHECK(!t_online(cpu));
 	CHECK(sched_getaffinity(atomic_load(&l->tid), sizeof(m), &m) == 0);
 	CHECK(CPU_COUNT(&m) > 1);
 	set_affinity(atomic_load(&l->tid), cpu, -1);
-	WAIT_UNTIL(online(cpu));
+	WAIT_UNTIL(t_online(cpu));
 	memset(&w, 0, sizeof(w));
 	CHECK_RET(xc_call_single(cpu, note_where, &w, XC_WAIT), 0);
 	check_where(&w, l, 1);
@@ -820,7 +812,7 @@ static void timed_out(int sig)
 		l->cpu, atomic_load(&l->polls), atomic_load(&l->sleeps), atomic_load(&l->refusals),
 		atomic_load(&l->in_epoll), l->cpu, (unsigned long long)st.calls,
 		(unsigned long long)st.kicks_sent, (unsigned long long)st.kicks_elided,
-		(unsigned long long)st.sleeps, (unsigned long long)st.wakeups, online(l->cpu));
+		(unsigned long long)st.sleeps, (unsigned long long)st.wakeups, t_online(l->cpu));
 	os_put_back();
 	_exit(T_FAIL);
 }
@@ -859,7 +851,7 @@ int main(void)
 	init_attached();
 	unpin();
 	for (int i = 0; i < nattach; i++)
-		CHECK(!online(attach_cpus[i]));
+		CHECK(!t_online(attach_cpus[i]));
 	STEP(test_errors());
 	STEP(test_hook());
 	STEP(test_calls_run_on_thread(LOOP_POLL));

@@ -25,14 +25,6 @@ static bool request_pending(void)
 	return atomic_load_explicit(&xc_cpus[d_cpu].ctl, memory_order_acquire) == XC_CTL_OFFLINE;
 }
 
-static bool online(int cpu)
-{
-	cpu_set_t m;
-
-	CHECK(xc_online_mask(&m) >= 0);
-	return CPU_ISSET(cpu, &m);
-}
-
 /* On W: once the plain thread's request for D is pending, the hotplug call on D. */
 static void w_hotplug(void *arg)
 {
@@ -78,7 +70,7 @@ static void offline_went_through(pthread_t t)
 	CHECK_RET(atomic_load(&offline_ret), 0);
 	WAIT_UNTIL(atomic_load(&done));
 	CHECK_RET(atomic_load(&call_ret), 0);
-	CHECK(!online(d_cpu));
+	CHECK(!t_online(d_cpu));
 	CHECK_RET(xc_cpu_online(d_cpu), 0);
 	CHECK_RET(xc_call_single(d_cpu, noop, NULL, XC_WAIT), 0);
 }
@@ -167,7 +159,7 @@ int main(void)
 	CHECK_RET(atomic_load(&w_ret), 0);
 	WAIT_UNTIL(atomic_load(&done));
 	CHECK_RET(atomic_load(&call_ret), 0);
-	CHECK(online(d_cpu));
+	CHECK(t_online(d_cpu));
 	CHECK_RET(xc_call_single(d_cpu, noop, NULL, XC_WAIT), 0);
 
 	/* 4. a queue of calls on W that each want the lock */

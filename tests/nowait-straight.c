@@ -59,14 +59,6 @@ static void *releaser(void *arg)
 	return NULL;
 }
 
-static bool online(int cpu)
-{
-	cpu_set_t m;
-
-	CHECK(xc_online_mask(&m) >= 0);
-	return CPU_ISSET(cpu, &m);
-}
-
 int main(void)
 {
 	char set[16];
@@ -100,7 +92,7 @@ int main(void)
 	CHECK_RET(xc_call_single(b_cpu, nothing, NULL, XC_WAIT), 0);
 	CHECK_RET(atomic_load(&ran_on_b), 1);
 	CHECK_RET(xc_cpu_offline(b_cpu), 0);
-	CHECK(!online(b_cpu));
+	CHECK(!t_online(b_cpu));
 	CHECK_RET(xc_call_single(b_cpu, on_b, NULL, 0), -ENXIO);
 	CHECK_RET(xc_cpu_online(b_cpu), 0);
 	CHECK_RET(xc_call_single(b_cpu, on_b, NULL, 0), 0);

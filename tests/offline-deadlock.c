@@ -43,14 +43,6 @@ static void a_takes_b(void *arg)
 	atomic_store(&done, 1);
 }
 
-static bool online(int cpu)
-{
-	cpu_set_t m;
-
-	CHECK(xc_online_mask(&m) >= 0);
-	return CPU_ISSET(cpu, &m);
-}
-
 int main(void)
 {
 	struct xc_work w = { .fn = b_waits_on_a }, wb = { .fn = b_waits_on_queued }, wa = { .fn = a_takes_b };
@@ -69,7 +61,7 @@ int main(void)
 	CHECK_RET(xc_queue_work(b_cpu, &w), 0);
 	WAIT_UNTIL(atomic_load(&done));
 	CHECK_RET(atomic_load(&offline_ret), -EDEADLK);
-	CHECK(online(b_cpu));
+	CHECK(t_online(b_cpu));
 
 	/* 2. a call on B */
 	atomic_store(&done, 0);
@@ -77,7 +69,7 @@ int main(void)
 	CHECK_RET(xc_call_single(b_cpu, b_waits_on_a, NULL, 0), 0);
 	WAIT_UNTIL(atomic_load(&done));
 	CHECK_RET(atomic_load(&offline_ret), -EDEADLK);
-	CHECK(online(b_cpu));
+	CHECK(t_online(b_cpu));
 	CHECK_RET(xc_call_single(b_cpu, noop, NULL, XC_WAIT), 0);
 
 	/* 3. B's wait can finish: the offline goes through */
@@ -87,7 +79,7 @@ int main(void)
 	CHECK_RET(xc_queue_work(a_cpu, &wa), 0);
 	WAIT_UNTIL(atomic_load(&done));
 	CHECK_RET(atomic_load(&offline_ret), 0);
-	CHECK(!online(b_cpu));
+	CHECK(!t_online(b_cpu));
 	CHECK_RET(xc_cpu_online(b_cpu), 0);
 	CHECK_RET(xc_call_single(b_cpu, noop, NULL, XC_WAIT), 0);
 	CHECK_RET(xc_exit(), 0);

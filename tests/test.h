@@ -91,6 +91,15 @@ static inline int t_cpus(int *out)
 	return n;
 }
 
+/* Whether the runtime has @cpu online now. */
+static inline bool t_online(int cpu)
+{
+	cpu_set_t m;
+
+	CHECK(xc_online_mask(&m) >= 0);
+	return CPU_ISSET(cpu, &m);
+}
+
 /* Take @cpu offline (0) or online (1) through sysfs, as the OS does; 0 or -1. Guests only. */
 /* A whole file, NUL-terminated, in memory the caller frees. */
 static inline char *t_slurp(const char *path)
