@@ -414,16 +414,26 @@ static __attribute__((noinline)) int call_single_unmarked(int cpu, xc_func_t fn,
 }
 
 /*
+ * A straight path's way in (below), for a thread that xc_tls_clear() found
+ * in nobody's way: inside libxcall, in flight before the look at @gate, as
+ * xc_enter() (inflight.c); whether @gate is open to @cpu. The path leaves
+ * with xc_leave(0), or through call_single_unmarked().
+ */
+static inline __attribute__((always_inline)) bool straight_enter(_Atomic int *gate, int cpu)
+{
+	xc_inside_store(XC_INSIDE_CODE);
+	atomic_signal_fence(memory_order_seq_cst);
+	/* acquire: pairs with the gate's release at xc_init (bringup.c) */
+	return (unsigned)cpu < (unsigned)atomic_load_explicit(gate, memory_order_acquire);
+}
+
+/*
  * The nowait straight path (below), out of line: the waiting one keeps its
  * registers and its first instructions.
  */
 static __attribute__((noinline)) int call_single_nowait(int cpu, xc_func_t fn, void *arg)
 {
-	/* in flight before the look at the gate, as xc_enter() (inflight.c) */
-	xc_inside_store(XC_INSIDE_CODE);
-	atomic_signal_fence(memory_order_seq_cst);
-	/* acquire: pairs with the gate's release at xc_init (bringup.c) */
-	if ((unsigned)cpu < (unsigned)atomic_load_explicit(&xc_rt.ring_fast_cpus, memory_order_acquire)) {
+	if (straight_enter(&xc_rt.ring_fast_cpus, cpu)) {
 		struct xc_cpu *c = &xc_cpus[cpu];
 		/* not in the urgent handler: our ring set is the first */
 		struct xc_ring *r = xc_ring_peek_in(cpu, 0);
@@ -444,9 +454,9 @@ static __attribute__((noinline)) int call_single_nowait(int cpu, xc_func_t fn, v
 /*
  * A nowait call takes the straight path into the calling thread's ring to
  * @cpu when this thread is in nobody's way (xc_tls_clear()), the gate is open
- * to @cpu (xc_rt.ring_fast_cpus: up, not tracing, rings not ablated), the thread has a ring to
- * it made by this runtime, @cpu is not the thread's own (whose calls run
- * inline), and the ring has room: the put and the doorbell, as ring_call
+ * to @cpu (xc_rt.ring_fast_cpus: up, not tracing, rings not ablated), the
+ * thread has a ring to it made by this runtime, @cpu is not the thread's own
+ * (whose calls run inline), and the ring has room: the put and the doorbell, as ring_call
  * does them, between the in-flight mark and its clear. Anything else (no
  * ring yet, a full one) goes the general way.
  *
@@ -460,12 +470,7 @@ static __attribute__((noinline)) int call_single_nowait(int cpu, xc_func_t fn, v
 int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 {
 	if (xc_likely(flags == XC_WAIT) && fn && xc_tls_clear()) {
-		/* in flight before the look at the gate, as xc_enter() (inflight.c) */
-		xc_inside_store(XC_INSIDE_CODE);
-		atomic_signal_fence(memory_order_seq_cst);
-		/* acquire: pairs with the gate's release at xc_init (bringup.c) */
-		if ((unsigned)cpu < (unsigned)atomic_load_explicit(&xc_rt.slot_fast_cpus,
-								   memory_order_acquire)) {
+		if (straight_enter(&xc_rt.slot_fast_cpus, cpu)) {
 			struct xc_cpu *c = &xc_cpus[cpu], *self = xc_self;
 
 			/* not in the urgent handler: our ring set is the first */

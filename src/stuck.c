@@ -15,20 +15,20 @@
  * running is then bounded by the waiter: the target's activity sequence
  * (activity_seq) unchanged since the waiter's first look, a quarter of
  * stuck_ms into the wait (or since the last report), means the same
- * activity has run at least that long. Work items
- * carry their start time.
+ * activity has run at least that long. Work items carry their start time.
  *
- * What the library noted is what the worker said when it last ran: a worker
- * that the OS does not run (other load on its CPU, a higher scheduling
- * class, a debugger) still reads "idle, polling", and a sender rightly
- * elides its kick, yet nothing runs its queue. So the waiter also asks the
- * OS: at that first look it reads each described target thread's CPU time (its thread CPU-time clock, exact while it runs), and
- * when it reports, a target whose CPU time has not moved since is named as
- * not running, with its thread's state from /proc (runnable: the OS has not
+ * What the library noted is what the worker said when it last ran: a
+ * worker that the OS does not run (other load on its CPU, a higher
+ * scheduling class, a debugger) still reads "idle, polling", and a sender
+ * rightly elides its kick, yet nothing runs its queue. So the waiter also
+ * asks the OS: at that first look it reads each described target thread's
+ * CPU time (its thread CPU-time clock, exact while it runs), and when it
+ * reports, a target whose CPU time has not moved since is named as not
+ * running, with its thread's state from /proc (runnable: the OS has not
  * scheduled it; stopped; in uninterruptible sleep). Idle targets also say
- * whether calls wait in their queue, which tells which targets of a call to
- * several CPUs still owe it. None of this costs anything before the wait
- * has lasted a quarter of stuck_ms.
+ * whether calls wait in their queue, which tells which targets of a call
+ * to several CPUs still owe it. None of this costs anything before the
+ * wait has lasted a quarter of stuck_ms.
  */
 #include "internal.h"
 #include "ring.h"

@@ -385,8 +385,26 @@ static long deadlock_look(struct xc_cpu *self, const struct wait_ref *r, const s
 
 /*
  * A thread that is no worker waits: spin, sleep, or spin for ever, by the
- * poll policy.
- *
+ * poll policy. @own_cpu: the spin yields at every pass (below).
+ */
+static int plain_wait_for(const struct wait_ref *r, uint64_t deadline_ns, struct xc_stuck *st,
+			  long poll, bool own_cpu)
+{
+	if (poll != XC_POLL_NONE && poll != XC_POLL_FOREVER &&
+	    done_spin(r, XC_WAITER_SPIN_NS, deadline_ns, own_cpu))
+		return 0;
+	for (;;) {
+		uint64_t until = st ? xc_stuck_deadline(st) : deadline_ns;
+
+		if (poll == XC_POLL_FOREVER ? done_spin(r, -1, until, own_cpu) : !done_sleep(r, until))
+			return 0;
+		if (!st)
+			return -ETIMEDOUT;
+		xc_stuck_check(st);
+	}
+}
+
+/*
  * A wait for a call to the worker of this thread's own CPU: the call runs
  * only when we give way, so the spin yields at every pass (under every
  * policy that spins: a plain spin would hold the CPU for its whole budget).
@@ -400,30 +418,14 @@ static int plain_wait(const struct wait_ref *r, uint64_t deadline_ns, struct xc_
 {
 	int cpu = poll != XC_POLL_NONE && wi ? sched_getcpu() : -1;
 	struct xc_cpu *here = cpu >= 0 && waits_on(wi, cpu) ? &xc_cpus[cpu] : NULL;
-	int ret = -ETIMEDOUT;
+	int ret;
 
+	if (!here)
+		return plain_wait_for(r, deadline_ns, st, poll, false);
 	/* relaxed, both: a hint the worker reads after its runs; late, it yields at its spin's period */
-	if (here)
-		atomic_fetch_add_explicit(&here->waiters_here, 1, memory_order_relaxed);
-	if (poll != XC_POLL_NONE && poll != XC_POLL_FOREVER &&
-	    done_spin(r, XC_WAITER_SPIN_NS, deadline_ns, here != NULL)) {
-		ret = 0;
-		goto out;
-	}
-	for (;;) {
-		uint64_t until = st ? xc_stuck_deadline(st) : deadline_ns;
-
-		if (poll == XC_POLL_FOREVER ? done_spin(r, -1, until, here != NULL) : !done_sleep(r, until)) {
-			ret = 0;
-			break;
-		}
-		if (!st)
-			break;
-		xc_stuck_check(st);
-	}
-out:
-	if (here)
-		atomic_fetch_sub_explicit(&here->waiters_here, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&here->waiters_here, 1, memory_order_relaxed);
+	ret = plain_wait_for(r, deadline_ns, st, poll, true);
+	atomic_fetch_sub_explicit(&here->waiters_here, 1, memory_order_relaxed);
 	return ret;
 }
 
