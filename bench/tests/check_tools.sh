@@ -13,6 +13,9 @@
 #      the record says capped and abandoned. The busy loops and the bench die on every
 #      way out (trap; should this script be killed by SIGKILL, each busy loop dies with
 #      it: busy.sh).
+#   4. The counting tools (bench/tools/count_lines.py, count_roundtrip.py): --help prints
+#      their usage and exits 0; an unknown option or a build directory without their build
+#      is refused at once, exit 2, naming what is wrong (no traceback).
 #
 # usage: check_tools.sh BUILD/xcall-bench      Exit 0 when the checks passed.
 set -u -o pipefail
@@ -130,6 +133,32 @@ EOF
 		check "$name" "$verdict"
 	done
 fi
+
+# ---- 4. the counting tools' command lines (nothing is counted: no valgrind needed)
+tools=$(cd "$(dirname "$0")/../tools" && pwd)
+for tool in count_lines count_roundtrip; do
+	timeout 30 python3 "$tools/$tool.py" --help >out 2>err
+	rc=$?
+	if [ "$rc" = 0 ] && grep -q "^usage: $tool.py" out && [ ! -s err ]; then
+		check "$tool --help: its usage, exit 0" ok
+	else
+		check "$tool --help: its usage, exit 0" "rc=$rc, stderr: $(head -c 200 err)"
+	fi
+	# arguments|what stderr must say|the case
+	for b in "--bogus $dir|unknown option --bogus|an unknown option" \
+		 "$dir/none|is not built|a build directory without its build"; do
+		IFS='|' read -r args want what <<<"$b"
+		read -r -a a <<<"$args"
+		timeout 30 python3 "$tools/$tool.py" "${a[@]}" >out 2>err
+		rc=$?
+		if [ "$rc" = 2 ] && grep -q "$want" err && ! grep -q Traceback err; then
+			check "$tool: $what refused, named (exit 2)" ok
+		else
+			check "$tool: $what refused, named (exit 2)" "rc=$rc, stderr: $(head -c 200 err)"
+		fi
+	done
+	rm -f out err
+done
 
 [ "$fails" = 0 ] && say "all passed" || say "$fails failed"
 [ "$fails" = 0 ]

@@ -808,13 +808,24 @@ def main(argv):
     only = None
     args = []
     it = iter(argv[1:])
+    usage = "\n".join(__doc__.strip().splitlines()[-2:])
     for a in it:
+        if a in ("-h", "--help"):
+            print(__doc__.strip())
+            return 0
         if a == "--cases":
             only = next(it, "").split(",")
+        elif a.startswith("-") and a not in ("-v", "--test"):
+            print(f"count_lines: unknown option {a}\n{usage}", file=sys.stderr)
+            return 2
         elif a not in ("-v", "--test"):
             args.append(a)
     if len(args) != 1:
-        print(__doc__.strip().splitlines()[-2], file=sys.stderr)
+        print(usage, file=sys.stderr)
+        return 2
+    if not os.path.isfile(os.path.join(args[0], "count", "roundtrip_driver")):
+        print(f"count_lines: {args[0]}/count/roundtrip_driver is not built (make count-lines builds it)",
+              file=sys.stderr)
         return 2
     if subprocess.run(["which", "valgrind"], capture_output=True).returncode:
         print("count_lines: valgrind is not installed (apt-get install valgrind)", file=sys.stderr)

@@ -120,12 +120,21 @@ def critical_path(cost, binary, n):
 
 
 def main(argv):
-    if len(argv) < 2:
-        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
-        return 2
+    usage = __doc__.strip().splitlines()[-1]
+    if any(a in ("-h", "--help") for a in argv[1:]):
+        print(__doc__.strip())
+        return 0
     verbose = "-v" in argv
     argv = [a for a in argv if a != "-v"]
+    bad = [a for a in argv[1:] if a.startswith("-")]
+    if bad or not 2 <= len(argv) <= 3 or (len(argv) == 3 and not argv[2].isdigit()):
+        print((f"count_roundtrip: unknown option {bad[0]}\n" if bad else "") + usage, file=sys.stderr)
+        return 2
     build, n = argv[1], int(argv[2]) if len(argv) > 2 else 3000
+    if not os.path.isfile(os.path.join(build, "libxcall.a")):
+        print(f"count_roundtrip: {build}/libxcall.a is not built (make count-roundtrip builds it)",
+              file=sys.stderr)
+        return 2
     if subprocess.run(["which", "valgrind"], capture_output=True).returncode:
         print("count_roundtrip: valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
         return 2
