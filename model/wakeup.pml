@@ -42,9 +42,10 @@
  *   src/ring.c     (RING) the per-sender call rings: xc_ring_put and
  *                  xc_ring_doorbell (src/ring.h: R1, R2), xc_ring_doorbell_slow
  *                  (R3: the CAS IDLE -> LINKED and the push on callq, S1),
- *                  ring_refused, xc_ring_take_doorbells, ring_run, entry_run,
- *                  xc_rings_run, xc_rings_pending (W2), xc_rings_release
- *                  (U1-U3, before W1), xc_rings_close (the offline drain);
+ *                  ring_refused, xc_ring_take_doorbells, ring_run, calls_run
+ *                  and entry_run, xc_rings_run, xc_rings_pending (W2),
+ *                  xc_rings_release (U1-U3, before W1), xc_rings_close (the
+ *                  offline drain);
  *                  the owners without a fence: F1, C, rings_unfenced and
  *                  owners_barrier (U2': membarrier, or keep_all while
  *                  another's is under way, and xc_idle_wait's retry);
@@ -711,7 +712,7 @@ inline run_list(taken)
 }
 
 #if RING && RWAIT
-/* entry_run: a waiting call's completion, after its fn (its owner waits for it) */
+/* calls_run: a waiting call's completion, after its fn (its owner waits for it) */
 #define RING_COMPLETE(b)	completed = completed | (b & WAITCALLS);
 /* the waiting calls: each plain sender's last (bit id * NCALLS + NCALLS - 1) */
 #define WAITCALLS	(((1 << (NSENDERS * NCALLS)) - 1) & ~((1 << (NURGENT * NCALLS)) - 1) & \
@@ -866,13 +867,13 @@ inline run_urgent(c)
 }
 
 /*
- * xc_call_returned (src/call.c): a call's fn has returned on the worker
+ * xc_call_returned (src/call.h): a call's fn has returned on the worker
  * (not in the handler): if the urgent queue is non-empty (acquire), run it.
  * wn: the witness for a deferred urgent call caught here.
  */
 inline call_returned(c, wn)
 {
-	// @src src/call.c: if (!xc_in_urgent && xc_llist_nonempty(&c->urgentq, memory_order_acquire))
+	// @src src/call.h: if (!xc_in_urgent && xc_llist_nonempty(&c->urgentq, memory_order_acquire))
 	if
 	:: atomic { PENDING(urgentq[c]) -> if :: deferred[c] -> WITNESS(wn) :: else -> skip fi } ->
 		run_urgent(c)
@@ -953,9 +954,10 @@ inline take_doorbells(c)
  * ring_run: run what ring r holds, re-reading head each time. The code
  * re-reads head (acquire) only when tail reaches the head it saw last
  * (head_seen); entries below that head are published, so reading head
- * itself at each step decides the same. entry_run reads the entry out and
- * stores tail = t + 1 (release) before the fn runs; a waiting call is
- * completed after it (RING_COMPLETE), then xc_call_returned.
+ * itself at each step decides the same. calls_run (entry_run for a traced
+ * call) reads the entry out and stores tail = t + 1 (release) before the fn
+ * runs; a waiting call is completed after it (RING_COMPLETE), then
+ * xc_call_returned.
  */
 inline ring_run(c, r)
 {
@@ -2560,7 +2562,7 @@ ring_put:
 waitcall:
 		if
 		:: WAITCALL && (accepted & ME) ->
-			/* xc_completion_wait: until entry_run completes it, after its fn */
+			/* xc_completion_wait: until calls_run completes it, after its fn */
 			(completed & ME) != 0;
 			/* the waiting call returned: every earlier call of ours ran */
 			assert(IN_ORDER(ME))
@@ -2973,7 +2975,7 @@ serve:
 serve_run:
 	if
 	:: held && rhead[o] != rtail[o] ->
-		/* entry_run: read the entry out, tail = t + 1 (release), then its fn */
+		/* calls_run: read the entry out, tail = t + 1 (release), then its fn */
 		atomic {
 			e = ENT(o, rtail[o]);
 			/* an open CPU's ring: no close took it, no owner retracts it now */
@@ -3022,7 +3024,7 @@ fn_run:
 	:: else -> skip
 	fi;
 fn_ret:
-	/* entry_run: a waiting call's completion (xc_sync_complete reads SLEEPING) */
+	/* calls_run: a waiting call's completion (xc_sync_complete reads SLEEPING) */
 	if
 	:: WAITCALL(fb[d]) ->
 		atomic { w = OWNER(fb[d]); sync_done[w] = true; k = sync_sleep[w] }

@@ -131,19 +131,6 @@ int xc_run_urgent(struct xc_cpu *c)
 }
 
 /*
- * A call's function has returned on @c's worker. The urgent handler never
- * interrupts a call's function (urgent.c): urgent calls that arrived while
- * it ran run now, right after it, before anything else. Every path that
- * runs a call (the queue, the slot, an inline call) comes through here.
- */
-void xc_call_returned(struct xc_cpu *c)
-{
-	/* acquire: a cheap look; xc_run_urgent's own loads order the take */
-	if (!xc_in_urgent && xc_llist_nonempty(&c->urgentq, memory_order_acquire))
-		xc_run_urgent(c);
-}
-
-/*
  * Urgent calls first, then the slot's waiting call, then the queue; with
  * @waited_only (below the serve floor, wait.c) each ring only up to its
  * first entry that no caller waits for. With the rings ablated (benchmarks
@@ -437,12 +424,12 @@ static __attribute__((noinline)) int call_single_nowait(int cpu, xc_func_t fn, v
 		struct xc_cpu *c = &xc_cpus[cpu];
 		/* not in the urgent handler: our ring set is the first */
 		struct xc_ring *r = xc_ring_peek_in(cpu, 0);
+		/* relaxed: only the owner writes head */
+		uint32_t h = r ? atomic_load_explicit(&r->head, memory_order_relaxed) : 0;
 
-		if (r && c != xc_self && xc_ring_has_room(r)) {
-			/* relaxed: only the owner writes head; untraced: no flow */
-			uint32_t idx = xc_ring_push(r, atomic_load_explicit(&r->head, memory_order_relaxed),
-						    fn, arg, 0);
-			int ret = xc_ring_doorbell(c, r, idx);
+		if (r && c != xc_self && xc_ring_has_room(r, h)) {
+			/* untraced: no flow */
+			int ret = xc_ring_doorbell(c, r, xc_ring_push(r, h, fn, arg, 0));
 
 			xc_leave(0);
 			return ret;
@@ -479,9 +466,7 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 		}
 		return call_single_unmarked(cpu, fn, arg, flags);
 	}
-	/* relaxed: a first look, so that a shut gate (tracing, the rings ablated) costs one load */
-	if (flags == 0 && atomic_load_explicit(&xc_rt.ring_fast_cpus, memory_order_relaxed) && fn &&
-	    xc_tls_clear())
+	if (flags == 0 && fn && xc_tls_clear())
 		return call_single_nowait(cpu, fn, arg);
 	return call_single_guarded(cpu, fn, arg, flags);
 }

@@ -103,7 +103,6 @@ void xc_call_invoke(struct xc_cpu *c, xc_func_t fn, void *arg, int from, uint32_
 int xc_run_calls(struct xc_cpu *c);
 int xc_run_calls_waited(struct xc_cpu *c);
 int xc_run_urgent(struct xc_cpu *c);
-void xc_call_returned(struct xc_cpu *c);
 int xc_drain_calls(struct xc_cpu *c);
 void xc_call_kick(struct xc_cpu *c, int pushed, bool urgent);
 
@@ -171,6 +170,19 @@ static inline bool xc_slot_run_fast(struct xc_cpu *c)
 	    xc_os_elsewhere(c))
 		return false;
 	return xc_slot_run(c) > 0;
+}
+
+/*
+ * A call's function has returned on @c's worker. The urgent handler never
+ * interrupts a call's function (urgent.c): urgent calls that arrived while
+ * it ran run now, right after it, before anything else. Every path that
+ * runs a call (the queue, the slot, an inline call) comes through here.
+ */
+static inline void xc_call_returned(struct xc_cpu *c)
+{
+	/* acquire: a cheap look; xc_run_urgent's own loads order the take */
+	if (!xc_in_urgent && xc_llist_nonempty(&c->urgentq, memory_order_acquire))
+		xc_run_urgent(c);
 }
 
 #endif /* XC_CALL_H */

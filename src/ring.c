@@ -171,26 +171,6 @@ static _Atomic(struct xc_ring *) registry[XC_MAX_CPUS];
 
 _Static_assert(sizeof(struct xc_ring_entry) == 16, "four entries a line");
 
-void xc_ring_waited_mark(void *arg)
-{
-	(void)arg;
-}
-
-void xc_ring_async_mark(void *arg)
-{
-	(void)arg;
-}
-
-void xc_ring_taken_mark(void *arg)
-{
-	(void)arg;
-}
-
-void xc_ring_retracted_mark(void *arg)
-{
-	(void)arg;
-}
-
 static long membarrier(int cmd)
 {
 	return syscall(__NR_membarrier, cmd, 0, 0);
@@ -476,8 +456,34 @@ static inline xc_func_t entry_take(struct xc_ring *r, uint32_t t, bool closing)
 		       : atomic_load_explicit(&e->fn, memory_order_relaxed);
 }
 
-/* Run entry @t, its @fn taken: the worker's side of a ring call; a retracted one is only stepped over. */
-static void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t, xc_func_t fn)
+/*
+ * A marker's call (ring.h): XC_RING_WAITED and XC_RING_ASYNC name the
+ * function, its argument and what to complete after it.
+ */
+static inline void entry_unpack(xc_func_t *fn, void **arg, struct xc__completion **done,
+				struct xc_call **async)
+{
+	if (*fn == XC_RING_WAITED) {
+		/* on the waiter's stack until the completion */
+		const struct xc_ring_waited *w = *arg;
+
+		*fn = w->fn;
+		*arg = w->arg;
+		*done = w->done;
+	} else if (*fn == XC_RING_ASYNC) {
+		*async = *arg;	/* the caller's until its in-flight bit is clear */
+		*fn = (*async)->fn;
+		*arg = (*async)->arg;
+	}
+}
+
+/*
+ * Run entry @t, its @fn taken, on its own: a traced call, a retracted
+ * entry (only stepped over), or any entry of a close or of a run below
+ * the serve floor.
+ */
+static __attribute__((noinline)) void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t,
+						xc_func_t fn)
 {
 	void *arg = r->e[t & r->mask].arg;
 	struct xc__completion *done = NULL;
@@ -492,24 +498,73 @@ static void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t, xc_func_t
 	}
 	/* release: the entry is read out before its owner may write it again */
 	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
-	if (xc_unlikely(fn == XC_RING_RETRACTED))
+	if (fn == XC_RING_RETRACTED)
 		return;		/* a refused doorbell's entry, taken back */
-	if (xc_unlikely(fn == XC_RING_WAITED)) {
-		/* on the waiter's stack until the completion below */
-		const struct xc_ring_waited *w = arg;
-
-		fn = w->fn;
-		arg = w->arg;
-		done = w->done;
-	} else if (xc_unlikely(fn == XC_RING_ASYNC)) {
-		async = arg;	/* the caller's until its in-flight bit is clear */
-		fn = async->fn;
-		arg = async->arg;
-	}
+	entry_unpack(&fn, &arg, &done, &async);
 	xc_call_run_fn(c, fn, arg, from, flow, false, &outer);
 	xc_call_complete(done, async);
 	xc_call_ended(c, &outer);
 	xc_call_returned(c);
+}
+
+/*
+ * The ordinary run of @r from entry @t, which head_seen covers: a burst's
+ * calls back to back. What each call needs is done per call: the tail, the
+ * in-call marks, its count, its completion if any, the activity's function,
+ * the check that the OS left the worker on its CPU, and a look for urgent
+ * calls, which jump the order between two calls. Once per run: the
+ * activity's save and restore, the stuck reports' and the OS check's
+ * settings. A traced call and a retracted entry go through entry_run().
+ *
+ * A call's function may wait and serve, running later entries of this
+ * ring inside it: tail and head_seen are read again after every call.
+ */
+static __attribute__((noinline)) int calls_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t)
+{
+	const volatile int *where = xc_os_run_word(c);
+	struct xc_activity outer;
+	bool begun = false;
+	int n = 0;
+
+	do {
+		struct xc_ring_entry *e = &r->e[t & r->mask];
+		/* relaxed: acquired with head */
+		xc_func_t fn = atomic_load_explicit(&e->fn, memory_order_relaxed);
+		void *arg = e->arg;
+		struct xc__completion *done = NULL;
+		struct xc_call *async = NULL;
+		bool lean = true;
+
+		if (xc_unlikely(xc_ring_marker(fn) || xc_tracing_on())) {
+			lean = fn != XC_RING_RETRACTED && !xc_tracing_on();
+			if (lean)
+				entry_unpack(&fn, &arg, &done, &async);
+			else
+				entry_run(c, r, t, fn);
+		}
+		if (lean) {
+			/* release: the entry is read out before its owner may write it again */
+			atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+			if (xc_likely(begun))
+				xc_activity_next(c, (const void *)fn);
+			else
+				begun = xc_activity_begin(c, XC_ACT_CALL, (const void *)fn, 0, &outer);
+			xc_call_user(fn, arg);
+			xc_stat_inc_own(&c->calls);	/* before the completion: its waiter sees it counted */
+			xc_call_complete(done, async);
+			xc_os_after_run_at(c, where);
+			xc_call_returned(c);
+		}
+		n++;
+		/* relaxed: only this worker writes tail */
+		t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+		if (t == r->head_seen)
+			/* acquire: pairs with the owner's release of head: the entries are written */
+			r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
+	} while (t != r->head_seen);
+	if (begun)
+		xc_activity_end(c, &outer);
+	return n;
 }
 
 /*
@@ -518,7 +573,7 @@ static void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t, xc_func_t
  * over). The tail is re-read at every step: a call that polls or waits runs
  * later entries of the same ring inside it. Inline, so that @closing and
  * @waited_only are constants in each caller: the ordinary run tests
- * neither per entry.
+ * neither, and costs a held ring with nothing new two loads.
  */
 static inline __attribute__((always_inline)) int ring_run(struct xc_cpu *c, struct xc_ring *r,
 							  bool closing, bool waited_only)
@@ -535,6 +590,8 @@ static inline __attribute__((always_inline)) int ring_run(struct xc_cpu *c, stru
 			if (t == r->head_seen)
 				return n;
 		}
+		if (!closing && !waited_only)
+			return calls_run(c, r, t);
 		xc_func_t fn = entry_take(r, t, closing);
 
 		if (waited_only && fn != XC_RING_WAITED && fn != XC_RING_RETRACTED)

@@ -37,14 +37,20 @@ struct xc_ring_waited {
 	struct xc__completion *done;
 };
 
-void xc_ring_waited_mark(void *arg);	/* markers: never called */
-void xc_ring_async_mark(void *arg);
-void xc_ring_taken_mark(void *arg);
-void xc_ring_retracted_mark(void *arg);
-#define XC_RING_WAITED    xc_ring_waited_mark
-#define XC_RING_ASYNC     xc_ring_async_mark
-#define XC_RING_TAKEN     xc_ring_taken_mark
-#define XC_RING_RETRACTED xc_ring_retracted_mark
+/*
+ * The markers are small numbers, at which no function lives: a run tells
+ * every one of them from a function to call by one compare (ring.c).
+ */
+#define XC_RING_WAITED    ((xc_func_t)(uintptr_t)1)
+#define XC_RING_ASYNC     ((xc_func_t)(uintptr_t)2)
+#define XC_RING_TAKEN     ((xc_func_t)(uintptr_t)3)
+#define XC_RING_RETRACTED ((xc_func_t)(uintptr_t)4)
+#define XC_RING_MARKERS   5u	/* and 0, which no call puts */
+
+static inline bool xc_ring_marker(xc_func_t fn)
+{
+	return (uintptr_t)fn < XC_RING_MARKERS;
+}
 
 /* Trace data of an entry, written only while tracing, beside the entries. */
 struct xc_ring_meta {
@@ -143,12 +149,9 @@ static inline bool xc_ring_empty(struct xc_ring *r)
 
 int xc_ring_make_room(struct xc_ring *r);
 
-/* Owner: whether @r has room for one more entry, without waiting for it. */
-static inline bool xc_ring_has_room(struct xc_ring *r)
+/* Owner: whether @r, its head @h, has room for one more entry, without waiting for it. */
+static inline bool xc_ring_has_room(struct xc_ring *r, uint32_t h)
 {
-	/* relaxed: only the owner writes head */
-	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-
 	if (xc_likely(h - r->tail_seen != r->size))
 		return true;
 	/* acquire: the worker's reads of the taken entries come before our reuse */

@@ -75,13 +75,14 @@ struct xc_activity {
  * Note that @c's worker starts running @fn (an XC_ACT_* @kind) since
  * @since_ns (0: not stamped); *@outer keeps what it ran before, which a call
  * nested in a work item or an urgent call interrupting one interrupts.
+ * False if stuck reports are off, and nothing is recorded.
  */
-static inline void xc_activity_begin(struct xc_cpu *c, int kind, const void *fn, uint64_t since_ns,
+static inline bool xc_activity_begin(struct xc_cpu *c, int kind, const void *fn, uint64_t since_ns,
 				     struct xc_activity *outer)
 {
 	/* relaxed, all: a snapshot for diagnostics, never for synchronisation; only this thread writes */
 	if (xc_rt.cfg.stuck_ms <= 0)
-		return;
+		return false;
 	outer->kind = atomic_load_explicit(&c->cur_kind, memory_order_relaxed);
 	if (outer->kind != XC_ACT_NONE) {
 		outer->fn = atomic_load_explicit(&c->cur_fn, memory_order_relaxed);
@@ -92,6 +93,20 @@ static inline void xc_activity_begin(struct xc_cpu *c, int kind, const void *fn,
 	atomic_store_explicit(&c->cur_seq, atomic_load_explicit(&c->cur_seq, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	atomic_store_explicit(&c->cur_kind, kind, memory_order_relaxed);
+	return true;
+}
+
+/*
+ * The next call of a run whose first xc_activity_begin() as an XC_ACT_CALL
+ * returned true (it records): a new activity of the same kind, whose
+ * sequence number a waiter sees move.
+ */
+static inline void xc_activity_next(struct xc_cpu *c, const void *fn)
+{
+	/* relaxed, all: as above */
+	atomic_store_explicit(&c->cur_fn, fn, memory_order_relaxed);
+	atomic_store_explicit(&c->cur_seq, atomic_load_explicit(&c->cur_seq, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 }
 
 /*

@@ -4,8 +4,9 @@
  * function and what that CPU is running (a call: for at least how long, as
  * far as the waiter could tell; a work item: for how long, also after a call
  * nested in it through xc_poll() has returned; for a call to several CPUs,
- * each of the first ones); the reports repeat while it stays stuck and an
- * "unstuck" line follows when it completes; the stats count them. A worker
+ * each of the first ones; in a run of nowait calls, the one running); the
+ * reports repeat while it stays stuck and an "unstuck" line follows when it
+ * completes; the stats count them. A worker
  * polling forever, which runs the call on the slot's straight path, names it
  * too. With reports off, the same wait says nothing.
  */
@@ -58,6 +59,21 @@ void stuck_test_slow_work(void *arg)
 
 static void quick(void *arg)
 {
+}
+
+static atomic_int hold;
+
+/* Keeps the worker in a run of nowait calls until the calls behind it are all in its ring. */
+static void holding(void *arg)
+{
+	while (atomic_load(&hold))
+		;
+}
+
+/* not static: named in the report. The last of a run of nowait calls. */
+void stuck_test_late_fn(void *arg)
+{
+	await_reports();
 }
 
 void stuck_test_from_worker(void *arg)
@@ -150,6 +166,22 @@ int main(void)
 	CHECK_RET(xc_call_many(&two, stuck_test_slow_fn, (void *)800L, XC_WAIT), 2);
 	CHECK_REPORTS(t_reported(want));
 	CHECK_REPORTS(t_reported(want2));
+
+	/*
+	 * A run of nowait calls from one thread: the report names the call of
+	 * the run that is running, not the run's first. The waiting call goes
+	 * behind them in the same ring.
+	 */
+	t_clear_reports();
+	snprintf(want, sizeof(want), "CPU %d is running call stuck_test_late_fn for at least ", cpus[1]);
+	await_set(1, want, NULL);
+	atomic_store(&hold, 1);
+	CHECK_RET(xc_call_single(cpus[1], holding, NULL, 0), 0);
+	CHECK_RET(xc_call_single(cpus[1], quick, NULL, 0), 0);
+	CHECK_RET(xc_call_single(cpus[1], stuck_test_late_fn, NULL, 0), 0);
+	atomic_store(&hold, 0);
+	CHECK_RET(xc_call_single(cpus[1], quick, NULL, XC_WAIT), 0);
+	CHECK_REPORTS(t_reported(want));
 	CHECK_RET(xc_exit(), 0);
 
 	/*

@@ -39,11 +39,11 @@ static inline __attribute__((always_inline)) void xc_count_pass(void)
 #define __builtin_ia32_pause() xc_count_pass()
 
 /*
- * What the rseq area's cpu_id costs (follow.h, xc_running_cpu): valgrind
- * registers no rseq area, so the library would ask sched_getcpu() (tens of
- * instructions and a syscall) where a real run loads one word. Here the
- * thread's first answer is kept and loaded again, as cpu_id would be: the
- * counted threads are pinned, so it stays true.
+ * What the rseq area's cpu_id costs (follow.h, xc_running_cpu and its
+ * word): valgrind registers no rseq area, so the library would ask
+ * sched_getcpu() (tens of instructions and a syscall) where a real run
+ * loads one word. Here the thread's first answer is kept and loaded again,
+ * as cpu_id would be: the counted threads are pinned, so it stays true.
  */
 int sched_getcpu(void);
 static __thread int xc_count_cpu = -1;
@@ -53,6 +53,12 @@ static inline __attribute__((always_inline)) int xc_count_running_cpu(void)
 		xc_count_cpu = sched_getcpu();
 	return xc_count_cpu;
 }
+static inline __attribute__((always_inline)) const volatile int *xc_count_running_cpu_word(void)
+{
+	xc_count_running_cpu();
+	return &xc_count_cpu;
+}
 #define XC_RUNNING_CPU_NO_RSEQ() xc_count_running_cpu()
+#define XC_RUNNING_CPU_WORD_NO_RSEQ() xc_count_running_cpu_word()
 
 #endif /* XC_COUNT_HOOK_H */
