@@ -14,8 +14,8 @@
 #      way out (trap; should this script be killed by SIGKILL, each busy loop dies with
 #      it: busy.sh).
 #   4. The counting tools (bench/tools/count_lines.py, count_roundtrip.py): --help prints
-#      their usage and exits 0; an unknown option or a build directory without their build
-#      is refused at once, exit 2, naming what is wrong (no traceback).
+#      their usage and exits 0; an unknown option, a build directory without their build or
+#      an unknown case is refused at once, exit 2, naming what is wrong (no traceback).
 #
 # usage: check_tools.sh BUILD/xcall-bench      Exit 0 when the checks passed.
 set -u -o pipefail
@@ -145,8 +145,10 @@ for tool in count_lines count_roundtrip; do
 		check "$tool --help: its usage, exit 0" "rc=$rc, stderr: $(head -c 200 err)"
 	fi
 	# arguments|what stderr must say|the case
-	for b in "--bogus $dir|unknown option --bogus|an unknown option" \
-		 "$dir/none|is not built|a build directory without its build"; do
+	refusals=("--bogus $dir|unknown option --bogus|an unknown option"
+	     "$dir/none|is not built|a build directory without its build")
+	[ "$tool" = count_lines ] && refusals+=("--cases nowait $dir|no case named 'nowait'|an unknown case")
+	for b in "${refusals[@]}"; do
 		IFS='|' read -r args want what <<<"$b"
 		read -r -a a <<<"$args"
 		timeout 30 python3 "$tools/$tool.py" "${a[@]}" >out 2>err

@@ -54,6 +54,9 @@ file that includes it; addr2line -i names the inlined ones), the .c files the pa
 crosses and each call edge into a file it had already left (returns up the stack are not
 edges; a tail call is a call from the function that jumps).
 
+--cases LIST: only the cases whose names begin with one of LIST's comma-separated names:
+wait, wait ring, handoff, burst, ring, list, each narrowed as "burst k=64" or "list k=1 s=15".
+
 usage: count_lines.py [-v] [--cases LIST] BUILD_DIR      (make count-lines [ARGS=-v])
        count_lines.py --test BUILD_DIR                   (make check-count-lines)
 """
@@ -822,6 +825,11 @@ def main(argv):
             args.append(a)
     if len(args) != 1:
         print(usage, file=sys.stderr)
+        return 2
+    unknown = [o for o in only or [] if not any(name.startswith(o) for name, *_ in cases())]
+    if unknown:
+        print(f"count_lines: no case named {unknown[0]!r}: the cases are "
+              + ", ".join(name for name, *_ in cases()), file=sys.stderr)
         return 2
     if not os.path.isfile(os.path.join(args[0], "count", "roundtrip_driver")):
         print(f"count_lines: {args[0]}/count/roundtrip_driver is not built (make count-lines builds it)",
