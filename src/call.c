@@ -414,9 +414,19 @@ static inline __attribute__((always_inline)) bool straight_enter(_Atomic int *ga
 	return (unsigned)cpu < (unsigned)atomic_load_explicit(gate, memory_order_acquire);
 }
 
+/* The nowait straight path's idle ring: its doorbell, and the way out. */
+static __attribute__((noinline)) int nowait_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
+{
+	int ret = xc_ring_doorbell_slow(c, r, idx);
+
+	xc_leave(0);
+	return ret;
+}
+
 /*
  * The nowait straight path (below), out of line: the waiting one keeps its
- * registers and its first instructions.
+ * registers and its first instructions. A call into a linked ring calls
+ * nothing, and saves no register.
  */
 static __attribute__((noinline)) int call_single_nowait(int cpu, xc_func_t fn, void *arg)
 {
@@ -429,10 +439,12 @@ static __attribute__((noinline)) int call_single_nowait(int cpu, xc_func_t fn, v
 
 		if (r && c != xc_self && xc_ring_has_room(r, h)) {
 			/* untraced: no flow */
-			int ret = xc_ring_doorbell(c, r, xc_ring_push(r, h, fn, arg, 0));
+			uint32_t idx = xc_ring_push(r, h, fn, arg, 0);
 
+			if (xc_unlikely(!xc_ring_rides(r)))
+				return nowait_doorbell(c, r, idx);
 			xc_leave(0);
-			return ret;
+			return 0;
 		}
 	}
 	return call_single_unmarked(cpu, fn, arg, 0);

@@ -84,21 +84,24 @@ static inline void xc_os_after_run(struct xc_cpu *c)
 /*
  * The same check for a run of calls, set up once (xc_os_run_word) and one
  * load a call: the word to compare with @c's CPU after each call. @c's own
- * number where the worker does not follow the OS (it never differs); NULL
- * where the thread has no word to read, and each call asks
- * xc_os_after_run().
+ * number where the worker does not follow the OS (it never differs); where
+ * the thread has no word to read, one that always differs, so that each
+ * call asks xc_os_after_run(), which finds the CPU its own way.
  */
 static inline const volatile int *xc_os_run_word(const struct xc_cpu *c)
 {
-	return xc_rt.cfg.follow_os ? xc_running_cpu_word() : (const volatile int *)&c->cpu;
+	static const int unknown = -1;
+	const volatile int *word = xc_running_cpu_word();
+
+	if (!xc_rt.cfg.follow_os)
+		return (const volatile int *)&c->cpu;
+	return word ? word : &unknown;
 }
 
 static inline void xc_os_after_run_at(struct xc_cpu *c, const volatile int *word)
 {
-	if (xc_unlikely(!word))
+	if (xc_unlikely(*word != c->cpu))
 		xc_os_after_run(c);
-	else if (xc_unlikely(*word != c->cpu))
-		xc_os_displaced(c);
 }
 
 #define XC_OS_WATCH_NS      100000000L	/* a sleeping worker looks at its CPU this often */

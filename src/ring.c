@@ -508,6 +508,32 @@ static __attribute__((noinline)) void entry_run(struct xc_cpu *c, struct xc_ring
 }
 
 /*
+ * One call of calls_run(), entry @t read out as @fn(@arg), with @done or
+ * @async to complete after it: constants NULL for a plain nowait call, so
+ * that its copy tests neither. *@begun: whether the run's activity is
+ * recorded (*@outer keeps what it replaced).
+ */
+static inline __attribute__((always_inline)) void call_in_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t,
+								xc_func_t fn, void *arg,
+								struct xc__completion *done,
+								struct xc_call *async,
+								const volatile int *where, bool *begun,
+								struct xc_activity *outer)
+{
+	/* release: the entry is read out before its owner may write it again */
+	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+	if (xc_likely(*begun))
+		xc_activity_next(c, (const void *)fn);
+	else
+		*begun = xc_activity_begin(c, XC_ACT_CALL, (const void *)fn, 0, outer);
+	xc_call_user(fn, arg);
+	xc_stat_inc_own(&c->calls);	/* before the completion: its waiter sees it counted */
+	xc_call_complete(done, async);
+	xc_os_after_run_at(c, where);
+	xc_call_returned(c);
+}
+
+/*
  * The ordinary run of @r from entry @t, which head_seen covers: a burst's
  * calls back to back. What each call needs is done per call: the tail, the
  * in-call marks, its count, its completion if any, the activity's function,
@@ -531,29 +557,17 @@ static __attribute__((noinline)) int calls_run(struct xc_cpu *c, struct xc_ring 
 		/* relaxed: acquired with head */
 		xc_func_t fn = atomic_load_explicit(&e->fn, memory_order_relaxed);
 		void *arg = e->arg;
-		struct xc__completion *done = NULL;
-		struct xc_call *async = NULL;
-		bool lean = true;
 
-		if (xc_unlikely(xc_ring_marker(fn) || xc_tracing_on())) {
-			lean = fn != XC_RING_RETRACTED && !xc_tracing_on();
-			if (lean)
-				entry_unpack(&fn, &arg, &done, &async);
-			else
-				entry_run(c, r, t, fn);
-		}
-		if (lean) {
-			/* release: the entry is read out before its owner may write it again */
-			atomic_store_explicit(&r->tail, t + 1, memory_order_release);
-			if (xc_likely(begun))
-				xc_activity_next(c, (const void *)fn);
-			else
-				begun = xc_activity_begin(c, XC_ACT_CALL, (const void *)fn, 0, &outer);
-			xc_call_user(fn, arg);
-			xc_stat_inc_own(&c->calls);	/* before the completion: its waiter sees it counted */
-			xc_call_complete(done, async);
-			xc_os_after_run_at(c, where);
-			xc_call_returned(c);
+		if (xc_likely(!xc_ring_marker(fn) && !xc_tracing_on())) {
+			call_in_run(c, r, t, fn, arg, NULL, NULL, where, &begun, &outer);
+		} else if (fn == XC_RING_RETRACTED || xc_tracing_on()) {
+			entry_run(c, r, t, fn);
+		} else {
+			struct xc__completion *done = NULL;
+			struct xc_call *async = NULL;
+
+			entry_unpack(&fn, &arg, &done, &async);
+			call_in_run(c, r, t, fn, arg, done, async, where, &begun, &outer);
 		}
 		n++;
 		/* relaxed: only this worker writes tail */

@@ -206,11 +206,12 @@ int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx);
 /*
  * Owner, after xc_ring_put(): make sure the worker will look at @r. A
  * linked ring is already its worker's to run (one load of the owner's own
- * line); an idle one is linked into the worker's callq (one CAS and one
- * push, a kick if the queue was empty). 0, or -ENXIO when the CPU is
- * closed and entry @idx was taken back unrun.
+ * line): xc_ring_rides() says so, true. An idle one is linked into the
+ * worker's callq (xc_ring_doorbell_slow: one CAS and one push, a kick if
+ * the queue was empty). xc_ring_doorbell() does both: 0, or -ENXIO when
+ * the CPU is closed and entry @idx was taken back unrun.
  */
-static inline int xc_ring_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
+static inline bool xc_ring_rides(struct xc_ring *r)
 {
 	/* relaxed: only the owner writes unfenced */
 	if (xc_likely(atomic_load_explicit(&r->unfenced, memory_order_relaxed))) {
@@ -227,9 +228,14 @@ static inline int xc_ring_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t
 	if (xc_likely(atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_LINKED &&
 		      !xc_ablated(XC_ABLATE_COALESCE))) {
 		xc_stat_inc_own(&r->rode);
-		return 0;
+		return true;
 	}
-	return xc_ring_doorbell_slow(c, r, idx);
+	return false;
+}
+
+static inline int xc_ring_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
+{
+	return xc_ring_rides(r) ? 0 : xc_ring_doorbell_slow(c, r, idx);
 }
 
 /* Worker side (ring.c). */
