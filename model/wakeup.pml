@@ -1552,7 +1552,13 @@ idle_poll:
 	:: PENDING(callq[me]) -> goto idle_out
 	:: PENDING(urgentq[me]) -> goto idle_out
 #if RING
-	/* a held ring's new calls, seen with no doorbell: the worker polls its rings */
+	/*
+	 * a held ring's new calls, seen with no doorbell: the worker polls its
+	 * rings. The code's untraced poll runs them in the pass itself
+	 * (ready_idle_straight, while no urgent call, OS check or task work
+	 * waits) and polls on; here the worker leaves the poll, runs them and
+	 * comes back: the same steps, POLLING throughout, no W step between.
+	 */
 	:: RINGS_PENDING -> WITNESS(58); goto idle_out
 #endif
 #if WORK

@@ -52,14 +52,19 @@ static inline bool xc_slot_pending(struct xc_cpu *c)
 	       (atomic_load_explicit(&c->slot.done.word, memory_order_seq_cst) & XC_SLOT_PUBLISHED);
 }
 
-/* Owner only: whether calls wait to run on @c. */
-static inline bool xc_calls_pending(struct xc_cpu *c)
+/* Owner only: whether calls wait to run on @c, in its slot or queues: all but the rings it holds. */
+static inline bool xc_calls_pending_unheld(struct xc_cpu *c)
 {
 	/* seq_cst: this is the W2 re-check of the wakeup protocol (kick.c) */
 	return xc_slot_pending(c) ||
 	       xc_llist_nonempty(&c->callq, memory_order_seq_cst) ||
-	       xc_llist_nonempty(&c->urgentq, memory_order_seq_cst) ||
-	       (c->rings_held && xc_rings_pending(c));
+	       xc_llist_nonempty(&c->urgentq, memory_order_seq_cst);
+}
+
+/* Owner only: whether calls wait to run on @c. */
+static inline bool xc_calls_pending(struct xc_cpu *c)
+{
+	return xc_calls_pending_unheld(c) || (c->rings_held && xc_rings_pending(c));
 }
 
 /* Owner only: whether task work waits on @c: work items, or a hotplug or exit request. */

@@ -543,14 +543,18 @@ static inline __attribute__((always_inline)) void call_in_run(struct xc_cpu *c, 
  * settings. A traced call and a retracted entry go through entry_run().
  *
  * A call's function may wait and serve, running later entries of this
- * ring inside it: tail and head_seen are read again after every call.
+ * ring inside it: tail and head_seen are read again after every call. A
+ * run ends after a ring's worth of calls, though its owner may have put
+ * more: an owner that keeps the ring full keeps nothing else out (the
+ * other rings, urgent calls' turn, task work), each looked at between
+ * runs.
  */
 static __attribute__((noinline)) int calls_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t)
 {
 	const volatile int *where = xc_os_run_word(c);
 	struct xc_activity outer;
 	bool begun = false;
-	int n = 0;
+	uint32_t n = 0;
 
 	do {
 		struct xc_ring_entry *e = &r->e[t & r->mask];
@@ -569,16 +573,16 @@ static __attribute__((noinline)) int calls_run(struct xc_cpu *c, struct xc_ring 
 			entry_unpack(&fn, &arg, &done, &async);
 			call_in_run(c, r, t, fn, arg, done, async, where, &begun, &outer);
 		}
-		n++;
 		/* relaxed: only this worker writes tail */
 		t = atomic_load_explicit(&r->tail, memory_order_relaxed);
 		if (t == r->head_seen)
 			/* acquire: pairs with the owner's release of head: the entries are written */
 			r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
-	} while (t != r->head_seen);
+		n++;
+	} while (t != r->head_seen && n <= r->mask);	/* mask, not size: the worker's own line */
 	if (begun)
 		xc_activity_end(c, &outer);
-	return n;
+	return (int)n;
 }
 
 /*
@@ -600,9 +604,11 @@ static inline __attribute__((always_inline)) int ring_run(struct xc_cpu *c, stru
 
 		if (t == r->head_seen) {
 			/* acquire: pairs with the owner's release of head: the entries are written */
-			r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
-			if (t == r->head_seen)
-				return n;
+			uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+
+			if (t == h)
+				return n;	/* nothing new: head_seen stays, unwritten */
+			r->head_seen = h;
 		}
 		if (!closing && !waited_only)
 			return calls_run(c, r, t);

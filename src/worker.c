@@ -17,6 +17,7 @@
 #include "wait.h"
 #include "call.h"
 #include "follow.h"
+#include "ring.h"
 #include "work.h"
 #include "pool.h"
 #include "worker.h"
@@ -43,7 +44,10 @@ static int ready_idle(struct xc_cpu *c, void *ctx, bool may_run)
 /*
  * ready_idle() when nothing is traced: a slot call published alone runs on
  * the straight path (slot.c). The OS check of the spin before stands for
- * the one before it runs; the one after it follows the completion.
+ * the one before it runs; the one after it follows the completion. Calls
+ * in the rings it holds run here too, without leaving the poll, while
+ * nothing must go first (urgent calls, the OS check, the slot's call, task
+ * work): a stream of nowait calls costs no pass through the idle loop each.
  */
 static int ready_idle_straight(struct xc_cpu *c, void *ctx, bool may_run)
 {
@@ -53,6 +57,14 @@ static int ready_idle_straight(struct xc_cpu *c, void *ctx, bool may_run)
 	/* published, the waiter spinning or asleep; neither closed nor nested (slot.c) */
 	if (may_run && (w & ~XC_DONE_SLEEPING) == XC_SLOT_PUBLISHED)
 		return xc_slot_run_idle(c);
+	/* relaxed: urgent calls only jump the order; the call loop's own loads order the take */
+	if (may_run && c->rings_held && !xc_llist_nonempty(&c->urgentq, memory_order_relaxed) &&
+	    !xc_os_suspect(c) && !xc_task_pending(c)) {
+		if (xc_rings_run(c))
+			return XC_READY_RAN;
+		/* the held rings were empty just now, and the next pass runs them: W2's other look */
+		return xc_calls_pending_unheld(c);
+	}
 	return xc_w2_pending(c, true) || xc_os_suspect(c);
 }
 
