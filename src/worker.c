@@ -42,12 +42,29 @@ static int ready_idle(struct xc_cpu *c, void *ctx, bool may_run)
 }
 
 /*
+ * The idle poll's pass when it holds rings (ready_idle_straight): run their
+ * calls here, without leaving the poll, while nothing must go first (urgent
+ * calls, the OS check, task work): a stream of nowait calls costs no pass
+ * through the idle loop each. Out of line: the slot's straight path before
+ * it keeps its frame empty.
+ */
+static __attribute__((noinline)) int ready_rings(struct xc_cpu *c)
+{
+	/* relaxed: urgent calls only jump the order; the call loop's own loads order the take */
+	if (xc_llist_nonempty(&c->urgentq, memory_order_relaxed) || xc_os_suspect(c) ||
+	    xc_task_pending(c))
+		return XC_READY_YES;
+	if (xc_rings_run(c))
+		return XC_READY_RAN;
+	/* the held rings were empty just now, and the next pass runs them: W2's other look */
+	return xc_calls_pending_unheld(c);
+}
+
+/*
  * ready_idle() when nothing is traced: a slot call published alone runs on
  * the straight path (slot.c). The OS check of the spin before stands for
  * the one before it runs; the one after it follows the completion. Calls
- * in the rings it holds run here too, without leaving the poll, while
- * nothing must go first (urgent calls, the OS check, the slot's call, task
- * work): a stream of nowait calls costs no pass through the idle loop each.
+ * in the rings it holds run here too (ready_rings).
  */
 static int ready_idle_straight(struct xc_cpu *c, void *ctx, bool may_run)
 {
@@ -57,14 +74,8 @@ static int ready_idle_straight(struct xc_cpu *c, void *ctx, bool may_run)
 	/* published, the waiter spinning or asleep; neither closed nor nested (slot.c) */
 	if (may_run && (w & ~XC_DONE_SLEEPING) == XC_SLOT_PUBLISHED)
 		return xc_slot_run_idle(c);
-	/* relaxed: urgent calls only jump the order; the call loop's own loads order the take */
-	if (may_run && c->rings_held && !xc_llist_nonempty(&c->urgentq, memory_order_relaxed) &&
-	    !xc_os_suspect(c) && !xc_task_pending(c)) {
-		if (xc_rings_run(c))
-			return XC_READY_RAN;
-		/* the held rings were empty just now, and the next pass runs them: W2's other look */
-		return xc_calls_pending_unheld(c);
-	}
+	if (may_run && c->rings_held)
+		return ready_rings(c);
 	return xc_w2_pending(c, true) || xc_os_suspect(c);
 }
 
