@@ -21,6 +21,7 @@
 set -u -o pipefail
 
 BIN=$(realpath "${1:-build/xcall-bench}")
+TOOLS=$(realpath "$(dirname "$0")/../tools")	# before any cd below
 . "$(dirname "$0")/busy.sh"
 RUN_LIMIT=120           # a run past this is a hang: the stalled case was never given up
 
@@ -135,9 +136,8 @@ EOF
 fi
 
 # ---- 4. the counting tools' command lines (nothing is counted: no valgrind needed)
-tools=$(cd "$(dirname "$0")/../tools" && pwd)
 for tool in count_lines count_roundtrip; do
-	timeout 30 python3 "$tools/$tool.py" --help >out 2>err
+	timeout 30 python3 "$TOOLS/$tool.py" --help >out 2>err
 	rc=$?
 	if [ "$rc" = 0 ] && grep -q "^usage: $tool.py" out && [ ! -s err ]; then
 		check "$tool --help: its usage, exit 0" ok
@@ -151,7 +151,7 @@ for tool in count_lines count_roundtrip; do
 	for b in "${refusals[@]}"; do
 		IFS='|' read -r args want what <<<"$b"
 		read -r -a a <<<"$args"
-		timeout 30 python3 "$tools/$tool.py" "${a[@]}" >out 2>err
+		timeout 30 python3 "$TOOLS/$tool.py" "${a[@]}" >out 2>err
 		rc=$?
 		if [ "$rc" = 2 ] && grep -q "$want" err && ! grep -q Traceback err; then
 			check "$tool: $what refused, named (exit 2)" ok
