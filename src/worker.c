@@ -45,11 +45,14 @@ static int ready_idle(struct xc_cpu *c, void *ctx, bool may_run)
  * The idle poll's pass when it holds rings (ready_idle_straight): run their
  * calls here, without leaving the poll, while nothing must go first (urgent
  * calls, the OS check, task work): a stream of nowait calls costs no pass
- * through the idle loop each. Out of line: the slot's straight path before
- * it keeps its frame empty.
+ * through the idle loop each. Not with XC_ABLATE_NOTIFY, where calls make
+ * the worker leave idle. Out of line: the slot's straight path before it
+ * keeps its frame empty.
  */
 static __attribute__((noinline)) int ready_rings(struct xc_cpu *c)
 {
+	if (xc_ablated(XC_ABLATE_NOTIFY))
+		return xc_w2_pending(c, true) || xc_os_suspect(c);
 	/* relaxed: urgent calls only jump the order; the call loop's own loads order the take */
 	if (xc_llist_nonempty(&c->urgentq, memory_order_relaxed) || xc_os_suspect(c) ||
 	    xc_task_pending(c))
