@@ -42,24 +42,25 @@ static int ready_idle(struct xc_cpu *c, void *ctx, bool may_run)
 }
 
 /*
- * The idle poll's pass when it holds rings (ready_idle_straight): run their
- * calls here, without leaving the poll, while nothing must go first (urgent
- * calls, the OS check, task work): a stream of nowait calls costs no pass
- * through the idle loop each. Not with XC_ABLATE_NOTIFY, where calls make
- * the worker leave idle. Out of line: the slot's straight path before it
- * keeps its frame empty.
+ * The idle poll's pass when it holds rings (ready_idle_straight). Nothing
+ * new in them: the rest of W2, a pass no dearer than one without rings (a
+ * spin yields after a count of passes, not a time: xc_spin_pass). Calls in
+ * them: run here, without leaving the poll, while nothing must go first
+ * (urgent calls, the OS check, task work), so that a stream of nowait calls
+ * costs no pass through the idle loop each. Not with XC_ABLATE_NOTIFY,
+ * where calls make the worker leave idle. Out of line: the slot's straight
+ * path before it keeps its frame empty.
  */
 static __attribute__((noinline)) int ready_rings(struct xc_cpu *c)
 {
-	if (xc_ablated(XC_ABLATE_NOTIFY))
-		return xc_w2_pending(c, true) || xc_os_suspect(c);
+	if (!xc_rings_pending(c))
+		return xc_calls_pending_unheld(c) || xc_task_pending(c) || xc_os_suspect(c);
 	/* relaxed: urgent calls only jump the order; the call loop's own loads order the take */
-	if (xc_llist_nonempty(&c->urgentq, memory_order_relaxed) || xc_os_suspect(c) ||
-	    xc_task_pending(c))
+	if (xc_ablated(XC_ABLATE_NOTIFY) || xc_llist_nonempty(&c->urgentq, memory_order_relaxed) ||
+	    xc_os_suspect(c) || xc_task_pending(c))
 		return XC_READY_YES;
 	if (xc_rings_run(c))
 		return XC_READY_RAN;
-	/* the held rings were empty just now, and the next pass runs them: W2's other look */
 	return xc_calls_pending_unheld(c);
 }
 
