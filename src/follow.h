@@ -91,10 +91,11 @@ static inline void xc_os_after_run(struct xc_cpu *c)
 static inline const volatile int *xc_os_run_word(const struct xc_cpu *c)
 {
 	static const int unknown = -1;
-	const volatile int *word = xc_running_cpu_word();
+	const volatile int *word;
 
 	if (!xc_rt.cfg.follow_os)
 		return (const volatile int *)&c->cpu;
+	word = xc_running_cpu_word();
 	return word ? word : &unknown;
 }
 
