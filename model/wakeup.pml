@@ -5,10 +5,10 @@
  *   src/llist.h    xc_llist_push (reports empty -> non-empty), xc_llist_take,
  *                  xc_llist_close, xc_llist_open
  *   src/call.c     call_push / call_kick (kick only on empty -> non-empty),
- *                  xc_calls_pending (W2 for both call queues and the slot),
- *                  xc_call_invoke (xc_in_call around a call's fn), run_list,
+ *                  xc_calls_pending (W2 for both call queues and the slot)
+ *   src/run.c      xc_call_invoke (xc_in_call around a call's fn), run_list,
  *                  xc_run_calls, xc_run_urgent (loops until the queue stays
- *                  empty), xc_call_returned, xc_drain_calls
+ *                  empty), xc_call_returned (call.h), xc_drain_calls
  *   src/slot.c     xc_slot_call and the straight path's xc_call_single
  *                  (call.c) with xc_slot_publish (call.h: claim, publish =
  *                  S1), xc_slot_finish(_straight) (kick, wait, release),
@@ -17,8 +17,9 @@
  *                  xc_slot_open; xc_slot_pending (kick.h)
  *   src/work.c     xc_queue_work (push, kick on empty -> non-empty),
  *                  xc_work_queued, xc_run_one_work, xc_drain_work
- *   src/kick.c     xc_kick (S2, S3, free ride, elision), xc_idle_wait (W1..W4),
- *                  xc_idle_state_set; with PAIR the completions: xc_sync_spin,
+ *   src/kick.c     xc_kick (kick.h: S2 and elision; kick.c: S3, free ride),
+ *                  xc_idle_wait (wait.c: W1..W4), xc_idle_state_set
+ *                  (kick.h); with PAIR the completions (wait.c): xc_sync_spin,
  *                  sync_wait_after_spin (sync_ask_wake, ready_sync, the loop
  *                  that runs the waiter's own calls), xc_sync_complete and
  *                  xc_sync_wake (the completer kicks a waiting worker); with
@@ -643,7 +644,7 @@ inline kick_fd(c)
 #endif
 
 /*
- * xc_kick(c), src/kick.c, after its S2 load (the caller did s = idle[c]).
+ * xc_kick(c), src/kick.h and src/kick.c, after its S2 load (the caller did s = idle[c]).
  * s: the state read; ok: scratch for the CAS outcome; why: 1 for the kick
  * of a completion (xc_sync_wake), 0 otherwise (witnesses only).
  */
@@ -835,7 +836,7 @@ inline run_urgent_list(c)
 }
 
 /*
- * xc_run_urgent (src/call.c) in task context: while the urgent queue is
+ * xc_run_urgent (src/run.c) in task context: while the urgent queue is
  * non-empty (seq_cst), take it and run it. The loop condition is the
  * re-check after the worker's RUNNING store.
  */
@@ -847,7 +848,7 @@ inline run_urgent(c)
 	DRAIN_RUNNING(c)
 	run_urgent_list(c)
 #else
-	// @src src/call.c: while (xc_llist_nonempty(&c->urgentq, memory_order_seq_cst)) {
+	// @src src/run.c: while (xc_llist_nonempty(&c->urgentq, memory_order_seq_cst)) {
 	do
 	:: PENDING(urgentq[c]) ->
 		DRAIN_RUNNING(c)
@@ -856,7 +857,7 @@ inline run_urgent(c)
 			if :: again && deferred[c] -> WITNESS(23) :: else -> skip fi;
 			take_urgent(c, utaken)
 		}
-		// @src src/call.c: if (!l)
+		// @src src/run.c: if (!l)
 		if :: utaken == 0 -> break :: else -> skip fi;
 		run_urgent_list(c);
 		again = true
@@ -900,7 +901,7 @@ inline slot_run(c)
 }
 
 /*
- * run_list(c, l, false) (src/call.c): each call in turn: its fn, its
+ * run_list(c, l, false) (src/run.c): each call in turn: its fn, its
  * completion (call_run: xc_sync_complete, modelled for a waiting worker's
  * call), then xc_call_returned.
  */
@@ -916,7 +917,7 @@ inline run_queue_list(c)
 		// @src src/wait.c: if ((old & XC_DONE_COUNT) != 1 || !(old & XC_DONE_SLEEPING))
 		sync_wake();
 #endif
-		// @src src/call.c: xc_call_returned(c);
+		// @src src/run.c: xc_call_returned(c);
 		call_returned(c, 22)
 	:: else -> break
 	od
@@ -1211,25 +1212,25 @@ inline rings_close(me)
 }
 #endif
 
-/* xc_run_calls (src/call.c): xc_run_urgent (urgent queue), the slot, then the call queue */
+/* xc_run_calls (src/run.c): xc_run_urgent (urgent queue), the slot, then the call queue */
 inline run_calls(c)
 {
-	// @src src/call.c: int n = xc_run_urgent(c);
+	// @src src/run.c: int n = xc_run_urgent(c);
 	run_urgent(c);
 	/* xc_slot_run: load the word (seq_cst); run the call if published */
-	// @src src/call.c: n += xc_slot_run(c);
+	// @src src/run.c: n += xc_slot_run(c);
 	if
 	:: atomic { SLOT_PENDING(c) -> WITNESS(16) } -> slot_run(c)
 	:: else -> skip
 	fi;
 #if RING
 	/* the rings: the doorbells, then every held ring */
-	// @src src/call.c: xc_ring_take_doorbells(c);
+	// @src src/run.c: xc_ring_take_doorbells(c);
 	take_doorbells(c);
-	// @src src/call.c: return n + (waited_only ? xc_rings_run_waited(c) : xc_rings_run(c));
+	// @src src/run.c: return n + (waited_only ? xc_rings_run_waited(c) : xc_rings_run(c));
 	rings_run(c)
 #else
-	// @src src/call.c: struct xc__link *l = xc_llist_take(&c->callq);
+	// @src src/run.c: struct xc__link *l = xc_llist_take(&c->callq);
 	take(callq[c], taken);
 	run_queue_list(c)
 #endif
@@ -1309,15 +1310,15 @@ inline work_start(me)
 inline cpu_drain(me)
 {
 	/* xc_drain_calls: close the urgent queue, then the call queue */
-	// @src src/call.c: int n = run_list(c, xc_llist_close(&c->urgentq), true);
+	// @src src/run.c: int n = run_list(c, xc_llist_close(&c->urgentq), true);
 	atomic { taken = urgentq[me].nodes; urgentq[me].nodes = 0; urgentq[me].closed = true; deferred[me] = false }
 	run_list(taken);
 #if RING
 	/* ... then the rings (xc_rings_close) */
-	// @src src/call.c: n += xc_rings_close(c);
+	// @src src/run.c: n += xc_rings_close(c);
 	rings_close(me);
 #else
-	// @src src/call.c: n += run_list(c, xc_llist_close(&c->callq), false);
+	// @src src/run.c: n += run_list(c, xc_llist_close(&c->callq), false);
 	atomic { taken = callq[me].nodes; callq[me].nodes = 0; callq[me].closed = true }
 	if :: taken != 0 -> WITNESS(10) :: else -> skip fi;
 #if FOLLOW
@@ -1326,7 +1327,7 @@ inline cpu_drain(me)
 	run_list(taken);
 #endif
 	/* xc_slot_close: fetch_or CLOSED; run the call published before */
-	// @src src/call.c: return n + xc_slot_close(c);
+	// @src src/run.c: return n + xc_slot_close(c);
 	atomic { slot_closed[me] = true; if :: slot_pub[me] -> WITNESS(19) :: else -> skip fi }
 	if
 	:: SLOT_PENDING(me) -> slot_run(me)
@@ -1531,13 +1532,13 @@ wait_over:
 idle_loop:	/* cpu_idle's loop: xc_idle_wait(c, ready_idle, NULL, window, 0, watch) */
 idle_wait:
 	/* xc_idle_wait (mode says which): prev = load(idle), relaxed */
-	// @src src/kick.c: uint32_t prev = atomic_load_explicit(&c->idle, memory_order_relaxed);
+	// @src src/wait.c: uint32_t prev = atomic_load_explicit(&c->idle, memory_order_relaxed);
 	prev = idle[me];
 	/* "only this thread writes RUNNING or POLLING": cpu_idle waits POLLING;
 	 * a wait inside a work item RUNNING */
 	assert(mode == MODE_IDLE && prev == POLLING || mode == MODE_SYNC && prev == RUNNING);
 	/* idle = POLLING, relaxed */
-	// @src src/kick.c: atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
+	// @src src/wait.c: atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
 	idle[me] = POLLING;
 	/*
 	 * poll_until: while (!ready()) spin, until the window ends. Polling only
@@ -1572,10 +1573,10 @@ idle_poll:
 	od;
 #if RING
 	/* U1-U3 before the first W1: a ring still held has calls, and W2 finds them */
-	// @src src/kick.c: while (xc_rings_release(c)) {
+	// @src src/wait.c: while (c->rings_held && xc_rings_release(c)) {
 	rings_release(me);
 	/* keep_all: another worker's membarrier is under way: poll on, then release again */
-	// @src src/kick.c: if (poll_until(c, ready, ctx, XC_RELEASE_RETRY_NS, deadline_ns, &again))
+	// @src src/wait.c: if (poll_until(c, ready, ctx, XC_RELEASE_RETRY_NS, deadline_ns, &again))
 	if
 	:: keep_all -> keep_all = false; goto idle_poll
 	:: else -> skip
@@ -1583,11 +1584,11 @@ idle_poll:
 #endif
 sleep_loop:
 	/* W1: idle = SLEEPING, seq_cst */
-	// @src src/kick.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
+	// @src src/wait.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
 	idle[me] = SLEEPING;
 #ifndef MUTANT_NORECHECK
 	/* W2: if (ready(c, ctx)) break; - seq_cst loads */
-	// @src src/kick.c: if (ready(c, ctx, false))	/* W2 */
+	// @src src/wait.c: if (ready(c, ctx, false))	/* W2 */
 #if PAIR
 	/* ready_done: ref_done || xc_calls_pending(c) (|| an offline request, not modelled: a wake more) */
 	// @src src/wait.c: return ref_done(w->r) || xc_w2_pending(c, false) ||
@@ -1643,7 +1644,7 @@ sleep_loop:
 	 * (deadline 0 and no sleep limit - follow_os off: no timeout)
 	 * W3: futex_wait(&c->idle, SLEEPING): compare and queue
 	 */
-	// @src src/kick.c: bool timed_out = xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout) == -ETIMEDOUT; /* W3 */
+	// @src src/wait.c: bool timed_out = xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout) == -ETIMEDOUT; /* W3 */
 	atomic {
 		if
 		:: idle[me] == SLEEPING -> waiter[me] = true
@@ -1663,7 +1664,7 @@ end_futex:
 #endif
 	fi;
 	/* W4: exchange(idle, POLLING), seq_cst */
-	// @src src/kick.c: atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
+	// @src src/wait.c: atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
 	idle[me] = POLLING;
 	/* if (ready(c, ctx)) break; - the same loads as W2 */
 	if
@@ -1719,7 +1720,7 @@ idle_out:
 	slept_out = false;
 #endif
 	/* xc_idle_wait's out: xc_idle_state_set(c, prev) - POLLING relaxed, RUNNING seq_cst */
-	// @src src/kick.c: xc_idle_state_set(c, prev);
+	// @src src/wait.c: xc_idle_state_set(c, prev);
 	idle[me] = prev;
 	prev = 0;
 #if PAIR
@@ -2291,7 +2292,7 @@ queue:
 		:: r == PUSH_WAS_EMPTY && !URGENT ->
 #ifndef MUTANT_LOADFIRST
 			/* S2: s = atomic_load(&c->idle, seq_cst) */
-			// @src src/kick.c: uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
+			// @src src/kick.h: uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
 			s = idle[0];
 #endif
 			xc_kick(0, s, ok, 0)

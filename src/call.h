@@ -97,13 +97,15 @@ static inline void xc_call_ended(struct xc_cpu *c, const struct xc_activity *out
 	xc_os_after_run(c);
 }
 
-/* call.c */
+/* run.c: the worker's side */
 void xc_call_invoke(struct xc_cpu *c, xc_func_t fn, void *arg, int from, uint32_t flow,
 		    bool urgent);
 int xc_run_calls(struct xc_cpu *c);
 int xc_run_calls_waited(struct xc_cpu *c);
 int xc_run_urgent(struct xc_cpu *c);
 int xc_drain_calls(struct xc_cpu *c);
+
+/* call.c */
 void xc_call_kick(struct xc_cpu *c, int pushed, bool urgent);
 
 /* slot.c: the fast slot for waiting single calls */
@@ -111,7 +113,7 @@ int xc_slot_call(struct xc_cpu *c, xc_func_t fn, void *arg, const struct xc_wait
 int xc_slot_finish(struct xc_cpu *c, const struct xc_waitinfo *wi);
 int xc_slot_finish_straight(struct xc_cpu *c);
 int xc_slot_run_idle(struct xc_cpu *c);
-int xc_slot_run(struct xc_cpu *c);
+void xc_slot_run_published(struct xc_cpu *c);
 int xc_slot_close(struct xc_cpu *c);
 void xc_slot_open(struct xc_cpu *c);
 
@@ -158,6 +160,20 @@ static inline __attribute__((always_inline)) bool xc_slot_publish(struct xc_cpu 
 }
 
 /*
+ * Owner only: run the slot's call if one is published; how many ran (0 or
+ * 1). The look is inline: a serve that finds the slot empty (run.c) calls
+ * nothing in slot.c.
+ */
+static inline int xc_slot_run(struct xc_cpu *c)
+{
+	/* its seq_cst load pairs with the publication, so fn, arg and waiter are visible */
+	if (!xc_slot_pending(c))
+		return 0;
+	xc_slot_run_published(c);
+	return 1;
+}
+
+/*
  * Owner, polling: run the slot's call right here if one is published and
  * nothing must go first (urgent calls; a worker on another CPU looks first,
  * follow.c). True if it ran one: the fast path of a waiting call to a
@@ -169,7 +185,8 @@ static inline bool xc_slot_run_fast(struct xc_cpu *c)
 	if (!xc_slot_pending(c) || xc_llist_nonempty(&c->urgentq, memory_order_relaxed) ||
 	    xc_os_elsewhere(c))
 		return false;
-	return xc_slot_run(c) > 0;
+	xc_slot_run_published(c);
+	return true;
 }
 
 /*

@@ -8,11 +8,12 @@
  * Map of src/ (one concern per file; layers from the bottom):
  *   llist.h             the per-CPU MPSC lock-free list (empty -> non-empty, close)
  *   futex.h             futex(2) wrappers
- *   kick.c, kick.h      THE wakeup protocol: the idle word, kicks, the idle wait,
+ *   kick.c, kick.h      THE wakeup protocol, argued once: the idle word, kicks,
  *                       the W2 re-check; calls nothing above it
- *   wait.c, wait.h      completions and the waiter: spin, sleep, serve its own
- *                       CPU's calls meanwhile if it is a worker
- *   call.c, call.h      call single / many / cond / all / any / async, running a queue
+ *   wait.c, wait.h      completions and the waiter: spin, the idle wait (W1-W4),
+ *                       sleep, serve its own CPU's calls meanwhile if it is a worker
+ *   run.c (call.h)      the worker's side: run the urgent queue, the slot, the rings
+ *   call.c, call.h      call single / many / cond / all / any / async: the senders
  *   ring.c, ring.h      per-sender call rings: FIFO per (thread, CPU), a doorbell per burst
  *   slot.c (call.h)     the mailbox slot: a waiting single call in the line the worker polls
  *   work.c, work.h      deferred per-CPU work items

@@ -3,8 +3,11 @@
  * kick.c - the wakeup protocol: how a sender makes sure a worker sees what it
  * queued, paying a futex wake only when the worker is really asleep.
  *
- * This is the only file that puts a worker to sleep or wakes one. The model
- * in model/wakeup.pml checks it; its comments name the lines below.
+ * The protocol is argued here, once, for both sides. The sender's side is
+ * here and in kick.h (xc_kick, inline up to its common end); the worker's is
+ * xc_idle_wait (wait.c) for a futex sleep and xc_fd_sleep_begin / _end here
+ * for an attached thread's own. The model in model/wakeup.pml checks it;
+ * its comments name the lines.
  *
  * == The worker's idle word (struct xc_cpu.idle) ==
  *
@@ -57,8 +60,9 @@
  * (no syscall), and the worker's W1 + W2 still follow before any sleep. Its
  * RUNNING store is seq_cst for urgent calls only (xc_idle_state_set, urgent.c).
  *
- * Waiting for a call's completion is wait.c's; it uses this protocol to
- * sleep a waiting worker (xc_idle_wait) and to wake one (xc_kick).
+ * Waiting is wait.c's: a worker idle or blocked in a call's wait sleeps
+ * through xc_idle_wait there, by W1-W4 above, and a completion wakes a
+ * waiting worker with xc_kick.
  *
  * == The other sleeper: an attached thread in its own loop (attach.c) ==
  *
@@ -100,11 +104,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Adaptive poll window bounds, after the kernel's cpuidle-haltpoll governor. */
-#define XC_POLL_MAX_NS        200000L
-#define XC_POLL_GROW_START_NS  50000L
-/* A worker about to sleep polls this long when another's membarrier is under way (ring.c). */
-#define XC_RELEASE_RETRY_NS    20000L
 
 /*
  * The passes of a spin in about 20 us, from the fastest of three timings of
@@ -153,14 +152,12 @@ static void kick_fd(struct xc_cpu *c)
 }
 
 /*
- * xc_kick() - make @c's worker look at its queues. Call it after publishing
- * what it must see (S1), from any thread.
+ * xc_kick_slow() - xc_kick() (kick.h) once its S2 load read @s, which is not
+ * the common case it ends inline: a sleeping worker to wake, a wakeup under
+ * way to ride, or an ablation to honour.
  */
-void xc_kick(struct xc_cpu *c)
+void xc_kick_slow(struct xc_cpu *c, uint32_t s)
 {
-	/* S2, seq_cst: ordered after the push S1 (see the argument above) */
-	uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
-
 	for (;;) {
 		switch (s) {
 		case XC_IDLE_SLEEPING:
@@ -189,174 +186,15 @@ void xc_kick(struct xc_cpu *c)
 			xc_stat_inc_shared(&c->free_rides);
 			xc_trace(XC_EV_FREE_RIDE, c->cpu, 0, NULL);
 			return;
-		default: /* RUNNING or POLLING: it re-checks before sleeping */
+		default: /* RUNNING or POLLING (a CAS above failed to it, or ablated): it re-checks */
 			if (xc_unlikely(xc_ablated(XC_ABLATE_ELIDE))) {
 				kick_futex(c);
 				return;
 			}
-			xc_stat_inc_shared(&c->kicks_elided);
-			xc_trace(XC_EV_KICK_ELIDED, c->cpu, 0, NULL);
+			xc_kick_elided(c);
 			return;
 		}
 	}
-}
-
-/* haltpoll's rule: grow after an idle period the window could have covered, shrink after a long one. */
-static void poll_window_adapt(struct xc_cpu *c, uint64_t idle_ns)
-{
-	long w = atomic_load_explicit(&c->poll_ns, memory_order_relaxed);
-
-	if (xc_rt.cfg.poll_ns != XC_POLL_ADAPTIVE)
-		return;
-	if ((long)idle_ns > w && (long)idle_ns <= XC_POLL_MAX_NS) {
-		w = w * 2 < XC_POLL_GROW_START_NS ? XC_POLL_GROW_START_NS : w * 2;
-		if (w > XC_POLL_MAX_NS)
-			w = XC_POLL_MAX_NS;
-	} else if ((long)idle_ns > XC_POLL_MAX_NS) {
-		w /= 2;
-	}
-	atomic_store_explicit(&c->poll_ns, w, memory_order_relaxed);
-}
-
-/*
- * Spin until ready(), the window ends (window < 0: never) or the deadline
- * passes (0: none). The clock is read only every 32 spins, so a call that
- * arrives quickly costs no clock read at all; *start is the first reading.
- *
- * ready() may run a call itself, without leaving the loop (XC_READY_RAN:
- * the slot's call, slot.c): its caller spins on the round trip, and the way
- * out to the call loop and back would be part of it. An idle worker runs
- * calls while polling anyway (seed 000), and a waiting one runs its own
- * incoming calls; the window then counts again from the call's end.
- */
-static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
-		       uint64_t deadline_ns, uint64_t *start)
-{
-	unsigned spins = 0, yield_left = xc_spin_yield_start();
-
-	for (;;) {
-		uint64_t now;
-		int r = ready(c, ctx, true);
-
-		if (r == XC_READY_RAN) {
-			xc_give_way(c);
-			spins = 0;
-			yield_left = xc_spin_yield_start();
-			*start = 0;
-			continue;
-		}
-		if (r)
-			break;
-		xc_cpu_relax();
-		xc_spin_pass(&yield_left);	/* internal.h: spins that yield */
-		if ((++spins & 31) || (window_ns < 0 && !deadline_ns))
-			continue;
-		now = xc_now_ns();
-		if (!*start)
-			*start = now;
-		if ((window_ns >= 0 && now - *start >= (uint64_t)window_ns) ||
-		    (deadline_ns && now >= deadline_ns))
-			return ready(c, ctx, false);
-	}
-	return true;
-}
-
-/*
- * xc_idle_wait() - the worker @c waits, polling then sleeping, until ready()
- * or the deadline (0: none); returns whether ready. @sleep_limit_ns (0:
- * none) bounds one sleep without a deadline: a sleep that runs out returns
- * false, so that the worker can look at its CPU (follow.c), and the window
- * is not adapted to it. Called only by @c's own worker, RUNNING (a wait inside
- * a call or work item) or POLLING (its idle loop); it leaves the state as it
- * found it. ready() must read with seq_cst (W2) what senders publish before
- * they kick; it may run a call only when its last argument allows it.
- */
-bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
-		  uint64_t deadline_ns, long sleep_limit_ns)
-{
-	/* relaxed: only this thread writes RUNNING or POLLING */
-	uint32_t prev = atomic_load_explicit(&c->idle, memory_order_relaxed);
-	uint64_t start = 0;
-	bool ok = true;
-
-	/*
-	 * relaxed: POLLING and RUNNING impose the same duty on kicks. Stored
-	 * only if it changes: the word shares the mailbox line the worker polls,
-	 * and a store would take that line from the senders (slot.c).
-	 */
-	if (prev != XC_IDLE_POLLING)
-		atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
-	if (window_ns && poll_until(c, ready, ctx, window_ns, deadline_ns, &start))
-		goto out;
-	if (!start)
-		start = xc_now_ns();
-	/* U1-U3 (ring.c): a ring still held has calls, and W2 finds them */
-	while (xc_rings_release(c)) {
-		uint64_t again = 0;
-
-		/* another worker's membarrier is under way (ring.c): poll on a while, then try again */
-		if (poll_until(c, ready, ctx, XC_RELEASE_RETRY_NS, deadline_ns, &again))
-			goto out;
-		if (deadline_ns && xc_now_ns() >= deadline_ns) {
-			ok = false;
-			goto out;
-		}
-	}
-
-	for (;;) {
-		struct timespec rel, *timeout = NULL;
-
-		/* W1, seq_cst: ordered before the re-check W2 */
-		atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
-		if (ready(c, ctx, false))	/* W2 */
-			break;
-		if (deadline_ns) {
-			uint64_t now = xc_now_ns();
-
-			if (now >= deadline_ns) {
-				ok = false;
-				break;
-			}
-			rel.tv_sec = (time_t)((deadline_ns - now) / 1000000000u);
-			rel.tv_nsec = (long)((deadline_ns - now) % 1000000000u);
-			timeout = &rel;
-		} else if (sleep_limit_ns) {
-			rel.tv_sec = sleep_limit_ns / 1000000000L;
-			rel.tv_nsec = sleep_limit_ns % 1000000000L;
-			timeout = &rel;
-		}
-		xc_stat_inc_own(&c->sleeps);
-		xc_trace(XC_EV_SLEEP, -1, 0, NULL);
-		bool timed_out = xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout) == -ETIMEDOUT; /* W3 */
-		/* W4, seq_cst: leave SLEEPING/WAKING/WOKENUP; senders from now on skip the syscall */
-		atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
-		xc_stat_inc_own(&c->wakeups);
-		xc_trace(XC_EV_WAKE, -1, 0, NULL);
-		if (ready(c, ctx, false))
-			break;
-		if (timed_out && !deadline_ns) {
-			ok = false;	/* the sleep limit: the caller looks around and comes back */
-			goto out;
-		}
-	}
-	poll_window_adapt(c, xc_now_ns() - start);
-out:
-	/* relaxed: only this thread writes RUNNING or POLLING, and senders only move SLEEPING on */
-	if (atomic_load_explicit(&c->idle, memory_order_relaxed) != prev)
-		xc_idle_state_set(c, prev);
-	return ok;
-}
-
-/*
- * Only the owner sets RUNNING or POLLING. Back to RUNNING is seq_cst: an
- * urgent sender that read POLLING relies on this worker to run its call
- * before anything long, so the caller re-checks the urgent queue after it
- * (xc_run_urgent), and a sender that reads RUNNING signals instead (urgent.c).
- */
-void xc_idle_state_set(struct xc_cpu *c, uint32_t state)
-{
-	atomic_store_explicit(&c->idle, state,
-			      state == XC_IDLE_RUNNING ? memory_order_seq_cst : memory_order_relaxed);
 }
 
 /*

@@ -1,20 +1,45 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * kick.h - the wakeup protocol (kick.c): the idle word, kicks, the idle wait, and
- * the W2 re-check of what senders publish before they kick
+ * kick.h - the wakeup protocol (kick.c): the idle word, kicks, the idle wait's
+ * interface (wait.c), and the W2 re-check of what senders publish before they kick
  */
 #ifndef XC_KICK_H
 #define XC_KICK_H
 
 #include "internal.h"
 #include "ring.h"
+#include "trace.h"
 
 bool xc_rings_release(struct xc_cpu *c);
 
-void xc_kick(struct xc_cpu *c);
+void xc_kick_slow(struct xc_cpu *c, uint32_t s);
+
+/* A kick that found the worker RUNNING or POLLING: it re-checks before it sleeps. */
+static inline void xc_kick_elided(struct xc_cpu *c)
+{
+	xc_stat_inc_shared(&c->kicks_elided);
+	xc_trace(XC_EV_KICK_ELIDED, c->cpu, 0, NULL);
+}
 
 /*
- * What the idle wait asks its caller each time it looks (xc_idle_wait): 0
+ * xc_kick() - make @c's worker look at its queues. Call it after publishing
+ * what it must see (S1), from any thread. Inline up to its common end, a
+ * worker that runs or polls and needs no syscall; the rest is kick.c's.
+ */
+static inline void xc_kick(struct xc_cpu *c)
+{
+	/* S2, seq_cst: ordered after the push S1 (see the argument in kick.c) */
+	uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
+
+	if (xc_likely(s == XC_IDLE_RUNNING || s == XC_IDLE_POLLING) && !xc_ablated(XC_ABLATE_ELIDE)) {
+		xc_kick_elided(c);
+		return;
+	}
+	xc_kick_slow(c, s);
+}
+
+/*
+ * What the idle wait (wait.c) asks its caller each time it looks (xc_idle_wait): 0
  * to go on waiting, XC_READY_YES to return; with @may_run (while polling,
  * never in the re-check before a sleep) XC_READY_RAN after running a call
  * itself without leaving the wait (the slot's, slot.c).
@@ -24,7 +49,7 @@ typedef int (*xc_ready_fn)(struct xc_cpu *c, void *ctx, bool may_run);
 bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
 		  uint64_t deadline_ns, long sleep_limit_ns);
 
-/* The idle poll window of @c's worker now, in ns (< 0: forever); adapted in kick.c. */
+/* The idle poll window of @c's worker now, in ns (< 0: forever); adapted in wait.c. */
 static inline long xc_poll_window(struct xc_cpu *c)
 {
 	long p = xc_rt.cfg.poll_ns;
@@ -41,7 +66,17 @@ static inline long xc_poll_window(struct xc_cpu *c)
 bool xc_fd_sleep_begin(struct xc_cpu *c, xc_ready_fn ready, void *ctx);
 void xc_fd_sleep_end(struct xc_cpu *c);
 void xc_fd_quiesce(struct xc_cpu *c);
-void xc_idle_state_set(struct xc_cpu *c, uint32_t state);
+/*
+ * Only the owner sets RUNNING or POLLING. Back to RUNNING is seq_cst: an
+ * urgent sender that read POLLING relies on this worker to run its call
+ * before anything long, so the caller re-checks the urgent queue after it
+ * (xc_run_urgent), and a sender that reads RUNNING signals instead (urgent.c).
+ */
+static inline void xc_idle_state_set(struct xc_cpu *c, uint32_t state)
+{
+	atomic_store_explicit(&c->idle, state,
+			      state == XC_IDLE_RUNNING ? memory_order_seq_cst : memory_order_relaxed);
+}
 
 /* Owner only: whether @c's slot holds a call to run (slot.c). Part of the W2 re-check. */
 static inline bool xc_slot_pending(struct xc_cpu *c)

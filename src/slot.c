@@ -60,7 +60,7 @@
  * release of the claim to the next claimer's acquire CAS: so one use of the
  * fields happens before the next.
  *
- * The worker's xc_slot_pending() (internal.h) is part of its W2 re-check (kick.c).
+ * The worker's xc_slot_pending() (kick.h) is part of its W2 re-check (kick.c).
  *
  * == The straight paths ==
  *
@@ -260,14 +260,10 @@ int xc_slot_run_idle(struct xc_cpu *c)
 	return XC_READY_RAN;
 }
 
-/* Owner only: run the slot's call if one is published; returns how many ran (0 or 1). */
-int xc_slot_run(struct xc_cpu *c)
+/* Owner only, after xc_slot_pending() (xc_slot_run, call.h): run the published call. */
+void xc_slot_run_published(struct xc_cpu *c)
 {
-	/* its seq_cst load pairs with the publication, so fn, arg and waiter are visible */
-	if (!xc_slot_pending(c))
-		return 0;
 	slot_run_published(c, 0);
-	return 1;
 }
 
 /* Owner only, offline or exit: close the slot and run the call published before. */

@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * wait.c - waiting for a call to complete: completions, and the waiter's
- * spin, then sleep, serving its own CPU's calls meanwhile if it is a worker.
+ * wait.c - waiting: for a call to complete (completions, and the waiter's
+ * spin, then sleep, serving its own CPU's calls meanwhile if it is a
+ * worker), and a worker's idle wait for calls (xc_idle_wait: poll, then
+ * sleep by the wakeup protocol's W1-W4, argued in kick.c).
+ *
+ * A waiting call's path crosses its files in one direction: call.c sends,
+ * slot.c (or ring.c) hands off and spins, this file waits, run.c serves.
+ * Nothing here calls back into a sender's file, and the serve enters the
+ * slot's and the rings' run sides only when they hold calls (run.c).
  *
  * == Completions (struct xc__completion) ==
  *
@@ -81,6 +88,158 @@
 
 /* A waiting non-worker spins this long before it sleeps. */
 #define XC_WAITER_SPIN_NS      20000L
+
+/* Adaptive poll window bounds, after the kernel's cpuidle-haltpoll governor. */
+#define XC_POLL_MAX_NS        200000L
+#define XC_POLL_GROW_START_NS  50000L
+/* A worker about to sleep polls this long when another's membarrier is under way (ring.c). */
+#define XC_RELEASE_RETRY_NS    20000L
+
+/* haltpoll's rule: grow after an idle period the window could have covered, shrink after a long one. */
+static void poll_window_adapt(struct xc_cpu *c, uint64_t idle_ns)
+{
+	long w = atomic_load_explicit(&c->poll_ns, memory_order_relaxed);
+
+	if (xc_rt.cfg.poll_ns != XC_POLL_ADAPTIVE)
+		return;
+	if ((long)idle_ns > w && (long)idle_ns <= XC_POLL_MAX_NS) {
+		w = w * 2 < XC_POLL_GROW_START_NS ? XC_POLL_GROW_START_NS : w * 2;
+		if (w > XC_POLL_MAX_NS)
+			w = XC_POLL_MAX_NS;
+	} else if ((long)idle_ns > XC_POLL_MAX_NS) {
+		w /= 2;
+	}
+	atomic_store_explicit(&c->poll_ns, w, memory_order_relaxed);
+}
+
+/*
+ * Spin until ready(), the window ends (window < 0: never) or the deadline
+ * passes (0: none). The clock is read only every 32 spins, so a call that
+ * arrives quickly costs no clock read at all; *start is the first reading.
+ *
+ * ready() may run a call itself, without leaving the loop (XC_READY_RAN:
+ * the slot's call, slot.c): its caller spins on the round trip, and the way
+ * out to the call loop and back would be part of it. An idle worker runs
+ * calls while polling anyway (seed 000), and a waiting one runs its own
+ * incoming calls; the window then counts again from the call's end.
+ */
+static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
+		       uint64_t deadline_ns, uint64_t *start)
+{
+	unsigned spins = 0, yield_left = xc_spin_yield_start();
+
+	for (;;) {
+		uint64_t now;
+		int r = ready(c, ctx, true);
+
+		if (r == XC_READY_RAN) {
+			xc_give_way(c);
+			spins = 0;
+			yield_left = xc_spin_yield_start();
+			*start = 0;
+			continue;
+		}
+		if (r)
+			break;
+		xc_cpu_relax();
+		xc_spin_pass(&yield_left);	/* internal.h: spins that yield */
+		if ((++spins & 31) || (window_ns < 0 && !deadline_ns))
+			continue;
+		now = xc_now_ns();
+		if (!*start)
+			*start = now;
+		if ((window_ns >= 0 && now - *start >= (uint64_t)window_ns) ||
+		    (deadline_ns && now >= deadline_ns))
+			return ready(c, ctx, false);
+	}
+	return true;
+}
+
+/*
+ * xc_idle_wait() - the worker @c waits, polling then sleeping, until ready()
+ * or the deadline (0: none); returns whether ready. @sleep_limit_ns (0:
+ * none) bounds one sleep without a deadline: a sleep that runs out returns
+ * false, so that the worker can look at its CPU (follow.c), and the window
+ * is not adapted to it. Called only by @c's own worker, RUNNING (a wait inside
+ * a call or work item) or POLLING (its idle loop); it leaves the state as it
+ * found it. ready() must read with seq_cst (W2) what senders publish before
+ * they kick; it may run a call only when its last argument allows it.
+ */
+bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
+		  uint64_t deadline_ns, long sleep_limit_ns)
+{
+	/* relaxed: only this thread writes RUNNING or POLLING */
+	uint32_t prev = atomic_load_explicit(&c->idle, memory_order_relaxed);
+	uint64_t start = 0;
+	bool ok = true;
+
+	/*
+	 * relaxed: POLLING and RUNNING impose the same duty on kicks. Stored
+	 * only if it changes: the word shares the mailbox line the worker polls,
+	 * and a store would take that line from the senders (slot.c).
+	 */
+	if (prev != XC_IDLE_POLLING)
+		atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
+	if (window_ns && poll_until(c, ready, ctx, window_ns, deadline_ns, &start))
+		goto out;
+	if (!start)
+		start = xc_now_ns();
+	/* U1-U3 (ring.c): a ring still held has calls, and W2 finds them; none held, none to release */
+	while (c->rings_held && xc_rings_release(c)) {
+		uint64_t again = 0;
+
+		/* another worker's membarrier is under way (ring.c): poll on a while, then try again */
+		if (poll_until(c, ready, ctx, XC_RELEASE_RETRY_NS, deadline_ns, &again))
+			goto out;
+		if (deadline_ns && xc_now_ns() >= deadline_ns) {
+			ok = false;
+			goto out;
+		}
+	}
+
+	for (;;) {
+		struct timespec rel, *timeout = NULL;
+
+		/* W1, seq_cst: ordered before the re-check W2 */
+		atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
+		if (ready(c, ctx, false))	/* W2 */
+			break;
+		if (deadline_ns) {
+			uint64_t now = xc_now_ns();
+
+			if (now >= deadline_ns) {
+				ok = false;
+				break;
+			}
+			rel.tv_sec = (time_t)((deadline_ns - now) / 1000000000u);
+			rel.tv_nsec = (long)((deadline_ns - now) % 1000000000u);
+			timeout = &rel;
+		} else if (sleep_limit_ns) {
+			rel.tv_sec = sleep_limit_ns / 1000000000L;
+			rel.tv_nsec = sleep_limit_ns % 1000000000L;
+			timeout = &rel;
+		}
+		xc_stat_inc_own(&c->sleeps);
+		xc_trace(XC_EV_SLEEP, -1, 0, NULL);
+		bool timed_out = xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout) == -ETIMEDOUT; /* W3 */
+		/* W4, seq_cst: leave SLEEPING/WAKING/WOKENUP; senders from now on skip the syscall */
+		atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
+		xc_stat_inc_own(&c->wakeups);
+		xc_trace(XC_EV_WAKE, -1, 0, NULL);
+		if (ready(c, ctx, false))
+			break;
+		if (timed_out && !deadline_ns) {
+			ok = false;	/* the sleep limit: the caller looks around and comes back */
+			goto out;
+		}
+	}
+	poll_window_adapt(c, xc_now_ns() - start);
+out:
+	/* relaxed: only this thread writes RUNNING or POLLING, and senders only move SLEEPING on */
+	if (atomic_load_explicit(&c->idle, memory_order_relaxed) != prev)
+		xc_idle_state_set(c, prev);
+	return ok;
+}
 
 /* Below the serve floor: once per runtime and CPU, say why the wait serves less. */
 static __attribute__((noinline, cold)) int serve_waited(struct xc_cpu *self)
@@ -473,7 +632,13 @@ static int wait_after_spin(const struct wait_ref *r, uint64_t deadline_ns, struc
 				xc_stuck_check(st);
 			}
 		}
-		xc_run_urgent(self);	/* pushed while we looked idle: see xc_idle_state_set */
+		/*
+		 * Pushed while we looked idle: see xc_idle_state_set. seq_cst:
+		 * xc_run_urgent's own first look, made here so that an empty
+		 * queue costs no call.
+		 */
+		if (xc_llist_nonempty(&self->urgentq, memory_order_seq_cst))
+			xc_run_urgent(self);
 		return ret;
 	}
 	return plain_wait(r, deadline_ns, st, wi, poll);

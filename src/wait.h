@@ -70,7 +70,7 @@ static inline bool xc_completion_spin(struct xc__completion *s, uint32_t busy)
 /*
  * Wait for a call to complete, reporting it if it gets stuck: until the
  * count is zero (@busy 0), or until the word no longer has the @busy bit
- * (slot.c). After the spin, the rest of the wait is kick.c's.
+ * (slot.c). After the spin, the rest of the wait is wait.c's.
  */
 static inline void xc_completion_wait(struct xc__completion *s, uint32_t busy, const struct xc_waitinfo *wi)
 {

@@ -700,14 +700,12 @@ def collapse(lines, longest=16):
     return out
 
 
-def print_path(binary, path, what):
-    if not path:
-        print(f"\n-v: the trace holds no call {what}")
-        return
-    seq = general_path(binary, path)
-    print(f"\nthe general path of a waiting call, xc_call_single(1, fn, NULL, XC_WAIT | XC_RUN_LOCAL), "
-          f"{what}: the caller's functions, by depth of call and inlining, each in the .c file its code "
-          "is in")
+PATH_FILES = 4      # the .c files a waiting call's general path may cross
+
+
+def walk_files(seq):
+    """From general_path's sequence: the printed lines [(depth, fn, file), times], the .c files
+    in the order entered, and each call edge back into a file already left (fn, from, to)."""
     stack_files, files, left, backs, lines = [], [], set(), [], []
     last_printed = None
     for kind, depth, fn, cf in seq:
@@ -734,6 +732,18 @@ def print_path(binary, path, what):
         else:
             lines.append([entry, 1])
         last_printed = entry
+    return lines, files, backs
+
+
+def print_path(binary, path, what):
+    if not path:
+        print(f"\n-v: the trace holds no call {what}")
+        return
+    seq = general_path(binary, path)
+    print(f"\nthe general path of a waiting call, xc_call_single(1, fn, NULL, XC_WAIT | XC_RUN_LOCAL), "
+          f"{what}: the caller's functions, by depth of call and inlining, each in the .c file its code "
+          "is in")
+    lines, files, backs = walk_files(seq)
     for (depth, fn, cf), times, loops in collapse(lines):
         rep = f"  (x{times})" if times > 1 else ""
         loop = f"   }} x{loops}: a loop's passes" if loops else ""
@@ -797,6 +807,22 @@ def test(binary):
           q[(64, "data")] - h[(64, "data")], 1.0)
     check("handoff with a line planted in its pair, 128-byte lines: data transfers more",
           q[(128, "data")] - h[(128, "data")], 0.0)
+    # the waiting call's general path: at most PATH_FILES .c files, no call edge back into a
+    # file it had left; the call that outlasts the spin must be in the trace, the one that
+    # completes in it may not be (the OS ran the worker late for each)
+    res = run_driver(binary, ["wait", "20", "general"], want_path=True)
+    for key, what in (("slow", "outlasts the caller's spin"), ("quick", "completes in the caller's spin")):
+        path = res.paths.get(key)
+        if not path:
+            print(f"{'FAIL' if key == 'slow' else 'note'} the trace holds no waiting call that {what}")
+            fails += key == "slow"
+            continue
+        _, files, backs = walk_files(general_path(binary, path))
+        ok = len(files) <= PATH_FILES and not backs
+        print(f"{'ok  ' if ok else 'FAIL'} the general path of a waiting call that {what}: "
+              f"{len(files)} .c files (at most {PATH_FILES}), {len(backs)} call edges back (want none)"
+              + ("" if ok else ": " + ", ".join(f"{a} -> {b}: {fn}" for fn, a, b in backs)))
+        fails += not ok
     planted = known_handoff(p)
     print(f"{'FAIL' if planted else 'ok  '} the handoff's known pattern "
           f"{'holds' if planted else 'fails'} with the planted line")

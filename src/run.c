@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+/*
+ * run.c - the worker's side of the call family: run what senders queued on
+ * this CPU, in the order the library promises. Urgent calls first, then the
+ * slot's waiting call (slot.c), then the rings (ring.c) or, ablated, the
+ * shared list; and at offline or exit, the drain that closes them all.
+ *
+ * Each function here runs on the CPU's own worker (or its attached thread,
+ * or its signal handler for the urgent queue), never on a sender: what
+ * races with them is the senders' pushes and publications, each argued
+ * where it is made (llist.h, slot.c, ring.c, kick.c).
+ *
+ * A wait that serves comes here through xc_wait_serve (wait.c). So this file
+ * calls back into no sender's file: the slot's and the rings' run sides are
+ * entered through their inline looks (call.h, ring.h), and only when they
+ * hold something to run.
+ */
+#include "internal.h"
+#include "kick.h"
+#include "call.h"
+#include "stuck.h"
+#include "follow.h"
+#include "pool.h"
+#include "ring.h"
+#include "trace.h"
+
+/* A call that no waiter waits for: its function and its bookkeeping at once. */
+void xc_call_invoke(struct xc_cpu *c, xc_func_t fn, void *arg, int from, uint32_t flow,
+		    bool urgent)
+{
+	struct xc_activity outer;
+
+	xc_call_run_fn(c, fn, arg, from, flow, urgent, &outer);
+	xc_call_ended(c, &outer);
+}
+
+static void call_run(struct xc_cpu *c, struct xc_call *call, bool urgent,
+		     struct xc_pool_batch *ret)
+{
+	xc_func_t fn = call->fn;
+	void *arg = call->arg;
+	/* relaxed: the take's acquire already ordered the descriptor's contents */
+	unsigned kind = atomic_load_explicit(&call->_flags, memory_order_relaxed);
+	struct xc__completion *sync = call->_completion;
+	uint32_t flow = call->_trace_id;
+	int from = call->_src_cpu;
+
+	struct xc_activity outer;
+
+	if (kind & XC_CALL_POOL)
+		xc_pool_batch_add(ret, call);	/* read out: back to its pool with its batch */
+	xc_call_run_fn(c, fn, arg, from, flow, urgent, &outer);
+	xc_call_complete((kind & XC_CALL_WAITED) ? sync : NULL, (kind & XC_CALL_ASYNC) ? call : NULL);
+	xc_call_ended(c, &outer);
+}
+
+/* Run a taken list: waiting calls first (someone is blocked on them), then the rest, each in FIFO order. */
+static int run_list(struct xc_cpu *c, struct xc__link *lifo, bool urgent)
+{
+	struct xc__link *l = xc_llist_reverse(lifo);
+	struct xc__link *sync_head = NULL, **sync_tail = &sync_head;
+	struct xc__link *rest_head = NULL, **rest_tail = &rest_head;
+	struct xc_pool_batch ret = { 0 };
+	int n = 0;
+
+	while (l) {
+		struct xc__link *next = l->next;
+		struct xc_call *call = xc_container_of(l, struct xc_call, _link);
+		/* relaxed: ordered by the take's acquire */
+		unsigned kind = atomic_load_explicit(&call->_flags, memory_order_relaxed);
+
+		l->next = NULL;
+		if (kind & XC_CALL_WAITED) {
+			*sync_tail = l;
+			sync_tail = &l->next;
+		} else {
+			*rest_tail = l;
+			rest_tail = &l->next;
+		}
+		l = next;
+	}
+	*sync_tail = rest_head;
+	for (l = sync_head; l; n++) {
+		struct xc__link *next = l->next;	/* the call may be gone once it ran */
+
+		call_run(c, xc_container_of(l, struct xc_call, _link), urgent, &ret);
+		l = next;
+		/* an urgent list runs on in order; xc_run_urgent takes what came meanwhile */
+		if (!urgent)
+			xc_call_returned(c);
+	}
+	xc_pool_batch_flush(&ret);
+	return n;
+}
+
+/*
+ * Run the urgent queue until it stays empty: from the signal handler, the
+ * idle loop or the task loop. Urgent calls that arrive while one of these
+ * runs find the handler deferring (xc_in_call), and their senders found the
+ * queue non-empty and sent no signal: this loop is what runs them.
+ */
+int xc_run_urgent(struct xc_cpu *c)
+{
+	int n = 0;
+
+	/*
+	 * seq_cst: the re-check after the worker's seq_cst RUNNING store
+	 * (xc_idle_state_set); with the sender's seq_cst push and idle load it
+	 * is store-buffering, which only seq_cst on all four accesses forbids.
+	 */
+	while (xc_llist_nonempty(&c->urgentq, memory_order_seq_cst)) {
+		struct xc__link *l = xc_llist_take(&c->urgentq);
+
+		if (!l)
+			break;
+		n += run_list(c, l, true);
+	}
+	return n;
+}
+
+/*
+ * Urgent calls first, then the slot's waiting call, then the queue; with
+ * @waited_only (below the serve floor, wait.c) each ring only up to its
+ * first entry that no caller waits for. With the rings ablated (benchmarks
+ * only) the shared list runs whole either way.
+ */
+static inline __attribute__((always_inline)) int run_calls(struct xc_cpu *c, bool waited_only)
+{
+	int n = xc_run_urgent(c);
+
+	n += xc_slot_run(c);
+	if (xc_unlikely(xc_ablated(XC_ABLATE_RING))) {
+		struct xc__link *l = xc_llist_take(&c->callq);
+
+		return l ? n + run_list(c, l, false) : n;
+	}
+	/*
+	 * Each look as the call it saves would make first (xc_llist_take's
+	 * relaxed load; an empty held list): a serve that finds nothing here
+	 * calls nothing in ring.c.
+	 */
+	if (xc_llist_nonempty(&c->callq, memory_order_relaxed))
+		xc_ring_take_doorbells(c);
+	if (!c->rings_held)
+		return n;
+	return n + (waited_only ? xc_rings_run_waited(c) : xc_rings_run(c));
+}
+
+int xc_run_calls(struct xc_cpu *c)
+{
+	return run_calls(c, false);
+}
+
+int xc_run_calls_waited(struct xc_cpu *c)
+{
+	return run_calls(c, true);
+}
+
+/* Offline or exit: refuse new calls, run every queued one (the slot after the queue: slot.c). */
+int xc_drain_calls(struct xc_cpu *c)
+{
+	int n = run_list(c, xc_llist_close(&c->urgentq), true);
+
+	if (xc_ablated(XC_ABLATE_RING))
+		n += run_list(c, xc_llist_close(&c->callq), false);
+	else
+		n += xc_rings_close(c);
+	return n + xc_slot_close(c);
+}
