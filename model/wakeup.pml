@@ -1015,10 +1015,16 @@ inline ring_run_closing(c, r)
 	od
 }
 
-/* xc_rings_run: run each held ring */
+/*
+ * xc_rings_run: run each held ring. The idle poll's xc_rings_run_from
+ * begins at the first ring its look found with calls: those before it had
+ * none then, and one that has some now stays held (its owner rides free)
+ * until the poll's next pass or W2 finds it, as here the next run does.
+ */
 inline rings_run(c)
 {
-	// @src src/ring.c: for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+	// @src src/ring.c: return rings_run(c, c->rings_held, false);
+	// @src src/ring.c: for (; r; r = r->held_next)
 	rr = 0;
 	do
 	:: rr < NRINGS && (held & (1 << rr)) -> ring_run(c, rr); rr++

@@ -622,28 +622,41 @@ static inline __attribute__((always_inline)) int ring_run(struct xc_cpu *c, stru
 }
 
 /*
- * Run the held rings (@waited_only: each up to its first entry that no
- * caller waits for); a ring unheld meanwhile (a wait inside a call) ends
- * this pass.
+ * Run the held rings from @r on (@waited_only: each up to its first entry
+ * that no caller waits for); a ring unheld meanwhile (a wait inside a call)
+ * ends this pass.
  */
-static inline __attribute__((always_inline)) int rings_run(struct xc_cpu *c, bool waited_only)
+static inline __attribute__((always_inline)) int rings_run(struct xc_cpu *c, struct xc_ring *r,
+							   bool waited_only)
 {
 	int n = 0;
 
-	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+	for (; r; r = r->held_next)
 		n += ring_run(c, r, false, waited_only);
 	return n;
 }
 
 int xc_rings_run(struct xc_cpu *c)
 {
-	return rings_run(c, false);
+	return rings_run(c, c->rings_held, false);
+}
+
+/*
+ * The held rings from @from on, which a look just found first with calls
+ * (xc_rings_first_pending: the poll's, worker.c). The rings before it had
+ * none then; one that has some now is still held, so its owner rides free,
+ * and the poll's next pass finds it. With many rings held this spares the
+ * run a second look at every ring before the one with calls.
+ */
+int xc_rings_run_from(struct xc_cpu *c, struct xc_ring *from)
+{
+	return rings_run(c, from, false);
 }
 
 /* Below the serve floor (wait.c). */
 int xc_rings_run_waited(struct xc_cpu *c)
 {
-	return rings_run(c, true);
+	return rings_run(c, c->rings_held, true);
 }
 
 /* U2': whether an owner of a ring on @list may have skipped R1' (see "Owners without a fence"). */

@@ -241,6 +241,7 @@ static inline int xc_ring_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t
 /* Worker side (ring.c). */
 int xc_ring_take_doorbells(struct xc_cpu *c);
 int xc_rings_run(struct xc_cpu *c);
+int xc_rings_run_from(struct xc_cpu *c, struct xc_ring *from);
 int xc_rings_run_waited(struct xc_cpu *c);
 bool xc_rings_release(struct xc_cpu *c);	/* true: do not sleep yet */
 int xc_rings_close(struct xc_cpu *c);
@@ -255,13 +256,19 @@ static inline bool xc_ring_has_calls(struct xc_ring *r)
 	       atomic_load_explicit(&r->head, memory_order_relaxed);
 }
 
-/* Whether a held ring has calls to run. Inline: waiters' spins call nothing (slot.c). */
-static inline bool xc_rings_pending(struct xc_cpu *c)
+/* The first held ring with calls to run; NULL: none. Inline: waiters' spins call nothing (slot.c). */
+static inline struct xc_ring *xc_rings_first_pending(struct xc_cpu *c)
 {
 	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
 		if (xc_ring_has_calls(r))
-			return true;
-	return false;
+			return r;
+	return NULL;
+}
+
+/* Whether a held ring has calls to run. */
+static inline bool xc_rings_pending(struct xc_cpu *c)
+{
+	return xc_rings_first_pending(c) != NULL;
 }
 
 /* Process and thread lifecycle (ring.c). */

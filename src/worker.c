@@ -53,13 +53,15 @@ static int ready_idle(struct xc_cpu *c, void *ctx, bool may_run)
  */
 static __attribute__((noinline)) int ready_rings(struct xc_cpu *c)
 {
-	if (!xc_rings_pending(c))
+	struct xc_ring *first = xc_rings_first_pending(c);
+
+	if (!first)
 		return xc_calls_pending_unheld(c) || xc_task_pending(c) || xc_os_suspect(c);
 	/* relaxed: urgent calls only jump the order; the call loop's own loads order the take */
 	if (xc_ablated(XC_ABLATE_NOTIFY) || xc_llist_nonempty(&c->urgentq, memory_order_relaxed) ||
 	    xc_os_suspect(c) || xc_task_pending(c))
 		return XC_READY_YES;
-	if (xc_rings_run(c))
+	if (xc_rings_run_from(c, first))
 		return XC_READY_RAN;
 	return xc_calls_pending_unheld(c);
 }
