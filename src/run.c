@@ -5,15 +5,16 @@
  * slot's waiting call (slot.c), then the rings (ring.c) or, ablated, the
  * shared list; and at offline or exit, the drain that closes them all.
  *
- * Each function here runs on the CPU's own worker (or its attached thread,
- * or its signal handler for the urgent queue), never on a sender: what
- * races with them is the senders' pushes and publications, each argued
- * where it is made (llist.h, slot.c, ring.c, kick.c).
+ * Each function here runs calls on the CPU they were sent to: on its worker,
+ * its attached thread, the urgent signal handler, or (xc_call_invoke) a
+ * thread that runs a call to its own CPU inline. What races with them is
+ * the senders' pushes and publications, each argued where it is made
+ * (llist.h, slot.c, ring.c, kick.c).
  *
  * A wait that serves comes here through xc_wait_serve (wait.c). So this file
- * calls back into no sender's file: the slot's and the rings' run sides are
- * entered through their inline looks (call.h, ring.h), and only when they
- * hold something to run.
+ * calls back into no sender's file unless there is something to run: the
+ * slot's run side behind its inline look (xc_slot_run, call.h), the rings'
+ * behind the looks at the doorbells and the held rings below.
  */
 #include "internal.h"
 #include "kick.h"
