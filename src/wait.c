@@ -163,7 +163,8 @@ static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long wind
  * is not adapted to it. Called only by @c's own worker, RUNNING (a wait inside
  * a call or work item) or POLLING (its idle loop); it leaves the state as it
  * found it. ready() must read with seq_cst (W2) what senders publish before
- * they kick; it may run a call only when its last argument allows it.
+ * they kick; it may run a call only when its last argument allows it. The
+ * steps W1-W4 are the wakeup protocol's, argued with the senders' in kick.c.
  */
 bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
 		  uint64_t deadline_ns, long sleep_limit_ns)
