@@ -54,6 +54,10 @@ file that includes it; addr2line -i names the inlined ones), the .c files the pa
 crosses and each call edge into a file it had already left (returns up the stack are not
 edges; a tail call is a call from the function that jumps).
 
+--test: the model on known patterns (the bare handoff, the SPSC ring, a planted line, one
+planted in the handoff's 128-byte pair) and the general path's bound: at most 4 .c files and
+no call edge back; exit 1 if any check fails.
+
 --cases LIST: only the cases whose names begin with one of LIST's comma-separated names:
 wait, wait ring, handoff, burst, ring, list, each narrowed as "burst k=64" or "list k=1 s=15".
 
@@ -763,7 +767,8 @@ def print_path(binary, path, what):
 # ---- the test on known patterns ----
 
 def test(binary):
-    """The bare handoff, the ring and a planted line: the known counts, and the plant seen."""
+    """The bare handoff, the ring and a planted line: the known counts, and the plant seen;
+    and the general path's files and edges."""
     fails = 0
 
     def check(what, got, want, tol=0.02):
