@@ -259,15 +259,33 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/*
+ * @v in the fewest significant digits that read back as @v (15 to 17), so
+ * that a file holds what was measured: six digits turned a p99 of
+ * 10387463.5 ns into 10387500, above its exact max of 10387464.
+ */
+static const char *num_exact(double v, char *buf, size_t size)
+{
+	for (int digits = 15; digits < 17; digits++) {
+		snprintf(buf, size, "%.*g", digits, v);
+		if (strtod(buf, NULL) == v)
+			return buf;
+	}
+	snprintf(buf, size, "%.17g", v);
+	return buf;
+}
+
 /* JSON has no NaN or infinity; a statistic that is not finite becomes null. */
 static void json_num(FILE *f, double v)
 {
+	char buf[32];
+
 	if (v != v || v > 1e300 || v < -1e300)
 		fputs("null", f);
 	else if (v == (double)(long long)v && v < 9e15 && v > -9e15)
 		fprintf(f, "%lld", (long long)v);
 	else
-		fprintf(f, "%.6g", v);
+		fputs(num_exact(v, buf, sizeof(buf)), f);
 }
 
 static void json_kvs(FILE *f, const struct kv *t, int n)
@@ -539,10 +557,15 @@ int out_write_json(const char *path, int argc, char **argv)
 void out_csv(FILE *f, struct rec *from)
 {
 	fputs("bench,case,unit,n,mean,stddev,p50,p90,p99,max,min,repeat\n", f);
-	for (struct rec *r = from ? from : head; r; r = r->next)
-		fprintf(f, "%s,%s,%s,%llu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n", r->bench, r->kase,
-			r->unit, (unsigned long long)r->s.n, r->s.mean, r->s.stddev, r->s.p50,
-			r->s.p90, r->s.p99, r->s.max, r->s.min, r->repeat);
+	for (struct rec *r = from ? from : head; r; r = r->next) {
+		const double v[] = {r->s.mean, r->s.stddev, r->s.p50, r->s.p90, r->s.p99, r->s.max, r->s.min};
+		char buf[32];
+
+		fprintf(f, "%s,%s,%s,%llu", r->bench, r->kase, r->unit, (unsigned long long)r->s.n);
+		for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+			fprintf(f, ",%s", num_exact(v[i], buf, sizeof(buf)));
+		fprintf(f, ",%d\n", r->repeat);
+	}
 }
 
 const char *fmt_ns(double ns, char *buf, size_t size)
