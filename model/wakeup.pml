@@ -938,7 +938,7 @@ inline run_queue_list(c)
  */
 inline take_doorbells(c)
 {
-	// @src src/ring.c: struct xc__link *l = xc_llist_take(&c->callq);
+	// @src src/ring.h: struct xc__link *l = xc_llist_take(&c->callq);
 	atomic {
 		if
 		:: !callq[c].closed ->
@@ -1084,7 +1084,7 @@ inline rings_unfenced(set)
  */
 inline rings_release(c)
 {
-	// @src src/ring.c: if (!c->rings_held)
+	// @src src/ring.h: return c->rings_held && xc_rings_release_held(c);
 	if
 	:: held != 0 ->
 		rr = 0;
@@ -1579,7 +1579,7 @@ idle_poll:
 	od;
 #if RING
 	/* U1-U3 before the first W1: a ring still held has calls, and W2 finds them */
-	// @src src/wait.c: while (c->rings_held && xc_rings_release(c)) {
+	// @src src/wait.c: while (xc_rings_release(c)) {
 	rings_release(me);
 	/* keep_all: another worker's membarrier is under way: poll on, then release again */
 	// @src src/wait.c: if (poll_until(c, ready, ctx, XC_RELEASE_RETRY_NS, deadline_ns, &again))
@@ -2976,7 +2976,7 @@ sv_idle_ret:
 	 * then run the held ring, re-reading head at each entry (ring_run).
 	 */
 serve:
-	// @src src/ring.c: struct xc__link *l = xc_llist_take(&c->callq);
+	// @src src/ring.h: struct xc__link *l = xc_llist_take(&c->callq);
 	atomic {
 		if
 		:: !callq[me].closed && callq[me].nodes != 0 ->

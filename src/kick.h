@@ -10,8 +10,6 @@
 #include "ring.h"
 #include "trace.h"
 
-bool xc_rings_release(struct xc_cpu *c);
-
 void xc_kick_slow(struct xc_cpu *c, uint32_t s);
 
 /* A kick that found the worker RUNNING or POLLING: it re-checks before it sleeps. */

@@ -432,10 +432,9 @@ static void hold(struct xc_cpu *c, struct xc_ring *r)
 	c->rings_held = r;
 }
 
-/* Take the doorbells: rings linked since the last look. */
-int xc_ring_take_doorbells(struct xc_cpu *c)
+/* Hold each ring of doorbells @l, taken off callq (xc_ring_take_doorbells, ring.h); how many. */
+int xc_rings_hold(struct xc_cpu *c, struct xc__link *l)
 {
-	struct xc__link *l = xc_llist_take(&c->callq);
 	int n = 0;
 
 	for (; l; l = l->next, n++)
@@ -676,13 +675,11 @@ static bool rings_unfenced(struct xc_ring *list)
  * not sleep yet: an owner skipped R1' and another worker's membarrier is
  * under way, so every ring stays held, re-linked, while this one polls on.
  */
-bool xc_rings_release(struct xc_cpu *c)
+bool xc_rings_release_held(struct xc_cpu *c)
 {
 	struct xc_ring **p = &c->rings_held, *r;
 	bool keep_all = false;
 
-	if (!c->rings_held)
-		return false;
 	for (r = c->rings_held; r; r = r->held_next)
 		/* U1; release: our reads of the link before an owner's push rewrites it */
 		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);

@@ -238,12 +238,30 @@ static inline int xc_ring_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t
 	return xc_ring_rides(r) ? 0 : xc_ring_doorbell_slow(c, r, idx);
 }
 
-/* Worker side (ring.c). */
-int xc_ring_take_doorbells(struct xc_cpu *c);
+/*
+ * Worker side (ring.c). The looks that find nothing to do are inline here,
+ * so that a serve or an idle wait with nothing in the rings calls nothing
+ * in ring.c.
+ */
+int xc_rings_hold(struct xc_cpu *c, struct xc__link *l);
 int xc_rings_run(struct xc_cpu *c);
 int xc_rings_run_from(struct xc_cpu *c, struct xc_ring *from);
 int xc_rings_run_waited(struct xc_cpu *c);
-bool xc_rings_release(struct xc_cpu *c);	/* true: do not sleep yet */
+bool xc_rings_release_held(struct xc_cpu *c);
+
+/* Take the doorbells: hold the rings linked since the last look; how many. */
+static inline int xc_ring_take_doorbells(struct xc_cpu *c)
+{
+	struct xc__link *l = xc_llist_take(&c->callq);
+
+	return l ? xc_rings_hold(c, l) : 0;
+}
+
+/* U1-U3 before a sleep (ring.c); true: do not sleep yet. None held, none to release. */
+static inline bool xc_rings_release(struct xc_cpu *c)
+{
+	return c->rings_held && xc_rings_release_held(c);
+}
 int xc_rings_close(struct xc_cpu *c);
 uint64_t xc_rings_rode(struct xc_cpu *c);
 bool xc_rings_queued(struct xc_cpu *c);

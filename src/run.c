@@ -135,13 +135,8 @@ static inline __attribute__((always_inline)) int run_calls(struct xc_cpu *c, boo
 
 		return l ? n + run_list(c, l, false) : n;
 	}
-	/*
-	 * Each look as the call it saves would make first (xc_llist_take's
-	 * relaxed load; an empty held list): a serve that finds nothing here
-	 * calls nothing in ring.c.
-	 */
-	if (xc_llist_nonempty(&c->callq, memory_order_relaxed))
-		xc_ring_take_doorbells(c);
+	/* the doorbells' look is inline (ring.h); none held, nothing to run */
+	xc_ring_take_doorbells(c);
 	if (!c->rings_held)
 		return n;
 	return n + (waited_only ? xc_rings_run_waited(c) : xc_rings_run(c));

@@ -185,8 +185,8 @@ bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns
 		goto out;
 	if (!start)
 		start = xc_now_ns();
-	/* U1-U3 (ring.c): a ring still held has calls, and W2 finds them; none held, none to release */
-	while (c->rings_held && xc_rings_release(c)) {
+	/* U1-U3 (ring.c): a ring still held has calls, and W2 finds them */
+	while (xc_rings_release(c)) {
 		uint64_t again = 0;
 
 		/* another worker's membarrier is under way (ring.c): poll on a while, then try again */
