@@ -143,7 +143,8 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  *                      A worker past it makes xc_init() return -ETIMEDOUT,
  *                      whatever error another CPU's hook returned first.
  * @report:             receives every diagnostic line (no newline), with
- *                      @report_ctx as its first argument; NULL = stderr. It
+ *                      @report_ctx as its first argument; NULL = file
+ *                      descriptor 2, each line in one write(2), no stdio. It
  *                      runs on whichever thread reports, a worker or a
  *                      caller, and may run inside a signal handler (a stuck
  *                      report of a handler's waiting call): a hook that may
