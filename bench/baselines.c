@@ -301,18 +301,36 @@ void pp_ring_free(struct pp_ring *r)
 	free(r);
 }
 
+/* The first of rings[0..n) with calls, looking from @at round once; -1: none. */
+static int ring_next_pending(struct pp_ring *const *rings, int n, int at)
+{
+	for (int i = at; i < n; i++)
+		if (pp_ring_pending(rings[i]))
+			return i;
+	for (int i = 0; i < at; i++)
+		if (pp_ring_pending(rings[i]))
+			return i;
+	return -1;
+}
+
 void pp_ring_serve(struct pp_ring *const *rings, int n, _Atomic int *stop)
 {
-	for (;;) {
-		int ran = 0;
+	int at = 0;	/* where the next look begins: the first ring the last run passed by */
 
-		for (int i = 0; i < n; i++)
-			ran += pp_ring_run(rings[i]);
-		if (ran)
+	for (;;) {
+		int i = ring_next_pending(rings, n, at);
+
+		if (i >= 0) {
+			/* it, and each ring after it while the next has calls too */
+			do
+				pp_ring_run(rings[i]);
+			while (++i < n && pp_ring_pending(rings[i]));
+			at = i < n ? i : 0;
 			continue;
+		}
 		/* acquire: the producers' last entries, published before the stop, are seen above */
 		if (atomic_load_explicit(stop, memory_order_acquire)) {
-			for (int i = 0; i < n; i++)
+			for (i = 0; i < n; i++)
 				pp_ring_run(rings[i]);
 			return;
 		}

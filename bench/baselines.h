@@ -300,9 +300,21 @@ static inline int pp_ring_run(struct pp_ring *r)
 	}
 }
 
+/* Consumer: whether the ring holds calls (a look; pp_ring_run's acquire orders the entries). */
+static inline bool pp_ring_pending(struct pp_ring *r)
+{
+	/* relaxed: a look, as above */
+	return atomic_load_explicit(&r->tail, memory_order_relaxed) !=
+	       atomic_load_explicit(&r->head, memory_order_relaxed);
+}
+
 /*
  * Consumer loop: run rings[0..n) in turn, as a thread-per-core program polls
- * the queues from each of its peers, until *stop is set with all of them empty.
+ * the queues from each of its peers, until *stop is set with all of them
+ * empty. A look goes round the rings once from where the last run stopped,
+ * runs the first with calls and each after it while the next has calls too,
+ * and the next look begins at the first ring that run passed by: the rings
+ * are taken in turn, as libxcall's worker takes the rings it holds.
  */
 void pp_ring_serve(struct pp_ring *const *rings, int n, _Atomic int *stop);
 

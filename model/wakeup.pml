@@ -1016,10 +1016,11 @@ inline ring_run_closing(c, r)
 }
 
 /*
- * xc_rings_run: run each held ring. The idle poll's xc_rings_run_from
- * begins at the first ring its look found with calls: those before it had
- * none then, and one that has some now stays held (its owner rides free)
- * until the poll's next pass or W2 finds it, as here the next run does.
+ * xc_rings_run: run each held ring. The idle poll's xc_rings_run_streak
+ * runs fewer: the ring its look found with calls, and the rings after it
+ * while each has calls too; its next look begins where it stopped, going
+ * round once. A ring it passed by stays held (its owner rides free) until
+ * the poll's next pass or W2 finds it, as here the next run does.
  */
 inline rings_run(c)
 {

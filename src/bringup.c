@@ -105,7 +105,8 @@ void xc_cpu_fresh(struct xc_cpu *c, int cpu)
 	c->serve_floor = 0;		/* its thread sets it (xc_serve_floor_set) */
 	c->serve_floor_told = false;
 	c->work_head = c->work_tail = NULL;
-	c->rings_held = c->rings_dropped = NULL;
+	c->rings_held = c->rings_dropped = c->rings_look = NULL;
+	c->rings_held_end = &c->rings_held;
 	atomic_store_explicit(&c->cur_kind, XC_ACT_NONE, memory_order_relaxed);
 	atomic_store_explicit(&c->cur_seq, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->cur_fn, NULL, memory_order_relaxed);

@@ -204,6 +204,8 @@ struct xc_cpu {
 	struct xc__link *work_head;	/* taken work items, FIFO, not yet run */
 	struct xc__link *work_tail;
 	struct xc_ring *rings_held;	/* call rings linked to it and taken from callq (ring.c) */
+	struct xc_ring **rings_held_end;	/* the last held ring's held_next, or &rings_held */
+	struct xc_ring *rings_look;	/* the held ring the idle poll looks at first; NULL: none held */
 	struct xc_ring *rings_dropped;	/* unlinked with calls in them, their owner's push to come (ring.c) */
 	/* what the worker runs now, for stuck reports: written by it, read by waiters */
 	_Atomic int cur_kind;		/* XC_ACT_* */

@@ -428,8 +428,12 @@ static void hold(struct xc_cpu *c, struct xc_ring *r)
 	if (r->held)
 		return;
 	r->held = true;
-	r->held_next = c->rings_held;
-	c->rings_held = r;
+	/* last: the held rings in the order they rang, the poll's turn (xc_rings_run_streak) */
+	r->held_next = NULL;
+	*c->rings_held_end = r;
+	c->rings_held_end = &r->held_next;
+	if (!c->rings_look)
+		c->rings_look = r;
 }
 
 /* Hold each ring of doorbells @l, taken off callq (xc_ring_take_doorbells, ring.h); how many. */
@@ -641,15 +645,29 @@ int xc_rings_run(struct xc_cpu *c)
 }
 
 /*
- * The held rings from @from on, which a look just found first with calls
- * (xc_rings_first_pending: the poll's, worker.c). The rings before it had
- * none then; one that has some now is still held, so its owner rides free,
- * and the poll's next pass finds it. With many rings held this spares the
- * run a second look at every ring before the one with calls.
+ * The idle poll's run (worker.c): @from, which its look found with calls
+ * (xc_rings_next_pending), then each held ring after it while the next one
+ * has calls too. The poll's next look begins at the first ring this one
+ * did not run, so that it takes the rings in turn, whichever order their
+ * owners' calls come in, and finds the next owner's calls at its first
+ * look when they come round. A ring this run passes by stays held, so its
+ * owner rides free, and the poll's next pass finds it: it looks at every
+ * held ring before it lets the spin go on (ready_rings). A ring unheld
+ * meanwhile (a wait inside a call) ends the run, and the next look begins
+ * at the first held ring.
  */
-int xc_rings_run_from(struct xc_cpu *c, struct xc_ring *from)
+int xc_rings_run_streak(struct xc_cpu *c, struct xc_ring *from)
 {
-	return rings_run(c, from, false);
+	struct xc_ring *r = from;
+	int n = 0;
+
+	do {
+		n += ring_run(c, r, false, false);
+		r = r->held_next;
+	} while (r && xc_ring_has_calls(r));
+	/* held: read after the run, and nothing runs between it and the store */
+	c->rings_look = r ? r : c->rings_held;
+	return n;
 }
 
 /* Below the serve floor (wait.c). */
@@ -697,6 +715,7 @@ bool xc_rings_release_held(struct xc_cpu *c)
 			continue;
 		}
 		*p = r->held_next;	/* idle, or on callq again by its owner's doorbell */
+		c->rings_look = NULL;	/* it may have been the poll's first look */
 		r->held = false;
 		r->held_next = NULL;
 		if (s == XC_RING_LINKED && !r->dropped) {
@@ -706,6 +725,9 @@ bool xc_rings_release_held(struct xc_cpu *c)
 			c->rings_dropped = r;
 		}
 	}
+	c->rings_held_end = p;
+	if (!c->rings_look)
+		c->rings_look = c->rings_held;
 	return keep_all;
 }
 
@@ -723,7 +745,8 @@ int xc_rings_close(struct xc_cpu *c)
 		hold(c, xc_container_of(l, struct xc_ring, link));
 	/* ours alone now: a call run below that waits finds nothing held to unlink */
 	list = c->rings_held;
-	c->rings_held = NULL;
+	c->rings_held = c->rings_look = NULL;
+	c->rings_held_end = &c->rings_held;
 	for (r = list; r; r = r->held_next)
 		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);	/* U1, as above */
 	atomic_thread_fence(memory_order_seq_cst);	/* U2 */

@@ -245,7 +245,7 @@ static inline int xc_ring_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t
  */
 int xc_rings_hold(struct xc_cpu *c, struct xc__link *l);
 int xc_rings_run(struct xc_cpu *c);
-int xc_rings_run_from(struct xc_cpu *c, struct xc_ring *from);
+int xc_rings_run_streak(struct xc_cpu *c, struct xc_ring *from);
 int xc_rings_run_waited(struct xc_cpu *c);
 bool xc_rings_release_held(struct xc_cpu *c);
 
@@ -274,19 +274,36 @@ static inline bool xc_ring_has_calls(struct xc_ring *r)
 	       atomic_load_explicit(&r->head, memory_order_relaxed);
 }
 
-/* The first held ring with calls to run; NULL: none. Inline: waiters' spins call nothing (slot.c). */
-static inline struct xc_ring *xc_rings_first_pending(struct xc_cpu *c)
+/*
+ * The idle poll's look (ready_rings, worker.c): the first held ring with
+ * calls, beginning at rings_look and going round once; NULL: none. Called
+ * with rings held, where rings_look is one of them (ring.c keeps it so).
+ */
+static inline struct xc_ring *xc_rings_next_pending(struct xc_cpu *c)
+{
+	struct xc_ring *from = c->rings_look, *r = from;
+
+	do {
+		if (xc_ring_has_calls(r))
+			goto found;
+	} while ((r = r->held_next));
+	for (r = c->rings_held; r != from; r = r->held_next)
+		if (xc_ring_has_calls(r))
+			goto found;
+	return NULL;
+found:
+	if (!r)
+		__builtin_unreachable();	/* a ring: the caller's test of it goes */
+	return r;
+}
+
+/* Whether a held ring has calls to run. Inline: waiters' spins call nothing (slot.c). */
+static inline bool xc_rings_pending(struct xc_cpu *c)
 {
 	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
 		if (xc_ring_has_calls(r))
-			return r;
-	return NULL;
-}
-
-/* Whether a held ring has calls to run. */
-static inline bool xc_rings_pending(struct xc_cpu *c)
-{
-	return xc_rings_first_pending(c) != NULL;
+			return true;
+	return false;
 }
 
 /* Process and thread lifecycle (ring.c). */

@@ -47,13 +47,16 @@ static int ready_idle(struct xc_cpu *c, void *ctx, bool may_run)
  * spin yields after a count of passes, not a time: xc_spin_pass). Calls in
  * them: run here, without leaving the poll, while nothing must go first
  * (urgent calls, the OS check, task work), so that a stream of nowait calls
- * costs no pass through the idle loop each. Not with XC_ABLATE_NOTIFY,
+ * costs no pass through the idle loop each. The rings are taken in turn,
+ * each look beginning where the last run stopped (xc_rings_next_pending,
+ * xc_rings_run_streak), and a pass after a run looks at them all before the
+ * spin goes on (poll_until). Not with XC_ABLATE_NOTIFY,
  * where calls make the worker leave idle. Out of line: the slot's straight
  * path before it keeps its frame empty.
  */
 static __attribute__((noinline)) int ready_rings(struct xc_cpu *c)
 {
-	struct xc_ring *first = xc_rings_first_pending(c);
+	struct xc_ring *first = xc_rings_next_pending(c);
 
 	if (!first)
 		return xc_calls_pending_unheld(c) || xc_task_pending(c) || xc_os_suspect(c);
@@ -61,7 +64,7 @@ static __attribute__((noinline)) int ready_rings(struct xc_cpu *c)
 	if (xc_ablated(XC_ABLATE_NOTIFY) || xc_llist_nonempty(&c->urgentq, memory_order_relaxed) ||
 	    xc_os_suspect(c) || xc_task_pending(c))
 		return XC_READY_YES;
-	if (xc_rings_run_from(c, first))
+	if (xc_rings_run_streak(c, first))
 		return XC_READY_RAN;
 	return xc_calls_pending_unheld(c);
 }

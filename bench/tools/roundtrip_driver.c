@@ -21,9 +21,11 @@
  *                                        in its 128-byte pair (one more only at 64 bytes)
  *   roundtrip_driver burst K S N [list]  nowait calls to CPU 1 from S plain threads, N each
  *                                        (a multiple of K), in bursts of K: the senders take
- *                                        turns (the others asleep), and each waits after its
- *                                        burst until the worker has run it, so the worker
- *                                        drains after every K puts, holding S rings;
+ *                                        turns (the others asleep), in an order shuffled
+ *                                        afresh for each lap of S turns (the same every run),
+ *                                        and each waits after its burst until the worker has
+ *                                        run it, so the worker drains after every K puts,
+ *                                        holding S rings;
  *                                        list: with the rings ablated (XC_ABLATE_RING), each
  *                                        call a descriptor on the CPU's one shared list
  *   roundtrip_driver ring K S N          the same through S single-producer rings (pp_ring),
@@ -33,7 +35,8 @@
  * count_lines.py reads in the trace: "xcl role R" from each side's thread
  * (caller, sender, worker), "xcl begin" and "xcl end" around the calls
  * counted (after a warm-up), "xcl ignore ADDR LEN" for the driver's own
- * schedule (the turn and the count of calls run, which no call path has),
+ * schedule (the turns, their order and the count of calls run, which no
+ * call path has),
  * and "xcl path begin NAME"/"xcl path end" around the general mode's two
  * calls marked apart.
  * A sender's wait for the worker to run its burst spins on cpu_relax(), which
@@ -222,6 +225,50 @@ static void ring_consumer(void *arg)
 	sem_post(&finished);
 }
 
+/*
+ * The senders' turns: lap L is S turns, one each, in turn_order[L * S ..];
+ * lap 0 in order (sender 0 starts), each later one shuffled by a fixed
+ * generator, so that no poll's order of looks (the rings as they rang,
+ * the ring baseline's array) meets the calls in the order it looks.
+ */
+static int *turn_order, *turn_pos;
+
+static void turns_plan(long laps)
+{
+	uint64_t x = 0x9e3779b97f4a7c15u;
+
+	turn_order = malloc(sizeof(int) * (size_t)(laps * mode_s));
+	turn_pos = malloc(sizeof(int) * (size_t)(laps * mode_s));
+	if (!turn_order || !turn_pos)
+		fail("malloc");
+	/* the schedule's, as sc is */
+	mark("ignore %p %zu\n", (void *)turn_order, sizeof(int) * (size_t)(laps * mode_s));
+	mark("ignore %p %zu\n", (void *)turn_pos, sizeof(int) * (size_t)(laps * mode_s));
+	for (long l = 0; l < laps; l++) {
+		int *o = &turn_order[l * mode_s];
+
+		for (int j = 0; j < mode_s; j++)
+			o[j] = j;
+		for (int j = mode_s - 1; l && j > 0; j--) {
+			int k, s;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;	/* xorshift64 */
+			k = (int)(x % (uint64_t)(j + 1));
+			s = o[j], o[j] = o[k], o[k] = s;
+		}
+		for (int j = 0; j < mode_s; j++)
+			turn_pos[l * mode_s + o[j]] = j;
+	}
+}
+
+/* Who takes the turn after sender @i's in lap @l. */
+static int turn_next(long l, int i)
+{
+	int j = turn_pos[l * mode_s + i];
+
+	return j + 1 < mode_s ? turn_order[l * mode_s + j + 1] : turn_order[(l + 1) * mode_s];
+}
+
 /* Sender @i: wait for its turn, asleep, so that the others' waits cost no time slices. */
 static void take_turn(int i)
 {
@@ -258,7 +305,7 @@ static void *sender(void *arg)
 		int k = b < warm ? WARM_K : mode_k;
 
 		take_turn(i);
-		if (i == 0 && b == warm)
+		if (turn_pos[b * mode_s + i] == 0 && b == warm)
 			mark("begin\n");
 		cpu_relax();
 		for (int j = 0; j < k; j++) {
@@ -275,12 +322,13 @@ static void *sender(void *arg)
 		/* acquire: tick's release */
 		while (atomic_load_explicit(&sc.ran, memory_order_acquire) < want)
 			cpu_relax();
-		if (i == mode_s - 1 && b == bursts - 1)
+		if (turn_pos[b * mode_s + i] == mode_s - 1 && b == bursts - 1)
 			mark("end\n");
-		pass_turn((i + 1) % mode_s);
+		pass_turn(turn_next(b, i));
 	}
 	take_turn(i);
-	pass_turn((i + 1) % mode_s);
+	if (turn_pos[bursts * mode_s + i] + 1 < mode_s)
+		pass_turn(turn_next(bursts, i));
 	return NULL;
 }
 
@@ -357,6 +405,7 @@ static int run_mode(int argc, char **argv)
 		} else if (xc_call_single(1, mark_worker, NULL, XC_WAIT)) {
 			fail("the first call");
 		}
+		turns_plan(WARM_CALLS / WARM_K + calls / mode_k + 2);
 		/* relaxed: published by pthread_create */
 		atomic_store_explicit(&sc.go[0], 1, memory_order_relaxed);
 		for (int i = 0; i < mode_s; i++)
