@@ -428,7 +428,7 @@ static void hold(struct xc_cpu *c, struct xc_ring *r)
 	if (r->held)
 		return;
 	r->held = true;
-	/* last: the held rings in the order they rang, the poll's turn (xc_rings_run_streak) */
+	/* last: the held rings in the order their doorbells were taken, the poll's turn (xc_rings_run_streak) */
 	r->held_next = NULL;
 	*c->rings_held_end = r;
 	c->rings_held_end = &r->held_next;

@@ -228,7 +228,7 @@ static void ring_consumer(void *arg)
 /*
  * The senders' turns: lap L is S turns, one each, in turn_order[L * S ..];
  * lap 0 in order (sender 0 starts), each later one shuffled by a fixed
- * generator, so that no poll's order of looks (the rings as they rang,
+ * generator, so that no poll's order of looks (the rings as their doorbells came,
  * the ring baseline's array) meets the calls in the order it looks.
  */
 static int *turn_order, *turn_pos;
