@@ -555,6 +555,8 @@ static inline __attribute__((always_inline)) void call_in_run(struct xc_cpu *c, 
 static __attribute__((noinline)) int calls_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t)
 {
 	const volatile int *where = xc_os_run_word(c);
+	/* tracing is on or off for a runtime's life while its workers run (trace.c) */
+	const bool traced = xc_tracing_on();
 	struct xc_activity outer;
 	bool begun = false;
 	uint32_t n = 0;
@@ -565,9 +567,9 @@ static __attribute__((noinline)) int calls_run(struct xc_cpu *c, struct xc_ring 
 		xc_func_t fn = atomic_load_explicit(&e->fn, memory_order_relaxed);
 		void *arg = e->arg;
 
-		if (xc_likely(!xc_ring_marker(fn) && !xc_tracing_on())) {
+		if (xc_likely(!xc_ring_marker(fn) && !traced)) {
 			call_in_run(c, r, t, fn, arg, NULL, NULL, where, &begun, &outer);
-		} else if (fn == XC_RING_RETRACTED || xc_tracing_on()) {
+		} else if (fn == XC_RING_RETRACTED || traced) {
 			entry_run(c, r, t, fn);
 		} else {
 			struct xc__completion *done = NULL;
