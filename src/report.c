@@ -20,7 +20,8 @@
 void xc_report(const char *fmt, ...)
 {
 	static const char prefix[] = "xcall: ";
-	char out[sizeof(prefix) - 1 + 512 + 1];
+	enum { LINE = 512 };	/* a line's room, its terminating NUL included */
+	char out[sizeof(prefix) - 1 + LINE];	/* the NUL's place takes the newline */
 	char *line = out + sizeof(prefix) - 1;
 	void (*hook)(void *, const char *) = xc_rt.cfg.report;
 	size_t len, done = 0;
@@ -28,7 +29,7 @@ void xc_report(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, 512, fmt, ap);
+	vsnprintf(line, LINE, fmt, ap);
 	va_end(ap);
 	if (hook) {
 		hook(xc_rt.cfg.report_ctx, line);
