@@ -233,8 +233,16 @@ static void ring_consumer(void *arg)
  */
 static int *turn_order, *turn_pos;
 
-static void turns_plan(long laps)
+/* Each sender's bursts: the warm-up's, then the counted ones. */
+static long sender_bursts(void)
 {
+	return WARM_CALLS / WARM_K + calls / mode_k;
+}
+
+/* Lap L for each burst, and one more: after its last burst each sender takes its turn to pass it on. */
+static void turns_plan(void)
+{
+	long laps = sender_bursts() + 1;
 	uint64_t x = 0x9e3779b97f4a7c15u;
 
 	turn_order = malloc(sizeof(int) * (size_t)(laps * mode_s));
@@ -298,14 +306,14 @@ static void pass_turn(int next)
 static void *sender(void *arg)
 {
 	int i = (int)(long)arg;
-	long warm = WARM_CALLS / WARM_K, bursts = warm + calls / mode_k;
+	long warm = WARM_CALLS / WARM_K, bursts = sender_bursts();
 
 	mark("role sender\n");
 	for (long b = 0; b < bursts; b++) {
-		int k = b < warm ? WARM_K : mode_k;
+		int k = b < warm ? WARM_K : mode_k, pos = turn_pos[b * mode_s + i];
 
 		take_turn(i);
-		if (turn_pos[b * mode_s + i] == 0 && b == warm)
+		if (pos == 0 && b == warm)
 			mark("begin\n");
 		cpu_relax();
 		for (int j = 0; j < k; j++) {
@@ -322,7 +330,7 @@ static void *sender(void *arg)
 		/* acquire: tick's release */
 		while (atomic_load_explicit(&sc.ran, memory_order_acquire) < want)
 			cpu_relax();
-		if (turn_pos[b * mode_s + i] == mode_s - 1 && b == bursts - 1)
+		if (pos == mode_s - 1 && b == bursts - 1)
 			mark("end\n");
 		pass_turn(turn_next(b, i));
 	}
@@ -405,7 +413,7 @@ static int run_mode(int argc, char **argv)
 		} else if (xc_call_single(1, mark_worker, NULL, XC_WAIT)) {
 			fail("the first call");
 		}
-		turns_plan(WARM_CALLS / WARM_K + calls / mode_k + 2);
+		turns_plan();
 		/* relaxed: published by pthread_create */
 		atomic_store_explicit(&sc.go[0], 1, memory_order_relaxed);
 		for (int i = 0; i < mode_s; i++)
