@@ -218,14 +218,18 @@ fn served_inside(rt: &Runtime, waits: impl FnOnce(Handle, usize) + Send) -> Resu
     let sh: Sharded<u64> = Sharded::new(rt, |_| 0).unwrap();
     let go = Arc::new(AtomicBool::new(false));
     let release = Release(go.clone());
-    // B busy until let go
-    let g = go.clone();
+    // B busy until let go. A's calls to B must find B inside this one: calls from different
+    // senders carry no order between them, so B could serve A's first. Wait until it is inside.
+    let (g, busy) = (go.clone(), Arc::new(AtomicBool::new(false)));
+    let on_b = busy.clone();
     h.spawn_on(b, move || {
+        on_b.store(true, Ordering::SeqCst);
         while !g.load(Ordering::SeqCst) {
             std::thread::yield_now();
         }
     })
     .unwrap();
+    until("B's busy call", || busy.load(Ordering::SeqCst));
     let inside = AtomicBool::new(false);
     let nested: Arc<Mutex<Option<Result<(), Error>>>> = Arc::new(Mutex::new(None));
     std::thread::scope(|s| {
