@@ -19,7 +19,7 @@
 
 static int cpus[CPU_SETSIZE], ncpu;
 static _Atomic long ran, refused, depth, deepest;
-static _Atomic int released;
+static _Atomic int held, released;
 
 static void nothing(void *arg)
 {
@@ -41,6 +41,7 @@ static void nest(void *arg)
 /* Holds its CPU's worker without serving anything until released. */
 static void hold(void *arg)
 {
+	atomic_store(&held, 1);
 	while (!atomic_load(&released))
 		sched_yield();
 }
@@ -69,6 +70,8 @@ static void held_burst(void)
 {
 	atomic_store(&ran, 0);
 	CHECK_RET(xc_call_single(cpus[1], hold, NULL, 0), 0);
+	/* B inside hold before A's calls reach it: calls from different senders have no order */
+	WAIT_UNTIL(atomic_load(&held));
 	for (int i = 0; i < HELD_BURST; i++)
 		CHECK_RET(xc_call_single(cpus[0], nest, NULL, 0), 0);
 	/* the event: CPU A's nest reached its floor; nothing else can end its waits */

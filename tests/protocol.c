@@ -60,12 +60,19 @@ static bool worker_asleep(int cpu)
 	return found;
 }
 
-/* Bring the runtime up with @o and return a target whose worker is asleep. */
+/*
+ * Bring the runtime up with @o, follow_os off, and return a target whose
+ * worker is asleep: it stays asleep until a sender wakes it (a worker that
+ * watches its CPU wakes every XC_OS_WATCH_NS, and would poll when the
+ * test's kick came).
+ */
 static int start_with_target_asleep(const struct xc_opts *o)
 {
+	struct xc_opts asleep = *o;
 	int t;
 
-	CHECK_RET(xc_init(o), 0);
+	asleep.follow_os = XC_FOLLOW_OS_OFF;
+	CHECK_RET(xc_init(&asleep), 0);
 	t = pick_target();
 	WAIT_UNTIL(worker_asleep(t));
 	atomic_store(&runs, 0);
