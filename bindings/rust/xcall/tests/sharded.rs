@@ -142,19 +142,17 @@ fn every_form_of_call() {
 
     // a 'static closure outlives the caller's handles
     let (sh2, dropped2) = probes(&rt);
-    let done = Arc::new(AtomicBool::new(false));
-    let d = done.clone();
+    let (go, gone) = std::sync::mpsc::channel::<()>();
     let keep = sh2.clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(20));
+    let t = std::thread::spawn(move || {
+        gone.recv().unwrap();
         keep.invoke_on(c, |p| p.count += 1).unwrap();
-        d.store(true, Ordering::SeqCst);
+        // the last handle drops here, and the instances with it
     });
     drop(sh2);
-    while !done.load(Ordering::SeqCst) {
-        std::thread::yield_now();
-    }
-    std::thread::sleep(Duration::from_millis(20));
+    assert!(dropped2.lock().unwrap().is_empty(), "the thread's handle keeps the instances");
+    go.send(()).unwrap();
+    t.join().unwrap();
     assert_eq!(dropped2.lock().unwrap().len(), online.len());
 }
 
