@@ -165,19 +165,24 @@ struct xc_cpu {
 	uint32_t slot_flow;		/* the slot call's trace flow id */
 	struct xc_slot slot;
 
-	/* counters bumped by senders and waiters, and the slot claim; the worker's loops never read them */
+	/* counters bumped by senders and waiters; the worker's loops never read them */
 	_Atomic uint64_t kicks_sent __xc_aligned;
 	_Atomic uint64_t kicks_elided;
 	_Atomic uint64_t kicks_coalesced;
 	_Atomic uint64_t free_rides;
 	_Atomic uint64_t signals_sent;
 	_Atomic uint64_t stuck_reports;
-	_Atomic uint32_t slot_claim;	/* 1: a sender holds the slot (slot.c) */
 	_Atomic uint64_t fd_kicks_done;	/* eventfd kicks whose write is done (attach.c) */
 	int kick_fd;			/* an attached thread's eventfd; -1: none (attach.c) */
 
+	/*
+	 * 1: a sender holds the slot (slot.c). Alone in its pair, apart from the
+	 * mailbox's: the worker's polls of the mailbox fetch the line beside it too
+	 */
+	_Atomic uint32_t slot_claim __xc_pair_aligned;
+
 	/* worker-private: written only by this CPU's worker thread */
-	_Atomic uint64_t calls __xc_aligned;
+	_Atomic uint64_t calls __xc_pair_aligned;
 	_Atomic uint64_t sleeps;
 	_Atomic uint64_t wakeups;
 	_Atomic uint64_t work_run;
@@ -214,7 +219,7 @@ struct xc_cpu {
 	_Atomic uint64_t cur_since_ns;	/* a work item's start (CLOCK_MONOTONIC_COARSE); 0 for calls */
 
 	/* lifecycle: cold */
-	_Atomic uint32_t ctl __xc_aligned;	/* XC_CTL_*: written by hotplug/exit, read by the worker */
+	_Atomic uint32_t ctl __xc_pair_aligned;	/* XC_CTL_*: written by hotplug/exit, read by the worker */
 	int cpu;
 	bool present;			/* in the runtime's set */
 	bool attach_cpu;		/* in xc_opts.attach: an application thread runs it */
