@@ -400,7 +400,7 @@ static void slot_fast_open(void)
 /* Open the nowait call's straight path (call.c) to every CPU below the set's highest. */
 static void ring_fast_open(void)
 {
-	if (xc_tracing_on() || xc_ablated(XC_ABLATE_RING))
+	if (xc_tracing_on() || xc_ablated(XC_ABLATE_RING | XC_ABLATE_COALESCE))
 		return;
 	/* release: the configuration and every CPU's setup before a straight call */
 	atomic_store_explicit(&xc_rt.ring_fast_cpus, xc_rt.cpu_list[xc_rt.nr_cpus - 1] + 1,

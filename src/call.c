@@ -304,18 +304,19 @@ static __attribute__((noinline)) int nowait_doorbell(struct xc_cpu *c, struct xc
 static __attribute__((noinline)) int call_single_nowait(int cpu, xc_func_t fn, void *arg)
 {
 	if (straight_enter(&xc_rt.ring_fast_cpus, cpu)) {
-		struct xc_cpu *c = &xc_cpus[cpu];
 		/* not in the urgent handler: our ring set is the first */
 		struct xc_ring *r = xc_ring_peek_in(cpu, 0);
 		/* relaxed: only the owner writes head */
 		uint32_t h = r ? atomic_load_explicit(&r->head, memory_order_relaxed) : 0;
 
-		if (r && c != xc_self && xc_ring_has_room(r, h)) {
+		/* our ring to @cpu is to &xc_cpus[cpu]: its target, on its read-only line */
+		if (r && r->target != xc_self && xc_ring_has_room(r, h)) {
 			/* untraced: no flow */
 			uint32_t idx = xc_ring_push(r, h, fn, arg, 0);
 
-			if (xc_unlikely(!xc_ring_rides(r)))
-				return nowait_doorbell(c, r, idx);
+			/* coalescing not ablated: the gate is shut then */
+			if (xc_unlikely(!xc_ring_rides_when(r, true)))
+				return nowait_doorbell(r->target, r, idx);
 			xc_leave(0);
 			return 0;
 		}
@@ -326,7 +327,7 @@ static __attribute__((noinline)) int call_single_nowait(int cpu, xc_func_t fn, v
 /*
  * A nowait call takes the straight path into the calling thread's ring to
  * @cpu when this thread is in nobody's way (xc_tls_clear()), the gate is open
- * to @cpu (xc_rt.ring_fast_cpus: up, not tracing, rings not ablated), the
+ * to @cpu (xc_rt.ring_fast_cpus: up, not tracing, rings and coalescing not ablated), the
  * thread has a ring to it made by this runtime, @cpu is not the thread's own
  * (whose calls run inline), and the ring has room: the put and the doorbell, as ring_call
  * does them, between the in-flight mark and its clear. Anything else (no

@@ -305,7 +305,7 @@ struct xc_runtime {
 	/*
 	 * Nowait calls to CPUs below it take the straight path into the calling
 	 * thread's ring (call.c): set once up, 0 while down or stopping,
-	 * tracing, or with the rings ablated. A ring exists only to a CPU of the runtime that made it
+	 * tracing, or with the rings or coalescing ablated. A ring exists only to a CPU of the runtime that made it
 	 * (xc_ring_table.generation), so that path needs no other look either.
 	 */
 	_Atomic int ring_fast_cpus;

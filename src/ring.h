@@ -211,7 +211,7 @@ int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx);
  * the queue was empty). xc_ring_doorbell() does both: 0, or -ENXIO when
  * the CPU is closed and entry @idx was taken back unrun.
  */
-static inline bool xc_ring_rides(struct xc_ring *r)
+static inline bool xc_ring_rides_when(struct xc_ring *r, bool coalesce)
 {
 	/* relaxed: only the owner writes unfenced */
 	if (xc_likely(atomic_load_explicit(&r->unfenced, memory_order_relaxed))) {
@@ -226,11 +226,17 @@ static inline bool xc_ring_rides(struct xc_ring *r)
 	}
 	/* relaxed: R1' or the worker's membarrier orders it after the head store */
 	if (xc_likely(atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_LINKED &&
-		      !xc_ablated(XC_ABLATE_COALESCE))) {
+		      coalesce)) {
 		xc_stat_inc_own(&r->rode);
 		return true;
 	}
 	return false;
+}
+
+/* @coalesce false: XC_ABLATE_COALESCE, a linked ring is kicked all the same. */
+static inline bool xc_ring_rides(struct xc_ring *r)
+{
+	return xc_ring_rides_when(r, !xc_ablated(XC_ABLATE_COALESCE));
 }
 
 static inline int xc_ring_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
