@@ -252,6 +252,10 @@ struct xc_cpu {
 
 _Static_assert(offsetof(struct xc_cpu, slot) + sizeof(struct xc_slot) <= XC_CACHELINE,
 	       "the slot must fit in the mailbox line");
+#define XC_PAIR_OF(field) (offsetof(struct xc_cpu, field) / XC_PAIR)
+_Static_assert(XC_PAIR_OF(slot_claim) != XC_PAIR_OF(slot) && XC_PAIR_OF(slot_claim) != XC_PAIR_OF(kick_fd) &&
+	       XC_PAIR_OF(slot_claim) != XC_PAIR_OF(calls),
+	       "the slot claim must be alone in its pair: the mailbox's polls fetch the pair (slot.c)");
 /*
  * xc_cpus is pair-aligned, so each CPU's groups pair alike: the mailbox with
  * the senders' counters, the worker's own lines together, the cold ones
