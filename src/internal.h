@@ -258,8 +258,8 @@ _Static_assert(XC_PAIR_OF(slot_claim) != XC_PAIR_OF(slot) && XC_PAIR_OF(slot_cla
 	       "the slot claim must be alone in its pair: the mailbox's polls fetch the pair (slot.c)");
 /*
  * xc_cpus is pair-aligned, so each CPU's groups pair alike: the mailbox with
- * the senders' counters, the worker's own lines together, the cold ones
- * together. At 64-byte alignment the link decided the pairing, and in one of
+ * the senders' counters, the slot claim alone, the worker's own lines
+ * together, the cold ones together. At 64-byte alignment the link decided the pairing, and in one of
  * the two the worker's activity words (written at every call) shared a pair
  * with present, which every sender reads: a line more per nowait call.
  */
