@@ -259,9 +259,10 @@ _Static_assert(XC_PAIR_OF(slot_claim) != XC_PAIR_OF(slot) && XC_PAIR_OF(slot_cla
 /*
  * xc_cpus is pair-aligned, so each CPU's groups pair alike: the mailbox with
  * the senders' counters, the slot claim alone, the worker's own lines
- * together, the cold ones together. At 64-byte alignment the link decided the pairing, and in one of
- * the two the worker's activity words (written at every call) shared a pair
- * with present, which every sender reads: a line more per nowait call.
+ * together, the cold ones together. At 64-byte alignment the link decided
+ * the pairing, and in one of the two the worker's activity words (written at
+ * every call) shared a pair with present, which every sender reads: a line
+ * more per nowait call.
  */
 _Static_assert(sizeof(struct xc_cpu) % XC_PAIR == 0, "every CPU's pairs begin alike");
 

@@ -23,8 +23,8 @@
  * the worker's polls fetched it with the mailbox (the adjacent-line
  * prefetch), and the claim's CAS, between seeing the last call done and
  * publishing the next, had to take it back first (where the two CPUs share
- * a core, a waiting call cost 1.47x the bare handoff with it there, 1.14x
- * apart).
+ * a core, a waiting call cost 1.48x the bare handoff with it there, 1.05x
+ * apart: README, the performance table).
  *
  * == The claim (c->slot_claim) ==
  *
