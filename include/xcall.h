@@ -134,9 +134,11 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  * @serial_bringup:     start workers one at a time instead of all at once.
  * @poll_ns:            XC_POLL_* or a fixed idle poll window in ns.
  * @cpu_init:           runs on each worker, pinned, before it goes online;
- *                      a non-zero return fails xc_init(). May be NULL. A hook
- *                      still running at the timeout may run on after xc_init()
- *                      returned -ETIMEDOUT (see xc_init()).
+ *                      a non-zero return fails xc_init(). May be NULL. At
+ *                      bringup its calls get -ENXIO: no runtime is up until
+ *                      every hook has returned. A hook still running at the
+ *                      timeout may run on after xc_init() returned -ETIMEDOUT
+ *                      (see xc_init()).
  * @cpu_init_arg:       passed to @cpu_init; when xc_init() returns -ETIMEDOUT it
  *                      must stay valid until the hook has returned.
  * @bringup_timeout_ms: how long a worker may take to report alive; 0 = 10000.
@@ -356,7 +358,8 @@ struct xc_stats {
  * and the reason, with its CPU, went to the report hook; but a cpu_init hook
  * that outlives the timeout and its cancellation keeps its thread until it
  * returns (reported so), and that thread then leaves without taking part in
- * any runtime. Such a thread is left only when xc_init() returns -ETIMEDOUT:
+ * any runtime (its calls, from the hook, get -ENXIO, even while a later
+ * runtime is up). Such a thread is left only when xc_init() returns -ETIMEDOUT:
  * a timeout wins over every other CPU's error, even one that came first
  * (which is still reported), so after any other return no hook runs, and
  * after -ETIMEDOUT the caller keeps @cpu_init and its argument valid until

@@ -54,6 +54,15 @@ int xc_enter_slow(int was)
 {
 	if (was & XC_INSIDE_CODE)
 		return -EAGAIN;
+	/*
+	 * BOOT: a worker's bringup hook. No runtime is up until every hook has
+	 * returned, so no call could run; and a hook that a timed-out bringup
+	 * left running must not take part in a later runtime as its CPU's
+	 * worker (its xc_self names a CPU that runtime has reset and given a
+	 * thread of its own). Read-only entries pass (xc_enter_reading).
+	 */
+	if (was & XC_INSIDE_BOOT)
+		return -ENXIO;
 	if (was & XC_INSIDE_NEW) {
 		/* a handler is refused from here, so it cannot list this thread twice */
 		xc_inside_store(XC_INSIDE_CODE);

@@ -40,6 +40,7 @@
 #define XC_INSIDE_CODE   1	/* in libxcall's code: a handler's call is refused */
 #define XC_INSIDE_FLIGHT 2	/* in a hook run from a call: the call is in flight (inflight.c) */
 #define XC_INSIDE_NEW    4	/* not listed yet (inflight.c): the thread's first entry lists it */
+#define XC_INSIDE_BOOT   8	/* in a worker's bringup cpu_init hook: calls are refused (thread.c) */
 
 /* relaxed: only this thread writes the word; what needs an order says so */
 static inline void xc_inside_store(int v)
@@ -131,6 +132,12 @@ static inline int xc_user_begin(void)
 static inline int xc_user_begin_hook(void)
 {
 	return xc_inside_swap(XC_INSIDE_FLIGHT);
+}
+
+/* The same around a worker's bringup cpu_init hook (worker.c): it may read, never call. */
+static inline int xc_user_begin_boot(void)
+{
+	return xc_inside_swap(XC_INSIDE_BOOT);
 }
 
 static inline void xc_user_end(int was)

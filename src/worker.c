@@ -324,7 +324,7 @@ static int run_init_hook(struct xc_boot *b)
 
 	pthread_cleanup_push(boot_put_cancelled, b);
 	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-	int was = xc_user_begin();
+	int was = xc_user_begin_boot();
 
 	r = b->cpu_init(b->c->cpu, b->cpu_init_arg);
 	xc_user_end(was);

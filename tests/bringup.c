@@ -6,7 +6,11 @@
  * hook that outlives the timeout and ignores cancellation (it spins until
  * the test lets it return) is reported and abandoned: a new runtime starts
  * beside it, and when that hook returns its thread leaves without joining
- * the new runtime, which runs calls and exits normally. When one CPU's hook
+ * the new runtime, which runs calls and exits normally. A hook makes no call
+ * (-ENXIO: no runtime is up until every hook has returned), nor does one left
+ * running into the next runtime, which must not take its thread for the
+ * worker of its CPU: its calls would run calls queued there on the wrong
+ * thread, beside that CPU's own worker. When one CPU's hook
  * fails at once while another's is still running past the timeout, xc_init
  * returns -ETIMEDOUT (a hook thread may be left behind), and the other
  * failure is reported.
@@ -24,20 +28,23 @@ static void capture(void *ctx, const char *line)
 	atomic_fetch_add(&nreports, 1);
 }
 
+static void nothing(void *arg)
+{
+}
+
 static int init_ok(int cpu, void *arg)
 {
 	CHECK(sched_getcpu() == cpu);		/* already pinned */
 	CHECK(xc_this_cpu() == cpu);
-	CHECK_RET(xc_call_single(cpu, NULL, NULL, 0), -EINVAL);
+	/* no runtime yet: refused, before the arguments are looked at */
+	CHECK_RET(xc_call_single(cpu, NULL, NULL, 0), -ENXIO);
+	CHECK_RET(xc_call_single(cpu, nothing, NULL, XC_WAIT), -ENXIO);
+	CHECK_RET(xc_call_single(cpu, nothing, NULL, 0), -ENXIO);
 	atomic_fetch_add(&init_ran[cpu], 1);
 	return 0;
 }
 
 static int fail_cpu = -1;
-
-static void nothing(void *arg)
-{
-}
 
 static int init_fail_one(int cpu, void *arg)
 {
@@ -53,15 +60,22 @@ static int init_hang_one(int cpu, void *arg)
 }
 #endif
 
-static _Atomic int hook_release;
+static _Atomic int hook_release, other_cpu, spin_calls[3];
 
-/* Not a cancellation point anywhere: only its return ends it, when the test lets it. */
+/*
+ * Not a cancellation point anywhere: only its return ends it, when the test
+ * lets it. Then, beside the next runtime, it calls that runtime's CPUs: its
+ * own and another, waiting, and its own without waiting.
+ */
 static int init_spin_one(int cpu, void *arg)
 {
 	if (cpu != fail_cpu)
 		return 0;
 	while (!atomic_load(&hook_release))
 		;
+	atomic_store(&spin_calls[0], xc_call_single(cpu, nothing, NULL, XC_WAIT));
+	atomic_store(&spin_calls[1], xc_call_single(atomic_load(&other_cpu), nothing, NULL, XC_WAIT));
+	atomic_store(&spin_calls[2], xc_call_single(cpu, nothing, NULL, 0));
 	return 0;
 }
 
@@ -92,13 +106,16 @@ int main(void)
 {
 	int threads0 = t_thread_count();
 	cpu_set_t allowed;
-	int ncpu, last = -1;
+	int ncpu, first = -1, last = -1;
 
 	sched_getaffinity(0, sizeof(allowed), &allowed);
 	ncpu = CPU_COUNT(&allowed);
 	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &allowed))
+		if (CPU_ISSET(c, &allowed)) {
+			if (first < 0)
+				first = c;
 			last = c;
+		}
 
 	for (int serial = 0; serial < 2; serial++) {
 		struct xc_opts o = { .serial_bringup = serial, .cpu_init = init_ok };
@@ -162,7 +179,10 @@ int main(void)
 		char want[96];
 
 		fail_cpu = last;
+		atomic_store(&other_cpu, first);
 		atomic_store(&hook_release, 0);
+		for (int i = 0; i < 3; i++)
+			atomic_store(&spin_calls[i], 1);
 		snprintf(want, sizeof(want), "CPU %d: init hook still running", last);
 		for (int attempt = 1;; attempt++) {
 			t_clear_reports();
@@ -179,7 +199,10 @@ int main(void)
 		CHECK(online_cpus() == ncpu);
 		CHECK_RET(xc_call_all(nothing, NULL, XC_WAIT), ncpu);
 		atomic_store(&hook_release, 1);		/* its hook returns beside the new runtime */
+		WAIT_UNTIL(atomic_load(&spin_calls[2]) != 1);
 		WAIT_UNTIL(t_thread_count() == threads0 + ncpu);	/* and its thread leaves */
+		for (int i = 0; i < 3; i++)	/* having made no call in it */
+			CHECK_RET(atomic_load(&spin_calls[i]), -ENXIO);
 		CHECK_RET(xc_call_all(nothing, NULL, XC_WAIT), ncpu);
 		CHECK_RET(xc_exit(), 0);
 		T_THREADS_SETTLE(threads0);

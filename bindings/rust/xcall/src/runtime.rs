@@ -217,7 +217,9 @@ impl Builder {
     /// on an attaching thread). An error fails [`Builder::build`] (or the attach) with it; a
     /// panic fails it too, and is resumed in the thread that called `build`. When `build`
     /// fails, the hook is leaked with its captures: one still running past the bringup
-    /// timeout goes on after `build` returned.
+    /// timeout goes on after `build` returned. At bringup no runtime is up until every hook
+    /// has returned, so the hook makes no calls (libxcall refuses them with `ENXIO`, even
+    /// from a hook left running beside a later runtime).
     pub fn cpu_init<F>(mut self, hook: F) -> Builder
     where
         F: Fn(usize) -> Result<(), Error> + Send + Sync + 'static,
