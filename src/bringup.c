@@ -149,6 +149,7 @@ void xc_cpu_fresh(struct xc_cpu *c, int cpu)
 		r->head_seen = h;
 		r->held = false;
 		r->dropped = false;
+		r->ahead = false;
 		r->held_next = NULL;
 		r->dropped_next = NULL;
 		r->link.next = NULL;

@@ -591,9 +591,47 @@ static __attribute__((noinline)) int calls_run(struct xc_cpu *c, struct xc_ring 
 }
 
 /*
+ * Below the serve floor (wait.c), entry @t of @r is one that no caller
+ * waits for. A waiting call may be queued behind it: its sender made the
+ * nowait calls first, and may be what the nest below this wait waits for,
+ * so that the nest ends only once that call has run, and only this worker
+ * can run it, after the entries before it. So run the entries up to the
+ * first waited one, in order. Their functions may wait and serve in turn,
+ * below the floor too: the ring is marked (ahead) meanwhile, so that no
+ * serve nested in them runs it ahead again, and the nest grows by at most
+ * one such run per sender's ring. The entries run; 0 if none waits.
+ */
+static __attribute__((noinline)) int ring_run_ahead(struct xc_cpu *c, struct xc_ring *r, uint32_t t)
+{
+	/* acquire: pairs with the owner's release of head: the entries are written */
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire), w;
+	int n = 0;
+
+	r->head_seen = h;
+	for (w = t; w != h; w++)
+		/* relaxed: acquired with head */
+		if (atomic_load_explicit(&r->e[w & r->mask].fn, memory_order_relaxed) == XC_RING_WAITED)
+			break;
+	if (w == h)
+		return 0;
+	r->ahead = true;
+	for (;;) {
+		/* relaxed: only this worker writes tail; a serve nested in a call may have moved it */
+		uint32_t u = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+		if (u - t > w - t)
+			break;	/* the waited entry is taken */
+		entry_run(c, r, u, entry_take(r, u, false));
+		n++;
+	}
+	r->ahead = false;
+	return n;
+}
+
+/*
  * Run what @r holds now; @waited_only (below the serve floor, wait.c): up
  * to the first entry that no caller waits for (a tombstone is only stepped
- * over). The tail is re-read at every step: a call that polls or waits runs
+ * over), or past it to a waited one (ring_run_ahead). The tail is re-read at every step: a call that polls or waits runs
  * later entries of the same ring inside it. Inline, so that @closing and
  * @waited_only are constants in each caller: the ordinary run tests
  * neither, and costs a held ring with nothing new two loads.
@@ -619,8 +657,14 @@ static inline __attribute__((always_inline)) int ring_run(struct xc_cpu *c, stru
 			return calls_run(c, r, t);
 		xc_func_t fn = entry_take(r, t, closing);
 
-		if (waited_only && fn != XC_RING_WAITED && fn != XC_RING_RETRACTED)
-			return n;
+		if (waited_only && fn != XC_RING_WAITED && fn != XC_RING_RETRACTED) {
+			int ahead = r->ahead ? 0 : ring_run_ahead(c, r, t);
+
+			if (!ahead)
+				return n;
+			n += ahead;
+			continue;
+		}
 		entry_run(c, r, t, fn);
 		n++;
 	}

@@ -81,6 +81,7 @@ struct xc_ring {
 	uint32_t mask;				/* size - 1, on the worker's line */
 	bool held;				/* worker: on its held list */
 	bool dropped;				/* worker: on its dropped list */
+	bool ahead;				/* worker: run up to a waited entry below the serve floor (ring.c) */
 	struct xc_ring *held_next;		/* worker: the held list */
 	struct xc_ring *dropped_next;		/* worker: the dropped list */
 	struct xc__link link;			/* on the target's callq while linked and not held */

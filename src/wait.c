@@ -66,11 +66,16 @@
  * a waiting call nests as deep as the burst is long). Below its thread's
  * serve floor (the last quarter of its stack, xc_serve_floor_set) a wait
  * serves only what others wait for: urgent calls (which never wait), the
- * slot's call, and the rings' entries while the next is a waiting call's;
- * it stops at any other, so each ring stays in order. Nesting then grows
- * only with a chain of calls that wait on each other, as the application's
- * own recursion does, and the waits the worker serves still end: each
- * waiting caller's entry is run. What it leaves runs once the nest unwinds.
+ * slot's call, and in each ring the entries up to its last waiting call's,
+ * in order (ring.c, ring_run_ahead): the nowait calls a sender made before
+ * a waiting one run first, as the ring's order says, or the waiting caller,
+ * which may be what this nest waits for, would never return. A ring is run
+ * so once at a time: a serve nested in one of those calls does not run it
+ * ahead again. Nesting then grows only with a chain of calls that wait on
+ * each other, as the application's own recursion does, and by at most one
+ * such run per sender's ring; and the waits the worker serves still end:
+ * each waiting caller's entry is run. What it leaves runs once the nest
+ * unwinds.
  */
 #include "internal.h"
 #include "kick.h"

@@ -9,6 +9,15 @@
  *      whose waits, all for B, can only nest: past three quarters of its
  *      stack a wait serves only the calls others wait for, and says so once
  *      through the report hook. Only then is B let go, and everything runs.
+ *   3. the same nest, and the call that A's deepest wait waits for, on B,
+ *      sends A a nowait call and then a waiting one: the waiting call is
+ *      queued behind the nowait one in B's ring to A, and A's wait, below
+ *      its floor, must run both, in their order, or neither A's nest nor B
+ *      ever returns;
+ *   4. the same nest, and then a waiting call to A from the thread that sent
+ *      the burst: below its floor A runs the rest of the burst ahead of it,
+ *      one call at a time, since a serve in their waits does not run the
+ *      same ring ahead again: the nest grows by one level, not one a call.
  */
 #include "test.h"
 #include "reports.h"
@@ -20,6 +29,7 @@
 static int cpus[CPU_SETSIZE], ncpu;
 static _Atomic long ran, refused, depth, deepest;
 static _Atomic int held, released;
+static _Atomic int answers, sent_back, back_nowait, back_waited, back_order;
 
 static void nothing(void *arg)
 {
@@ -44,6 +54,77 @@ static void hold(void *arg)
 	atomic_store(&held, 1);
 	while (!atomic_load(&released))
 		sched_yield();
+}
+
+static void back_first(void *arg)
+{
+	atomic_fetch_add(&back_nowait, 1);
+}
+
+static void back_second(void *arg)
+{
+	/* after the nowait call its sender made first */
+	if (atomic_load(&back_nowait) != atomic_load(&back_waited) + 1)
+		atomic_store(&back_order, 1);
+	atomic_fetch_add(&back_waited, 1);
+}
+
+/*
+ * On B: the call a wait of A's nest waits for. The deepest level's, once A
+ * has reached its floor, calls A back: nowait, then waiting.
+ */
+static void answer(void *arg)
+{
+	atomic_fetch_add(&answers, 1);
+	if ((long)(intptr_t)arg != atomic_load(&deepest) || !t_reported("serve only"))
+		return;
+	CHECK_RET(xc_call_single(cpus[0], back_first, NULL, 0), 0);
+	CHECK_RET(xc_call_single(cpus[0], back_second, NULL, XC_WAIT), 0);
+	atomic_fetch_add(&sent_back, 1);
+}
+
+/* On A: one level of the nest, waiting for B. */
+static void nest_on_b(void *arg)
+{
+	long d = atomic_fetch_add(&depth, 1) + 1;
+	long was = atomic_load(&deepest);
+
+	while (d > was && !atomic_compare_exchange_weak(&deepest, &was, d))
+		;
+	CHECK_RET(xc_call_single(cpus[1], answer, (void *)(intptr_t)d, XC_WAIT), 0);
+	atomic_fetch_sub(&depth, 1);
+	atomic_fetch_add(&ran, 1);
+}
+
+static _Atomic long started, started_before_wait;
+
+/* On A: one level of the nest, waiting for B, which answers nothing back. */
+static void nest_on_b_plain(void *arg)
+{
+	long d = (atomic_fetch_add(&started, 1), atomic_fetch_add(&depth, 1) + 1);
+	long was = atomic_load(&deepest);
+
+	while (d > was && !atomic_compare_exchange_weak(&deepest, &was, d))
+		;
+	CHECK_RET(xc_call_single(cpus[1], nothing, NULL, XC_WAIT), 0);
+	atomic_fetch_sub(&depth, 1);
+	atomic_fetch_add(&ran, 1);
+}
+
+static long floor_depth;
+
+/* On A: the waiting call behind the burst; every call of the burst began before it. */
+static void after_burst(void *arg)
+{
+	atomic_store(&started_before_wait, atomic_load(&started));
+}
+
+/* Lets B go once A's wait at its floor has begun to run the burst ahead. */
+static void *release_when_ahead(void *arg)
+{
+	WAIT_UNTIL(atomic_load(&deepest) > floor_depth);
+	atomic_store(&released, 1);
+	return NULL;
 }
 
 static void settle(long want)
@@ -81,6 +162,55 @@ static void held_burst(void)
 	settle(HELD_BURST);
 }
 
+static void held_burst_called_back(void)
+{
+	atomic_store(&ran, 0);
+	atomic_store(&held, 0);
+	atomic_store(&released, 0);
+	t_clear_reports();
+	CHECK_RET(xc_call_single(cpus[1], hold, NULL, 0), 0);
+	WAIT_UNTIL(atomic_load(&held));
+	for (int i = 0; i < HELD_BURST; i++)
+		CHECK_RET(xc_call_single(cpus[0], nest_on_b, NULL, 0), 0);
+	CHECK_REPORTS(t_await_reported("serve only the calls others wait for", 1));
+	atomic_store(&released, 1);
+	/* the event: the deepest level's answer returned, its waiting call run */
+	WAIT_UNTIL(atomic_load(&sent_back) >= 1);
+	/* and every level's, before the exit closes B under the calls still queued on A */
+	WAIT_UNTIL(atomic_load(&ran) == HELD_BURST);
+	settle(HELD_BURST);
+	CHECK_RET(atomic_load(&answers), HELD_BURST);
+	CHECK(atomic_load(&back_waited) >= 1);
+	CHECK_RET(atomic_load(&back_nowait), atomic_load(&back_waited));
+	CHECK_RET(atomic_load(&back_order), 0);
+}
+
+static void held_burst_then_wait(void)
+{
+	pthread_t releaser;
+
+	atomic_store(&ran, 0);
+	atomic_store(&held, 0);
+	atomic_store(&released, 0);
+	t_clear_reports();
+	CHECK_RET(xc_call_single(cpus[1], hold, NULL, 0), 0);
+	WAIT_UNTIL(atomic_load(&held));
+	for (int i = 0; i < HELD_BURST; i++)
+		CHECK_RET(xc_call_single(cpus[0], nest_on_b_plain, NULL, 0), 0);
+	CHECK_REPORTS(t_await_reported("serve only the calls others wait for", 1));
+	/* A serves nothing more of this thread's until its waiting call is queued */
+	floor_depth = atomic_load(&deepest);
+	CHECK(pthread_create(&releaser, NULL, release_when_ahead, NULL) == 0);
+	CHECK_RET(xc_call_single(cpus[0], after_burst, NULL, XC_WAIT), 0);
+	CHECK(pthread_join(releaser, NULL) == 0);
+	/* the burst began before it, as queued (its outer levels end as A's nest unwinds) */
+	CHECK_RET(atomic_load(&started_before_wait), HELD_BURST);
+	WAIT_UNTIL(atomic_load(&ran) == HELD_BURST);
+	/* and ran one level below the floor's */
+	CHECK_RET(atomic_load(&deepest), floor_depth + 1);
+	settle(HELD_BURST);
+}
+
 int main(void)
 {
 	struct xc_opts o = { .cpus = NULL, .ring_entries = 8192, .report = t_capture };
@@ -105,5 +235,17 @@ int main(void)
 	held_burst();
 	printf("nest-depth: 1 MiB stacks, %d calls to one CPU, nested %ld deep\n", HELD_BURST,
 	       atomic_load(&deepest));
+
+	atomic_store(&deepest, 0);
+	CHECK_RET(xc_init(&o), 0);
+	held_burst_called_back();
+	printf("nest-depth: 1 MiB stacks, called back below the floor at depth %ld: %d nowait + %d waiting calls, in order\n",
+	       atomic_load(&deepest), atomic_load(&back_nowait), atomic_load(&back_waited));
+
+	atomic_store(&deepest, 0);
+	CHECK_RET(xc_init(&o), 0);
+	held_burst_then_wait();
+	printf("nest-depth: 1 MiB stacks, a waiting call behind a burst at the floor (depth %ld): the burst ran one level deeper\n",
+	       floor_depth);
 	return T_PASS;
 }
