@@ -101,10 +101,13 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  * thread's spin under XC_POLL_FOREVER (at every pass while a worker it
  * waits for shares its CPU). So another runnable thread on a worker's CPU
  * (a compute thread, a caller that waits) runs within about 20 us, not
- * after a whole scheduler slice. The price, under XC_POLL_FOREVER and
- * within a window: a poller that gave way still reads as polling, so a
- * sender does not wake it, and a call to it waits until the scheduler
- * gives the CPU back (up to that other thread's slice, milliseconds).
+ * after a whole scheduler slice. The price, under XC_POLL_FOREVER: a poller
+ * that gave way still reads as polling, so a sender does not wake it, and a
+ * call to it waits until the scheduler gives the CPU back (up to that other
+ * thread's slice, milliseconds). A window's poll (adaptive or fixed) ends
+ * instead at a yield that came back late: the worker sleeps, where a call
+ * wakes it, and does not poll again for 1 ms, doubling while its CPU stays
+ * shared, up to 256 ms.
  * With nothing else runnable on the CPU the yield returns at once. A
  * thread that is no worker and waits for a call to its own CPU's worker
  * gets the CPU back as soon as the call ran: the worker gives way at once

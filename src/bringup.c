@@ -94,6 +94,8 @@ void xc_cpu_fresh(struct xc_cpu *c, int cpu)
 	atomic_store_explicit(&c->wakeups, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->work_run, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->poll_ns, 0, memory_order_relaxed);
+	c->poll_quiet_until = 0;
+	c->poll_cuts = 0;
 	atomic_store_explicit(&c->urgent_calls, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->displaced, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->barriers, 0, memory_order_relaxed);

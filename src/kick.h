@@ -47,6 +47,9 @@ typedef int (*xc_ready_fn)(struct xc_cpu *c, void *ctx, bool may_run);
 bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
 		  uint64_t deadline_ns, long sleep_limit_ns);
 
+/* Whether @c's idle poll is shut a while yet: its CPU was shared (wait.c, poll_cut). */
+bool xc_poll_quiet(struct xc_cpu *c);
+
 /* The idle poll window of @c's worker now, in ns (< 0: forever); adapted in wait.c. */
 static inline long xc_poll_window(struct xc_cpu *c)
 {
@@ -56,6 +59,8 @@ static inline long xc_poll_window(struct xc_cpu *c)
 		return 0;
 	if (p == XC_POLL_FOREVER)
 		return -1;
+	if (xc_unlikely(c->poll_quiet_until) && xc_poll_quiet(c))
+		return 0;	/* its CPU was shared a moment ago: sleep at once (wait.c, poll_cut) */
 	if (p > 0)
 		return p;
 	/* relaxed: only this worker writes it; xc_stats_get reads a snapshot */

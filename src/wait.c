@@ -118,6 +118,42 @@ static void poll_window_adapt(struct xc_cpu *c, uint64_t idle_ns)
 }
 
 /*
+ * A spin's yield that returns this late gave the CPU to another thread:
+ * the CPU is shared with one that wants it. A yield with nothing else
+ * runnable returns in about a microsecond.
+ */
+#define XC_YIELD_LATE_NS        50000L
+/* The window stays shut this long after the first such yield, doubling to the most. */
+#define XC_POLL_QUIET_MIN_NS  1000000L
+#define XC_POLL_QUIET_MAX_NS 256000000L
+
+/*
+ * A poll's yield came back late (above): end the poll, so that the worker
+ * sleeps where a sender's kick wakes it. A POLLING worker gets no kick, and
+ * beside a thread that keeps its CPU busy each yield waits out that
+ * thread's whole slice (milliseconds): a call sent meanwhile waited as long
+ * (`xcall-bench idle --period-us 50` beside a busy loop on the target's
+ * CPU, adaptive: 3.9 ms a call at the median). The window then stays shut
+ * for a while (xc_poll_window), longer each time in a row, so that a CPU
+ * shared for good costs a late yield rarely; a prompt yield ends the run.
+ */
+static void poll_cut(struct xc_cpu *c, uint64_t now)
+{
+	uint32_t k = c->poll_cuts < 8 ? c->poll_cuts++ : 8;
+	uint64_t quiet = (uint64_t)XC_POLL_QUIET_MIN_NS << k;
+
+	c->poll_quiet_until = now + (quiet > XC_POLL_QUIET_MAX_NS ? XC_POLL_QUIET_MAX_NS : quiet);
+}
+
+bool xc_poll_quiet(struct xc_cpu *c)
+{
+	if (xc_now_ns() < c->poll_quiet_until)
+		return true;
+	c->poll_quiet_until = 0;
+	return false;
+}
+
+/*
  * Spin until ready(), the window ends (window < 0: never) or the deadline
  * passes (0: none). The clock is read only every 32 spins, so a call that
  * arrives quickly costs no clock read at all; *start is the first reading.
@@ -147,7 +183,19 @@ static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long wind
 		if (r)
 			break;
 		xc_cpu_relax();
-		xc_spin_pass(&yield_left);	/* internal.h: spins that yield */
+		if (xc_unlikely(--yield_left == 0)) {
+			/* internal.h: spins that yield; and a late yield ends a window's poll (poll_cut) */
+			uint64_t before = window_ns >= 0 ? xc_now_ns() : 0;
+
+			sched_yield();
+			yield_left = xc_spin_yield_start();
+			if (before && (now = xc_now_ns()) - before > XC_YIELD_LATE_NS) {
+				poll_cut(c, now);
+				return ready(c, ctx, false);
+			}
+			if (before)
+				c->poll_cuts = 0;	/* the CPU was free a moment ago */
+		}
 		if ((++spins & 31) || (window_ns < 0 && !deadline_ns))
 			continue;
 		now = xc_now_ns();

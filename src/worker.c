@@ -298,7 +298,6 @@ static void worker_loop(struct xc_cpu *c)
 		if (xc_run_one_work(c))
 			continue;
 		cpu_idle(c);
-		sched_yield();
 	}
 }
 
