@@ -35,13 +35,20 @@ static void nothing(void *arg)
 {
 }
 
-static void nest(void *arg)
+/* A level of a nest begins: its depth, the deepest kept. */
+static long level_enter(void)
 {
 	long d = atomic_fetch_add(&depth, 1) + 1;
 	long was = atomic_load(&deepest);
 
 	while (d > was && !atomic_compare_exchange_weak(&deepest, &was, d))
 		;
+	return d;
+}
+
+static void nest(void *arg)
+{
+	level_enter();
 	if (xc_call_all(nothing, NULL, XC_WAIT) < 0)
 		atomic_fetch_add(&refused, 1);
 	atomic_fetch_sub(&depth, 1);
@@ -86,11 +93,8 @@ static void answer(void *arg)
 /* On A: one level of the nest, waiting for B. */
 static void nest_on_b(void *arg)
 {
-	long d = atomic_fetch_add(&depth, 1) + 1;
-	long was = atomic_load(&deepest);
+	long d = level_enter();
 
-	while (d > was && !atomic_compare_exchange_weak(&deepest, &was, d))
-		;
 	CHECK_RET(xc_call_single(cpus[1], answer, (void *)(intptr_t)d, XC_WAIT), 0);
 	atomic_fetch_sub(&depth, 1);
 	atomic_fetch_add(&ran, 1);
@@ -101,11 +105,8 @@ static _Atomic long started, started_before_wait;
 /* On A: one level of the nest, waiting for B, which answers nothing back. */
 static void nest_on_b_plain(void *arg)
 {
-	long d = (atomic_fetch_add(&started, 1), atomic_fetch_add(&depth, 1) + 1);
-	long was = atomic_load(&deepest);
-
-	while (d > was && !atomic_compare_exchange_weak(&deepest, &was, d))
-		;
+	atomic_fetch_add(&started, 1);
+	level_enter();
 	CHECK_RET(xc_call_single(cpus[1], nothing, NULL, XC_WAIT), 0);
 	atomic_fetch_sub(&depth, 1);
 	atomic_fetch_add(&ran, 1);
@@ -147,16 +148,25 @@ static void burst(void)
 	settle(want);
 }
 
-static void held_burst(void)
+/* B held, a burst of @level calls to A, until A's nest reaches its floor. */
+static void nest_to_floor(xc_func_t level)
 {
 	atomic_store(&ran, 0);
+	atomic_store(&held, 0);
+	atomic_store(&released, 0);
+	t_clear_reports();
 	CHECK_RET(xc_call_single(cpus[1], hold, NULL, 0), 0);
 	/* B inside hold before A's calls reach it: calls from different senders have no order */
 	WAIT_UNTIL(atomic_load(&held));
 	for (int i = 0; i < HELD_BURST; i++)
-		CHECK_RET(xc_call_single(cpus[0], nest, NULL, 0), 0);
+		CHECK_RET(xc_call_single(cpus[0], level, NULL, 0), 0);
 	/* the event: CPU A's nest reached its floor; nothing else can end its waits */
 	CHECK_REPORTS(t_await_reported("serve only the calls others wait for", 1));
+}
+
+static void held_burst(void)
+{
+	nest_to_floor(nest);
 	CHECK(atomic_load(&ran) == 0);
 	atomic_store(&released, 1);
 	settle(HELD_BURST);
@@ -164,15 +174,7 @@ static void held_burst(void)
 
 static void held_burst_called_back(void)
 {
-	atomic_store(&ran, 0);
-	atomic_store(&held, 0);
-	atomic_store(&released, 0);
-	t_clear_reports();
-	CHECK_RET(xc_call_single(cpus[1], hold, NULL, 0), 0);
-	WAIT_UNTIL(atomic_load(&held));
-	for (int i = 0; i < HELD_BURST; i++)
-		CHECK_RET(xc_call_single(cpus[0], nest_on_b, NULL, 0), 0);
-	CHECK_REPORTS(t_await_reported("serve only the calls others wait for", 1));
+	nest_to_floor(nest_on_b);
 	atomic_store(&released, 1);
 	/* the event: the deepest level's answer returned, its waiting call run */
 	WAIT_UNTIL(atomic_load(&sent_back) >= 1);
@@ -189,15 +191,7 @@ static void held_burst_then_wait(void)
 {
 	pthread_t releaser;
 
-	atomic_store(&ran, 0);
-	atomic_store(&held, 0);
-	atomic_store(&released, 0);
-	t_clear_reports();
-	CHECK_RET(xc_call_single(cpus[1], hold, NULL, 0), 0);
-	WAIT_UNTIL(atomic_load(&held));
-	for (int i = 0; i < HELD_BURST; i++)
-		CHECK_RET(xc_call_single(cpus[0], nest_on_b_plain, NULL, 0), 0);
-	CHECK_REPORTS(t_await_reported("serve only the calls others wait for", 1));
+	nest_to_floor(nest_on_b_plain);
 	/* A serves nothing more of this thread's until its waiting call is queued */
 	floor_depth = atomic_load(&deepest);
 	CHECK(pthread_create(&releaser, NULL, release_when_ahead, NULL) == 0);
