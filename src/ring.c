@@ -631,8 +631,9 @@ static __attribute__((noinline)) int ring_run_ahead(struct xc_cpu *c, struct xc_
 /*
  * Run what @r holds now; @waited_only (below the serve floor, wait.c): up
  * to the first entry that no caller waits for (a tombstone is only stepped
- * over), or past it to a waited one (ring_run_ahead). The tail is re-read at every step: a call that polls or waits runs
- * later entries of the same ring inside it. Inline, so that @closing and
+ * over), or past it to a waited one (ring_run_ahead). The tail is re-read
+ * at every step: a call that polls or waits runs later entries of the same
+ * ring inside it. Inline, so that @closing and
  * @waited_only are constants in each caller: the ordinary run tests
  * neither, and costs a held ring with nothing new two loads.
  */
