@@ -760,6 +760,8 @@ XC_API int xc_cpu_online(int cpu);
 
 /**
  * xc_this_cpu() - the calling worker's CPU, or -1 on any other thread.
+ * In a worker's cpu_init hook its CPU; -1 there once a timed-out xc_init()
+ * gave up on the hook's thread (xc_init()).
  * Signal handler: yes: it only reads.
  */
 XC_API int xc_this_cpu(void);

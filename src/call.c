@@ -33,6 +33,7 @@
 #include "trace.h"
 #include "attach.h"
 #include "ring.h"
+#include "worker.h"
 
 #include <errno.h>
 #include <string.h>
@@ -657,7 +658,10 @@ int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags)
 
 int xc_this_cpu(void)
 {
-	return xc_self ? xc_self->cpu : -1;
+	if (xc_likely(xc_self))
+		return xc_self->cpu;
+	/* a worker's bringup hook (worker.c) */
+	return xc_unlikely(xc_tls.boot) ? xc_boot_cpu(xc_tls.boot) : -1;
 }
 
 static int poll_self(void)

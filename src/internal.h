@@ -207,6 +207,7 @@ struct xc_cpu {
 	 * others wait for (wait.c, "Serving while waiting"); 0: no bound known.
 	 */
 	uintptr_t serve_floor;
+	uintptr_t ahead_floor;		/* ... and the last eighth: no ring runs ahead there (ring.c) */
 	bool serve_floor_told;		/* reported once that a wait reached it */
 	struct xc__link *work_head;	/* taken work items, FIFO, not yet run */
 	struct xc__link *work_tail;
@@ -384,6 +385,7 @@ struct xc_tls_state {
 	};
 	volatile int in_call;
 	struct xc_cpu *self;		/* this thread's CPU if it is a worker or attached */
+	struct xc_boot *boot;		/* in a worker's bringup hook: its handshake (worker.c) */
 };
 extern __xc_tls struct xc_tls_state xc_tls;
 #define xc_self      (xc_tls.self)

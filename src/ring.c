@@ -597,24 +597,35 @@ static __attribute__((noinline)) int calls_run(struct xc_cpu *c, struct xc_ring 
  * so that the nest ends only once that call has run, and only this worker
  * can run it, after the entries before it. So run the entries up to the
  * first waited one, in order. Their functions may wait and serve in turn,
- * below the floor too: the ring is marked (ahead) meanwhile, so that no
- * serve nested in them runs it ahead again, and the nest grows by at most
- * one such run per sender's ring. The entries run; 0 if none waits.
+ * below the floor too. The ring is marked meanwhile with the entry this
+ * run goes to (ahead_to), so that a serve nested in them runs it ahead
+ * only to a waited entry past that one: one queued after it, by a sender
+ * that serves in its own wait (nested there as deep). A burst before one
+ * waiting call thus runs one level deeper, not one level a call. In the
+ * last eighth of the stack (ahead_floor) nothing runs ahead: what is left
+ * waits for the nest to unwind, as the floor's waits did before (wait.c).
+ * The entries run; 0 if none.
  */
 static __attribute__((noinline)) int ring_run_ahead(struct xc_cpu *c, struct xc_ring *r, uint32_t t)
 {
 	/* acquire: pairs with the owner's release of head: the entries are written */
-	uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire), w;
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire), w, outer_to = r->ahead_to;
+	bool outer = r->ahead;
+	char here;
 	int n = 0;
 
+	if ((uintptr_t)&here < c->ahead_floor)
+		return 0;
 	r->head_seen = h;
 	for (w = t; w != h; w++)
 		/* relaxed: acquired with head */
 		if (atomic_load_explicit(&r->e[w & r->mask].fn, memory_order_relaxed) == XC_RING_WAITED)
 			break;
-	if (w == h)
+	/* none, or the one a run further up the stack goes to: it runs it */
+	if (w == h || (outer && w == outer_to))
 		return 0;
 	r->ahead = true;
+	r->ahead_to = w;
 	for (;;) {
 		/* relaxed: only this worker writes tail; a serve nested in a call may have moved it */
 		uint32_t u = atomic_load_explicit(&r->tail, memory_order_relaxed);
@@ -624,7 +635,8 @@ static __attribute__((noinline)) int ring_run_ahead(struct xc_cpu *c, struct xc_
 		entry_run(c, r, u, entry_take(r, u, false));
 		n++;
 	}
-	r->ahead = false;
+	r->ahead = outer;
+	r->ahead_to = outer_to;
 	return n;
 }
 
@@ -659,7 +671,7 @@ static inline __attribute__((always_inline)) int ring_run(struct xc_cpu *c, stru
 		xc_func_t fn = entry_take(r, t, closing);
 
 		if (waited_only && fn != XC_RING_WAITED && fn != XC_RING_RETRACTED) {
-			int ahead = r->ahead ? 0 : ring_run_ahead(c, r, t);
+			int ahead = ring_run_ahead(c, r, t);
 
 			if (!ahead)
 				return n;

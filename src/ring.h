@@ -81,7 +81,8 @@ struct xc_ring {
 	uint32_t mask;				/* size - 1, on the worker's line */
 	bool held;				/* worker: on its held list */
 	bool dropped;				/* worker: on its dropped list */
-	bool ahead;				/* worker: run up to a waited entry below the serve floor (ring.c) */
+	bool ahead;				/* worker: run up to entry ahead_to below the serve floor (ring.c) */
+	uint32_t ahead_to;			/* worker: the waited entry that run goes to */
 	struct xc_ring *held_next;		/* worker: the held list */
 	struct xc_ring *dropped_next;		/* worker: the dropped list */
 	struct xc__link link;			/* on the target's callq while linked and not held */

@@ -57,9 +57,9 @@ int xc_enter_slow(int was)
 	/*
 	 * BOOT: a worker's bringup hook. No runtime is up until every hook has
 	 * returned, so no call could run; and a hook that a timed-out bringup
-	 * left running must not take part in a later runtime as its CPU's
-	 * worker (its xc_self names a CPU that runtime has reset and given a
-	 * thread of its own). Read-only entries pass (xc_enter_reading).
+	 * left running must not take part in a later runtime, which may have
+	 * given its CPU a thread of its own. Read-only entries pass
+	 * (xc_enter_reading).
 	 */
 	if (was & XC_INSIDE_BOOT)
 		return -ENXIO;

@@ -69,13 +69,15 @@
  * slot's call, and in each ring the entries up to its last waiting call's,
  * in order (ring.c, ring_run_ahead): the nowait calls a sender made before
  * a waiting one run first, as the ring's order says, or the waiting caller,
- * which may be what this nest waits for, would never return. A ring is run
- * so once at a time: a serve nested in one of those calls does not run it
- * ahead again. Nesting then grows only with a chain of calls that wait on
- * each other, as the application's own recursion does, and by at most one
- * such run per sender's ring; and the waits the worker serves still end:
- * each waiting caller's entry is run. What it leaves runs once the nest
- * unwinds.
+ * which may be what this nest waits for, would never return. A serve nested
+ * in one of those calls runs the same ring ahead only to a waiting call
+ * queued after the one the outer run goes to. Nesting then grows only with
+ * a chain of calls that wait on each other, as the application's own
+ * recursion does, and by one level per waiting call so reached; and the
+ * waits the worker serves still end: each waiting caller's entry is run.
+ * In the stack's last eighth nothing runs ahead (a waiting call behind
+ * nowait ones then waits for the unwinding): the bound that keeps any nest
+ * off the stack's end. What it leaves runs once the nest unwinds.
  */
 #include "internal.h"
 #include "kick.h"
@@ -331,11 +333,13 @@ void xc_serve_floor_set(struct xc_cpu *c)
 	void *addr;
 	size_t size;
 
-	c->serve_floor = 0;
+	c->serve_floor = c->ahead_floor = 0;
 	if (pthread_getattr_np(pthread_self(), &a))
 		return;
-	if (!pthread_attr_getstack(&a, &addr, &size))
+	if (!pthread_attr_getstack(&a, &addr, &size)) {
 		c->serve_floor = (uintptr_t)addr + size / 4;
+		c->ahead_floor = (uintptr_t)addr + size / 8;
+	}
 	pthread_attr_destroy(&a);
 }
 

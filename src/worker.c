@@ -8,8 +8,10 @@
  * until something arrives. A wakeup that brought only calls is handled
  * inside the idle loop, which goes on polling (seed 000's TIF_NOTIFY_IPI:
  * no pass through the scheduler); work items or a hotplug request make the
- * worker leave idle, and leaving idle yields to the OS scheduler as
- * schedule_idle() does.
+ * worker leave idle for the task loop. It does not yield there, as the
+ * kernel's schedule_idle() passes through the scheduler: beside a thread
+ * that keeps the CPU busy a yield waits out that thread's slice, before
+ * every work item. Only XC_ABLATE_NOTIFY makes that pass, at every wakeup.
  */
 #include "internal.h"
 #include "thread.h"
@@ -298,6 +300,8 @@ static void worker_loop(struct xc_cpu *c)
 		if (xc_run_one_work(c))
 			continue;
 		cpu_idle(c);
+		if (xc_ablated(XC_ABLATE_NOTIFY))
+			sched_yield();	/* the scheduler's pass, which seed 000 saves */
 	}
 }
 
@@ -316,6 +320,16 @@ static void boot_put_cancelled(void *b)
 	xc_boot_put(b);
 }
 
+/*
+ * In the cpu_init hook of the thread whose handshake is @b: its CPU, or -1
+ * once the bringup gave up on it (a later runtime may have given that CPU
+ * another thread). Acquire: the starter's CAS to ABANDONED is read as made.
+ */
+int xc_boot_cpu(struct xc_boot *b)
+{
+	return atomic_load_explicit(&b->state, memory_order_acquire) == XC_BOOT_ABANDONED ? -1 : b->c->cpu;
+}
+
 /* Run the cpu_init hook, the one place a worker may be cancelled (a bringup that timed out). */
 static int run_init_hook(struct xc_boot *b)
 {
@@ -325,7 +339,9 @@ static int run_init_hook(struct xc_boot *b)
 	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 	int was = xc_user_begin_boot();
 
+	xc_tls.boot = b;	/* xc_this_cpu(): the thread is no CPU's worker until its report */
 	r = b->cpu_init(b->c->cpu, b->cpu_init_arg);
+	xc_tls.boot = NULL;
 	xc_user_end(was);
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	pthread_cleanup_pop(0);
@@ -377,7 +393,6 @@ void *xc_worker_main(void *arg)
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	worker_name(c->cpu);	/* before the cpu_init hook, which may look */
 	xc_inside_store(XC_INSIDE_CODE);	/* a worker runs libxcall's code, but for the application's functions; never listed (inflight.c) */
-	xc_self = c;
 	err = xc_pin_self(c->cpu);
 	if (err)
 		failed = "cannot pin the worker";
@@ -389,11 +404,10 @@ void *xc_worker_main(void *arg)
 	}
 	if (!err && b->cpu_init)
 		err = run_init_hook(b);
-	if (!boot_report(b, err)) {
-		xc_self = NULL;
+	if (!boot_report(b, err))
 		return NULL;	/* abandoned: the bringup failed without us long ago */
-	}
 	/* from here this thread is the CPU's: the starter joins it */
+	xc_self = c;
 	if (failed)
 		xc_report("CPU %d: %s: %s", c->cpu, failed, strerror(-err));
 	/* before the starter can see it alive: xc_init returns with every worker's mask final */

@@ -29,6 +29,7 @@ struct xc_boot {
 	_Atomic int refs;
 };
 void xc_boot_put(struct xc_boot *b);
+int xc_boot_cpu(struct xc_boot *b);
 
 
 void *xc_worker_main(void *arg);

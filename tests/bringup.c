@@ -10,7 +10,7 @@
  * (-ENXIO: no runtime is up until every hook has returned), nor does one left
  * running into the next runtime, which must not take its thread for the
  * worker of its CPU: its calls would run calls queued there on the wrong
- * thread, beside that CPU's own worker. When one CPU's hook
+ * thread, beside that CPU's own worker; and xc_this_cpu() says -1 there. When one CPU's hook
  * fails at once while another's is still running past the timeout, xc_init
  * returns -ETIMEDOUT (a hook thread may be left behind), and the other
  * failure is reported.
@@ -60,7 +60,7 @@ static int init_hang_one(int cpu, void *arg)
 }
 #endif
 
-static _Atomic int hook_release, other_cpu, spin_calls[3];
+static _Atomic int hook_release, other_cpu, spin_calls[3], spin_cpu;
 
 /*
  * Not a cancellation point anywhere: only its return ends it, when the test
@@ -73,6 +73,7 @@ static int init_spin_one(int cpu, void *arg)
 		return 0;
 	while (!atomic_load(&hook_release))
 		;
+	atomic_store(&spin_cpu, xc_this_cpu());	/* no CPU's worker: given up on */
 	atomic_store(&spin_calls[0], xc_call_single(cpu, nothing, NULL, XC_WAIT));
 	atomic_store(&spin_calls[1], xc_call_single(atomic_load(&other_cpu), nothing, NULL, XC_WAIT));
 	atomic_store(&spin_calls[2], xc_call_single(cpu, nothing, NULL, 0));
@@ -183,6 +184,7 @@ int main(void)
 		atomic_store(&hook_release, 0);
 		for (int i = 0; i < 3; i++)
 			atomic_store(&spin_calls[i], 1);
+		atomic_store(&spin_cpu, -2);
 		snprintf(want, sizeof(want), "CPU %d: init hook still running", last);
 		for (int attempt = 1;; attempt++) {
 			t_clear_reports();
@@ -203,6 +205,7 @@ int main(void)
 		WAIT_UNTIL(t_thread_count() == threads0 + ncpu);	/* and its thread leaves */
 		for (int i = 0; i < 3; i++)	/* having made no call in it */
 			CHECK_RET(atomic_load(&spin_calls[i]), -ENXIO);
+		CHECK_RET(atomic_load(&spin_cpu), -1);
 		CHECK_RET(xc_call_all(nothing, NULL, XC_WAIT), ncpu);
 		CHECK_RET(xc_exit(), 0);
 		T_THREADS_SETTLE(threads0);

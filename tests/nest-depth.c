@@ -17,7 +17,12 @@
  *   4. the same nest, and then a waiting call to A from the thread that sent
  *      the burst: below its floor A runs the rest of the burst ahead of it,
  *      one call at a time, since a serve in their waits does not run the
- *      same ring ahead again: the nest grows by one level, not one a call.
+ *      same ring ahead again: the nest grows by one level, not one a call;
+ *   5. as 3, but the nowait call B sends A first makes a waiting call to B,
+ *      which B serves in its own wait and which sends A a nowait and a
+ *      waiting call in turn: the same ring of B's, behind the first waiting
+ *      call. A, already running that ring ahead, runs it ahead again to
+ *      the second, or the chain A -> B -> A never returns.
  */
 #include "test.h"
 #include "reports.h"
@@ -88,6 +93,40 @@ static void answer(void *arg)
 	CHECK_RET(xc_call_single(cpus[0], back_first, NULL, 0), 0);
 	CHECK_RET(xc_call_single(cpus[0], back_second, NULL, XC_WAIT), 0);
 	atomic_fetch_add(&sent_back, 1);
+}
+
+/* On B, served in its wait for back_second: A's call back, which calls A back in turn. */
+static void back_again(void *arg)
+{
+	CHECK_RET(xc_call_single(cpus[0], back_first, NULL, 0), 0);
+	CHECK_RET(xc_call_single(cpus[0], back_second, NULL, XC_WAIT), 0);
+}
+
+/* On A: the first call back of answer_twice, which waits for B. */
+static void back_first_waits(void *arg)
+{
+	back_first(arg);
+	CHECK_RET(xc_call_single(cpus[1], back_again, NULL, XC_WAIT), 0);
+}
+
+/* As answer, but the nowait call back waits for B, which calls back again. */
+static void answer_twice(void *arg)
+{
+	atomic_fetch_add(&answers, 1);
+	if ((long)(intptr_t)arg != atomic_load(&deepest) || !t_reported("serve only"))
+		return;
+	CHECK_RET(xc_call_single(cpus[0], back_first_waits, NULL, 0), 0);
+	CHECK_RET(xc_call_single(cpus[0], back_second, NULL, XC_WAIT), 0);
+	atomic_fetch_add(&sent_back, 1);
+}
+
+static void nest_on_b_twice(void *arg)
+{
+	long d = level_enter();
+
+	CHECK_RET(xc_call_single(cpus[1], answer_twice, (void *)(intptr_t)d, XC_WAIT), 0);
+	atomic_fetch_sub(&depth, 1);
+	atomic_fetch_add(&ran, 1);
 }
 
 /* On A: one level of the nest, waiting for B. */
@@ -172,9 +211,13 @@ static void held_burst(void)
 	settle(HELD_BURST);
 }
 
-static void held_burst_called_back(void)
+static void held_burst_called_back(xc_func_t level)
 {
-	nest_to_floor(nest_on_b);
+	atomic_store(&answers, 0);
+	atomic_store(&sent_back, 0);
+	atomic_store(&back_nowait, 0);
+	atomic_store(&back_waited, 0);
+	nest_to_floor(level);
 	atomic_store(&released, 1);
 	/* the event: the deepest level's answer returned, its waiting call run */
 	WAIT_UNTIL(atomic_load(&sent_back) >= 1);
@@ -232,7 +275,7 @@ int main(void)
 
 	atomic_store(&deepest, 0);
 	CHECK_RET(xc_init(&o), 0);
-	held_burst_called_back();
+	held_burst_called_back(nest_on_b);
 	printf("nest-depth: 1 MiB stacks, called back below the floor at depth %ld: %d nowait + %d waiting calls, in order\n",
 	       atomic_load(&deepest), atomic_load(&back_nowait), atomic_load(&back_waited));
 
@@ -241,5 +284,11 @@ int main(void)
 	held_burst_then_wait();
 	printf("nest-depth: 1 MiB stacks, a waiting call behind a burst at the floor (depth %ld): the burst ran one level deeper\n",
 	       floor_depth);
+
+	atomic_store(&deepest, 0);
+	CHECK_RET(xc_init(&o), 0);
+	held_burst_called_back(nest_on_b_twice);
+	printf("nest-depth: 1 MiB stacks, called back twice through one ring below the floor: %d nowait + %d waiting calls, in order\n",
+	       atomic_load(&back_nowait), atomic_load(&back_waited));
 	return T_PASS;
 }
