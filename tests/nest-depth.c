@@ -82,17 +82,23 @@ static void back_second(void *arg)
 }
 
 /*
- * On B: the call a wait of A's nest waits for. The deepest level's, once A
- * has reached its floor, calls A back: nowait, then waiting.
+ * On B: the call a wait of A's nest (level @arg) waits for. The deepest
+ * level's, once A has reached its floor, calls A back: @first without
+ * waiting, then back_second, waiting.
  */
-static void answer(void *arg)
+static void answer_with(void *arg, xc_func_t first)
 {
 	atomic_fetch_add(&answers, 1);
 	if ((long)(intptr_t)arg != atomic_load(&deepest) || !t_reported("serve only"))
 		return;
-	CHECK_RET(xc_call_single(cpus[0], back_first, NULL, 0), 0);
+	CHECK_RET(xc_call_single(cpus[0], first, NULL, 0), 0);
 	CHECK_RET(xc_call_single(cpus[0], back_second, NULL, XC_WAIT), 0);
 	atomic_fetch_add(&sent_back, 1);
+}
+
+static void answer(void *arg)
+{
+	answer_with(arg, back_first);
 }
 
 /* On B, served in its wait for back_second: A's call back, which calls A back in turn. */
@@ -112,31 +118,27 @@ static void back_first_waits(void *arg)
 /* As answer, but the nowait call back waits for B, which calls back again. */
 static void answer_twice(void *arg)
 {
-	atomic_fetch_add(&answers, 1);
-	if ((long)(intptr_t)arg != atomic_load(&deepest) || !t_reported("serve only"))
-		return;
-	CHECK_RET(xc_call_single(cpus[0], back_first_waits, NULL, 0), 0);
-	CHECK_RET(xc_call_single(cpus[0], back_second, NULL, XC_WAIT), 0);
-	atomic_fetch_add(&sent_back, 1);
+	answer_with(arg, back_first_waits);
+}
+
+/* On A: one level of the nest, waiting for @answer_fn on B. */
+static void nest_waiting_for(xc_func_t answer_fn)
+{
+	long d = level_enter();
+
+	CHECK_RET(xc_call_single(cpus[1], answer_fn, (void *)(intptr_t)d, XC_WAIT), 0);
+	atomic_fetch_sub(&depth, 1);
+	atomic_fetch_add(&ran, 1);
+}
+
+static void nest_on_b(void *arg)
+{
+	nest_waiting_for(answer);
 }
 
 static void nest_on_b_twice(void *arg)
 {
-	long d = level_enter();
-
-	CHECK_RET(xc_call_single(cpus[1], answer_twice, (void *)(intptr_t)d, XC_WAIT), 0);
-	atomic_fetch_sub(&depth, 1);
-	atomic_fetch_add(&ran, 1);
-}
-
-/* On A: one level of the nest, waiting for B. */
-static void nest_on_b(void *arg)
-{
-	long d = level_enter();
-
-	CHECK_RET(xc_call_single(cpus[1], answer, (void *)(intptr_t)d, XC_WAIT), 0);
-	atomic_fetch_sub(&depth, 1);
-	atomic_fetch_add(&ran, 1);
+	nest_waiting_for(answer_twice);
 }
 
 static _Atomic long started, started_before_wait;
