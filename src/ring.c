@@ -645,9 +645,9 @@ static __attribute__((noinline)) int ring_run_ahead(struct xc_cpu *c, struct xc_
  * to the first entry that no caller waits for (a tombstone is only stepped
  * over), or past it to a waited one (ring_run_ahead). The tail is re-read
  * at every step: a call that polls or waits runs later entries of the same
- * ring inside it. Inline, so that @closing and
- * @waited_only are constants in each caller: the ordinary run tests
- * neither, and costs a held ring with nothing new two loads.
+ * ring inside it. Inline, so that @closing and @waited_only are constants
+ * in each caller: the ordinary run tests neither, and costs a held ring
+ * with nothing new two loads.
  */
 static inline __attribute__((always_inline)) int ring_run(struct xc_cpu *c, struct xc_ring *r,
 							  bool closing, bool waited_only)

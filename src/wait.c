@@ -138,13 +138,26 @@ static void poll_window_adapt(struct xc_cpu *c, uint64_t idle_ns)
  * CPU, adaptive: 3.9 ms a call at the median). The window then stays shut
  * for a while (xc_poll_window), longer each time in a row, so that a CPU
  * shared for good costs a late yield rarely; a prompt yield ends the run.
+ * The poll's yield (internal.h, spins that yield), timed when @timed (a
+ * window's poll): true if it came back late, and the poll must end.
  */
-static void poll_cut(struct xc_cpu *c, uint64_t now)
+static bool poll_cut(struct xc_cpu *c, bool timed)
 {
-	uint32_t k = c->poll_cuts < 8 ? c->poll_cuts++ : 8;
-	uint64_t quiet = (uint64_t)XC_POLL_QUIET_MIN_NS << k;
+	uint64_t before = timed ? xc_now_ns() : 0, now, quiet;
+	uint32_t k;
 
+	sched_yield();
+	if (!timed)
+		return false;
+	now = xc_now_ns();
+	if (now - before <= XC_YIELD_LATE_NS) {
+		c->poll_cuts = 0;	/* the CPU was free a moment ago */
+		return false;
+	}
+	k = c->poll_cuts < 8 ? c->poll_cuts++ : 8;
+	quiet = (uint64_t)XC_POLL_QUIET_MIN_NS << k;
 	c->poll_quiet_until = now + (quiet > XC_POLL_QUIET_MAX_NS ? XC_POLL_QUIET_MAX_NS : quiet);
+	return true;
 }
 
 bool xc_poll_quiet(struct xc_cpu *c)
@@ -186,17 +199,9 @@ static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long wind
 			break;
 		xc_cpu_relax();
 		if (xc_unlikely(--yield_left == 0)) {
-			/* internal.h: spins that yield; and a late yield ends a window's poll (poll_cut) */
-			uint64_t before = window_ns >= 0 ? xc_now_ns() : 0;
-
-			sched_yield();
 			yield_left = xc_spin_yield_start();
-			if (before && (now = xc_now_ns()) - before > XC_YIELD_LATE_NS) {
-				poll_cut(c, now);
-				return ready(c, ctx, false);
-			}
-			if (before)
-				c->poll_cuts = 0;	/* the CPU was free a moment ago */
+			if (poll_cut(c, window_ns >= 0))
+				return ready(c, ctx, false);	/* a late yield ends a window's poll */
 		}
 		if ((++spins & 31) || (window_ns < 0 && !deadline_ns))
 			continue;
