@@ -426,6 +426,23 @@ XC_API int xc_exit(void);
  * aside: they run in a signal handler between any two instructions of a work
  * item or of the worker's own code (never inside another call's function),
  * so what they share with that code is signal-handler data.
+ *
+ * Nesting has a limit: each call run inside a wait takes a frame of the
+ * thread's stack, and calls that wait nest in turn (a burst of nowait calls
+ * whose functions each wait; an application's recursion of waiting calls
+ * between CPUs). Once a worker's stack is three quarters used (its serve
+ * floor), its waits and xc_poll() run only urgent calls and its mailbox
+ * slot's waiting call (one level at most), and every other waiting call
+ * queued to that CPU, or sent to it meanwhile, returns -ELOOP without having
+ * run: its caller learns that the recursion went too deep, where it would
+ * otherwise overflow the stack, or hang when it waits for a call queued
+ * behind nowait calls that the deep worker cannot run. The refusal is eager:
+ * the call need not be part of a cycle. Nowait and async calls to such a
+ * CPU stay queued and run, in their order, once its nest unwinds. The
+ * library reports the first time a worker reaches its floor. A worker's
+ * stack is the process's default thread stack (RLIMIT_STACK, 8 MiB on most
+ * systems, or what pthread_setattr_default_np() set before xc_init());
+ * an attached thread's is its own.
  */
 
 /**
@@ -464,8 +481,10 @@ XC_API int xc_exit(void);
  * XC_WAIT from inside an urgent function, or from an attached thread between
  * xc_worker_sleep_begin() and xc_worker_sleep_end(), and there too a nowait
  * call whose ring to @cpu is full (waiting for room would run the thread's
- * CPU's calls behind its loop: see xc_worker_sleep_begin()); -EAGAIN from a
- * signal handler that interrupted libxcall in this thread.
+ * CPU's calls behind its loop: see xc_worker_sleep_begin()); -ELOOP XC_WAIT
+ * to a CPU whose worker's waits nest past its serve floor (see "Nesting has
+ * a limit" above): fn did not run; -EAGAIN from a signal handler that
+ * interrupted libxcall in this thread.
  */
 XC_API int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags);
 
@@ -489,7 +508,10 @@ XC_API int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags);
  * empty mask, NULL fn, unknown flags; -ENXIO a CPU of the mask is outside the
  * runtime's set, or the runtime is not up; -ENOMEM; -EDEADLK as
  * xc_call_single(), also a nowait call between xc_worker_sleep_begin() and
- * _end() when the ring to a target is full (then it was sent to none).
+ * _end() when the ring to a target is full (then it was sent to none);
+ * -ELOOP XC_WAIT, and one or more targets refused the call, their waits
+ * nested past the serve floor (see "Nesting has a limit"): fn ran on every
+ * other target, and has returned there, but not on those.
  */
 XC_API int xc_call_many(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags);
 
@@ -534,7 +556,8 @@ XC_API int xc_call_all(xc_func_t fn, void *arg, unsigned flags);
  *   blocks the handler until the function ran, and a stuck report due meanwhile runs the report
  *   hook inside it.
  * Return: the CPU chosen (>= 0); -EINVAL as xc_call_single() or NULL/empty
- * mask; -ENXIO no CPU of @mask is online; -ENOMEM, -EDEADLK as xc_call_single().
+ * mask; -ENXIO no CPU of @mask is online; -ENOMEM, -EDEADLK, -ELOOP as
+ * xc_call_single() (a refused call is not sent to another CPU).
  */
 XC_API int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags);
 
@@ -603,8 +626,11 @@ XC_API bool xc_work_pending(const struct xc_work *work);
  *   landed after xc_worker_sleep_begin() said sleep and before the loop's
  *   own wait (running there would end the sleep behind the loop's back, and
  *   senders would skip the kick of a loop about to block).
- * Return: how many calls and work items ran (>= 0); -ENXIO not called from
- * a worker; -EDEADLK inside an attached thread's announced sleep.
+ * Past the worker's serve floor it runs only urgent calls and the slot's,
+ * and refuses waiting calls (see "Nesting has a limit"), as a wait does.
+ * Return: how many calls and work items ran, or waiting calls were refused
+ * (>= 0); -ENXIO not called from a worker; -EDEADLK inside an attached
+ * thread's announced sleep.
  */
 XC_API int xc_poll(void);
 

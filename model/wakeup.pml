@@ -1234,7 +1234,7 @@ inline run_calls(c)
 	/* the rings: the doorbells, then every held ring */
 	// @src src/run.c: xc_ring_take_doorbells(c);
 	take_doorbells(c);
-	// @src src/run.c: return n + (waited_only ? xc_rings_run_waited(c) : xc_rings_run(c));
+	// @src src/run.c: return n + (deep ? xc_rings_refuse_waited(c) : xc_rings_run(c));
 	rings_run(c)
 #else
 	// @src src/run.c: struct xc__link *l = xc_llist_take(&c->callq);

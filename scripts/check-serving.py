@@ -7,9 +7,10 @@ waiting"). To keep that checkable, calls are served in one place:
 xc_wait_serve() / xc_wait_step() (wait.c), called by the waits listed
 below, each with the state it reads again after serving. xc_run_calls()
 itself is called only by that helper and by the loops whose job is to run
-calls (the worker's task and idle loops, the attached thread's poll,
-xc_poll). A call site anywhere else fails this check: make it a wait
-through the helper, add it below with what it re-reads, or say why.
+calls (the worker's task and idle loops, the attached thread's poll);
+xc_poll() runs them through the helper, so that the serve floor bounds its
+nesting as a wait's. A call site anywhere else fails this check: make it a
+wait through the helper, add it below with what it re-reads, or say why.
 
 Usage: check-serving.py [SRC_DIR]   (default: src/ beside this script's parent)
        check-serving.py --self-test    the check must fail on a copy of src/ with a
@@ -28,7 +29,6 @@ RUNNERS = {
     ("worker.c", "worker_loop"): "the worker's task loop: runs calls, holds nothing",
     ("worker.c", "cpu_idle"): "the worker's idle poll: runs calls between idle waits",
     ("attach.c", "xc_attached_poll"): "the attached thread's task loop, once around",
-    ("call.c", "poll_self"): "xc_poll(): the application asks for its calls",
 }
 
 # (file, function) -> what the wait reads again after each serve
@@ -39,6 +39,7 @@ WAITS = {
     ("hotplug.c", "offline_wait"): "the offline completion; holds nothing half-done",
     ("wait.c", "wait_after_spin"): "the completion word; the call is published whole",
     ("attach.c", "attached_leave"): "a trylock and the CPU's ctl at every pass; holds nothing",
+    ("call.c", "poll_self"): "xc_poll(): no wait; the application asks for its calls, holding nothing",
 }
 
 HELPERS = ("xc_wait_serve", "xc_wait_step")

@@ -104,7 +104,7 @@ void xc_cpu_fresh(struct xc_cpu *c, int cpu)
 	c->fd_kicks_seen = c->fd_kicks_drained = 0;
 	c->os_watch_ns = 0;
 	c->in_task_loop = false;
-	c->serve_floor = c->ahead_floor = 0;	/* its thread sets them (xc_serve_floor_set) */
+	c->serve_floor = 0;	/* its thread sets it (xc_serve_floor_set) */
 	c->serve_floor_told = false;
 	c->work_head = c->work_tail = NULL;
 	c->rings_held = c->rings_dropped = c->rings_look = NULL;
@@ -151,8 +151,7 @@ void xc_cpu_fresh(struct xc_cpu *c, int cpu)
 		r->head_seen = h;
 		r->held = false;
 		r->dropped = false;
-		r->ahead = false;
-		r->ahead_to = 0;
+		r->looked = h;
 		r->held_next = NULL;
 		r->dropped_next = NULL;
 		r->link.next = NULL;

@@ -248,12 +248,14 @@ static inline __attribute__((always_inline)) int call_single(int cpu, xc_func_t 
 		struct xc__completion done;
 	} __xc_aligned rec;
 
-	rec.w = (struct xc_ring_waited){ fn, arg, &rec.done };
+	rec.w = (struct xc_ring_waited){ fn, arg, &rec.done, 0 };
 	xc_completion_init(&rec.done, 1);
 	ret = ring_call(c, XC_RING_WAITED, &rec.w, (const void *)fn);
-	if (!ret)
-		xc_completion_wait(&rec.done, 0, &wi);
-	return ret;
+	if (ret)
+		return ret;
+	xc_completion_wait(&rec.done, 0, &wi);
+	/* relaxed: the completion's acquire ordered it; -ELOOP: refused unrun (ring.c) */
+	return atomic_load_explicit(&rec.w.err, memory_order_relaxed);
 }
 
 /* The general way, out of line: the straight path below then needs no frame of its own. */
@@ -554,7 +556,7 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 	}
 
 	/* on this stack until the wait below ends: a waiting call's entries point at it */
-	struct xc_ring_waited w = { fn, arg, &sync };
+	struct xc_ring_waited w = { fn, arg, &sync, 0 };
 
 	if (via_ring(flags))
 		sent = many_ring(targets, nt, fn, arg, flags, &sync, &w);
@@ -570,6 +572,9 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 		struct xc_waitinfo wi = { fn, arg, targets, nt };
 
 		xc_completion_wait(&sync, 0, &wi);
+		/* relaxed: the completion's acquire ordered it; a target refused it unrun (ring.c) */
+		if (atomic_load_explicit(&w.err, memory_order_relaxed))
+			return -ELOOP;
 	}
 	return sent;
 }
@@ -684,7 +689,7 @@ static int poll_self(void)
 		return -EDEADLK;
 	if (xc_unlikely(self->attached) && !self->in_task_loop && !xc_in_call)
 		return xc_attached_poll(self);	/* an attached thread's own loop: its task loop */
-	return xc_run_calls(self);
+	return xc_wait_serve();	/* a serve as a wait's: below the serve floor it nests no deeper */
 }
 
 int xc_poll(void)

@@ -101,7 +101,7 @@ static inline void xc_call_ended(struct xc_cpu *c, const struct xc_activity *out
 void xc_call_invoke(struct xc_cpu *c, xc_func_t fn, void *arg, int from, uint32_t flow,
 		    bool urgent);
 int xc_run_calls(struct xc_cpu *c);
-int xc_run_calls_waited(struct xc_cpu *c);
+int xc_run_calls_deep(struct xc_cpu *c);
 int xc_run_urgent(struct xc_cpu *c);
 int xc_drain_calls(struct xc_cpu *c);
 

@@ -203,11 +203,11 @@ struct xc_cpu {
 	uint64_t os_watch_ns;		/* attached, taken by the OS: its next look (xc_coarse_ns) */
 	bool in_task_loop;		/* attached: inside its xc_poll()'s task loop */
 	/*
-	 * Its thread's stack address below which a wait serves only the calls
-	 * others wait for (wait.c, "Serving while waiting"); 0: no bound known.
+	 * Its thread's stack address below which a wait runs only urgent calls
+	 * and the slot's, and refuses waiting calls (wait.c, "Serving while
+	 * waiting"); 0: no bound known.
 	 */
 	uintptr_t serve_floor;
-	uintptr_t ahead_floor;		/* ... and the last eighth: no ring runs ahead there (ring.c) */
 	bool serve_floor_told;		/* reported once that a wait reached it */
 	struct xc__link *work_head;	/* taken work items, FIFO, not yet run */
 	struct xc__link *work_tail;

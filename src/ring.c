@@ -11,9 +11,10 @@
  *   tail                the target's worker, after reading an entry
  *   state IDLE->LINKED  the owner's doorbell CAS, or the worker's re-link CAS
  *   state LINKED->IDLE  the worker (unlink), or the owner after a refusal
- *   an entry's fn       the owner, before publishing it; then, once callq
- *                       is closed, by exchange: the close (TAKEN) or the
- *                       owner of a refused doorbell (RETRACTED)
+ *   an entry's fn       the owner, before publishing it; then by exchange:
+ *                       the worker below its serve floor (REFUSED, a
+ *                       waiting call's), or once callq is closed, the close
+ *                       (TAKEN) or the owner of a refused doorbell (RETRACTED)
  *
  * A linked ring is its worker's to run: it sits on the worker's callq (the
  * doorbell), or on the worker's held list once taken from there, or, between
@@ -108,11 +109,12 @@
  * be the urgent handler, which serves nothing. So the entry decides, by an
  * exchange of its fn on each side:
  *
- *   close, per entry:  fn = exchange(TAKEN); RETRACTED: skip it, else run it
+ *   close, per entry:  fn = exchange(TAKEN); a tombstone: skip it, else run it
  *   refused owner:     tail past idx: ran, 0 (an ordinary run took it before
  *                        the unlink whose IDLE the doorbell's CAS read);
  *                      else exchange(RETRACTED): read TAKEN: the close runs
- *                        it, 0; else taken back, -ENXIO
+ *                        it, 0; read REFUSED: its waiter is completed with
+ *                        -ELOOP (below), 0; else taken back, -ENXIO
  *
  * Exactly one exchange reads the call's fn. A retracted entry stays in the
  * ring as a tombstone that every run skips: the owner cannot rewind head
@@ -121,6 +123,23 @@
  * no room (xc_ring_make_room refuses the call), so tombstones cannot fill a
  * ring for ever; once the CPU reopens, the owner's next doorbell links the
  * ring, and the worker steps over them.
+ *
+ * == Below the floor ==
+ *
+ * A worker whose waits nested past its serve floor (wait.c, "Serving while
+ * waiting") runs none of its rings' entries: each could nest once more.
+ * It refuses every waiting call queued in its held rings instead, wherever
+ * the entry stands, behind nowait calls too (xc_rings_refuse_waited): the
+ * exchange of its fn for REFUSED, then -ELOOP in the waiter's record, then
+ * the waiter's completion, the last touch of its memory. Its sender may be
+ * what this worker's nest waits for, so leaving the entry queued could
+ * hang both for good. The refused call never runs, so the order of the
+ * ring holds: the nowait calls before it run once the nest unwinds, and
+ * later runs step over the tombstone. The exchange decides against a
+ * refused doorbell's owner (above): either it reads REFUSED, and waits for
+ * the completion this worker makes, or it retracted the entry first, and
+ * the worker leaves it. Nowait and async calls have no waiter to tell:
+ * they stay queued.
  *
  * == Two rules ==
  *
@@ -377,11 +396,15 @@ static int ring_refused(struct xc_ring *r, uint32_t idx)
 	uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
 	int ret = 0;
 
-	/* relaxed: the exchanges' single order on fn decides; the close's own run orders the rest */
-	if ((int32_t)(t - idx) <= 0 &&
-	    atomic_exchange_explicit(&r->e[idx & r->mask].fn, XC_RING_RETRACTED,
-				     memory_order_relaxed) != XC_RING_TAKEN)
-		ret = -ENXIO;
+	if ((int32_t)(t - idx) <= 0) {
+		/* relaxed: the exchanges' single order on fn decides; the close's own run orders the rest */
+		xc_func_t fn = atomic_exchange_explicit(&r->e[idx & r->mask].fn, XC_RING_RETRACTED,
+							memory_order_relaxed);
+
+		/* TAKEN: the close runs it; REFUSED: its waiter is completed ("Below the floor") */
+		if (fn != XC_RING_TAKEN && fn != XC_RING_REFUSED)
+			ret = -ENXIO;
+	}
 	r->tail_seen = t;
 	ring_unlink_refused(r);
 	return ret;
@@ -481,9 +504,8 @@ static inline void entry_unpack(xc_func_t *fn, void **arg, struct xc__completion
 }
 
 /*
- * Run entry @t, its @fn taken, on its own: a traced call, a retracted
- * entry (only stepped over), or any entry of a close or of a run below
- * the serve floor.
+ * Run entry @t, its @fn taken, on its own: a traced call, a tombstone
+ * (only stepped over), or any entry of a close.
  */
 static __attribute__((noinline)) void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t,
 						xc_func_t fn)
@@ -501,8 +523,8 @@ static __attribute__((noinline)) void entry_run(struct xc_cpu *c, struct xc_ring
 	}
 	/* release: the entry is read out before its owner may write it again */
 	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
-	if (fn == XC_RING_RETRACTED)
-		return;		/* a refused doorbell's entry, taken back */
+	if (xc_ring_tombstone(fn))
+		return;		/* taken back by its owner, or refused below the floor */
 	entry_unpack(&fn, &arg, &done, &async);
 	xc_call_run_fn(c, fn, arg, from, flow, false, &outer);
 	xc_call_complete(done, async);
@@ -543,7 +565,7 @@ static inline __attribute__((always_inline)) void call_in_run(struct xc_cpu *c, 
  * the check that the OS left the worker on its CPU, and a look for urgent
  * calls, which jump the order between two calls. Once per run: the
  * activity's save and restore, the stuck reports' and the OS check's
- * settings. A traced call and a retracted entry go through entry_run().
+ * settings. A traced call and a tombstone go through entry_run().
  *
  * A call's function may wait and serve, running later entries of this
  * ring inside it: tail and head_seen are read again after every call. A
@@ -569,7 +591,7 @@ static __attribute__((noinline)) int calls_run(struct xc_cpu *c, struct xc_ring 
 
 		if (xc_likely(!xc_ring_marker(fn) && !traced)) {
 			call_in_run(c, r, t, fn, arg, NULL, NULL, where, &begun, &outer);
-		} else if (fn == XC_RING_RETRACTED || traced) {
+		} else if (xc_ring_tombstone(fn) || traced) {
 			entry_run(c, r, t, fn);
 		} else {
 			struct xc__completion *done = NULL;
@@ -591,66 +613,13 @@ static __attribute__((noinline)) int calls_run(struct xc_cpu *c, struct xc_ring 
 }
 
 /*
- * Below the serve floor (wait.c), entry @t of @r is one that no caller
- * waits for. A waiting call may be queued behind it: its sender made the
- * nowait calls first, and may be what the nest below this wait waits for,
- * so that the nest ends only once that call has run, and only this worker
- * can run it, after the entries before it. So run the entries up to the
- * first waited one, in order. Their functions may wait and serve in turn,
- * below the floor too. The ring is marked meanwhile with the entry this
- * run goes to (ahead_to), so that a serve nested in them runs it ahead
- * only to a waited entry past that one: one queued after it, by a sender
- * that serves in its own wait (nested there as deep). A burst before one
- * waiting call thus runs one level deeper, not one level a call. In the
- * last eighth of the stack (ahead_floor) nothing runs ahead: what is left
- * waits for the nest to unwind, as the floor's waits did before (wait.c).
- * The entries run; 0 if none.
- */
-static __attribute__((noinline)) int ring_run_ahead(struct xc_cpu *c, struct xc_ring *r, uint32_t t)
-{
-	/* acquire: pairs with the owner's release of head: the entries are written */
-	uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire), w, outer_to = r->ahead_to;
-	bool outer = r->ahead;
-	char here;
-	int n = 0;
-
-	if ((uintptr_t)&here < c->ahead_floor)
-		return 0;
-	r->head_seen = h;
-	for (w = t; w != h; w++)
-		/* relaxed: acquired with head */
-		if (atomic_load_explicit(&r->e[w & r->mask].fn, memory_order_relaxed) == XC_RING_WAITED)
-			break;
-	/* none, or the one a run further up the stack goes to: it runs it */
-	if (w == h || (outer && w == outer_to))
-		return 0;
-	r->ahead = true;
-	r->ahead_to = w;
-	for (;;) {
-		/* relaxed: only this worker writes tail; a serve nested in a call may have moved it */
-		uint32_t u = atomic_load_explicit(&r->tail, memory_order_relaxed);
-
-		if (u - t > w - t)
-			break;	/* the waited entry is taken */
-		entry_run(c, r, u, entry_take(r, u, false));
-		n++;
-	}
-	r->ahead = outer;
-	r->ahead_to = outer_to;
-	return n;
-}
-
-/*
- * Run what @r holds now; @waited_only (below the serve floor, wait.c): up
- * to the first entry that no caller waits for (a tombstone is only stepped
- * over), or past it to a waited one (ring_run_ahead). The tail is re-read
- * at every step: a call that polls or waits runs later entries of the same
- * ring inside it. Inline, so that @closing and @waited_only are constants
- * in each caller: the ordinary run tests neither, and costs a held ring
- * with nothing new two loads.
+ * Run what @r holds now. The tail is re-read at every step: a call that
+ * polls or waits runs later entries of the same ring inside it. Inline, so
+ * that @closing is a constant in each caller: the ordinary run does not
+ * test it, and costs a held ring with nothing new two loads.
  */
 static inline __attribute__((always_inline)) int ring_run(struct xc_cpu *c, struct xc_ring *r,
-							  bool closing, bool waited_only)
+							  bool closing)
 {
 	int n = 0;
 
@@ -666,41 +635,54 @@ static inline __attribute__((always_inline)) int ring_run(struct xc_cpu *c, stru
 				return n;	/* nothing new: head_seen stays, unwritten */
 			r->head_seen = h;
 		}
-		if (!closing && !waited_only)
+		if (!closing)
 			return calls_run(c, r, t);
-		xc_func_t fn = entry_take(r, t, closing);
-
-		if (waited_only && fn != XC_RING_WAITED && fn != XC_RING_RETRACTED) {
-			int ahead = ring_run_ahead(c, r, t);
-
-			if (!ahead)
-				return n;
-			n += ahead;
-			continue;
-		}
-		entry_run(c, r, t, fn);
+		entry_run(c, r, t, entry_take(r, t, true));
 		n++;
 	}
 }
 
-/*
- * Run the held rings from @r on (@waited_only: each up to its first entry
- * that no caller waits for); a ring unheld meanwhile (a wait inside a call)
- * ends this pass.
- */
-static inline __attribute__((always_inline)) int rings_run(struct xc_cpu *c, struct xc_ring *r,
-							   bool waited_only)
+/* Refuse the waiting calls queued in @r ("Below the floor"); how many. */
+static int ring_refuse_waited(struct xc_ring *r)
 {
+	/* relaxed: only this worker writes tail */
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	/* acquire: pairs with the owner's release of head: the entries are written */
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
 	int n = 0;
 
-	for (; r; r = r->held_next)
-		n += ring_run(c, r, false, waited_only);
+	/* the whole queue each time: it holds at most a ring's worth, and a look comes only with news */
+	for (; t != h; t++) {
+		struct xc_ring_entry *e = &r->e[t & r->mask];
+		struct xc_ring_waited *w;
+
+		/* relaxed: acquired with head; the exchange below is what decides */
+		if (atomic_load_explicit(&e->fn, memory_order_relaxed) != XC_RING_WAITED)
+			continue;
+		w = e->arg;	/* read before the exchange: a retracting owner may return once it is done */
+		/* relaxed: the exchanges' single order on fn decides (see "Closing") */
+		if (atomic_exchange_explicit(&e->fn, XC_RING_REFUSED, memory_order_relaxed) != XC_RING_WAITED)
+			continue;	/* its owner took it back first */
+		/* relaxed: published by the completion's seq_cst update */
+		atomic_store_explicit(&w->err, -ELOOP, memory_order_relaxed);
+		xc_complete(w->done);	/* the last touch of the waiter's memory */
+		n++;
+	}
+	r->looked = h;
 	return n;
 }
 
+/*
+ * Run the held rings; a ring unheld meanwhile (a wait inside a call) ends
+ * this pass.
+ */
 int xc_rings_run(struct xc_cpu *c)
 {
-	return rings_run(c, c->rings_held, false);
+	int n = 0;
+
+	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+		n += ring_run(c, r, false);
+	return n;
 }
 
 /*
@@ -721,7 +703,7 @@ int xc_rings_run_streak(struct xc_cpu *c, struct xc_ring *from)
 	int n = 0;
 
 	do {
-		n += ring_run(c, r, false, false);
+		n += ring_run(c, r, false);
 		r = r->held_next;
 	} while (r && xc_ring_has_calls(r));
 	/* held: read after the run, and nothing runs between it and the store */
@@ -729,10 +711,17 @@ int xc_rings_run_streak(struct xc_cpu *c, struct xc_ring *from)
 	return n;
 }
 
-/* Below the serve floor (wait.c). */
-int xc_rings_run_waited(struct xc_cpu *c)
+/*
+ * Below the serve floor (wait.c): refuse the waiting calls queued in the
+ * held rings, run nothing ("Below the floor"); how many were refused.
+ */
+int xc_rings_refuse_waited(struct xc_cpu *c)
 {
-	return rings_run(c, c->rings_held, true);
+	int n = 0;
+
+	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+		n += ring_refuse_waited(r);
+	return n;
 }
 
 /* U2': whether an owner of a ring on @list may have skipped R1' (see "Owners without a fence"). */
@@ -812,7 +801,7 @@ int xc_rings_close(struct xc_cpu *c)
 	if (rings_unfenced(list))
 		owners_barrier(c, false);	/* U2', waiting its turn: the CPU is closing */
 	while ((r = list)) {
-		n += ring_run(c, r, true, false);	/* U3, and what it finds */
+		n += ring_run(c, r, true);	/* U3, and what it finds */
 		list = r->held_next;
 		r->held = false;
 		r->held_next = NULL;
@@ -827,7 +816,7 @@ int xc_rings_close(struct xc_cpu *c)
 		c->rings_dropped = r->dropped_next;
 		r->dropped = false;
 		r->dropped_next = NULL;
-		n += ring_run(c, r, true, false);
+		n += ring_run(c, r, true);
 	}
 	return n;
 }

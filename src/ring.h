@@ -24,7 +24,10 @@ enum { XC_RING_IDLE = 0, XC_RING_LINKED = 1 };
  * the caller's async descriptor (fn and arg in it, its in-flight bit to clear).
  * Two more markers settle a refused doorbell's entry (ring.c, "Closing"):
  * XC_RING_TAKEN, written by a close that took the entry to run it, and
- * XC_RING_RETRACTED, written by the owner that took it back unrun.
+ * XC_RING_RETRACTED, written by the owner that took it back unrun. A
+ * worker below its serve floor writes XC_RING_REFUSED over a waiting
+ * call's entry that it refuses with -ELOOP (ring.c, "Below the floor").
+ * Runs step over RETRACTED and REFUSED alike: the tombstones.
  */
 struct xc_ring_entry {
 	_Atomic(xc_func_t) fn;	/* atomic: a close and a refused owner exchange it */
@@ -35,6 +38,12 @@ struct xc_ring_waited {
 	xc_func_t fn;
 	void *arg;
 	struct xc__completion *done;
+	/*
+	 * -ELOOP if a target refused the call, else 0. Atomic: a many call's
+	 * targets share one record. Stored before the refusing target's
+	 * completion, which publishes it (ring.c, "Below the floor").
+	 */
+	_Atomic int err;
 };
 
 /*
@@ -45,11 +54,18 @@ struct xc_ring_waited {
 #define XC_RING_ASYNC     ((xc_func_t)(uintptr_t)2)
 #define XC_RING_TAKEN     ((xc_func_t)(uintptr_t)3)
 #define XC_RING_RETRACTED ((xc_func_t)(uintptr_t)4)
-#define XC_RING_MARKERS   5u	/* and 0, which no call puts */
+#define XC_RING_REFUSED   ((xc_func_t)(uintptr_t)5)
+#define XC_RING_MARKERS   6u	/* and 0, which no call puts */
 
 static inline bool xc_ring_marker(xc_func_t fn)
 {
 	return (uintptr_t)fn < XC_RING_MARKERS;
+}
+
+/* An entry that runs step over: taken back by its owner, or refused below the floor. */
+static inline bool xc_ring_tombstone(xc_func_t fn)
+{
+	return fn == XC_RING_RETRACTED || fn == XC_RING_REFUSED;
 }
 
 /* Trace data of an entry, written only while tracing, beside the entries. */
@@ -81,8 +97,7 @@ struct xc_ring {
 	uint32_t mask;				/* size - 1, on the worker's line */
 	bool held;				/* worker: on its held list */
 	bool dropped;				/* worker: on its dropped list */
-	bool ahead;				/* worker: run up to entry ahead_to below the serve floor (ring.c) */
-	uint32_t ahead_to;			/* worker: the waited entry that run goes to */
+	uint32_t looked;			/* worker: head at its last look below the serve floor (ring.c) */
 	struct xc_ring *held_next;		/* worker: the held list */
 	struct xc_ring *dropped_next;		/* worker: the dropped list */
 	struct xc__link link;			/* on the target's callq while linked and not held */
@@ -254,7 +269,7 @@ static inline int xc_ring_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t
 int xc_rings_hold(struct xc_cpu *c, struct xc__link *l);
 int xc_rings_run(struct xc_cpu *c);
 int xc_rings_run_streak(struct xc_cpu *c, struct xc_ring *from);
-int xc_rings_run_waited(struct xc_cpu *c);
+int xc_rings_refuse_waited(struct xc_cpu *c);
 bool xc_rings_release_held(struct xc_cpu *c);
 
 /* Take the doorbells: hold the rings linked since the last look; how many. */
@@ -307,6 +322,19 @@ found:
 	if (!r)
 		__builtin_unreachable();	/* a ring: the caller's test of it goes */
 	return r;
+}
+
+/*
+ * Below the serve floor: whether a held ring took entries since the last
+ * xc_rings_refuse_waited() looked at it (a waiting call it must refuse).
+ */
+static inline bool xc_rings_unlooked(struct xc_cpu *c)
+{
+	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+		/* relaxed: a look; the refusal's own acquire of head orders the entries */
+		if (atomic_load_explicit(&r->head, memory_order_relaxed) != r->looked)
+			return true;
+	return false;
 }
 
 /* Whether a held ring has calls to run. Inline: waiters' spins call nothing (slot.c). */

@@ -120,12 +120,14 @@ int xc_run_urgent(struct xc_cpu *c)
 }
 
 /*
- * Urgent calls first, then the slot's waiting call, then the queue; with
- * @waited_only (below the serve floor, wait.c) each ring only up to its
- * first entry that no caller waits for. With the rings ablated (benchmarks
- * only) the shared list runs whole either way.
+ * Urgent calls first, then the slot's waiting call, then the queue; @deep
+ * (below the serve floor, wait.c): the rings' waiting calls refused, their
+ * entries not run (ring.c, "Below the floor"). Urgent calls never wait, and
+ * the slot's call is one level at most (its claim is held while it runs),
+ * so neither nests far. With the rings ablated (benchmarks only) the
+ * shared list runs whole either way. How many ran or were refused.
  */
-static inline __attribute__((always_inline)) int run_calls(struct xc_cpu *c, bool waited_only)
+static inline __attribute__((always_inline)) int run_calls(struct xc_cpu *c, bool deep)
 {
 	int n = xc_run_urgent(c);
 
@@ -139,7 +141,7 @@ static inline __attribute__((always_inline)) int run_calls(struct xc_cpu *c, boo
 	xc_ring_take_doorbells(c);
 	if (!c->rings_held)
 		return n;
-	return n + (waited_only ? xc_rings_run_waited(c) : xc_rings_run(c));
+	return n + (deep ? xc_rings_refuse_waited(c) : xc_rings_run(c));
 }
 
 int xc_run_calls(struct xc_cpu *c)
@@ -147,7 +149,7 @@ int xc_run_calls(struct xc_cpu *c)
 	return run_calls(c, false);
 }
 
-int xc_run_calls_waited(struct xc_cpu *c)
+int xc_run_calls_deep(struct xc_cpu *c)
 {
 	return run_calls(c, true);
 }

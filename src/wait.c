@@ -63,21 +63,25 @@
  * Serving nests: a served call that waits serves in turn, one frame of
  * each on the worker's stack per level, and the next call in its queue may
  * be one more such call (a burst of nowait calls whose functions each make
- * a waiting call nests as deep as the burst is long). Below its thread's
- * serve floor (the last quarter of its stack, xc_serve_floor_set) a wait
- * serves only what others wait for: urgent calls (which never wait), the
- * slot's call, and in each ring the entries up to its last waiting call's,
- * in order (ring.c, ring_run_ahead): the nowait calls a sender made before
- * a waiting one run first, as the ring's order says, or the waiting caller,
- * which may be what this nest waits for, would never return. A serve nested
- * in one of those calls runs the same ring ahead only to a waiting call
- * queued after the one the outer run goes to. Nesting then grows only with
- * a chain of calls that wait on each other, as the application's own
- * recursion does, and by one level per waiting call so reached; and the
- * waits the worker serves still end: each waiting caller's entry is run.
- * In the stack's last eighth nothing runs ahead (a waiting call behind
- * nowait ones then waits for the unwinding): the bound that keeps any nest
- * off the stack's end. What it leaves runs once the nest unwinds.
+ * a waiting call nests as deep as the burst is long; so does an
+ * application's recursion of waiting calls between two CPUs). Below its
+ * thread's serve floor (three quarters of its stack used, xc_serve_floor_set)
+ * a wait runs only what cannot nest far: urgent calls, which never wait,
+ * and the slot's call, one level at most, since its claim is held while it
+ * runs (slot.c). Every waiting call queued in its rings is refused with
+ * -ELOOP instead, even one behind nowait calls (ring.c, "Below the floor"):
+ * its sender may be what the nest waits for, so it must not wait for the
+ * nest to unwind, and running it would nest once more. The refusal is
+ * eager: the call need not be part of a cycle. Nowait and async calls stay
+ * queued and run once the nest unwinds, in their order. So no wait hangs,
+ * and no stack overflows, for its depth: the application sees -ELOOP where
+ * its recursion went too deep. Such a wait never sleeps: senders ride on
+ * the rings it holds (entries it will not run keep them held) without a
+ * kick, so it polls, and serves again only when something new came
+ * (ready_done). Serving on stacks of its own instead (a fiber per nest
+ * level) would only move the bound, needs a context switch per
+ * architecture and annotations for the sanitizers, and still needs this
+ * errno.
  */
 #include "internal.h"
 #include "kick.h"
@@ -302,22 +306,30 @@ out:
 	return ok;
 }
 
-/* Below the serve floor: once per runtime and CPU, say why the wait serves less. */
-static __attribute__((noinline, cold)) int serve_waited(struct xc_cpu *self)
+/* Whether the calling worker's stack is past its serve floor (see "Serving while waiting"). */
+static inline __attribute__((always_inline)) bool below_floor(const struct xc_cpu *self)
+{
+	char here;
+
+	return xc_unlikely((uintptr_t)&here < self->serve_floor);
+}
+
+/* Below the serve floor: once per runtime and CPU, say why calls are refused. */
+static __attribute__((noinline, cold)) int serve_deep(struct xc_cpu *self)
 {
 	if (!self->serve_floor_told) {
 		self->serve_floor_told = true;
 		xc_report("CPU %d: waits nested so deep that its stack is three quarters used; "
-			  "they serve only the calls others wait for until the nest unwinds", self->cpu);
+			  "waiting calls to it get -ELOOP, and nowait calls wait, until the nest unwinds",
+			  self->cpu);
 	}
-	return xc_run_calls_waited(self);
+	return xc_run_calls_deep(self);
 }
 
 /* The one place a wait serves its own CPU's calls (see "Serving while waiting"). */
 int xc_wait_serve(void)
 {
 	struct xc_cpu *self = xc_self;
-	char here;
 
 	/*
 	 * Not in an urgent function: the handler may have interrupted this
@@ -327,24 +339,31 @@ int xc_wait_serve(void)
 	 */
 	if (!self || xc_urgent_rules() || xc_in_fd_sleep())
 		return 0;
-	if (xc_unlikely((uintptr_t)&here < self->serve_floor))
-		return serve_waited(self);
+	if (below_floor(self))
+		return serve_deep(self);
 	return xc_run_calls(self);
 }
 
+/*
+ * The floor lies a quarter of the way from the stack's end to here: what
+ * the thread has left, not its whole size. The thread library keeps the
+ * thread's static TLS at the top of the stack it maps, and a TSan build's
+ * takes most of a 1 MiB stack; an attached thread calls this from wherever
+ * its loop stands.
+ */
 void xc_serve_floor_set(struct xc_cpu *c)
 {
 	pthread_attr_t a;
 	void *addr;
 	size_t size;
+	char here;
 
-	c->serve_floor = c->ahead_floor = 0;
+	c->serve_floor = 0;
 	if (pthread_getattr_np(pthread_self(), &a))
 		return;
-	if (!pthread_attr_getstack(&a, &addr, &size)) {
-		c->serve_floor = (uintptr_t)addr + size / 4;
-		c->ahead_floor = (uintptr_t)addr + size / 8;
-	}
+	if (!pthread_attr_getstack(&a, &addr, &size) && (uintptr_t)&here > (uintptr_t)addr &&
+	    (uintptr_t)&here <= (uintptr_t)addr + size)
+		c->serve_floor = (uintptr_t)addr + ((uintptr_t)&here - (uintptr_t)addr) / 4;
 	pthread_attr_destroy(&a);
 }
 
@@ -420,6 +439,7 @@ static bool ask_wake(const struct wait_ref *r)
 struct wait_ready {
 	const struct wait_ref *r;
 	bool looking;		/* a deadlock look is under way, or none is to be made */
+	bool deep;		/* below the serve floor: ring entries left queued are no news */
 };
 
 static int ready_done(struct xc_cpu *c, void *ctx, bool may_run)
@@ -429,7 +449,8 @@ static int ready_done(struct xc_cpu *c, void *ctx, bool may_run)
 	if (may_run && xc_slot_run_fast(c))
 		return XC_READY_RAN;
 	/* seq_cst: a W2 re-check; an offline request is stored, then kicked: its look begins now */
-	return ref_done(w->r) || xc_w2_pending(c, false) ||
+	return ref_done(w->r) ||
+	       (w->deep ? xc_calls_pending_unheld(c) || xc_rings_unlooked(c) : xc_w2_pending(c, false)) ||
 	       (!w->looking && atomic_load_explicit(&c->ctl, memory_order_seq_cst) == XC_CTL_OFFLINE);
 }
 
@@ -666,6 +687,8 @@ static int wait_after_spin(const struct wait_ref *r, uint64_t deadline_ns, struc
 
 	if (self) {
 		struct deadlock_look dl = { .cpu = -1 };
+		/* polls, never sleeps: see "Serving while waiting" */
+		bool deep = below_floor(self);
 		int ret = 0;
 
 		if (!ask_wake(r))
@@ -677,14 +700,14 @@ static int wait_after_spin(const struct wait_ref *r, uint64_t deadline_ns, struc
 			if (xc_wait_serve())
 				continue;
 			long again = wi ? deadlock_look(self, r, wi, &dl) : 0;
-			struct wait_ready ready = { r, !wi || again };
+			struct wait_ready ready = { r, !wi || again, deep };
 
 			if (again) {
 				look = xc_now_ns() + again;
 				if (until && until < look)
 					look = 0;
 			}
-			if (!xc_idle_wait(self, ready_done, &ready, xc_poll_window(self),
+			if (!xc_idle_wait(self, ready_done, &ready, deep ? -1 : xc_poll_window(self),
 					  look ? look : until, 0)) {
 				if (look)
 					continue;	/* the look's own deadline: look again */
