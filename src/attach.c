@@ -152,12 +152,12 @@ static int worker_attach(int cpu)
 	}
 	/* the init hook as a worker runs it: pinned, xc_this_cpu() its CPU, before online */
 	if (xc_rt.cfg.cpu_init) {
-		int was = xc_user_begin_hook();
+		struct xc_user_mark m = xc_user_in(XC_USER_HOOK, false);
 
 		xc_self = c;
 		ret = xc_rt.cfg.cpu_init(cpu, xc_rt.cfg.cpu_init_arg);
 		xc_self = NULL;
-		xc_user_end(was);
+		xc_user_out(XC_USER_HOOK, false, m);
 		if (ret) {
 			ret = ret < 0 ? ret : -EIO;
 			xc_report("CPU %d: cpu_init failed on the attaching thread: %s", cpu, strerror(-ret));

@@ -93,12 +93,10 @@ static bool self_online(struct xc_cpu *self)
  */
 static void call_inline(struct xc_cpu *self, xc_func_t fn, void *arg, struct xc_call *async, bool urgent)
 {
-	uint8_t was_urgent = xc_tls.in_urgent_fn;
-
 	if (urgent)
-		xc_tls.in_urgent_fn = 1;
-	xc_call_user(fn, arg);
-	xc_tls.in_urgent_fn = was_urgent;
+		xc_user_run(XC_USER_URGENT, fn, arg);
+	else
+		xc_user_run(XC_USER_CALL, fn, arg);
 	if (async)
 		xc_call_async_done(async);
 	xc_os_after_run(self);
@@ -542,10 +540,10 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 		if (!atomic_load_explicit(&xc_cpus[cpu].online, memory_order_relaxed))
 			continue;
 		if (cond) {
-			int was = xc_user_begin_hook();
+			struct xc_user_mark m = xc_user_in(XC_USER_HOOK, false);
 			bool wanted = cond(cpu, arg);
 
-			xc_user_end(was);
+			xc_user_out(XC_USER_HOOK, false, m);
 			if (!wanted)
 				continue;
 		}

@@ -26,17 +26,10 @@ static inline void xc_call_run_fn(struct xc_cpu *c, xc_func_t fn, void *arg, int
 {
 	xc_activity_begin(c, urgent ? XC_ACT_URGENT : XC_ACT_CALL, (const void *)fn, 0, outer);
 	xc_trace(urgent ? XC_EV_URGENT_ENTRY : XC_EV_CALL_ENTRY, from, flow, (const void *)fn);
-	int was = xc_user_begin();
-
-	/* only its own inline calls run inside it (its waits and xc_poll() refuse): no save */
 	if (urgent)
-		xc_tls.in_urgent_fn = 1;
-	xc_in_call++;
-	fn(arg);
-	xc_in_call--;
-	if (urgent)
-		xc_tls.in_urgent_fn = 0;
-	xc_user_end(was);
+		xc_user_run(XC_USER_URGENT, fn, arg);
+	else
+		xc_user_run(XC_USER_CALL, fn, arg);
 	xc_trace(urgent ? XC_EV_URGENT_EXIT : XC_EV_CALL_EXIT, from, flow, (const void *)fn);
 	/* an urgent call may interrupt the worker in the middle of its own count */
 	if (urgent)
@@ -55,12 +48,7 @@ _Static_assert(sizeof(struct xc_call) == XC_CACHELINE,
  */
 static inline void xc_call_user(xc_func_t fn, void *arg)
 {
-	int was = xc_user_begin();
-
-	xc_in_call++;
-	fn(arg);
-	xc_in_call--;
-	xc_user_end(was);
+	xc_user_run(XC_USER_CALL, fn, arg);
 }
 
 /*

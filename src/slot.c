@@ -241,9 +241,9 @@ int xc_slot_run_idle(struct xc_cpu *c)
 	waiter = s->done.waiter;	/* the slot may be the next call's once completed */
 	/* relaxed: as slot_run_published's */
 	atomic_store_explicit(&c->slot_running, true, memory_order_relaxed);
-	xc_in_call = 1;			/* the urgent handler defers */
-	xc_inside_store(0);		/* the function may call libxcall */
-	atomic_signal_fence(memory_order_seq_cst);
+	/* flat: from the idle poll, in libxcall's code with nothing counted */
+	struct xc_user_mark m = xc_user_in(XC_USER_CALL, true);
+
 	/* relaxed: the poll's seq_cst load that saw PUBLISHED acquired the fields */
 	atomic_load_explicit(&s->fn, memory_order_relaxed)(s->arg);
 	/* before the completion: a waiter that returns sees its call counted */
@@ -254,9 +254,7 @@ int xc_slot_run_idle(struct xc_cpu *c)
 	 * defers, and the slot reads as running for one more look.
 	 */
 	old = atomic_exchange_explicit(&s->done.word, 0, memory_order_seq_cst);
-	atomic_signal_fence(memory_order_seq_cst);
-	xc_inside_store(XC_INSIDE_CODE);
-	xc_in_call = 0;
+	xc_user_out(XC_USER_CALL, true, m);
 	atomic_store_explicit(&c->slot_running, false, memory_order_relaxed);
 	if (old & XC_DONE_SLEEPING)
 		xc_completion_wake(&s->done, waiter);

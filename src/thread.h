@@ -11,7 +11,7 @@
  * same thread is already inside, and leaves through xc_leave(). Around
  * the application's own code run from inside (a call's or work item's
  * function, a cond or cpu_init hook) the word's CODE bit is cleared and put
- * back (xc_user_begin / xc_user_end): there the thread may call libxcall
+ * back (the bracket, xc_user_in / xc_user_out): there the thread may call libxcall
  * again, nested, as it always could, and so may a handler that interrupts
  * it, since libxcall's state is then what a nested call would find.
  *
@@ -119,30 +119,89 @@ static inline void xc_inside_restore(int was)
 	atomic_signal_fence(memory_order_seq_cst);
 }
 
-/* Around the application's own code run from inside libxcall; returns what to put back. */
-static inline int xc_user_begin(void)
-{
-	return xc_inside_swap(0);
-}
-
 /*
- * The same around a hook a call runs on the calling thread (a cond
- * callback, an attaching thread's cpu_init): the call stays in flight.
+ * The one bracket around the application's code that libxcall runs: a
+ * call's function, an async call's callback, a work item, a hook. Every
+ * path that runs such code enters with xc_user_in() and leaves with
+ * xc_user_out(), inline, @kind a constant:
+ *   XC_USER_CALL    a call's function or callback: counted in in_call, so
+ *                   the urgent handler defers until it returns (urgent.c);
+ *   XC_USER_URGENT  an urgent call's function: counted, and marked
+ *                   (in_urgent_fn: its rules, xc_urgent_rules());
+ *   XC_USER_WORK    a work item's function: neither (urgent calls may
+ *                   interrupt it, as an interrupt does a kernel task);
+ *   XC_USER_HOOK    a hook a call runs on the calling thread (a cond
+ *                   callback, an attaching thread's cpu_init): the call
+ *                   stays in flight (XC_INSIDE_FLIGHT);
+ *   XC_USER_BOOT    a worker's bringup cpu_init hook: it may read, never
+ *                   call (XC_INSIDE_BOOT).
+ * The count comes first and the mark inside it, and the way out puts back
+ * the mark it found. The urgent handler runs only where in_call is 0, so it
+ * never lands between a mark and its count, and what it runs leaves the
+ * mark as it was: an urgent function stays marked to its end, wherever it
+ * runs and whatever interrupts it. The count and the mark are volatile, so
+ * the compiler keeps their order; the fences of xc_inside_swap keep the
+ * application's code between the inside word's stores.
+ * @flat (a constant): the caller knows the thread is in libxcall's code
+ * with nothing counted (the idle poll's slot run, slot.c): the words are
+ * stored, not read and put back.
  */
-static inline int xc_user_begin_hook(void)
+enum xc_user_kind { XC_USER_CALL, XC_USER_URGENT, XC_USER_WORK, XC_USER_HOOK, XC_USER_BOOT };
+
+/* What xc_user_out() puts back. */
+struct xc_user_mark {
+	int inside;
+	uint8_t urgent_fn;
+};
+
+static inline __attribute__((always_inline)) struct xc_user_mark xc_user_in(enum xc_user_kind kind,
+									      bool flat)
 {
-	return xc_inside_swap(XC_INSIDE_FLIGHT);
+	struct xc_user_mark m = { XC_INSIDE_CODE, 0 };
+	int now = kind == XC_USER_HOOK ? XC_INSIDE_FLIGHT : kind == XC_USER_BOOT ? XC_INSIDE_BOOT : 0;
+
+	if (kind == XC_USER_CALL || kind == XC_USER_URGENT) {
+		if (flat)
+			xc_tls.in_call = 1;
+		else
+			xc_tls.in_call++;
+	}
+	if (kind == XC_USER_URGENT) {
+		m.urgent_fn = xc_tls.in_urgent_fn;	/* inside the count: no handler runs from here */
+		xc_tls.in_urgent_fn = 1;
+	}
+	if (flat) {
+		atomic_signal_fence(memory_order_seq_cst);
+		xc_inside_store(now);
+		atomic_signal_fence(memory_order_seq_cst);
+	} else {
+		m.inside = xc_inside_swap(now);
+	}
+	return m;
 }
 
-/* The same around a worker's bringup cpu_init hook (worker.c): it may read, never call. */
-static inline int xc_user_begin_boot(void)
+static inline __attribute__((always_inline)) void xc_user_out(enum xc_user_kind kind, bool flat,
+							     struct xc_user_mark m)
 {
-	return xc_inside_swap(XC_INSIDE_BOOT);
+	xc_inside_restore(m.inside);
+	if (kind == XC_USER_URGENT)
+		xc_tls.in_urgent_fn = m.urgent_fn;	/* put back, still inside the count */
+	if (kind == XC_USER_CALL || kind == XC_USER_URGENT) {
+		if (flat)
+			xc_tls.in_call = 0;
+		else
+			xc_tls.in_call--;
+	}
 }
 
-static inline void xc_user_end(int was)
+/* The bracket around one function of the application's, with nothing between. */
+static inline __attribute__((always_inline)) void xc_user_run(enum xc_user_kind kind, xc_func_t fn,
+							     void *arg)
 {
-	xc_inside_restore(was);
+	struct xc_user_mark m = xc_user_in(kind, false);
+
+	fn(arg);
+	xc_user_out(kind, false, m);
 }
 
 /* Anonymous zeroed memory from mmap: async-signal-safe, unlike malloc; NULL on failure. */

@@ -106,10 +106,7 @@ bool xc_run_one_work(struct xc_cpu *c)
 	xc_activity_begin(c, XC_ACT_WORK, (const void *)fn,
 			  xc_rt.cfg.stuck_ms > 0 ? xc_coarse_ns() : 0, &outer);
 	xc_trace(XC_EV_WORK_ENTRY, from, flow, (const void *)fn);
-	int was = xc_user_begin();
-
-	fn(arg);
-	xc_user_end(was);
+	xc_user_run(XC_USER_WORK, fn, arg);
 	xc_os_after_run(c);
 	xc_trace(XC_EV_WORK_EXIT, from, flow, (const void *)fn);
 	xc_activity_end(c, &outer);

@@ -337,12 +337,12 @@ static int run_init_hook(struct xc_boot *b)
 
 	pthread_cleanup_push(boot_put_cancelled, b);
 	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-	int was = xc_user_begin_boot();
+	struct xc_user_mark m = xc_user_in(XC_USER_BOOT, false);
 
 	xc_tls.boot = b;	/* xc_this_cpu(): the thread is no CPU's worker until its report */
 	r = b->cpu_init(b->c->cpu, b->cpu_init_arg);
 	xc_tls.boot = NULL;
-	xc_user_end(was);
+	xc_user_out(XC_USER_BOOT, false, m);
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	pthread_cleanup_pop(0);
 	return r ? (r < 0 ? r : -EIO) : 0;
