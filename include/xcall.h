@@ -752,7 +752,9 @@ XC_API int xc_worker_sleep_end(void);
  * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
  *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0; -EINVAL @cpu is already offline by this call; -ENXIO @cpu outside
- * the set or runtime not up; -EDEADLK where this call could never finish:
+ * the set, or the runtime not up or going down (xc_exit() runs, also while
+ * this call waits for another hotplug operation); -EDEADLK where this call
+ * could never finish:
  *   - from @cpu's own worker, from an urgent function, or from an attached
  *     thread between xc_worker_sleep_begin() and _end();
  *   - from a call or work item on a CPU that @cpu's worker is waiting on
@@ -776,7 +778,8 @@ XC_API int xc_cpu_offline(int cpu);
  *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0; -EINVAL already online, or offline only because the OS took it
  * (it comes back by itself) or because no thread is attached; -ENXIO the OS
- * has taken it, outside the set, or runtime not up; -EDEADLK from an urgent
+ * has taken it, outside the set, or the runtime not up or going down (as
+ * xc_cpu_offline()); -EDEADLK from an urgent
  * function, inside an attached thread's announced sleep, from a call that a
  * hotplug operation of the same thread is running, or from a call or work
  * item that a CPU being taken offline or a detach's drain waits on (both as

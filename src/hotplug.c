@@ -32,12 +32,14 @@ void xc_hotplug_hold(bool on)
 /*
  * A worker must not block on the lock: the holder may be waiting for this
  * very worker to drain. It keeps serving its calls, and gives up with
- * -EDEADLK if the holder is this thread, or is taking this CPU away, or
- * waits for a call further up this stack: the worker of the CPU it takes
- * offline, or the holder's own drain (a detach, an attached thread's exit),
- * says so by setting lock_wait to XC_LOCK_REFUSED (wait.c, deadlock_look).
- * For that look this wait counts its serves that found nothing, in
- * served_empty, as an offline's wait does (offline_wait).
+ * -ENXIO if the runtime is going down (xc_exit holds the lock while it
+ * stops the workers, and asks this one to exit), or with -EDEADLK if the
+ * holder is this thread, or is taking this CPU away, or waits for a call
+ * further up this stack: the worker of the CPU it takes offline, or the
+ * holder's own drain (a detach, an attached thread's exit), says so by
+ * setting lock_wait to XC_LOCK_REFUSED (wait.c, deadlock_look). For that
+ * look this wait counts its serves that found nothing, in served_empty, as
+ * an offline's wait does (offline_wait).
  */
 static int lock_spin(struct xc_cpu *self)
 {
@@ -47,8 +49,15 @@ static int lock_spin(struct xc_cpu *self)
 
 	while (pthread_mutex_trylock(&xc_rt.hotplug_lock)) {
 		/* acquire: a request for our own CPU is pending */
-		if (atomic_load_explicit(&self->ctl, memory_order_acquire) != XC_CTL_NONE ||
-		    /* relaxed: the refusal carries no data */
+		uint32_t ctl = atomic_load_explicit(&self->ctl, memory_order_acquire);
+
+		/* acquire: as every look at the runtime's state */
+		if (ctl == XC_CTL_EXIT || atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP) {
+			ret = -ENXIO;
+			break;
+		}
+		/* relaxed: the refusal carries no data */
+		if (ctl != XC_CTL_NONE ||
 		    atomic_load_explicit(&self->lock_wait, memory_order_relaxed) == XC_LOCK_REFUSED) {
 			ret = -EDEADLK;
 			break;
