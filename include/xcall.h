@@ -575,6 +575,13 @@ XC_API int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned 
  * for the calling worker's own CPU, as call->fn does. It never runs for a
  * refused call (any error returned). Another thread may see xc_call_done()
  * true while the callback still runs.
+ *
+ * Chains: inside a completion callback, an async call to the calling
+ * worker's own CPU runs its function at once, as always, but its completion
+ * (xc_call_done() true, then its callback) comes right after the callback it
+ * was made from returns, before anything else of the thread's. So a callback
+ * that queues its descriptor again to its own CPU makes a chain that runs in
+ * a loop, link after link in order, in bounded stack, however long.
  * Signal handler: yes. Refused with -EAGAIN when the handler interrupted libxcall in the same
  *   thread (the call then never ran); a thread's first call may be its handler's. A waiting call
  *   blocks the handler until the function ran, and a stuck report due meanwhile runs the report

@@ -88,8 +88,53 @@ static bool self_online(struct xc_cpu *self)
 }
 
 /*
+ * Inline async calls' completions still to come, in the order their
+ * functions ran: a callback that queues its descriptor again to its own
+ * CPU would otherwise nest a callback in each link of the chain, and
+ * overflow the stack. The first inline completion of a thread runs them
+ * in a loop once its callback returns (a trampoline); a completion met
+ * inside that callback joins the list. Each descriptor stays in flight
+ * until its completion, so its link is free to use (XC_CALL_INFLIGHT is
+ * set). One list per ring set (xc_in_urgent): the urgent handler may
+ * interrupt a callback, never the loop, which runs in libxcall's code.
+ */
+struct done_trampoline {
+	struct xc_call *head, *tail;
+	bool running;
+};
+static __xc_tls struct done_trampoline trampolines[2];
+
+/* An inline call's completion: now, or after the callback running on this thread. */
+static void inline_done(struct xc_call *async)
+{
+	struct done_trampoline *t = &trampolines[xc_in_urgent];
+
+	async->_link.next = NULL;
+	if (t->running) {
+		if (t->tail)
+			t->tail->_link.next = &async->_link;
+		else
+			t->head = async;
+		t->tail = async;
+		return;
+	}
+	t->running = true;
+	for (;;) {
+		xc_call_async_done(async);	/* the descriptor may be gone from here */
+		async = t->head;
+		if (!async)
+			break;
+		t->head = async->_link.next ? xc_container_of(async->_link.next, struct xc_call, _link) : NULL;
+		if (!t->head)
+			t->tail = NULL;
+	}
+	t->running = false;
+}
+
+/*
  * An inline call; @async: its descriptor, completed (and its callback run)
- * right after fn; @urgent: an XC_URGENT call, whose rules hold inline too.
+ * right after fn, or after the callback this call was made from
+ * (inline_done); @urgent: an XC_URGENT call, whose rules hold inline too.
  */
 static void call_inline(struct xc_cpu *self, xc_func_t fn, void *arg, struct xc_call *async, bool urgent)
 {
@@ -98,7 +143,7 @@ static void call_inline(struct xc_cpu *self, xc_func_t fn, void *arg, struct xc_
 	else
 		xc_user_run(XC_USER_CALL, fn, arg);
 	if (async)
-		xc_call_async_done(async);
+		inline_done(async);
 	xc_os_after_run(self);
 	if (xc_in_urgent) {
 		xc_stat_inc_shared(&self->urgent_calls);
