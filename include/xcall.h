@@ -133,7 +133,15 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
 
 /**
  * struct xc_opts - runtime options; a zero-initialised struct means every default.
- * @cpus:               cpulist such as "0-3,8"; NULL = the CPUs the process may run on.
+ * @cpus:               cpulist such as "0-3,8"; NULL = the CPUs the process may run on
+ *                      (those online when it started and still online). A CPU
+ *                      the machine has but the OS holds offline may be named:
+ *                      it starts offline, as if the OS had taken it while up,
+ *                      and comes online by itself once the OS brings it back
+ *                      (@follow_os; off, xc_init() refuses it with -EINVAL).
+ *                      Its worker's @cpu_init runs at bringup all the same,
+ *                      on another CPU. A CPU the machine does not have, or one
+ *                      online but outside the process's affinity: -EINVAL.
  * @serial_bringup:     start workers one at a time instead of all at once.
  * @poll_ns:            XC_POLL_* or a fixed idle poll window in ns.
  * @cpu_init:           runs on each worker, pinned, before it goes online;

@@ -258,11 +258,19 @@ static void cpu_stop(struct xc_cpu *c)
 		xc_park_release(c, XC_PARK_EXIT);
 }
 
-/* A CPU set aside for an application thread (attach.c) comes online when one attaches. */
+/*
+ * A CPU set aside for an application thread (attach.c) comes online when one
+ * attaches; one offline in the OS (its worker said so before its report,
+ * worker.c) when the OS brings it back.
+ */
 static void cpu_release_online(struct xc_cpu *c)
 {
 	if (c->attach_cpu)
 		return;
+	if (c->offline_by_os) {
+		xc_report("CPU %d: offline in the OS at start; online once the OS brings it back", c->cpu);
+		return;
+	}
 	xc_cpu_open(c);
 	xc_park_release(c, XC_PARK_RUN);
 }

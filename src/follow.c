@@ -200,6 +200,14 @@ static int taken_reason(int cpu, bool refused)
 	return refused ? XC_TAKEN_OFFLINE : XC_TAKEN_AFFINITY;
 }
 
+/* Whether the OS has @cpu offline now (sysfs). */
+bool xc_os_cpu_offline(int cpu)
+{
+	cpu_set_t online;
+
+	return !xc_sysfs_cpulist("/sys/devices/system/cpu/online", &online) && !CPU_ISSET(cpu, &online);
+}
+
 const char *xc_taken_name(int taken)
 {
 	switch (taken) {

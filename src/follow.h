@@ -110,6 +110,7 @@ static inline void xc_os_after_run_at(struct xc_cpu *c, const volatile int *word
 int xc_pin_self(int cpu);
 bool xc_os_check(struct xc_cpu *c);
 bool xc_os_come_back(struct xc_cpu *c);
+bool xc_os_cpu_offline(int cpu);
 const char *xc_taken_name(int taken);
 
 /*

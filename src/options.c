@@ -113,20 +113,38 @@ static void cpus_usable(cpu_set_t *out)
 		CPU_AND(out, out, &online);
 }
 
+/*
+ * The CPUs the OS could bring online for us: present in the machine, and
+ * either in the affinity the process started with or offline now (an
+ * offline CPU is in no affinity sched_getaffinity() shows). A worker for
+ * one that is offline starts offline and follows the OS (worker.c).
+ */
+static void cpus_possible(cpu_set_t *out)
+{
+	cpu_set_t present, online;
+
+	*out = startup_affinity;
+	if (xc_sysfs_cpulist("/sys/devices/system/cpu/present", &present) ||
+	    xc_sysfs_cpulist("/sys/devices/system/cpu/online", &online))
+		return;
+	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++)
+		if (CPU_ISSET(cpu, &present) && !CPU_ISSET(cpu, &online))
+			CPU_SET(cpu, out);
+}
+
 static int cpus_from_list(const char *list, struct xc_config *cfg)
 {
-	cpu_set_t usable, inside;
+	cpu_set_t possible, inside;
 
 	if (xc_cpulist_parse(list, &cfg->cpus))
 		return -EINVAL;
-	cpus_usable(&usable);
-	CPU_AND(&inside, &cfg->cpus, &usable);
+	cpus_possible(&possible);
+	CPU_AND(&inside, &cfg->cpus, &possible);
 	if (CPU_EQUAL(&inside, &cfg->cpus))
 		return 0;
 	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++)
-		if (CPU_ISSET(cpu, &cfg->cpus) && !CPU_ISSET(cpu, &usable)) {
-			opt_report("CPU %d: %s", cpu, CPU_ISSET(cpu, &startup_affinity) ?
-				   "offline (the OS took it)" : "not in the CPUs this process may use");
+		if (CPU_ISSET(cpu, &cfg->cpus) && !CPU_ISSET(cpu, &possible)) {
+			opt_report("CPU %d: not in the CPUs this process may use, nor offline in the OS", cpu);
 			break;
 		}
 	return -EINVAL;

@@ -394,8 +394,15 @@ void *xc_worker_main(void *arg)
 	worker_name(c->cpu);	/* before the cpu_init hook, which may look */
 	xc_inside_store(XC_INSIDE_CODE);	/* a worker runs libxcall's code, but for the application's functions; never listed (inflight.c) */
 	err = xc_pin_self(c->cpu);
-	if (err)
+	if (err && xc_rt.cfg.follow_os && xc_os_cpu_offline(c->cpu)) {
+		/* offline in the OS now: the worker starts parked, as if the OS took it (cpu_park) */
+		err = 0;
+		/* relaxed: this thread's own word; the starter reads offline_by_os after the report */
+		atomic_store_explicit(&c->taken, XC_TAKEN_OFFLINE, memory_order_relaxed);
+		c->offline_by_os = true;
+	} else if (err) {
 		failed = "cannot pin the worker";
+	}
 	xc_serve_floor_set(c);
 	if (!err) {
 		err = xc_pool_prepare();
