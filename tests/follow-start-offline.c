@@ -69,11 +69,13 @@ int main(void)
 	signal(SIGHUP, on_signal);
 
 	/* a CPU the machine does not have: refused, as ever */
-	char *text = t_slurp("/sys/devices/system/cpu/present");
+	char text[4096] = "";
+	FILE *f = fopen("/sys/devices/system/cpu/present", "r");
 
+	CHECK(f && fgets(text, sizeof(text), f));
+	fclose(f);
 	text[strcspn(text, "\n")] = 0;
 	CHECK_RET(xc_cpulist_parse(text, &present), 0);
-	free(text);
 	for (int cpu = 0; cpu < CPU_SETSIZE && absent < 0; cpu++)
 		if (!CPU_ISSET(cpu, &present))
 			absent = cpu;
