@@ -31,7 +31,7 @@ XC_VERSION := $(shell sed -n 's/^\#define XCALL_VERSION_MAJOR //p' include/xcall
 SONAME   := libxcall.so.$(XC_VERSION)
 export SONAME
 
-LIB_SRCS := $(wildcard src/*.c)
+LIB_SRCS := $(wildcard src/*/*.c)
 LIB_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 LIB_A    := $(BUILD)/libxcall.a
 LIB_SO   := $(BUILD)/libxcall.so
@@ -55,7 +55,7 @@ APT_KV_PACKAGES := redis-tools redis-server
 
 lib: $(LIB_A) $(LIB_SO) $(PC_FILE)
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/xcall.h
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*/*.h) include/xcall.h
 	@mkdir -p $(dir $@)
 	$(CC) $(XC_CFLAGS) -fvisibility=hidden $(CFLAGS) -c $< -o $@
 

@@ -20,7 +20,7 @@
 #include <getopt.h>
 
 #include "xcall.h"
-#include "futex.h"		/* libxcall's own futex wrappers (src/futex.h) */
+#include "base/futex.h"		/* libxcall's own futex wrappers (src/base/futex.h) */
 #include "hist.h"
 #include "output.h"
 

@@ -86,7 +86,7 @@ COUNT_FLAGS  := -include $(COUNT_HOOK)
 COUNT_OBJS   := $(patsubst src/%.c,$(COUNT_DIR)/obj/%.o,$(LIB_SRCS))
 COUNT_DRIVER := $(COUNT_DIR)/roundtrip_driver
 
-$(COUNT_DIR)/obj/%.o: src/%.c $(wildcard src/*.h) include/xcall.h $(COUNT_HOOK)
+$(COUNT_DIR)/obj/%.o: src/%.c $(wildcard src/*/*.h) include/xcall.h $(COUNT_HOOK)
 	@mkdir -p $(dir $@)
 	$(CC) $(XC_CFLAGS) -fvisibility=hidden $(COUNT_FLAGS) $(CFLAGS) -c $< -o $@
 

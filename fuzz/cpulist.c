@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz/cpulist.c - libFuzzer harness for the cpulist parser and formatter
- * (xc_cpulist_parse, xc_cpulist_format; src/topology.c).
+ * (xc_cpulist_parse, xc_cpulist_format; src/base/topology.c).
  *
  * The input is used twice:
  *  1. as a string: xc_cpulist_parse() must return 0 or -EINVAL; a parsed set

@@ -31,7 +31,7 @@ FUZZ_BENCH_WRAP := -Wl,--wrap=exit,--wrap=clock_setup,--wrap=hist_init,--wrap=re
 	-Wl,--wrap=journal_restore,--wrap=irq_read,--wrap=syscall,--wrap=pthread_create \
 	-Wl,--wrap=malloc,--wrap=calloc,--wrap=aligned_alloc,--wrap=free
 FUZZ_BENCH_SRCS := $(wildcard bench/*.c)
-FUZZ_HDRS := $(wildcard src/*.h bench/*.h) include/xcall.h
+FUZZ_HDRS := $(wildcard src/*/*.h bench/*.h) include/xcall.h
 
 .PHONY: fuzz fuzz-build fuzz-merge check-fuzz-regress
 

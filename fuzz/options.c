@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz/options.c - libFuzzer harness for the options: xc_config_resolve()
- * (src/options.c), the step of xc_init() that reads struct xc_opts and the
+ * (src/api/options.c), the step of xc_init() that reads struct xc_opts and the
  * XCALL_* environment. It is called exactly as xc_init() calls it, into
  * xc_rt.cfg, with fuzzed environment values and fuzzed xc_opts fields.
  *
@@ -29,7 +29,7 @@
  * NUL-terminated trace file name, no CPU attached outside the set), and
  * xc_config_print() (XCALL_VERBOSE's table) prints it in 14 lines.
  */
-#include "internal.h"
+#include "base/internal.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -22,7 +22,7 @@
  * and this harness covers every option of the table XCALL_VERBOSE prints,
  * so that an option added later without a round trip here fails.
  */
-#include "internal.h"
+#include "base/internal.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -3,7 +3,7 @@
  * spin has to find a ring call stranded across an offline (model/check.sh
  * requires that).
  *
- * Mutation: xc_rings_close (src/ring.c) runs only the rings on callq and
+ * Mutation: xc_rings_close (src/proto/ring.c) runs only the rings on callq and
  * those held, not the rings the worker dropped at a U3 whose CAS the owner
  * won: the code before its fix (docs/model.md, Findings). The owner's push
  * finds callq closed, ring_refused takes back its own entry only, and an

@@ -3,7 +3,7 @@
  * spin has to find a call whose caller got 0 and that never runs (model/
  * check.sh requires that).
  *
- * Mutation: ring_refused (src/ring.c) as the code before the fix: it keeps
+ * Mutation: ring_refused (src/proto/ring.c) as the code before the fix: it keeps
  * the ring LINKED while it waits for the target's close to finish, serving
  * its own CPU, then stores IDLE and, if the close did not take its entry,
  * rewinds head to it. A call served meanwhile calls the same CPU through

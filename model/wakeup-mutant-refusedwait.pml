@@ -3,7 +3,7 @@
  * spin has to find a worker that waits for ever (an invalid end state)
  * (model/check.sh requires that).
  *
- * Mutation: ring_refused (src/ring.c) waits for the target's close to
+ * Mutation: ring_refused (src/proto/ring.c) waits for the target's close to
  * finish (ring_close_seq / ring_closed_seq, serving its own CPU), as the
  * code before the fix did, before it reads tail. Under xc_exit both CPUs
  * drain at once: CPU 0's drain runs a call that calls CPU 1 and CPU 1's a

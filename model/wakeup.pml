@@ -2,22 +2,22 @@
  * wakeup.pml - a Promela model of libxcall's wakeup protocol, for spin.
  *
  * It models, one atomic access at a time, the code in
- *   src/llist.h    xc_llist_push (reports empty -> non-empty), xc_llist_take,
+ *   src/base/llist.h    xc_llist_push (reports empty -> non-empty), xc_llist_take,
  *                  xc_llist_close, xc_llist_open
- *   src/call.c     call_push / call_kick (kick only on empty -> non-empty),
+ *   src/api/call.c     call_push / call_kick (kick only on empty -> non-empty),
  *                  xc_calls_pending (W2 for both call queues and the slot)
- *   src/run.c      xc_call_invoke (xc_in_call around a call's fn), run_list,
+ *   src/run/run.c      xc_call_invoke (xc_in_call around a call's fn), run_list,
  *                  xc_run_calls, xc_run_urgent (loops until the queue stays
  *                  empty), xc_call_returned (call.h), xc_drain_calls
- *   src/slot.c     xc_slot_call and the straight path's xc_call_single
+ *   src/proto/slot.c     xc_slot_call and the straight path's xc_call_single
  *                  (call.c) with xc_slot_publish (call.h: claim, publish =
  *                  S1), xc_slot_finish(_straight) (kick, wait, release),
  *                  xc_slot_run, slot_run_published and the idle poll's
  *                  xc_slot_run_idle (then xc_call_returned), xc_slot_close,
  *                  xc_slot_open; xc_slot_pending (kick.h)
- *   src/work.c     xc_queue_work (push, kick on empty -> non-empty),
+ *   src/run/work.c     xc_queue_work (push, kick on empty -> non-empty),
  *                  xc_work_queued, xc_run_one_work, xc_drain_work
- *   src/kick.c     xc_kick (kick.h: S2 and elision; kick.c: S3, free ride),
+ *   src/proto/kick.c     xc_kick (kick.h: S2 and elision; kick.c: S3, free ride),
  *                  xc_idle_wait (wait.c: W1..W4), xc_idle_state_set
  *                  (kick.h); with PAIR the completions (wait.c): xc_sync_spin,
  *                  sync_wait_after_spin (sync_ask_wake, ready_sync, the loop
@@ -27,21 +27,21 @@
  *                  eventfd write, fd_kicks_done), xc_fd_sleep_begin (W1, W2,
  *                  the exchange of "do not sleep"), xc_fd_sleep_end (W4),
  *                  fd_settle (fd_kicks_seen, the read), xc_fd_quiesce
- *   src/urgent.c   xc_kick_urgent (RUNNING: signal; else xc_kick), the handler
+ *   src/proto/urgent.c   xc_kick_urgent (RUNNING: signal; else xc_kick), the handler
  *                  (defers while xc_in_call is nonzero, else xc_run_urgent)
- *   src/worker.c   worker_loop (calls, then one work item), cpu_idle,
+ *   src/cpu/worker.c   worker_loop (calls, then one work item), cpu_idle,
  *                  ready_idle, task_work_pending, ctl_pending, cpu_offline,
  *                  cpu_drain, cpu_park; with FOLLOW os_suspect, cpu_taken,
  *                  the park watch (park_watch) and taken_cpu_reopen
- *   src/hotplug.c  xc_cpu_offline (store ctl = OFFLINE, then xc_kick),
+ *   src/cpu/hotplug.c  xc_cpu_offline (store ctl = OFFLINE, then xc_kick),
  *                  xc_cpu_online (xc_cpu_open, xc_park_release); with FOLLOW
  *                  both under the hotplug lock, with user_offline, online
  *                  and the -ENXIO of a CPU the OS has
- *   src/follow.c   (FOLLOW) xc_os_elsewhere, the cheap check; xc_os_check
+ *   src/cpu/follow.c   (FOLLOW) xc_os_elsewhere, the cheap check; xc_os_check
  *                  and xc_os_come_back, the full check, as one read of what
  *                  the OS allows
- *   src/ring.c     (RING) the per-sender call rings: xc_ring_put and
- *                  xc_ring_doorbell (src/ring.h: R1, R2), xc_ring_doorbell_slow
+ *   src/proto/ring.c     (RING) the per-sender call rings: xc_ring_put and
+ *                  xc_ring_doorbell (src/proto/ring.h: R1, R2), xc_ring_doorbell_slow
  *                  (R3: the CAS IDLE -> LINKED and the push on callq, S1),
  *                  ring_refused, xc_ring_take_doorbells, ring_run, calls_run
  *                  and entry_run, xc_rings_run, xc_rings_pending (W2),
@@ -50,17 +50,17 @@
  *                  the owners without a fence: F1, C, rings_unfenced and
  *                  owners_barrier (U2': membarrier, or keep_all while
  *                  another's is under way, and xc_idle_wait's retry);
- *                  slot_in_order (src/call.c); with NEST (RING and PAIR)
+ *                  slot_in_order (src/api/call.c); with NEST (RING and PAIR)
  *                  xc_ring_make_room, xc_ring_put's second read of head,
  *                  ring_refused's settling of its entry (TAKEN, RETRACTED)
  *                  and the close's closing mode (entry_run, ring_run)
- *   src/attach.c   (ATTACHED) the attached thread's loop around xc_poll:
+ *   src/cpu/attach.c   (ATTACHED) the attached thread's loop around xc_poll:
  *                  xc_attached_poll (attached_ctl and xc_cpu_offline_served, the
  *                  calls, work items), ready_attached, xc_worker_sleep_begin
  *                  and _end; (DETACH) attached_leave (the trylock loop, the
  *                  drain, xc_fd_quiesce, the close), and xc_cpu_online's
- *                  case of a CPU no thread is attached to (src/hotplug.c)
- * with the labels S1-S3 and W1-W4 of the argument in src/kick.c's header.
+ *                  case of a CPU no thread is attached to (src/cpu/hotplug.c)
+ * with the labels S1-S3 and W1-W4 of the argument in src/proto/kick.c's header.
  *
  * Processes: a worker per CPU (one, or two with PAIR; with ATTACHED, CPU 0's
  * is an attached thread); NSENDERS senders,
@@ -84,7 +84,7 @@
  * own idle word (xc_idle_wait with ready_sync); the other worker runs the
  * call, and its completion kicks the waiter (kick.c, "Completions").
  *
- * FOLLOW: follow_os on (src/follow.c). The os process may, between any two
+ * FOLLOW: follow_os on (src/cpu/follow.c). The os process may, between any two
  * steps, take CPU 0 away (os_has = false), up to NTAKE times; the kernel
  * moves the worker's thread off it at a later step (elsewhere: what the
  * cheap check xc_os_elsewhere reads); the OS gives the CPU back, or keeps it
@@ -108,7 +108,7 @@
  * xc_cpu_offline and xc_cpu_online take the lock and race all of it.
  *
  * ATTACHED: CPU 0's worker is an application thread attached to it
- * (src/attach.c), in its own event loop: xc_poll (xc_attached_poll: an
+ * (src/cpu/attach.c), in its own event loop: xc_poll (xc_attached_poll: an
  * offline request, the calls, then work items, each followed by the calls),
  * then xc_worker_sleep_begin (W1: idle = SLEEPING_FD; W2: ready_attached,
  * the same loads as ready_idle; found something: exchange idle -> RUNNING
@@ -201,7 +201,7 @@
  * state), against the worker's U1 (a store of state) before its U3 (loads
  * of head). A fenced call gets it from a seq_cst fence on both sides (R1'
  * and U2); there the model assumes that order, which SC gives, and
- * src/ring.c argues why the fences provide it. A call that skips R1' does
+ * src/proto/ring.c argues why the fences provide it. A call that skips R1' does
  * not have it, and the model has its store buffer: its head store goes
  * into rbuf (the worker's loads read rhead, the owner's own head is rhead
  * + rbuf), where it stays past its R2 until something drains it: R1' of a
@@ -383,13 +383,13 @@
 #define NTAKE 1			/* ... at most this many times in a run */
 #endif
 #ifndef ATTACHED
-#define ATTACHED 0		/* CPU 0's worker is an attached thread in its own loop (src/attach.c) */
+#define ATTACHED 0		/* CPU 0's worker is an attached thread in its own loop (src/cpu/attach.c) */
 #endif
 #ifndef DETACH
 #define DETACH 0		/* ... which may detach at its loop's top (attached_leave) */
 #endif
 #ifndef RING
-#define RING 0			/* plain calls go through per-sender rings (src/ring.c), not descriptors on callq */
+#define RING 0			/* plain calls go through per-sender rings (src/proto/ring.c), not descriptors on callq */
 #endif
 #ifndef RWAIT
 #define RWAIT 1			/* ... and each plain sender's last call is XC_WAIT (slot or ring) */
@@ -451,7 +451,7 @@
 #endif
 #define WORK (NWORKITEMS > 0)	/* work items are modelled */
 
-/* struct xc_cpu.idle (src/internal.h: XC_IDLE_*) */
+/* struct xc_cpu.idle (src/base/internal.h: XC_IDLE_*) */
 #define RUNNING  0
 #define POLLING  1
 #define SLEEPING 2
@@ -459,13 +459,13 @@
 #define WOKENUP  4
 #define SLEEPING_FD 5	/* an attached thread sleeps in its own loop: kick its eventfd */
 
-/* src/internal.h: XC_CTL_*, XC_PARK_* */
+/* src/base/internal.h: XC_CTL_*, XC_PARK_* */
 #define CTL_NONE    0
 #define CTL_OFFLINE 1
 #define PARK_WAIT 0
 #define PARK_RUN  1
 
-/* xc_llist_push results (src/llist.h: XC_PUSH_*) */
+/* xc_llist_push results (src/base/llist.h: XC_PUSH_*) */
 #define PUSH_NONEMPTY  0
 #define PUSH_WAS_EMPTY 1
 #define PUSH_CLOSED    2
@@ -479,7 +479,7 @@
 #define WCALL(w) (1 << (NSENDERS * NCALLS + (w)))	/* worker w's waiting call (PAIR) */
 #define SLOT_WORKER 100				/* slot_owner of a worker w: SLOT_WORKER + w */
 
-/* A list head (src/llist.h): the set of calls in it, and whether it is CLOSED. */
+/* A list head (src/base/llist.h): the set of calls in it, and whether it is CLOSED. */
 typedef llist {
 	byte nodes;		/* bit per call or work item; 0 = NULL */
 	bool closed;		/* head == XC_LLIST_CLOSED */
@@ -494,9 +494,9 @@ byte ctl[NCPUS] = CTL_NONE;	/* c->ctl */
 byte park[NCPUS] = PARK_RUN;	/* c->park: the worker was released to run */
 bool offline_done = false;	/* CPU 0's offline_done reached zero */
 
-/* c->slot_claim (src/slot.c): the holder (sender id + 1, SLOT_WORKER + w; 0 free) */
+/* c->slot_claim (src/proto/slot.c): the holder (sender id + 1, SLOT_WORKER + w; 0 free) */
 byte slot_owner[NCPUS];
-/* c->slot.done.word (src/slot.c): PUBLISHED, CLOSED */
+/* c->slot.done.word (src/proto/slot.c): PUBLISHED, CLOSED */
 bool slot_pub[NCPUS];
 bool slot_closed[NCPUS];	/* the CPU starts online: xc_cpu_open opened it */
 byte slot_call[NCPUS];		/* the published call's bit */
@@ -524,7 +524,7 @@ byte work_ran = 0;		/* work items that started */
 byte senders_done = 0;
 
 #if FOLLOW || DETACH
-/* the hotplug lock and what it guards (src/hotplug.c), CPU 0 only */
+/* the hotplug lock and what it guards (src/cpu/hotplug.c), CPU 0 only */
 bool user_offline = false;	/* c->user_offline (under the hotplug lock) */
 bool online = true;		/* c->online */
 byte hp_lock = 0;		/* xc_rt.hotplug_lock: 0 free, LOCK_USER, LOCK_WORKER */
@@ -532,7 +532,7 @@ byte hp_lock = 0;		/* xc_rt.hotplug_lock: 0 free, LOCK_USER, LOCK_WORKER */
 #define LOCK_WORKER 2
 #endif
 #if FOLLOW
-/* follow_os (src/follow.c, src/worker.c, src/hotplug.c), CPU 0 only */
+/* follow_os (src/cpu/follow.c, src/cpu/worker.c, src/cpu/hotplug.c), CPU 0 only */
 bool os_has = true;		/* the OS lets the worker run on CPU 0 (its mask holds it, it is up) */
 bool elsewhere = false;		/* the kernel moved the thread off CPU 0: xc_os_elsewhere (the cheap check) */
 bool taken_flag = false;	/* c->taken != XC_TAKEN_NONE: set by xc_os_check, cleared by xc_os_come_back */
@@ -541,7 +541,7 @@ bool parked = false;		/* ghost: the worker is in cpu_park */
 #endif
 
 #if ATTACHED
-/* CPU 0's attached thread (src/attach.c) and its eventfd (src/kick.c) */
+/* CPU 0's attached thread (src/cpu/attach.c) and its eventfd (src/proto/kick.c) */
 byte fd_count = 0;		/* the eventfd's counter: a write adds 1, a read takes it to 0 */
 byte fd_kicks_done = 0;		/* c->fd_kicks_done: writes counted by their senders (release) */
 byte fd_kicks_seen = 0;		/* c->fd_kicks_seen: claimed kicks the thread saw (its own) */
@@ -559,7 +559,7 @@ bool attached_on = true;	/* c->attached (under the hotplug lock) */
 
 #if RING
 /*
- * The per-sender call rings to CPU 0 (src/ring.c, src/ring.h): plain sender
+ * The per-sender call rings to CPU 0 (src/proto/ring.c, src/proto/ring.h): plain sender
  * id owns ring id - NURGENT, whose bit on callq is 1 << (id - NURGENT):
  * with RING, callq holds rings (doorbells), not calls. Indices count from 0
  * and never wrap (a ring has room for every call of a run: XC_RING_ENTRIES
@@ -621,13 +621,13 @@ byte completed = 0;		/* ghost: waiting ring calls whose completion was signalled
 
 #if ATTACHED
 /*
- * kick_fd (src/kick.c): after a successful S3 from SLEEPING_FD, write the
+ * kick_fd (src/proto/kick.c): after a successful S3 from SLEEPING_FD, write the
  * eventfd (its counter += 1), then count the write done (release). The fd
  * is open: its owner closes it only once fd_kicks_done counts this write.
  */
 inline kick_fd(c)
 {
-	// @src src/kick.c: while (write(c->kick_fd, &one, sizeof(one)) < 0 && errno == EINTR)
+	// @src src/proto/kick.c: while (write(c->kick_fd, &one, sizeof(one)) < 0 && errno == EINTR)
 	atomic {
 #if DETACH
 		assert(!fd_closed);	/* no write reaches a closed (or reused) descriptor */
@@ -638,24 +638,24 @@ inline kick_fd(c)
 		/* ... after xc_cpu_offline and xc_cpu_online: the thread slept on, its CPU offline, no park */
 		if :: offline_done && !callq[c].closed -> WITNESS(49) :: else -> skip fi
 	}
-	// @src src/kick.c: atomic_fetch_add_explicit(&c->fd_kicks_done, 1, memory_order_release);
+	// @src src/proto/kick.c: atomic_fetch_add_explicit(&c->fd_kicks_done, 1, memory_order_release);
 	fd_kicks_done++
 }
 #endif
 
 /*
- * xc_kick(c), src/kick.h and src/kick.c, after its S2 load (the caller did s = idle[c]).
+ * xc_kick(c), src/proto/kick.h and src/proto/kick.c, after its S2 load (the caller did s = idle[c]).
  * s: the state read; ok: scratch for the CAS outcome; why: 1 for the kick
  * of a completion (xc_sync_wake), 0 otherwise (witnesses only).
  */
 inline xc_kick(c, s, ok, why)
 {
 	do
-	// @src src/kick.c: case XC_IDLE_SLEEPING_FD:
+	// @src src/proto/kick.c: case XC_IDLE_SLEEPING_FD:
 	:: s == SLEEPING || s == SLEEPING_FD ->
 		/* S3: CAS idle s -> WAKING (s: SLEEPING, or SLEEPING_FD: an attached
 		 * thread's claimed kick), seq_cst; on failure s = the current state */
-		// @src src/kick.c: /* S3, seq_cst: on failure s holds the new state and we decide again */
+		// @src src/proto/kick.c: /* S3, seq_cst: on failure s holds the new state and we decide again */
 		atomic {
 			if
 			:: idle[c] == s -> idle[c] = WAKING; ok = true; FD_CLAIM(s)
@@ -665,13 +665,13 @@ inline xc_kick(c, s, ok, why)
 		if
 		:: ok ->
 #if ATTACHED
-			// @src src/kick.c: if (s == XC_IDLE_SLEEPING_FD)
+			// @src src/proto/kick.c: if (s == XC_IDLE_SLEEPING_FD)
 			if
 			:: s == SLEEPING_FD -> kick_fd(c)
 			:: else ->
 #endif
 			/* kick_futex: futex_wake(&c->idle, 1) - dequeues the waiter, if any */
-			// @src src/kick.c: xc_futex_wake(&c->idle, 1);
+			// @src src/proto/kick.c: xc_futex_wake(&c->idle, 1);
 			atomic {
 				if
 				:: waiter[c] -> WITNESS(3);
@@ -684,7 +684,7 @@ inline xc_kick(c, s, ok, why)
 			fi;
 #endif
 			/* CAS idle WAKING -> WOKENUP, relaxed; fails harmlessly if the worker moved on */
-			// @src src/kick.c: s = XC_IDLE_WAKING;
+			// @src src/proto/kick.c: s = XC_IDLE_WAKING;
 			atomic {
 				if
 				:: idle[c] == WAKING -> idle[c] = WOKENUP
@@ -739,7 +739,7 @@ inline run_list(taken)
  */
 inline call_fn_next(c, src, b, plain)
 {
-	// @src src/call.h: xc_in_call++;
+	// @src src/base/thread.h: xc_tls.in_call++;
 	atomic {
 		assert(!(plain && deferred[c]));
 		b = src & (-src);
@@ -754,7 +754,7 @@ inline call_fn_next(c, src, b, plain)
 		ran = ran | b;
 		MARK_ANY
 	}
-	// @src src/call.h: xc_in_call--;
+	// @src src/base/thread.h: xc_tls.in_call--;
 	atomic { in_call[c]--; RING_COMPLETE(b) FORGET(b) }
 }
 
@@ -775,7 +775,7 @@ inline sync_wake()
 	if
 	:: k ->
 		WITNESS(27);	/* a completer kicks a waiting worker */
-		// @src src/wait.c: xc_kick(waiter);
+		// @src src/run/wait.c: xc_kick(waiter);
 		s = idle[w];
 		xc_kick(w, s, ok, 1);
 		atomic { k = false; w = 0; s = 0; ok = false }
@@ -787,7 +787,7 @@ inline sync_wake()
 #define sync_wake()		skip
 #endif
 
-/* xc_llist_take (src/llist.h): head == CLOSED ? NULL : exchange(head, NULL).
+/* xc_llist_take (src/base/llist.h): head == CLOSED ? NULL : exchange(head, NULL).
  * Only the owner thread takes or closes, so the two accesses act as one. */
 inline take(q, taken)
 {
@@ -836,7 +836,7 @@ inline run_urgent_list(c)
 }
 
 /*
- * xc_run_urgent (src/run.c) in task context: while the urgent queue is
+ * xc_run_urgent (src/run/run.c) in task context: while the urgent queue is
  * non-empty (seq_cst), take it and run it. The loop condition is the
  * re-check after the worker's RUNNING store.
  */
@@ -848,7 +848,7 @@ inline run_urgent(c)
 	DRAIN_RUNNING(c)
 	run_urgent_list(c)
 #else
-	// @src src/run.c: while (xc_llist_nonempty(&c->urgentq, memory_order_seq_cst)) {
+	// @src src/run/run.c: while (xc_llist_nonempty(&c->urgentq, memory_order_seq_cst)) {
 	do
 	:: PENDING(urgentq[c]) ->
 		DRAIN_RUNNING(c)
@@ -857,7 +857,7 @@ inline run_urgent(c)
 			if :: again && deferred[c] -> WITNESS(23) :: else -> skip fi;
 			take_urgent(c, utaken)
 		}
-		// @src src/run.c: if (!l)
+		// @src src/run/run.c: if (!l)
 		if :: utaken == 0 -> break :: else -> skip fi;
 		run_urgent_list(c);
 		again = true
@@ -868,13 +868,13 @@ inline run_urgent(c)
 }
 
 /*
- * xc_call_returned (src/call.h): a call's fn has returned on the worker
+ * xc_call_returned (src/run/call.h): a call's fn has returned on the worker
  * (not in the handler): if the urgent queue is non-empty (acquire), run it.
  * wn: the witness for a deferred urgent call caught here.
  */
 inline call_returned(c, wn)
 {
-	// @src src/call.h: if (!xc_in_urgent && xc_llist_nonempty(&c->urgentq, memory_order_acquire))
+	// @src src/run/call.h: if (!xc_in_urgent && xc_llist_nonempty(&c->urgentq, memory_order_acquire))
 	if
 	:: atomic { PENDING(urgentq[c]) -> if :: deferred[c] -> WITNESS(wn) :: else -> skip fi } ->
 		run_urgent(c)
@@ -883,25 +883,25 @@ inline call_returned(c, wn)
 }
 
 /*
- * slot_run_published (src/slot.c): run the slot's call, then free the slot
+ * slot_run_published (src/proto/slot.c): run the slot's call, then free the slot
  * with one exchange (0, or CLOSED while draining, which keeps slot_closed),
  * wake a waiter that asked for it, then xc_call_returned.
  */
 inline slot_run(c)
 {
 	call_fn_next(c, slot_call[c], cbit, 1);
-	// @src src/slot.c: old = atomic_exchange_explicit(&s->done.word, after, memory_order_seq_cst);
+	// @src src/proto/slot.c: old = atomic_exchange_explicit(&s->done.word, after, memory_order_seq_cst);
 	atomic { slot_pub[c] = false; COMPLETE_WORD(cbit); cbit = 0 }
-	// @src src/slot.c: if (old & XC_DONE_SLEEPING)
+	// @src src/proto/slot.c: if (old & XC_DONE_SLEEPING)
 	sync_wake();
 #ifndef MUTANT_NOCATCHUP
-	// @src src/slot.c: xc_call_returned(c);
+	// @src src/proto/slot.c: xc_call_returned(c);
 	call_returned(c, 21)
 #endif
 }
 
 /*
- * run_list(c, l, false) (src/run.c): each call in turn: its fn, its
+ * run_list(c, l, false) (src/run/run.c): each call in turn: its fn, its
  * completion (call_run: xc_sync_complete, modelled for a waiting worker's
  * call), then xc_call_returned.
  */
@@ -912,12 +912,12 @@ inline run_queue_list(c)
 		call_fn_next(c, taken, cbit, 1);
 #if PAIR
 		/* xc_sync_complete: fetch_sub (seq_cst) reads XC_SYNC_SLEEPING */
-		// @src src/wait.c: uint32_t old = atomic_fetch_sub_explicit(&s->word, 1, memory_order_seq_cst);
+		// @src src/run/wait.c: uint32_t old = atomic_fetch_sub_explicit(&s->word, 1, memory_order_seq_cst);
 		atomic { COMPLETE_WORD(cbit); cbit = 0 }
-		// @src src/wait.c: if ((old & XC_DONE_COUNT) != 1 || !(old & XC_DONE_SLEEPING))
+		// @src src/run/wait.c: if ((old & XC_DONE_COUNT) != 1 || !(old & XC_DONE_SLEEPING))
 		sync_wake();
 #endif
-		// @src src/run.c: xc_call_returned(c);
+		// @src src/run/run.c: xc_call_returned(c);
 		call_returned(c, 22)
 	:: else -> break
 	od
@@ -925,7 +925,7 @@ inline run_queue_list(c)
 
 #if RING
 /*
- * The worker's side of the rings (src/ring.c). Its held set (c->rings_held)
+ * The worker's side of the rings (src/proto/ring.c). Its held set (c->rings_held)
  * is a local of the worker, held, a bit per ring, as is the set of rings it
  * dropped at a U3 whose CAS the owner won (c->rings_dropped), dropped; rr
  * and rcl are scratch.
@@ -938,12 +938,12 @@ inline run_queue_list(c)
  */
 inline take_doorbells(c)
 {
-	// @src src/ring.h: struct xc__link *l = xc_llist_take(&c->callq);
+	// @src src/proto/ring.h: struct xc__link *l = xc_llist_take(&c->callq);
 	atomic {
 		if
 		:: !callq[c].closed ->
 			/* hold each ring; one the worker dropped is off that list (its push landed) */
-			// @src src/ring.c: undrop(c, r);
+			// @src src/proto/ring.c: undrop(c, r);
 			if :: (dropped & callq[c].nodes) != 0 -> WITNESS(69) :: else -> skip fi;
 			held = held | callq[c].nodes; dropped = dropped & ~callq[c].nodes; callq[c].nodes = 0
 		:: else -> skip	/* closed: NULL */
@@ -963,9 +963,9 @@ inline take_doorbells(c)
 inline ring_run(c, r)
 {
 	do
-	// @src src/ring.c: r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
+	// @src src/proto/ring.c: r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
 	:: RUNRUN(r) ->
-		// @src src/ring.c: atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+		// @src src/proto/ring.c: atomic_store_explicit(&r->tail, t + 1, memory_order_release);
 		atomic {
 			/* an open CPU's ring: no close took its entries, no owner retracts one now */
 			assert(rmark[(r) * NCALLS + rtail[r]] != M_TAKEN);
@@ -977,7 +977,7 @@ inline ring_run(c, r)
 		:: taken == 0 -> WITNESS(74)	/* a tombstone a refused owner left: skipped */
 		:: else ->
 			call_fn_next(c, taken, cbit, 1);
-			// @src src/ring.c: xc_call_returned(c);
+			// @src src/proto/ring.c: xc_call_returned(c);
 			call_returned(c, 22)
 		fi
 	:: else -> break
@@ -994,7 +994,7 @@ inline ring_run_closing(c, r)
 {
 	do
 	:: RUNRUN(r) ->
-		// @src src/ring.c: return closing ? atomic_exchange_explicit(&e->fn, XC_RING_TAKEN, memory_order_relaxed)
+		// @src src/proto/ring.c: return closing ? atomic_exchange_explicit(&e->fn, XC_RING_TAKEN, memory_order_relaxed)
 		atomic {
 			if
 			:: rmark[(r) * NCALLS + rtail[r]] == M_RETRACTED -> taken = 0; WITNESS(75)
@@ -1024,8 +1024,8 @@ inline ring_run_closing(c, r)
  */
 inline rings_run(c)
 {
-	// @src src/ring.c: return rings_run(c, c->rings_held, false);
-	// @src src/ring.c: for (; r; r = r->held_next)
+	// @src src/proto/ring.c: for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+	// @src src/proto/ring.c: n += ring_run(c, r, false);
 	rr = 0;
 	do
 	:: rr < NRINGS && (held & (1 << rr)) -> ring_run(c, rr); rr++
@@ -1041,7 +1041,7 @@ inline rings_run(c)
 inline rings_unfenced(set)
 {
 	do
-	// @src src/ring.c: any |= atomic_load_explicit(&r->unfenced, memory_order_acquire) != 0;
+	// @src src/proto/ring.c: any |= atomic_load_explicit(&r->unfenced, memory_order_acquire) != 0;
 	:: atomic { rr < NRINGS && (set & (1 << rr)) -> anyunf = anyunf || unf[rr]; rr++ }
 	:: atomic { rr < NRINGS && !(set & (1 << rr)) -> rr++ }
 	:: else -> rr = 0; break
@@ -1085,30 +1085,30 @@ inline rings_unfenced(set)
  */
 inline rings_release(c)
 {
-	// @src src/ring.h: return c->rings_held && xc_rings_release_held(c);
+	// @src src/proto/ring.h: return c->rings_held && xc_rings_release_held(c);
 	if
 	:: held != 0 ->
 		rr = 0;
 		do
-		// @src src/ring.c: atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);
+		// @src src/proto/ring.c: atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);
 		:: atomic { rr < NRINGS && (held & (1 << rr)) -> rstate[rr] = RING_IDLE; rr++ }
 		:: atomic { rr < NRINGS && !(held & (1 << rr)) -> rr++ }
 		:: else -> rr = 0; break
 		od;
-		// @src src/ring.c: atomic_thread_fence(memory_order_seq_cst);	/* U2 */
+		// @src src/proto/ring.c: atomic_thread_fence(memory_order_seq_cst);	/* U2 */
 		rings_unfenced(held);
-		// @src src/ring.c: if (rings_unfenced(c->rings_held) && !owners_barrier(c, true))
+		// @src src/proto/ring.c: if (rings_unfenced(c->rings_held) && !owners_barrier(c, true))
 		if
 		:: anyunf ->
 #ifndef MUTANT_NOMEMBARRIER
 			if
-			// @src src/ring.c: while (!(done = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) && !may_skip)
+			// @src src/proto/ring.c: while (!(done = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) && !may_skip)
 			:: MEMBARRIER(70)
 			/* owners_barrier: another worker's is under way (barrier_busy) */
-			// @src src/ring.c: if (busy && may_skip)
+			// @src src/proto/ring.c: if (busy && may_skip)
 			:: atomic { busy > 0 -> busy--; anyunf = false;
 #ifndef MUTANT_BUSYSLEEP
-				// @src src/ring.c: keep_all = true;
+				// @src src/proto/ring.c: keep_all = true;
 				keep_all = true; WITNESS(71)
 #else
 				skip	/* MUTANT: no membarrier, and the worker goes on to sleep */
@@ -1123,20 +1123,20 @@ inline rings_release(c)
 #ifndef MUTANT_UNLINKNORECHECK
 		do
 		/* U3: keep_all, or ring_has_calls - tail (its own) and head, relaxed */
-		// @src src/ring.c: if ((keep_all || xc_ring_has_calls(r)) &&
+		// @src src/proto/ring.c: if ((keep_all || xc_ring_has_calls(r)) &&
 		:: atomic { rr < NRINGS && (held & (1 << rr)) && !keep_all && !RUNRUN(rr) ->
 			held = held & ~(1 << rr); rr++; WITNESS(56) }	/* empty: unlinked */
 		:: atomic { rr < NRINGS && !(held & (1 << rr)) -> rr++ }
 		:: rr < NRINGS && (held & (1 << rr)) && (keep_all || RUNRUN(rr)) ->
 #ifndef MUTANT_RELINKSTORE
 			/* the re-link: CAS state IDLE -> LINKED (relaxed) */
-			// @src src/ring.c: atomic_compare_exchange_strong_explicit(&r->state, &s, XC_RING_LINKED,
+			// @src src/proto/ring.c: atomic_compare_exchange_strong_explicit(&r->state, &s, XC_RING_LINKED,
 			atomic {
 				if
 				:: rstate[rr] == RING_IDLE -> rstate[rr] = RING_LINKED; WITNESS(54)	/* kept */
 				:: else ->
 					/* its owner linked it and pushes it: dropped until then */
-					// @src src/ring.c: if (s == XC_RING_LINKED && !r->dropped) {
+					// @src src/proto/ring.c: if (s == XC_RING_LINKED && !r->dropped) {
 					held = held & ~(1 << rr); dropped = dropped | (1 << rr); WITNESS(55)
 				fi;
 				rr++
@@ -1168,14 +1168,14 @@ inline rings_release(c)
  */
 inline rings_close(me)
 {
-	// @src src/ring.c: for (struct xc__link *l = xc_llist_close(&c->callq); l; l = l->next)
+	// @src src/proto/ring.c: for (struct xc__link *l = xc_llist_close(&c->callq); l; l = l->next)
 	atomic {
 		held = held | callq[me].nodes; dropped = dropped & ~callq[me].nodes;
 		callq[me].nodes = 0; callq[me].closed = true;
 		rcl = held; held = 0	/* ours alone now (the worker's own words) */
 	}
 	do
-	// @src src/ring.c: atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);	/* U1, as above */
+	// @src src/proto/ring.c: atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);	/* U1, as above */
 	:: atomic { rr < NRINGS && (rcl & (1 << rr)) -> rstate[rr] = RING_IDLE; rr++ }
 	:: atomic { rr < NRINGS && !(rcl & (1 << rr)) -> rr++ }
 	:: else -> rr = 0; break
@@ -1185,7 +1185,7 @@ inline rings_close(me)
 	if
 	:: anyunf ->
 #ifndef MUTANT_NOMEMBARRIER
-		// @src src/ring.c: owners_barrier(c, false);	/* U2', waiting its turn: the CPU is closing */
+		// @src src/proto/ring.c: owners_barrier(c, false);	/* U2', waiting its turn: the CPU is closing */
 		MEMBARRIER(73)
 #else
 		anyunf = false	/* MUTANT: no membarrier */
@@ -1195,14 +1195,14 @@ inline rings_close(me)
 	do
 	:: rr < NRINGS && (rcl & (1 << rr)) ->
 		if :: RUNRUN(rr) -> WITNESS(59) :: else -> skip fi;	/* the close runs a ring's calls */
-		// @src src/ring.c: n += ring_run(c, r, true, false);	/* U3, and what it finds */
+		// @src src/proto/ring.c: n += ring_run(c, r, true);	/* U3, and what it finds */
 		ring_run_closing(me, rr); rr++
 	:: rr < NRINGS && !(rcl & (1 << rr)) -> rr++
 	:: else -> rr = 0; rcl = 0; break
 	od;
 #ifndef MUTANT_CLOSENODROPPED
 	/* the rings dropped at a lost U3 CAS: their owner's push is still to come */
-	// @src src/ring.c: while ((r = c->rings_dropped)) {
+	// @src src/proto/ring.c: while ((r = c->rings_dropped)) {
 	do
 	:: rr < NRINGS && (dropped & (1 << rr)) ->
 		/* the owner won its CAS: LINKED, or IDLE once its refused push stored it; no U1 here */
@@ -1219,66 +1219,66 @@ inline rings_close(me)
 }
 #endif
 
-/* xc_run_calls (src/run.c): xc_run_urgent (urgent queue), the slot, then the call queue */
+/* xc_run_calls (src/run/run.c): xc_run_urgent (urgent queue), the slot, then the call queue */
 inline run_calls(c)
 {
-	// @src src/run.c: int n = xc_run_urgent(c);
+	// @src src/run/run.c: int n = xc_run_urgent(c);
 	run_urgent(c);
 	/* xc_slot_run: load the word (seq_cst); run the call if published */
-	// @src src/run.c: n += xc_slot_run(c);
+	// @src src/run/run.c: n += xc_slot_run(c);
 	if
 	:: atomic { SLOT_PENDING(c) -> WITNESS(16) } -> slot_run(c)
 	:: else -> skip
 	fi;
 #if RING
 	/* the rings: the doorbells, then every held ring */
-	// @src src/run.c: xc_ring_take_doorbells(c);
+	// @src src/run/run.c: xc_ring_take_doorbells(c);
 	take_doorbells(c);
-	// @src src/run.c: return n + (deep ? xc_rings_refuse_waited(c) : xc_rings_run(c));
+	// @src src/run/run.c: return n + (deep ? xc_rings_refuse_waited(c) : xc_rings_run(c));
 	rings_run(c)
 #else
-	// @src src/run.c: struct xc__link *l = xc_llist_take(&c->callq);
+	// @src src/run/run.c: struct xc__link *l = xc_llist_take(&c->callq);
 	take(callq[c], taken);
 	run_queue_list(c)
 #endif
 }
 
 /*
- * xc_llist_open (src/llist.h): store NULL - "owner only, list closed". On a
+ * xc_llist_open (src/base/llist.h): store NULL - "owner only, list closed". On a
  * list that is open, the store would wipe the calls pushed onto it: the
  * assertion is the lost call, seen where it happens.
  */
 inline llist_open(q)
 {
-	// @src src/llist.h: atomic_store_explicit(head, NULL, memory_order_release);
+	// @src src/base/llist.h: atomic_store_explicit(head, NULL, memory_order_release);
 	atomic { assert(q.nodes == 0); q.nodes = 0; q.closed = false }
 }
 
-/* xc_cpu_open (src/hotplug.c): by xc_cpu_online, or (FOLLOW) by the worker coming back */
+/* xc_cpu_open (src/cpu/hotplug.c): by xc_cpu_online, or (FOLLOW) by the worker coming back */
 inline cpu_open(c)
 {
-	// @src src/hotplug.c: atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
+	// @src src/cpu/hotplug.c: atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
 	ctl[c] = CTL_NONE;
-	// @src src/hotplug.c: xc_llist_open(&c->callq);
+	// @src src/cpu/hotplug.c: xc_llist_open(&c->callq);
 	llist_open(callq[c]);
-	// @src src/hotplug.c: xc_llist_open(&c->workq);
+	// @src src/cpu/hotplug.c: xc_llist_open(&c->workq);
 	llist_open(workq[c]);
-	// @src src/hotplug.c: xc_llist_open(&c->urgentq);
+	// @src src/cpu/hotplug.c: xc_llist_open(&c->urgentq);
 	llist_open(urgentq[c]);
-	// @src src/hotplug.c: xc_slot_open(c);
+	// @src src/cpu/hotplug.c: xc_slot_open(c);
 	slot_closed[c] = false
 #if FOLLOW || DETACH
 	;
-	// @src src/hotplug.c: atomic_store_explicit(&c->online, true, memory_order_release);
+	// @src src/cpu/hotplug.c: atomic_store_explicit(&c->online, true, memory_order_release);
 	online = true
 #endif
 }
 
 #if WORK
-/* xc_run_one_work (src/work.c): take the queue into work_head if it is empty */
+/* xc_run_one_work (src/run/work.c): take the queue into work_head if it is empty */
 inline work_take(me)
 {
-	// @src src/work.c: work_adopt(c, xc_llist_take(&c->workq));
+	// @src src/run/work.c: work_adopt(c, xc_llist_take(&c->workq));
 	atomic {
 		if
 		:: work_head == 0 && !workq[me].closed -> work_head = workq[me].nodes; workq[me].nodes = 0
@@ -1290,7 +1290,7 @@ inline work_take(me)
 /* ... and the oldest item starts (work_head != 0): fn(arg), RUNNING, xc_in_call 0 */
 inline work_start(me)
 {
-	// @src src/work.c: fn(arg);
+	// @src src/run/work.c: xc_user_run(XC_USER_WORK, fn, arg);
 	atomic {
 		wbit = work_head & (-work_head);
 		work_head = work_head & ~wbit;
@@ -1308,7 +1308,7 @@ inline work_start(me)
 #endif
 
 /*
- * xc_cpu_drain (src/worker.c) for an offline: xc_drain_calls (close the
+ * xc_cpu_drain (src/cpu/worker.c) for an offline: xc_drain_calls (close the
  * urgent queue and run it, then the call queue, then close the slot and run
  * the call published before), xc_drain_work (close the work queue, run every
  * item taken), then online = false (release). By the worker (cpu_offline,
@@ -1317,15 +1317,15 @@ inline work_start(me)
 inline cpu_drain(me)
 {
 	/* xc_drain_calls: close the urgent queue, then the call queue */
-	// @src src/run.c: int n = run_list(c, xc_llist_close(&c->urgentq), true);
+	// @src src/run/run.c: int n = run_list(c, xc_llist_close(&c->urgentq), true);
 	atomic { taken = urgentq[me].nodes; urgentq[me].nodes = 0; urgentq[me].closed = true; deferred[me] = false }
 	run_list(taken);
 #if RING
 	/* ... then the rings (xc_rings_close) */
-	// @src src/run.c: n += xc_rings_close(c);
+	// @src src/run/run.c: n += xc_rings_close(c);
 	rings_close(me);
 #else
-	// @src src/run.c: n += run_list(c, xc_llist_close(&c->callq), false);
+	// @src src/run/run.c: n += run_list(c, xc_llist_close(&c->callq), false);
 	atomic { taken = callq[me].nodes; callq[me].nodes = 0; callq[me].closed = true }
 	if :: taken != 0 -> WITNESS(10) :: else -> skip fi;
 #if FOLLOW
@@ -1334,7 +1334,7 @@ inline cpu_drain(me)
 	run_list(taken);
 #endif
 	/* xc_slot_close: fetch_or CLOSED; run the call published before */
-	// @src src/run.c: return n + xc_slot_close(c);
+	// @src src/run/run.c: return n + xc_slot_close(c);
 	atomic { slot_closed[me] = true; if :: slot_pub[me] -> WITNESS(19) :: else -> skip fi }
 	if
 	:: SLOT_PENDING(me) -> slot_run(me)
@@ -1343,7 +1343,7 @@ inline cpu_drain(me)
 #if WORK
 	;
 	/* xc_drain_work: close the work queue, run every item taken */
-	// @src src/work.c: work_adopt(c, xc_llist_close(&c->workq));
+	// @src src/run/work.c: work_adopt(c, xc_llist_close(&c->workq));
 	atomic { work_head = work_head | workq[me].nodes; workq[me].nodes = 0; workq[me].closed = true }
 	atomic {
 		assert((work_head & ~work_accepted) == 0 && (work_ran & work_head) == 0);
@@ -1354,7 +1354,7 @@ inline cpu_drain(me)
 #if FOLLOW || DETACH
 	;
 	/* cpu_drain: online = false (release), after the drain */
-	// @src src/worker.c: atomic_store_explicit(&c->online, false, memory_order_release);
+	// @src src/cpu/worker.c: atomic_store_explicit(&c->online, false, memory_order_release);
 	online = false
 #endif
 }
@@ -1396,10 +1396,10 @@ proctype worker(byte me)
 	bool slept_out = false;		/* the futex wait timed out (the sleep limit) */
 #endif
 
-	/* worker_loop (src/worker.c) */
+	/* worker_loop (src/cpu/worker.c) */
 loop_top:
 	/* ctl = atomic_load(&c->ctl, acquire) */
-	// @src src/worker.c: uint32_t ctl = atomic_load_explicit(&c->ctl, memory_order_acquire);
+	// @src src/cpu/worker.c: uint32_t ctl = atomic_load_explicit(&c->ctl, memory_order_acquire);
 	if
 	:: ctl[me] == CTL_OFFLINE -> goto offline
 	:: else -> skip
@@ -1410,11 +1410,11 @@ loop_top:
 	 * thread runs on another CPU: one load). Then the full check, xc_os_check:
 	 * the thread's mask, one snapshot of what the OS allows; taken: c->taken set.
 	 */
-	// @src src/worker.c: if (xc_unlikely(xc_os_suspect(c))) {
+	// @src src/cpu/worker.c: if (xc_unlikely(xc_os_suspect(c))) {
 	if
 	:: os_recheck || elsewhere ->
 		os_recheck = false;
-		// @src src/worker.c: if (xc_rt.cfg.follow_os && xc_os_check(c)) {
+		// @src src/cpu/worker.c: if (xc_rt.cfg.follow_os && xc_os_check(c)) {
 		if
 		:: !os_has -> taken_flag = true; goto os_took
 		:: else ->	/* pinned (again): nothing to do; c->taken is left as it was */
@@ -1424,11 +1424,11 @@ loop_top:
 	fi;
 #endif
 	/* xc_run_calls(c), RUNNING */
-	// @src src/worker.c: xc_run_calls(c);
+	// @src src/cpu/worker.c: xc_run_calls(c);
 	run_calls(me);
 #if WORK
 	work_take(me);
-	// @src src/worker.c: if (xc_run_one_work(c))
+	// @src src/cpu/worker.c: if (xc_run_one_work(c))
 	if
 	:: work_head != 0 ->
 		work_start(me);
@@ -1480,9 +1480,9 @@ wait_queue:
 		:: break
 		od;
 		/* sync_wait_after_spin: sync_ask_wake: CAS word |= XC_SYNC_SLEEPING unless done */
-		// @src src/wait.c: if (!ask_wake(r))
+		// @src src/run/wait.c: if (!ask_wake(r))
 #ifndef MUTANT_NOASKWAKE
-		// @src src/wait.c: if (atomic_compare_exchange_weak_explicit(&r->s->word, &w, w | XC_DONE_SLEEPING,
+		// @src src/run/wait.c: if (atomic_compare_exchange_weak_explicit(&r->s->word, &w, w | XC_DONE_SLEEPING,
 		atomic {
 			if
 			:: sync_done[me] -> WITNESS(31); goto wait_over	/* done already: return 0 */
@@ -1498,24 +1498,24 @@ wait_queue:
 #endif
 wait_loop:
 		/* while (!sync_ref_done(r)) - seq_cst */
-		// @src src/wait.c: while (!ref_done(r)) {
+		// @src src/run/wait.c: while (!ref_done(r)) {
 		if
 		:: sync_done[me] -> goto wait_end
 		:: else -> skip
 		fi;
-		// @src src/wait.c: if (xc_wait_serve())
+		// @src src/run/wait.c: if (xc_wait_serve())
 		run_calls(me);
 		if
 		:: any -> any = false; WITNESS(29); goto wait_loop	/* continue */
 		:: else -> skip
 		fi;
 		/* xc_idle_wait(self, ready_sync, r, window, until, 0): until = 0 (stuck reports off) */
-		// @src src/wait.c: if (!xc_idle_wait(self, ready_done, &ready, xc_poll_window(self),
+		// @src src/run/wait.c: if (!xc_idle_wait(self, ready_done, &ready, deep ? -1 : xc_poll_window(self),
 		mode = MODE_SYNC;
 		goto idle_wait;
 wait_end:
 		/* pushed while we looked idle: see xc_idle_state_set */
-		// @src src/wait.c: xc_run_urgent(self);
+		// @src src/run/wait.c: xc_run_urgent(self);
 		run_urgent(me);
 wait_over:
 		/* xc_slot_call: give the claim back (release) */
@@ -1534,18 +1534,18 @@ wait_over:
 #endif
 
 	/* cpu_idle: xc_idle_state_set(c, POLLING), relaxed */
-	// @src src/worker.c: xc_idle_state_set(c, XC_IDLE_POLLING);
+	// @src src/cpu/worker.c: xc_idle_state_set(c, XC_IDLE_POLLING);
 	idle[me] = POLLING;
 idle_loop:	/* cpu_idle's loop: xc_idle_wait(c, ready_idle, NULL, window, 0, watch) */
 idle_wait:
 	/* xc_idle_wait (mode says which): prev = load(idle), relaxed */
-	// @src src/wait.c: uint32_t prev = atomic_load_explicit(&c->idle, memory_order_relaxed);
+	// @src src/run/wait.c: uint32_t prev = atomic_load_explicit(&c->idle, memory_order_relaxed);
 	prev = idle[me];
 	/* "only this thread writes RUNNING or POLLING": cpu_idle waits POLLING;
 	 * a wait inside a work item RUNNING */
 	assert(mode == MODE_IDLE && prev == POLLING || mode == MODE_SYNC && prev == RUNNING);
 	/* idle = POLLING, relaxed */
-	// @src src/wait.c: atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
+	// @src src/run/wait.c: atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
 	idle[me] = POLLING;
 	/*
 	 * poll_until: while (!ready()) spin, until the window ends. Polling only
@@ -1580,10 +1580,10 @@ idle_poll:
 	od;
 #if RING
 	/* U1-U3 before the first W1: a ring still held has calls, and W2 finds them */
-	// @src src/wait.c: while (xc_rings_release(c)) {
+	// @src src/run/wait.c: while (xc_rings_release(c)) {
 	rings_release(me);
 	/* keep_all: another worker's membarrier is under way: poll on, then release again */
-	// @src src/wait.c: if (poll_until(c, ready, ctx, XC_RELEASE_RETRY_NS, deadline_ns, &again))
+	// @src src/run/wait.c: if (poll_until(c, ready, ctx, XC_RELEASE_RETRY_NS, deadline_ns, &again))
 	if
 	:: keep_all -> keep_all = false; goto idle_poll
 	:: else -> skip
@@ -1591,14 +1591,14 @@ idle_poll:
 #endif
 sleep_loop:
 	/* W1: idle = SLEEPING, seq_cst */
-	// @src src/wait.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
+	// @src src/run/wait.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
 	idle[me] = SLEEPING;
 #ifndef MUTANT_NORECHECK
 	/* W2: if (ready(c, ctx)) break; - seq_cst loads */
-	// @src src/wait.c: if (ready(c, ctx, false))	/* W2 */
+	// @src src/run/wait.c: if (ready(c, ctx, false))	/* W2 */
 #if PAIR
 	/* ready_done: ref_done || xc_calls_pending(c) (|| an offline request, not modelled: a wake more) */
-	// @src src/wait.c: return ref_done(w->r) || xc_w2_pending(c, false) ||
+	// @src src/run/wait.c: (w->deep ? xc_calls_pending_unheld(c) || xc_rings_unlooked(c) : xc_w2_pending(c, false)) ||
 	if
 	:: mode == MODE_SYNC && sync_done[me] -> WITNESS(30); goto idle_out	/* the re-check saw the completion */
 	:: else -> skip
@@ -1618,7 +1618,7 @@ sleep_loop:
 	fi;
 #if RING
 	/* xc_calls_pending: ... || (c->rings_held && xc_rings_pending(c)): a ring U3 kept */
-	// @src src/kick.h: (c->rings_held && xc_rings_pending(c));
+	// @src src/proto/kick.h: (c->rings_held && xc_rings_pending(c));
 	if
 	:: RINGS_PENDING -> WITNESS(57); goto idle_out
 	:: else -> skip
@@ -1626,7 +1626,7 @@ sleep_loop:
 #endif
 	/* ready_idle: task_work_pending = xc_work_queued || ctl_pending (work_head is empty here) */
 #if WORK
-	// @src src/kick.h: return c->work_head || xc_llist_nonempty(&c->workq, memory_order_seq_cst) ||
+	// @src src/proto/kick.h: return c->work_head || xc_llist_nonempty(&c->workq, memory_order_seq_cst) ||
 	if
 	:: mode == MODE_IDLE && PENDING(workq[me]) -> WITNESS(32); goto idle_out	/* ... a work item */
 	:: else -> skip
@@ -1640,7 +1640,7 @@ sleep_loop:
 #endif
 #if FOLLOW
 	/* ready_idle: ... || os_suspect(c) */
-	// @src src/worker.c: return xc_w2_pending(c, true) || xc_os_suspect(c);
+	// @src src/cpu/worker.c: return xc_w2_pending(c, true) || xc_os_suspect(c);
 	if
 	:: mode == MODE_IDLE && elsewhere -> WITNESS(41); goto idle_out	/* ... the thread moved */
 	:: else -> skip
@@ -1651,7 +1651,7 @@ sleep_loop:
 	 * (deadline 0 and no sleep limit - follow_os off: no timeout)
 	 * W3: futex_wait(&c->idle, SLEEPING): compare and queue
 	 */
-	// @src src/wait.c: bool timed_out = xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout) == -ETIMEDOUT; /* W3 */
+	// @src src/run/wait.c: bool timed_out = xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout) == -ETIMEDOUT; /* W3 */
 	atomic {
 		if
 		:: idle[me] == SLEEPING -> waiter[me] = true
@@ -1671,7 +1671,7 @@ end_futex:
 #endif
 	fi;
 	/* W4: exchange(idle, POLLING), seq_cst */
-	// @src src/wait.c: atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
+	// @src src/run/wait.c: atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
 	idle[me] = POLLING;
 	/* if (ready(c, ctx)) break; - the same loads as W2 */
 	if
@@ -1703,7 +1703,7 @@ end_futex:
 	fi;
 #endif
 	/* ctl_pending */
-	// @src src/kick.h: atomic_load_explicit(&c->ctl, memory_order_seq_cst) != XC_CTL_NONE;
+	// @src src/proto/kick.h: atomic_load_explicit(&c->ctl, memory_order_seq_cst) != XC_CTL_NONE;
 	if
 	:: mode == MODE_IDLE && CTL_READY(me) -> goto idle_out
 	:: else -> skip
@@ -1715,7 +1715,7 @@ end_futex:
 	fi;
 	/* timed out, nothing ready: xc_idle_wait returns false; cpu_idle sets
 	 * os_recheck and leaves for the task loop's full check */
-	// @src src/worker.c: atomic_store_explicit(&c->os_recheck, true, memory_order_relaxed);
+	// @src src/cpu/worker.c: atomic_store_explicit(&c->os_recheck, true, memory_order_relaxed);
 	if
 	:: slept_out -> atomic { slept_out = false; idle[me] = prev; prev = 0; os_recheck = true }; goto leave_idle
 	:: else -> skip
@@ -1727,7 +1727,7 @@ idle_out:
 	slept_out = false;
 #endif
 	/* xc_idle_wait's out: xc_idle_state_set(c, prev) - POLLING relaxed, RUNNING seq_cst */
-	// @src src/wait.c: xc_idle_state_set(c, prev);
+	// @src src/run/wait.c: xc_idle_state_set(c, prev);
 	idle[me] = prev;
 	prev = 0;
 #if PAIR
@@ -1738,17 +1738,17 @@ idle_out:
 #endif
 #if FOLLOW
 	/* cpu_idle: if (os_suspect(c)) break; - before it runs anything */
-	// @src src/worker.c: if (xc_ablated(XC_ABLATE_NOTIFY) || xc_os_suspect(c))
+	// @src src/cpu/worker.c: if (xc_ablated(XC_ABLATE_NOTIFY) || xc_os_suspect(c))
 	if
 	:: elsewhere -> goto leave_idle
 	:: else -> skip
 	fi;
 #endif
 	/* cpu_idle: (ablation: not modelled) xc_run_calls(c), still POLLING */
-	// @src src/worker.c: if (xc_run_calls(c))	/* calls go before task work in any case */
+	// @src src/cpu/worker.c: if (xc_run_calls(c))	/* calls go before task work in any case */
 	run_calls(me);
 	/* cpu_idle: if (task_work_pending(c)) break; - xc_work_queued, then ctl_pending */
-	// @src src/worker.c: if (xc_task_pending(c))
+	// @src src/cpu/worker.c: if (xc_task_pending(c))
 #if WORK
 	if
 	:: PENDING(workq[me]) -> WITNESS(26); goto leave_idle	/* leaves idle for a work item */
@@ -1763,7 +1763,7 @@ idle_out:
 	goto idle_loop;
 leave_idle:
 	/* cpu_idle: xc_idle_state_set(c, RUNNING), seq_cst; sched_yield; worker_loop's top */
-	// @src src/worker.c: xc_idle_state_set(c, XC_IDLE_RUNNING);
+	// @src src/cpu/worker.c: xc_idle_state_set(c, XC_IDLE_RUNNING);
 #ifdef MUTANT_RELAXEDRECHECK
 	/* MUTANT: the store may sit in the store buffer past the next loads */
 	if
@@ -1781,8 +1781,8 @@ os_took:
 	 * cpu_taken: park = WAIT (before the drain, so that xc_cpu_online's
 	 * release is not lost), offline_by_os = true; then cpu_drain, as hotplug's.
 	 */
-	// @src src/worker.c: atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
-	// @src src/worker.c: c->offline_by_os = true;
+	// @src src/cpu/worker.c: atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
+	// @src src/cpu/worker.c: c->offline_by_os = true;
 	atomic { park[me] = PARK_WAIT; offline_by_os = true; by_os = true }
 #endif
 offline:
@@ -1818,19 +1818,19 @@ park_loop:
 	 */
 end_parked:
 	do
-	// @src src/worker.c: if (p != XC_PARK_WAIT)
+	// @src src/cpu/worker.c: if (p != XC_PARK_WAIT)
 	:: park[me] != PARK_WAIT -> break
-	// @src src/worker.c: if (ctl == XC_CTL_OFFLINE) {
+	// @src src/cpu/worker.c: if (ctl == XC_CTL_OFFLINE) {
 	:: park[me] == PARK_WAIT && ctl[me] == CTL_OFFLINE ->
 		ctl[me] = CTL_NONE;
-		// @src src/worker.c: xc_complete(&c->offline_done);
+		// @src src/cpu/worker.c: xc_complete(&c->offline_done);
 		atomic { offline_done = true; if :: offline_by_os -> WITNESS(36) :: else -> skip fi }
 	/* park_watch: taken: xc_os_come_back (pinned there again: c->taken cleared) */
-	// @src src/worker.c: if (!xc_os_come_back(c))
+	// @src src/cpu/worker.c: if (!xc_os_come_back(c))
 	:: atomic { park[me] == PARK_WAIT && taken_flag && os_has -> taken_flag = false } ->
 		goto watch_reopen
 	/* ... not taken: xc_os_check finds it taken now ("taken away while offline") */
-	// @src src/worker.c: } else if (xc_os_check(c)) {
+	// @src src/cpu/worker.c: } else if (xc_os_check(c)) {
 	:: atomic { park[me] == PARK_WAIT && !taken_flag && !os_has ->
 		taken_flag = true; if :: !offline_by_os -> WITNESS(42) :: else -> skip fi }
 	/* ... not taken, still pinned: a reopen the last watch could not finish */
@@ -1841,14 +1841,14 @@ end_parked:
 	goto loop_top;
 watch_reopen:
 	/* return c->offline_by_os && taken_cpu_reopen(c); */
-	// @src src/worker.c: return c->offline_by_os && xc_taken_cpu_reopen(c);
+	// @src src/cpu/worker.c: return c->offline_by_os && xc_taken_cpu_reopen(c);
 	if
 	:: !offline_by_os -> goto end_parked
 	:: else -> skip
 	fi;
 	/* taken_cpu_reopen: trylock; on failure the next watch tries again */
 #ifndef MUTANT_NOREOPENLOCK
-	// @src src/worker.c: if (pthread_mutex_trylock(&xc_rt.hotplug_lock))
+	// @src src/cpu/worker.c: if (pthread_mutex_trylock(&xc_rt.hotplug_lock))
 	atomic {
 		if
 		:: hp_lock == 0 -> hp_lock = LOCK_WORKER; ok = true
@@ -1863,16 +1863,16 @@ watch_reopen:
 	/* MUTANT: no lock: the checks and the reopen race xc_cpu_offline and xc_cpu_online */
 #endif
 	/* under the lock: user_offline and park are written only under it (and park by this thread) */
-	// @src src/worker.c: if (c->user_offline) {
+	// @src src/cpu/worker.c: if (c->user_offline) {
 	if
 	:: user_offline ->
-		// @src src/worker.c: c->offline_by_os = false;	/* the user's offline now: xc_cpu_online brings it back */
+		// @src src/cpu/worker.c: c->offline_by_os = false;	/* the user's offline now: xc_cpu_online brings it back */
 		offline_by_os = false; WITNESS(39)	/* stays parked */
-	// @src src/worker.c: atomic_load_explicit(&c->park, memory_order_acquire) == XC_PARK_WAIT) {
+	// @src src/cpu/worker.c: atomic_load_explicit(&c->park, memory_order_acquire) == XC_PARK_WAIT) {
 	:: !user_offline && park[me] == PARK_WAIT ->
 		/* (xc_rt.state is XC_RT_UP: no exit is modelled) */
 		WITNESS(34);
-		// @src src/worker.c: xc_cpu_open(c);
+		// @src src/cpu/worker.c: xc_cpu_open(c);
 		cpu_open(me);
 		offline_by_os = false;
 #ifndef MUTANT_NOREOPENLOCK
@@ -1883,7 +1883,7 @@ watch_reopen:
 	:: else -> skip	/* xc_cpu_online released it already */
 	fi;
 #ifndef MUTANT_NOREOPENLOCK
-	// @src src/worker.c: pthread_mutex_unlock(&xc_rt.hotplug_lock);
+	// @src src/cpu/worker.c: pthread_mutex_unlock(&xc_rt.hotplug_lock);
 	hp_lock = 0;
 #endif
 	goto end_parked
@@ -1904,8 +1904,8 @@ inline fd_exchange(me, w2)
 		old = idle[me];
 		idle[me] = RUNNING;
 #ifndef MUTANT_FDNOCOUNT
-		// @src src/kick.c: if (old == XC_IDLE_WAKING || old == XC_IDLE_WOKENUP)
-		// @src src/kick.c: c->fd_kicks_seen++;
+		// @src src/proto/kick.c: if (old == XC_IDLE_WAKING || old == XC_IDLE_WOKENUP)
+		// @src src/proto/kick.c: c->fd_kicks_seen++;
 		if
 		:: old == WAKING || old == WOKENUP ->
 			fd_kicks_seen++;
@@ -1935,7 +1935,7 @@ inline fd_exchange(me, w2)
 	fd_kicks_drained = 0
 
 /*
- * fd_settle (src/kick.c), after its count: while kicks are owed (drained !=
+ * fd_settle (src/proto/kick.c), after its count: while kicks are owed (drained !=
  * seen, the thread's own words), load fd_kicks_done (acquire), read the
  * eventfd (the counter to 0; EAGAIN if it is 0), and mark the kicks drained
  * only if the load equals fd_kicks_seen (every write counted came before
@@ -1947,10 +1947,10 @@ inline fd_exchange(me, w2)
  */
 inline fd_settle(me)
 {
-	// @src src/kick.c: if (c->fd_kicks_drained == c->fd_kicks_seen)
-	// @src src/kick.c: uint64_t done = atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire);
-	// @src src/kick.c: (void)!read(c->kick_fd, &val, sizeof(val));
-	// @src src/kick.c: if (done == c->fd_kicks_seen)
+	// @src src/proto/kick.c: if (c->fd_kicks_drained == c->fd_kicks_seen)
+	// @src src/proto/kick.c: uint64_t done = atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire);
+	// @src src/proto/kick.c: (void)!read(c->kick_fd, &val, sizeof(val));
+	// @src src/proto/kick.c: if (done == c->fd_kicks_seen)
 	atomic {
 		if
 		:: fd_kicks_drained != fd_kicks_seen ->
@@ -1970,7 +1970,7 @@ inline fd_settle(me)
 }
 
 /*
- * attached_ctl's xc_cpu_offline_served (src/worker.c, shared with the
+ * attached_ctl's xc_cpu_offline_served (src/cpu/worker.c, shared with the
  * worker's cpu_offline): an offline request: xc_cpu_drain, ctl = NONE
  * (relaxed), xc_complete(&c->offline_done). No park: the thread stays
  * attached and its loop goes on (c->park = WAIT is read by no one here);
@@ -1978,12 +1978,12 @@ inline fd_settle(me)
  */
 inline attached_offline(me)
 {
-	// @src src/attach.c: xc_cpu_offline_served(c);	/* the thread stays attached, its CPU offline */
-	// @src src/worker.c: xc_cpu_drain(c);
+	// @src src/cpu/attach.c: xc_cpu_offline_served(c);	/* the thread stays attached, its CPU offline */
+	// @src src/cpu/worker.c: xc_cpu_drain(c);
 	cpu_drain(me);
-	// @src src/worker.c: atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
+	// @src src/cpu/worker.c: atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
 	ctl[me] = CTL_NONE;
-	// @src src/worker.c: xc_complete(&c->offline_done);
+	// @src src/cpu/worker.c: xc_complete(&c->offline_done);
 	offline_done = true
 }
 
@@ -1994,7 +1994,7 @@ inline attached_offline(me)
 	if :: fd_count > 0 && idle[me] == SLEEPING_FD -> WITNESS(47) :: else -> skip fi
 
 /*
- * CPU 0's worker as an attached thread (src/attach.c): an application
+ * CPU 0's worker as an attached thread (src/cpu/attach.c): an application
  * thread in its own event loop,
  *   for (;;) {
  *       xc_poll();                            xc_attached_poll
@@ -2036,34 +2036,34 @@ proctype attached(byte me)
 loop_top:
 #if DETACH
 	/* xc_worker_detach (attached_self: not inside xc_poll, a call or an item): here, or not yet */
-	// @src src/attach.c: attached_leave(c);
+	// @src src/cpu/attach.c: attached_leave(c);
 	if
 	:: goto leave
 	:: skip
 	fi;
 #endif
 	/* xc_poll -> xc_attached_poll: first xc_fd_sleep_end (RUNNING here: fd_settle only) */
-	// @src src/attach.c: xc_fd_sleep_end(c);	/* RUNNING already: it reads the eventfd only while a kick is owed */
+	// @src src/cpu/attach.c: xc_fd_sleep_end(c);	/* RUNNING already: it reads the eventfd only while a kick is owed */
 	fd_settle(me);
 	/* attached_ctl: ctl (acquire) == OFFLINE: attached_offline */
-	// @src src/attach.c: if (atomic_load_explicit(&c->ctl, memory_order_acquire) != XC_CTL_OFFLINE)
+	// @src src/cpu/attach.c: if (atomic_load_explicit(&c->ctl, memory_order_acquire) != XC_CTL_OFFLINE)
 	if
 	:: ctl[me] == CTL_OFFLINE -> attached_offline(me)
 	:: else -> skip
 	fi;
 	/* (attached_follow: follow_os off) the calls */
-	// @src src/attach.c: n += xc_run_calls(c);
+	// @src src/cpu/attach.c: n += xc_run_calls(c);
 	run_calls(me);
 #if WORK
 	/* work items, each followed by the calls (the batch of XC_ATTACHED_WORK_BATCH is never full here) */
-	// @src src/attach.c: for (int i = 0; i < XC_ATTACHED_WORK_BATCH && xc_run_one_work(c); i++)
+	// @src src/cpu/attach.c: for (int i = 0; i < XC_ATTACHED_WORK_BATCH && xc_run_one_work(c); i++)
 work_loop:
 	work_take(me);
 	if
 	:: work_head != 0 ->
 		work_start(me);
 		atomic { in_work[me] = false; wbit = 0 }
-		// @src src/attach.c: n += 1 + xc_run_calls(c);
+		// @src src/cpu/attach.c: n += 1 + xc_run_calls(c);
 		run_calls(me);
 		goto work_loop
 	:: else -> skip
@@ -2072,17 +2072,17 @@ work_loop:
 	/* the loop's own events; xc_worker_sleep_begin -> xc_fd_sleep_begin */
 #if RING
 	/* U1-U3 first, as in xc_idle_wait */
-	// @src src/kick.c: if (xc_rings_release(c))	/* U1-U3 (ring.c), as in xc_idle_wait */
+	// @src src/proto/kick.c: if (xc_rings_release(c))	/* U1-U3 (ring.c), as in xc_idle_wait */
 	rings_release(me);
 	/* keep_all: xc_fd_sleep_begin returns false (RUNNING, no W1), the loop goes on */
-	// @src src/kick.c: return false;		/* not yet: the loop polls on and comes back */
+	// @src src/proto/kick.c: return false;		/* not yet: the loop polls on and comes back */
 	if
 	:: keep_all -> keep_all = false; goto loop_top
 	:: else -> skip
 	fi;
 #endif
 	/* W1: idle = SLEEPING_FD, seq_cst */
-	// @src src/kick.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING_FD, memory_order_seq_cst);
+	// @src src/proto/kick.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING_FD, memory_order_seq_cst);
 	idle[me] = SLEEPING_FD;
 #ifndef MUTANT_FDNORECHECK
 	/*
@@ -2090,8 +2090,8 @@ work_loop:
 	 * call queue, urgent queue), then xc_task_pending (work_head, empty
 	 * here; the work queue; ctl), each a seq_cst load
 	 */
-	// @src src/kick.c: if (ready(c, ctx, false)) {	/* W2 */
-	// @src src/attach.c: return xc_w2_pending(c, true) || (!taken && xc_os_suspect(c));
+	// @src src/proto/kick.c: if (ready(c, ctx, false)) {	/* W2 */
+	// @src src/cpu/attach.c: return xc_w2_pending(c, true) || (!taken && xc_os_suspect(c));
 	if
 	:: SLOT_PENDING(me) -> goto fd_ready
 	:: else -> skip
@@ -2146,15 +2146,15 @@ end_fdwait:
 	 * xc_worker_sleep_end -> xc_fd_sleep_end: idle (relaxed) is not RUNNING
 	 * (only this thread stores RUNNING): W4, exchange idle -> RUNNING, seq_cst
 	 */
-	// @src src/kick.c: old = atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst);
+	// @src src/proto/kick.c: old = atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst);
 	fd_exchange(me, 0);
-	// @src src/kick.c: fd_settle(c, old);
+	// @src src/proto/kick.c: fd_settle(c, old);
 	fd_settle(me);
 	goto loop_top;
 
 fd_ready:
 	/* W2 found something: exchange idle -> RUNNING, seq_cst, and fd_settle; returns 1 */
-	// @src src/kick.c: fd_settle(c, atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst));
+	// @src src/proto/kick.c: fd_settle(c, atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst));
 	fd_exchange(me, 1);
 	fd_settle(me);
 	/* xc_worker_sleep_end: RUNNING, so fd_settle only */
@@ -2164,14 +2164,14 @@ fd_ready:
 #if DETACH
 leave:
 	/* attached_leave: xc_fd_sleep_end (RUNNING here: fd_settle only); no sender claims a kick from here */
-	// @src src/attach.c: xc_fd_sleep_end(c);	/* RUNNING: no sender claims a kick from here */
+	// @src src/cpu/attach.c: xc_fd_sleep_end(c);	/* RUNNING: no sender claims a kick from here */
 	fd_settle(me);
 	/*
 	 * The hotplug lock by trylock; while another holds it, serve an offline
 	 * request (attached_ctl) and the calls. A round that finds nothing to do
 	 * changes nothing and is left out.
 	 */
-	// @src src/attach.c: while (pthread_mutex_trylock(&xc_rt.hotplug_lock)) {
+	// @src src/cpu/attach.c: while (pthread_mutex_trylock(&xc_rt.hotplug_lock)) {
 	do
 	:: atomic { hp_lock == 0 -> hp_lock = LOCK_WORKER } -> break
 	:: hp_lock != 0 && ctl[me] == CTL_OFFLINE ->
@@ -2185,30 +2185,30 @@ leave:
 		run_calls(me)
 	od;
 	/* under the lock: drain an online CPU as an offline does */
-	// @src src/attach.c: if (atomic_load_explicit(&c->online, memory_order_acquire)) {
+	// @src src/cpu/attach.c: if (atomic_load_explicit(&c->online, memory_order_acquire)) {
 	if
 	:: online -> cpu_drain(me)
 	:: else -> skip
 	fi;
 	/* xc_fd_quiesce: until fd_kicks_done (acquire) == fd_kicks_seen */
-	// @src src/kick.c: while (atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire) != c->fd_kicks_seen)
+	// @src src/proto/kick.c: while (atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire) != c->fd_kicks_seen)
 	if
 	:: fd_kicks_done != fd_kicks_seen -> WITNESS(48)	/* a write in flight: wait for it */
 	:: else -> skip
 	fi;
 	fd_kicks_done == fd_kicks_seen;
 	/* close(c->kick_fd): no sender is between its S3 and its write, nor can one start */
-	// @src src/attach.c: close(c->kick_fd);
+	// @src src/cpu/attach.c: close(c->kick_fd);
 	atomic { assert(fd_writes == fd_claims); fd_closed = true }
 	/* c->attached = false, then unlock (the wait for urgent senders and the signal mask: not modelled) */
-	// @src src/attach.c: c->attached = false;
+	// @src src/cpu/attach.c: c->attached = false;
 	atomic { attached_on = false; hp_lock = 0 }
 #endif
 }
 #endif
 
 /*
- * A sender: NCALLS times call_push (src/call.c) onto CPU 0.
+ * A sender: NCALLS times call_push (src/api/call.c) onto CPU 0.
  * xc_call_single, xc_call_async and call_many all queue and kick this way.
  */
 #define ME	(1 << (id * NCALLS + j))
@@ -2231,7 +2231,7 @@ proctype sender(byte id)
 		 * then publish (S1, CAS word 0 -> PUBLISHED, fails if CLOSED), kick,
 		 * wait for the word to drop the publication, and give the claim back.
 		 */
-		// @src src/call.h: if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1, memory_order_acquire,
+		// @src src/run/call.h: if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1, memory_order_acquire,
 		atomic {
 			if
 			:: slot_owner[0] == 0 -> slot_owner[0] = id + 1; ok = true
@@ -2242,7 +2242,7 @@ proctype sender(byte id)
 		:: !ok -> goto queue
 		:: else -> skip
 		fi;
-		// @src src/call.h: if (xc_likely(atomic_compare_exchange_strong_explicit(&s->done.word, &w, XC_SLOT_PUBLISHED,
+		// @src src/run/call.h: if (xc_likely(atomic_compare_exchange_strong_explicit(&s->done.word, &w, XC_SLOT_PUBLISHED,
 		atomic {
 			assert(!slot_pub[0]);	/* only the holder of the claim publishes */
 			if
@@ -2258,10 +2258,10 @@ proctype sender(byte id)
 			xc_kick(0, s, ok, 0);
 			/* xc_sync_wait: until the word no longer reads PUBLISHED */
 			!slot_pub[0];
-			// @src src/slot.c: atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
+			// @src src/proto/slot.c: atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
 			atomic { slot_owner[0] = 0; j++; r = 0; s = 0; ok = false }
 		:: else ->
-			// @src src/slot.c: atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
+			// @src src/proto/slot.c: atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
 			atomic { slot_owner[0] = 0; ok = false };
 			goto queue
 		fi
@@ -2272,7 +2272,7 @@ queue:
 		s = idle[0];
 #endif
 		/* S1: xc_llist_push onto callq or urgentq - one successful CAS (seq_cst), or CLOSED seen */
-		// @src src/llist.h: return old == NULL ? XC_PUSH_WAS_EMPTY : XC_PUSH_NONEMPTY;
+		// @src src/base/llist.h: return old == NULL ? XC_PUSH_WAS_EMPTY : XC_PUSH_NONEMPTY;
 		atomic {
 			if
 			:: URGENT && urgentq[0].closed || !URGENT && callq[0].closed ->
@@ -2294,12 +2294,12 @@ queue:
 			fi
 		}
 		/* call_kick: kick only if the queue went from empty to non-empty */
-		// @src src/call.c: if (pushed == XC_PUSH_WAS_EMPTY || (pushed == XC_PUSH_NONEMPTY && xc_ablated(XC_ABLATE_COALESCE))) {
+		// @src src/api/call.c: if (pushed == XC_PUSH_WAS_EMPTY || (pushed == XC_PUSH_NONEMPTY && xc_ablated(XC_ABLATE_COALESCE))) {
 		if
 		:: r == PUSH_WAS_EMPTY && !URGENT ->
 #ifndef MUTANT_LOADFIRST
 			/* S2: s = atomic_load(&c->idle, seq_cst) */
-			// @src src/kick.h: uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
+			// @src src/proto/kick.h: uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
 			s = idle[0];
 #endif
 			xc_kick(0, s, ok, 0)
@@ -2309,8 +2309,8 @@ queue:
 			 * The load and the signal are one step: only the handler reads
 			 * sig_pending, and it may run arbitrarily late anyway.
 			 */
-			// @src src/urgent.c: uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
-			// @src src/urgent.c: syscall(SYS_tgkill, getpid(), c->tid, xc_rt.cfg.urgent_signal);
+			// @src src/proto/urgent.c: uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
+			// @src src/proto/urgent.c: syscall(SYS_tgkill, getpid(), c->tid, xc_rt.cfg.urgent_signal);
 			atomic {
 #ifndef MUTANT_LOADFIRST
 				s = idle[0];
@@ -2348,8 +2348,8 @@ queue:
 #if RING
 /*
  * A plain sender with RING: NCALLS calls to CPU 0 through its own ring
- * (ring_call, src/call.c; xc_ring_put, xc_ring_doorbell, src/ring.h;
- * xc_ring_doorbell_slow, ring_refused, src/ring.c). With RWAIT its last call
+ * (ring_call, src/api/call.c; xc_ring_put, xc_ring_doorbell, src/proto/ring.h;
+ * xc_ring_doorbell_slow, ring_refused, src/proto/ring.c). With RWAIT its last call
  * is XC_WAIT: through the slot if the ring holds nothing of its own untaken
  * (slot_in_order) and the slot can be had, else through the ring, and it
  * waits for the completion. Each call is
@@ -2401,7 +2401,7 @@ proctype ring_sender(byte id)
 		:: WAITCALL ->
 			/* slot_in_order: xc_ring_empty: tail (acquire) == head (its own) */
 #ifndef MUTANT_NOSLOTORDER
-			// @src src/call.c: return !r || xc_ring_empty(r);
+			// @src src/api/call.c: return !r || xc_ring_empty(r);
 			if
 			:: rtail[RI] == OWNHEAD(RI) -> skip
 			:: else -> WITNESS(63); goto ring_put	/* earlier calls untaken: the ring */
@@ -2417,7 +2417,7 @@ proctype ring_sender(byte id)
 			:: skip
 			:: !(!slot_pub[0] && !slot_closed[0] && slot_owner[0] == 0) -> goto ring_put	/* -EAGAIN */
 			fi;
-			// @src src/call.h: if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1, memory_order_acquire,
+			// @src src/run/call.h: if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1, memory_order_acquire,
 			atomic {
 				if
 				:: slot_owner[0] == 0 -> slot_owner[0] = id + 1; ok = true
@@ -2467,8 +2467,8 @@ ring_put:
 		 * step, as nothing of the owner's is seen between them (a store
 		 * that a later fence drains is the same as one made at the fence).
 		 */
-		// @src src/ring.h: atomic_store_explicit(&r->head, h + 1, memory_order_release);
-		// @src src/ring.h: if (xc_likely(atomic_load_explicit(&r->unfenced, memory_order_relaxed))) {
+		// @src src/proto/ring.h: atomic_store_explicit(&r->head, h + 1, memory_order_release);
+		// @src src/proto/ring.h: if (xc_likely(atomic_load_explicit(&r->unfenced, memory_order_relaxed))) {
 		atomic {
 			idx = OWNHEAD(RI);
 			rent[RI * NCALLS + idx] = ME;
@@ -2478,8 +2478,8 @@ ring_put:
 			:: OWNER_UNFENCED -> rbuf[RI]++	/* no fence: the worker pays (U2') */
 			:: else ->
 				/* F1 (relaxed; only with membarrier: the model's case), then R1' */
-				// @src src/ring.h: atomic_store_explicit(&r->unfenced, 1, memory_order_relaxed);
-				// @src src/ring.h: /* R1': the store-load order of the argument in ring.c */
+				// @src src/proto/ring.h: atomic_store_explicit(&r->unfenced, 1, memory_order_relaxed);
+				// @src src/proto/ring.h: /* R1': the store-load order of the argument in ring.c */
 				SET_F1;
 				DRAIN(RI);
 				rhead[RI] = idx + 1
@@ -2492,7 +2492,7 @@ ring_put:
 		fi;
 #endif
 		/* xc_ring_doorbell: R2 */
-		// @src src/ring.h: if (xc_likely(atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_LINKED &&
+		// @src src/proto/ring.h: if (xc_likely(atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_LINKED &&
 		if
 		:: atomic { rstate[RI] == RING_LINKED ->	/* the worker has it: rides */
 			WITNESS(52);
@@ -2500,7 +2500,7 @@ ring_put:
 			if :: rbuf[RI] > 0 -> WITNESS(72) :: else -> skip fi }
 		:: else ->
 			/* xc_ring_doorbell_slow: R3, CAS state IDLE -> LINKED (acquire) */
-			// @src src/ring.c: if (!atomic_compare_exchange_strong_explicit(&r->state, &s, XC_RING_LINKED,
+			// @src src/proto/ring.c: if (!atomic_compare_exchange_strong_explicit(&r->state, &s, XC_RING_LINKED,
 			atomic {
 				if
 				:: rstate[RI] == RING_IDLE -> rstate[RI] = RING_LINKED; ok = true
@@ -2513,7 +2513,7 @@ ring_put:
 			if
 			:: ok ->
 				/* C: unfenced = 0 (release): the next call is fenced */
-				// @src src/ring.c: /* C, release: this CAS follows every head store before it (see "Owners without a fence") */
+				// @src src/proto/ring.c: /* C, release: this CAS follows every head store before it (see "Owners without a fence") */
 #ifndef ACQUIRE_CAS
 				CLEAR_C;
 #else
@@ -2521,7 +2521,7 @@ ring_put:
 				atomic { CLEAR_C; DRAIN(RI) };
 #endif
 				/* S1: push the ring on callq - one CAS, or CLOSED seen */
-				// @src src/ring.c: pushed = xc_llist_push(&c->callq, &r->link);
+				// @src src/proto/ring.c: pushed = xc_llist_push(&c->callq, &r->link);
 				atomic {
 					if
 					:: callq[0].closed -> r = PUSH_CLOSED
@@ -2538,7 +2538,7 @@ ring_put:
 				if
 				:: r == PUSH_WAS_EMPTY ->
 					/* xc_call_kick -> xc_kick: S2 */
-					// @src src/ring.c: xc_call_kick(c, pushed, false);
+					// @src src/proto/ring.c: xc_call_kick(c, pushed, false);
 					s = idle[0];
 					if :: s == SLEEPING -> WITNESS(66) :: else -> skip fi;
 					xc_kick(0, s, ok, 0)
@@ -2550,12 +2550,12 @@ ring_put:
 					 * RETRACTED: it read TAKEN, the close runs it (0); else
 					 * -ENXIO, a tombstone stays. Then state = IDLE.
 					 */
-					// @src src/ring.c: uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+					// @src src/proto/ring.c: uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
 					t = rtail[RI];
 					if
 					:: t > idx -> WITNESS(60)	/* the close ran it: 0 */
 					:: else ->
-						// @src src/ring.c: atomic_exchange_explicit(&r->e[idx & r->mask].fn, XC_RING_RETRACTED,
+						// @src src/proto/ring.c: atomic_exchange_explicit(&r->e[idx & r->mask].fn, XC_RING_RETRACTED,
 						atomic {
 							if
 							:: rmark[RI * NCALLS + idx] == M_TAKEN -> WITNESS(65)	/* the close runs it: 0 */
@@ -2567,7 +2567,7 @@ ring_put:
 							fi
 						}
 					fi;
-					// @src src/ring.c: atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
+					// @src src/proto/ring.c: atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
 					rstate[RI] = RING_IDLE
 				fi
 			:: else -> skip
@@ -2610,7 +2610,7 @@ end_drain:
 
 #if NURGENT > 0
 /*
- * urgent_handler (src/urgent.c): runs on CPU 0's worker thread when a
+ * urgent_handler (src/proto/urgent.c): runs on CPU 0's worker thread when a
  * signal arrives, between any two of its steps, also while it is blocked in
  * a futex (which then restarts and compares again). Inside a call's fn it
  * does nothing: the call loop runs the urgent queue right after the fn.
@@ -2625,7 +2625,7 @@ end_idle:
 	do
 	:: atomic {
 		sig_pending[c] > 0 -> sig_pending[c]--;
-		// @src src/urgent.c: if (c && !xc_in_call) {
+		// @src src/proto/urgent.c: if (c && !xc_in_call) {
 		if
 		:: in_call[c] > 0 ->
 			/* deferred: the interrupted call's loop must run the queue */
@@ -2644,7 +2644,7 @@ end_idle:
 #endif
 
 #if NWORK > 0
-/* xc_queue_work (src/work.c), NWORK times onto CPU 0: push (S1), kick if it was empty */
+/* xc_queue_work (src/run/work.c), NWORK times onto CPU 0: push (S1), kick if it was empty */
 proctype work_queuer()
 {
 	byte j = 0;
@@ -2654,7 +2654,7 @@ proctype work_queuer()
 
 	do
 	:: j < NWORK ->
-		// @src src/work.c: r = xc_llist_push(&c->workq, &work->_link);
+		// @src src/run/work.c: r = xc_llist_push(&c->workq, &work->_link);
 		atomic {
 			if
 			:: workq[0].closed -> r = PUSH_CLOSED; work_refused = work_refused | (1 << j)
@@ -2667,7 +2667,7 @@ proctype work_queuer()
 				work_accepted = work_accepted | (1 << j)
 			fi
 		}
-		// @src src/work.c: if (r == XC_PUSH_WAS_EMPTY || xc_ablated(XC_ABLATE_COALESCE)) {
+		// @src src/run/work.c: if (r == XC_PUSH_WAS_EMPTY || xc_ablated(XC_ABLATE_COALESCE)) {
 		if
 		:: r == PUSH_WAS_EMPTY -> s = idle[0]; xc_kick(0, s, ok, 0)
 		:: else -> skip
@@ -2680,14 +2680,14 @@ proctype work_queuer()
 
 #if HOTPLUG && !NEST
 #if !FOLLOW && !DETACH
-/* xc_cpu_offline, then (ONLINE) xc_cpu_online, src/hotplug.c, on CPU 0 */
+/* xc_cpu_offline, then (ONLINE) xc_cpu_online, src/cpu/hotplug.c, on CPU 0 */
 active proctype hotplug()
 {
 	byte s;
 	bool ok;
 
 	/* S1 for a ctl request: atomic_store(&c->ctl, OFFLINE, seq_cst) */
-	// @src src/hotplug.c: xc_cpu_request(c, XC_CTL_OFFLINE);
+	// @src src/cpu/hotplug.c: xc_cpu_request(c, XC_CTL_OFFLINE);
 	ctl[0] = CTL_OFFLINE;
 	/* xc_kick(c): S2 then S3 */
 	s = idle[0];
@@ -2702,7 +2702,7 @@ active proctype hotplug()
 }
 #else
 /*
- * FOLLOW: xc_cpu_offline, then (ONLINE) xc_cpu_online, src/hotplug.c, on
+ * FOLLOW: xc_cpu_offline, then (ONLINE) xc_cpu_online, src/cpu/hotplug.c, on
  * CPU 0, each under the hotplug lock (a plain mutex for a requester that is
  * no worker), racing the OS and the worker that follows it. DETACH: the
  * same, racing the attached thread's detach, which takes the lock too.
@@ -2715,26 +2715,26 @@ active proctype hotplug()
 	/* xc_cpu_offline */
 	atomic { hp_lock == 0 -> hp_lock = LOCK_USER }
 	/* (user_offline is false: this is the first request) */
-	// @src src/hotplug.c: } else if (!atomic_load_explicit(&c->online, memory_order_acquire)) {
+	// @src src/cpu/hotplug.c: } else if (!atomic_load_explicit(&c->online, memory_order_acquire)) {
 	if
 	:: !online ->
 		/* the OS took it (DETACH: the thread detached): it stays offline when it comes back */
-		// @src src/hotplug.c: c->user_offline = true;	/* the OS took it: it stays offline when it comes back */
+		// @src src/cpu/hotplug.c: c->user_offline = true;	/* the OS took it: it stays offline when it comes back */
 		user_offline = true
 #if FOLLOW
 		; WITNESS(35)
 #endif
 	:: else ->
 		/* xc_completion_init(&c->offline_done, 1); xc_cpu_request(c, XC_CTL_OFFLINE) */
-		// @src src/hotplug.c: xc_completion_init(&c->offline_done, 1);
+		// @src src/cpu/hotplug.c: xc_completion_init(&c->offline_done, 1);
 		offline_done = false;
-		// @src src/hotplug.c: atomic_store_explicit(&c->ctl, ctl, memory_order_seq_cst);
+		// @src src/cpu/hotplug.c: atomic_store_explicit(&c->ctl, ctl, memory_order_seq_cst);
 		ctl[0] = CTL_OFFLINE;
 		/* xc_kick(c): S2 then S3; xc_futex_wake(&c->park): a parked worker looks
 		 * at ctl (its park wait is modelled as "until something to do") */
 		s = idle[0];
 		xc_kick(0, s, ok, 0);
-		// @src src/hotplug.c: xc_completion_wait_until(&c->offline_done, 0);
+		// @src src/cpu/hotplug.c: xc_completion_wait_until(&c->offline_done, 0);
 		offline_done;
 		atomic { user_offline = true; s = 0; ok = false }
 	fi;
@@ -2743,26 +2743,26 @@ active proctype hotplug()
 	/* xc_cpu_online */
 	atomic { hp_lock == 0 -> hp_lock = LOCK_USER }
 #if FOLLOW
-	// @src src/hotplug.c: } else if (atomic_load_explicit(&c->taken, memory_order_relaxed) != XC_TAKEN_NONE) {
+	// @src src/cpu/hotplug.c: } else if (atomic_load_explicit(&c->taken, memory_order_relaxed) != XC_TAKEN_NONE) {
 	if
 	:: taken_flag -> WITNESS(38)	/* -ENXIO: the OS has it */
 	:: else ->
 #endif
-		// @src src/hotplug.c: } else if (atomic_load_explicit(&c->online, memory_order_acquire) || !c->user_offline) {
+		// @src src/cpu/hotplug.c: } else if (atomic_load_explicit(&c->online, memory_order_acquire) || !c->user_offline) {
 		if
 		:: online || !user_offline -> skip	/* -EINVAL */
 #if DETACH
 		/* the thread detached: online once a thread attaches */
-		// @src src/hotplug.c: } else if (c->attach_cpu && !c->attached) {
+		// @src src/cpu/hotplug.c: } else if (c->attach_cpu && !c->attached) {
 		:: !online && user_offline && !attached_on -> user_offline = false
 		:: !online && user_offline && attached_on ->
 #else
 		:: else ->
 #endif
-			// @src src/hotplug.c: c->user_offline = false;
+			// @src src/cpu/hotplug.c: c->user_offline = false;
 			user_offline = false;
 			cpu_open(0);
-			// @src src/hotplug.c: xc_park_release(c, XC_PARK_RUN);
+			// @src src/cpu/hotplug.c: xc_park_release(c, XC_PARK_RUN);
 			park[0] = PARK_RUN
 		fi
 #if FOLLOW
@@ -2923,7 +2923,7 @@ cwait:
 	:: sync_done[me] -> goto cw_over	/* xc_sync_spin saw it */
 	:: break
 	od;
-	// @src src/wait.c: if (!ask_wake(r))
+	// @src src/run/wait.c: if (!ask_wake(r))
 	atomic {
 		if
 		:: sync_done[me] -> goto cw_over
@@ -2935,7 +2935,7 @@ cw_loop:
 	:: sync_done[me] -> goto cw_over
 	:: else -> skip
 	fi;
-	// @src src/wait.c: if (xc_wait_serve())
+	// @src src/run/wait.c: if (xc_wait_serve())
 	sret[d] = SV_CWAIT;
 	goto serve;
 cw_served:
@@ -2977,7 +2977,7 @@ sv_idle_ret:
 	 * then run the held ring, re-reading head at each entry (ring_run).
 	 */
 serve:
-	// @src src/ring.h: struct xc__link *l = xc_llist_take(&c->callq);
+	// @src src/proto/ring.h: struct xc__link *l = xc_llist_take(&c->callq);
 	atomic {
 		if
 		:: !callq[me].closed && callq[me].nodes != 0 ->
@@ -3060,7 +3060,7 @@ fn_ret:
 	 * xc_ring_put, then xc_ring_doorbell).
 	 */
 rc:
-	// @src src/ring.h: if (xc_unlikely(h - r->tail_seen == r->size)) {
+	// @src src/proto/ring.h: if (xc_unlikely(h - r->tail_seen == r->size)) {
 	hs[d] = rhead[me];
 	if
 	:: DIST(hs[d], rtail[me]) == RSIZE -> WITNESS(79); goto mr_loop	/* full */
@@ -3073,7 +3073,7 @@ rc:
 	 * MUTANT_MAKEROOMHEAD: the head read on entry is kept across the serves.
 	 */
 mr_loop:
-	// @src src/ring.c: if (h - r->tail_seen < r->size)
+	// @src src/proto/ring.c: if (h - r->tail_seen < r->size)
 	atomic {
 #ifndef MUTANT_MAKEROOMHEAD
 		h = rhead[me];
@@ -3089,9 +3089,9 @@ mr_loop:
 	:: else -> skip
 	fi;
 	if
-	// @src src/ring.c: if (atomic_load_explicit(&c->callq, memory_order_relaxed) == XC_LLIST_CLOSED)
+	// @src src/proto/ring.c: if (atomic_load_explicit(&c->callq, memory_order_relaxed) == XC_LLIST_CLOSED)
 	:: callq[o].closed -> atomic { refused = refused | cb[d]; WITNESS(80) }; goto rc_done
-	// @src src/ring.c: if (atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_IDLE &&
+	// @src src/proto/ring.c: if (atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_IDLE &&
 	:: !callq[o].closed && rstate[me] == RING_IDLE -> WITNESS(81); goto mr_doorbell
 	:: !callq[o].closed && rstate[me] != RING_IDLE ->
 		if :: d >= 2 && from[d - 1] == FROM_FN -> WITNESS(82) :: else -> skip fi;
@@ -3136,8 +3136,8 @@ mr_doorbell:
 
 	/* xc_ring_put: the entry, head = h + 1 (release); R1' (every call fences here) */
 put:
-	// @src src/ring.h: /* calls served while it waited may have put entries of their own: read it again */
-	// @src src/ring.h: atomic_store_explicit(&r->head, h + 1, memory_order_release);
+	// @src src/proto/ring.h: /* calls served while it waited may have put entries of their own: read it again */
+	// @src src/proto/ring.h: atomic_store_explicit(&r->head, h + 1, memory_order_release);
 	atomic {
 #ifndef MUTANT_MAKEROOMHEAD
 		h = rhead[me];
@@ -3169,7 +3169,7 @@ put:
 	:: !ok -> goto rc_done	/* the worker re-linked it */
 	:: else -> ok = false
 	fi;
-	// @src src/ring.c: pushed = xc_llist_push(&c->callq, &r->link);
+	// @src src/proto/ring.c: pushed = xc_llist_push(&c->callq, &r->link);
 	atomic {
 		if
 		:: callq[o].closed -> r = PUSH_CLOSED
@@ -3211,12 +3211,12 @@ refw_done:
 	sq[d] = 0;
 #endif
 #ifndef MUTANT_REFUSEDREWIND
-	// @src src/ring.c: uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+	// @src src/proto/ring.c: uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
 	t = rtail[me];
 	if
 	:: DIST(t, idx[d]) == 1 || DIST(t, idx[d]) == 2 -> WITNESS(84)	/* past it: the call ran */
 	:: else ->
-		// @src src/ring.c: atomic_exchange_explicit(&r->e[idx & r->mask].fn, XC_RING_RETRACTED,
+		// @src src/proto/ring.c: atomic_exchange_explicit(&r->e[idx & r->mask].fn, XC_RING_RETRACTED,
 		atomic {
 			e = ENT(me, idx[d]);
 			if
@@ -3228,7 +3228,7 @@ refw_done:
 			e = 0
 		}
 	fi;
-	// @src src/ring.c: atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
+	// @src src/proto/ring.c: atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
 	atomic { rstate[me] = RING_IDLE; t = 0 }
 #else
 	/* MUTANT: then IDLE, and head rewound to the entry if the close did not take it */
@@ -3261,7 +3261,7 @@ close:
 #if defined(MUTANT_REFUSEDWAIT) || defined(MUTANT_REFUSEDREWIND)
 	close_seq[me]++;
 #endif
-	// @src src/ring.c: for (struct xc__link *l = xc_llist_close(&c->callq); l; l = l->next)
+	// @src src/proto/ring.c: for (struct xc__link *l = xc_llist_close(&c->callq); l; l = l->next)
 	atomic {
 		if :: callq[me].nodes != 0 -> held = true; dropped = false :: else -> skip fi;
 		callq[me].nodes = 0; callq[me].closed = true;

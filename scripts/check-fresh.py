@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """check-fresh.py - one definition of a fresh runtime, and every field in it.
 
-xc_cpu_fresh() (src/bringup.c) sets every field of a CPU and of each ring
+xc_cpu_fresh() (src/cpu/bringup.c) sets every field of a CPU and of each ring
 to it as a new runtime starts from; xc_init and a fork child both run it.
 A field it forgets keeps what the last runtime, or a fork caught half done,
 left there (a ring still marked dropped crashed a fork child's worker; a
 close counter left one ahead hung its calls). So every member of struct
-xc_cpu (src/internal.h) and struct xc_ring (src/ring.h), and every member
+xc_cpu (src/base/internal.h) and struct xc_ring (src/proto/ring.h), and every member
 of the structs they embed, must be stored to in xc_cpu_fresh, or be named
 in the list of kept fields beside it, with its reason. A member that is
 neither, a kept entry without a reason, or one that names no member, fails.
@@ -28,8 +28,8 @@ import tempfile
 
 FUNC = "xc_cpu_fresh"
 STRUCTS = ("xc_cpu", "xc_ring")
-HEADERS = ("src/internal.h", "src/ring.h", "src/llist.h", "include/xcall.h")
-FUNC_FILE = "src/bringup.c"
+HEADERS = ("src/base/internal.h", "src/proto/ring.h", "src/base/llist.h", "include/xcall.h")
+FUNC_FILE = "src/cpu/bringup.c"
 KEPT_MARK = "scripts/check-fresh.py reads this list"
 # ` *   xc_ring.target, next, size: the reason ...`, continued on lines indented further
 KEPT_ENTRY = re.compile(r"^\s*\*\s+(xc_\w+)\.(\w+(?:\s*,\s*\w+)*)\s*:\s*(.*)$")
@@ -180,11 +180,11 @@ def check(root):
 def self_test(root):
     """Each mutation of a copy must make the check fail, naming what it broke."""
     cases = [
-        ("a member added to struct xc_cpu", "src/internal.h",
+        ("a member added to struct xc_cpu", "src/base/internal.h",
          "\tint llc_id, node_id;", "\tint llc_id, node_id;\n\tint scratch_flag;", "xc_cpu.scratch_flag"),
-        ("a member added to struct xc_ring", "src/ring.h",
+        ("a member added to struct xc_ring", "src/proto/ring.h",
          "\tbool dropped;", "\tbool dropped;\n\tstruct xc_ring *scratch_next;", "xc_ring.scratch_next"),
-        ("a member added to the slot xc_cpu embeds", "src/internal.h",
+        ("a member added to the slot xc_cpu embeds", "src/base/internal.h",
          "\tvoid *arg;\n};", "\tvoid *arg;\n\tuint32_t scratch_seq;\n};", "xc_cpu.slot.scratch_seq"),
         ("the reset of a ring's dropped mark taken out", FUNC_FILE,
          "\t\tr->dropped = false;\n", "", "xc_ring.dropped"),

@@ -2,7 +2,7 @@
 """check-serving.py - every wait that serves calls goes through one helper.
 
 A wait that runs its own CPU's calls while it waits must hold no half-done
-operation that a served call can reach (src/wait.c, "Serving while
+operation that a served call can reach (src/run/wait.c, "Serving while
 waiting"). To keep that checkable, calls are served in one place:
 xc_wait_serve() / xc_wait_step() (wait.c), called by the waits listed
 below, each with the state it reads again after serving. xc_run_calls()
@@ -73,7 +73,7 @@ def self_test(src):
     with tempfile.TemporaryDirectory() as tmp:
         copy = os.path.join(tmp, "src")
         shutil.copytree(src, copy)
-        with open(os.path.join(copy, "kick.c"), "a") as f:
+        with open(os.path.join(copy, "proto", "kick.c"), "a") as f:
             f.write("\nstatic void rogue_wait(struct xc_cpu *c)\n{\n\twhile (!c->online)\n\t\txc_run_calls(c);\n}\n")
         r = subprocess.run([sys.executable, __file__, copy], capture_output=True, text=True)
         if r.returncode == 0 or "rogue_wait" not in r.stdout:
@@ -90,10 +90,11 @@ def main():
         return self_test(default)
     src = sys.argv[1] if len(sys.argv) > 1 else default
     bad, seen = [], set()
-    for name in sorted(os.listdir(src)):
+    files = sorted((name, os.path.join(d, name)) for d, _, names in os.walk(src) for name in names)
+    for name, full in files:
         if not name.endswith((".c", ".h")):
             continue
-        for func, callee, line in call_sites(os.path.join(src, name)):
+        for func, callee, line in call_sites(full):
             key = (name, func)
             if callee == "xc_run_calls":
                 ok = key in RUNNERS

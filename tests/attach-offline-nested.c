@@ -11,7 +11,7 @@
  * and the CPU comes back online and runs calls.
  */
 #include "test.h"
-#include "internal.h"
+#include "base/internal.h"
 #include <pthread.h>
 #include <stdatomic.h>
 

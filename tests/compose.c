@@ -15,7 +15,7 @@
  * A watchdog turns a hang into a failure that names the scenario.
  */
 #include "test.h"
-#include "internal.h"
+#include "base/internal.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>

@@ -12,7 +12,7 @@
  * together ("3:cpu,cpuset,cpuacct:/p"), v2's "0::/p", and nothing else.
  */
 #include "follow.h"
-#include "../src/follow.h"	/* xc_cgroup_cpuset_line (this directory has a follow.h too) */
+#include "cpu/follow.h"	/* xc_cgroup_cpuset_line (this directory has a follow.h too) */
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>

@@ -10,7 +10,7 @@
 #define XC_TEST_FOLLOW_H
 
 #include "reports.h"
-#include "internal.h"
+#include "base/internal.h"
 #include <stdatomic.h>
 
 /* The report hook (xc_opts.report): each line printed as well, for the test's log. */

@@ -21,8 +21,8 @@
  * nowait call waited for that close's end.)
  */
 #include "test.h"
-#include "internal.h"
-#include "ring.h"
+#include "base/internal.h"
+#include "proto/ring.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>

@@ -11,7 +11,7 @@
  * (fuzz/corpus/scenarios/hotplug-behind-held-lock.prog).
  */
 #include "test.h"
-#include "internal.h"
+#include "base/internal.h"
 #include <pthread.h>
 #include <stdatomic.h>
 

@@ -14,7 +14,7 @@
  * worker sleeps once it ran the call, and nothing is ever counted.
  */
 #include "test.h"
-#include "internal.h"
+#include "base/internal.h"
 #include <pthread.h>
 #include <stdatomic.h>
 

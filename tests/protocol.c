@@ -6,8 +6,8 @@
  * call even to a polling target).
  */
 #include "test.h"
-#include "internal.h"
-#include "futex.h"
+#include "base/internal.h"
+#include "base/futex.h"
 #include <stdatomic.h>
 
 static _Atomic int runs, gate, held;

@@ -1,7 +1,7 @@
 /*
  * ring-sleep: the last call of a burst is never left unseen by a worker
  * that unlinks its rings and sleeps. Calls in a burst skip their sender's
- * fence (src/ring.c, "Owners without a fence"); the worker's membarrier
+ * fence (src/proto/ring.c, "Owners without a fence"); the worker's membarrier
  * before it sleeps stands in for it. A sender makes bursts of 1-8 nowait
  * calls to a worker that sleeps as soon as it is idle (XC_POLL_NONE), spins
  * until all of them ran, and starts the next burst at once, while the

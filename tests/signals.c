@@ -21,7 +21,7 @@
  *     handler there, on the worker's thread, and the write gets EPIPE.
  */
 #include "test.h"
-#include "internal.h"
+#include "base/internal.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>

@@ -11,7 +11,7 @@
  * too. With reports off, the same wait says nothing.
  */
 #include "reports.h"
-#include "internal.h"
+#include "base/internal.h"
 #include <stdatomic.h>
 
 /*

@@ -10,7 +10,7 @@
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 # symbol-static: tests/symbol.c linked -static, where dladdr() names nothing and the
-# executable's own symbol table must (src/symbol.c); sanitizers do not link statically.
+# executable's own symbol table must (src/base/symbol.c); sanitizers do not link statically.
 ifndef SAN
 TEST_BINS += $(BUILD)/tests/symbol-static
 endif

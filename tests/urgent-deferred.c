@@ -12,7 +12,7 @@
  * signal's arrival inside the function it must not interrupt.
  */
 #include "test.h"
-#include "internal.h"
+#include "base/internal.h"
 #include <pthread.h>
 #include <stdatomic.h>
 

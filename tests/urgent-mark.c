@@ -10,7 +10,7 @@
  * clears the mark it set, and a waiting call works again.
  */
 #include "test.h"
-#include "internal.h"
+#include "base/internal.h"
 #include <stdatomic.h>
 
 static int cpu_a, cpu_b;

@@ -12,7 +12,7 @@
  * before plain calls queued behind it.
  */
 #include "test.h"
-#include "internal.h"
+#include "base/internal.h"
 #include <stdatomic.h>
 
 static _Atomic int released, urgent_runs, in_work, ran_on = -1, inner_ret = 1, nowait_ret = 1;

@@ -3,7 +3,7 @@
  * count_hook.h - forced into every file of make count-lines' counting build
  * (-include, bench/bench.mk), and only there: every spin pass gives way.
  *
- * libxcall's spins (xc_cpu_relax(), src/internal.h) and the baselines'
+ * libxcall's spins (xc_cpu_relax(), src/base/internal.h) and the baselines'
  * (cpu_relax(), bench/bench.h) are each a pause instruction. Here a pause is
  * a sched_yield instead, so that under valgrind, which runs one thread at a
  * time, a spinning side hands over at its first pass instead of at the end

@@ -79,6 +79,17 @@ GRAINS = (64, 128)
 WAIT_N, BURST_N1, BURST_N15 = 300, 512, 32
 
 
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src")
+
+
+def src_file(name):
+    """src/FOLDER/NAME for a library file's base name (names are unique across src/'s folders)."""
+    for folder in sorted(os.listdir(SRC)):
+        if os.path.exists(os.path.join(SRC, folder, name)):
+            return "src/%s/%s" % (folder, name)
+    return "src/" + name
+
+
 def cases():
     """[(name, driver arguments with N as {n}, calls per unit of N, N)]"""
     out = [("wait", ["wait", "{n}"], 1, WAIT_N), ("wait ring", ["wait", "{n}", "ring"], 1, WAIT_N),
@@ -191,7 +202,7 @@ class Binary:
         obj = self.objs[i][2]
         m = re.search(r"libxcall\.a\((\w+)\.o\)", obj)
         if m:
-            return "src/" + m.group(1) + ".c"
+            return src_file(m.group(1) + ".c")
         if "libc.a" in obj or "libpthread" in obj:
             return "libc"
         return "driver"
@@ -244,7 +255,7 @@ class Run:
         return len(self.rounds) - self.dropped if self.rounds else n
 
 
-# A waiting caller spins 256 passes (XC_WAITER_FAST_SPINS, src/wait.h) before its wait's slow
+# A waiting caller spins 256 passes (XC_WAITER_FAST_SPINS, src/run/wait.h) before its wait's slow
 # path; a caller that spun this long was kept waiting by the OS, which ran the worker late
 LONG_WAIT = 200
 

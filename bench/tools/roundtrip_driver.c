@@ -45,7 +45,7 @@
  * that 15 senders cost no time slices while one sends.
  */
 #include "baselines.h"
-#include "internal.h"       /* linger: the waiter's slot word */
+#include "base/internal.h"       /* linger: the waiter's slot word */
 
 #include <semaphore.h>
 #include <stdlib.h>
@@ -131,7 +131,7 @@ static void read_plant(void *arg)
 
 /*
  * On CPU 1, until the waiting caller has gone past its spin (XC_WAITER_FAST_SPINS
- * passes, src/wait.h) and asked to be woken (its slot's word, src/internal.h),
+ * passes, src/run/wait.h) and asked to be woken (its slot's word, src/base/internal.h),
  * so that its wait's slow path runs; a pass count bounds it.
  */
 static void linger(void *arg)

@@ -18,9 +18,17 @@ fn main() {
     println!("cargo:rerun-if-changed={}", src.display());
     println!("cargo:rerun-if-changed=build.rs");
 
+    // src/ holds a folder per layer (docs/layout.md), each its .c files
     let mut sources: Vec<PathBuf> = fs::read_dir(&src)
         .unwrap_or_else(|e| panic!("{}: {e}", src.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .flat_map(|dir| {
+            fs::read_dir(&dir)
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .collect::<Vec<_>>()
+        })
         .filter(|p| p.extension().is_some_and(|x| x == "c"))
         .collect();
     sources.sort();

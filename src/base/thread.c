@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+/*
+ * thread.c - a thread's own libxcall state: the inside-libxcall word that
+ * guards against re-entry from signal handlers (thread.h), the one exit
+ * hook that releases what a thread holds, and the signal mask libxcall's
+ * own threads start with.
+ *
+ * Exit: one pthread key, created when the library loads, so that its
+ * destructor runs in a fixed order of ours: detach an attached thread
+ * first (it drains its CPU, which may run calls that need the pool and
+ * the trace ring), then its trace ring, then its pool. A key of the
+ * application's, created before or after, runs before or after all three,
+ * never between. A destructor that runs after ours and calls libxcall
+ * adopts a pool afresh, and the key, set again, releases it in the next
+ * round of destructors.
+ *
+ * Setting the key is the last step of a thread's first call, which a
+ * signal handler may make (thread.h). glibc stores a key below 32
+ * (PTHREAD_KEY_2NDLEVEL_SIZE) in the thread's descriptor with two plain
+ * stores and no allocation; a constructor's key is among a process's first.
+ */
+#include "base/internal.h"
+#include "base/thread.h"
+#include "cpu/attach.h"
+#include "base/inflight.h"
+#include "proto/pool.h"
+#include "proto/ring.h"
+#include "base/trace.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+
+/* NEW: a thread's first entry lists it (inflight.c) */
+__xc_tls struct xc_tls_state xc_tls = { .inside = XC_INSIDE_NEW };
+
+static pthread_key_t exit_key;
+static bool exit_key_ok;
+static __xc_tls bool exit_registered;
+
+static void thread_exit(void *unused)
+{
+	exit_registered = false;
+	xc_inside_swap(XC_INSIDE_CODE);	/* a handler during the release is refused, as inside any call */
+	xc_attach_thread_exit();
+	xc_ring_thread_exit();
+	xc_trace_thread_exit();
+	xc_pool_thread_exit();
+	xc_inflight_thread_exit();
+	xc_inside_restore(XC_INSIDE_NEW);	/* unlisted: a destructor's later call lists it again */
+}
+
+int xc_enter_slow(int was)
+{
+	if (was & XC_INSIDE_CODE)
+		return -EAGAIN;
+	/*
+	 * BOOT: a worker's bringup hook. No runtime is up until every hook has
+	 * returned, so no call could run; and a hook that a timed-out bringup
+	 * left running must not take part in a later runtime, which may have
+	 * given its CPU a thread of its own. Read-only entries pass
+	 * (xc_enter_reading).
+	 */
+	if (was & XC_INSIDE_BOOT)
+		return -ENXIO;
+	if (was & XC_INSIDE_NEW) {
+		/* a handler is refused from here, so it cannot list this thread twice */
+		xc_inside_store(XC_INSIDE_CODE);
+		atomic_signal_fence(memory_order_seq_cst);
+		if (!xc_inflight_register()) {
+			xc_inside_restore(XC_INSIDE_NEW);
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	/* FLIGHT: a call from a hook that a call of this thread runs */
+	xc_inside_store(was | XC_INSIDE_CODE);
+	atomic_signal_fence(memory_order_seq_cst);
+	return was;
+}
+
+__attribute__((constructor)) static void exit_key_create(void)
+{
+	exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
+}
+
+bool xc_thread_exit_register(void)
+{
+	if (exit_registered)
+		return true;
+	if (!exit_key_ok)
+		return false;
+	exit_registered = true;
+	pthread_setspecific(exit_key, &exit_registered);
+	return true;
+}
+
+/*
+ * The signals a libxcall thread blocks, and its urgent handler while it
+ * runs: every asynchronous one, so that a process-directed signal always
+ * runs the application's handler on one of its own threads, and never in
+ * the middle of the urgent handler. Left as the application set them:
+ *   - the faults a thread raises by what it executes (SIGSEGV, SIGBUS,
+ *     SIGFPE, SIGILL, SIGTRAP, SIGSYS): blocking them would not stop them;
+ *   - SIGPIPE and SIGXFSZ: the kernel sends them to the thread whose write
+ *     raised them, so they are the call's own, like a fault. A call that
+ *     writes to a closed pipe then gets on a worker what it would get on the
+ *     application's threads: EPIPE if ignored, the handler if one is set,
+ *     the default's exit otherwise; blocked, the signal would stay pending
+ *     on the worker for good and the handler would never see it.
+ * The urgent signal is blocked too until the worker is ready for it
+ * (worker.c unblocks it). glibc keeps its own cancellation and setxid
+ * signals out of any mask, so bringup's cancellation of a cpu_init hook
+ * still works.
+ */
+void xc_signals_async(sigset_t *set)
+{
+	static const int own[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGPIPE, SIGXFSZ };
+
+	sigfillset(set);
+	for (unsigned i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		sigdelset(set, own[i]);
+}
+
+void *xc_map(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int xc_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	sigset_t set;
+	int err;
+
+	xc_signals_async(&set);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+	/* the new thread's mask alone: the creator's stays as it is throughout */
+	pthread_attr_t attr;
+
+	err = pthread_attr_init(&attr);
+	if (err)
+		return err;
+	err = pthread_attr_setsigmask_np(&attr, &set);
+	if (!err)
+		err = pthread_create(thread, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+#else
+	/* the thread inherits the creator's mask: block around the create, then put it back */
+	sigset_t old;
+
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	err = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+#endif
+	return err;
+}

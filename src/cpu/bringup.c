@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bringup.c - xc_init() and xc_exit(): start the workers, all at once or one
+ * at a time, and stop them.
+ *
+ * Parallel bringup follows seed 004 (kick all, then release each): every
+ * worker is started at once; each pins itself, runs the cpu_init hook and
+ * reports alive; when all have, the starter releases them online in CPU
+ * order. Serial bringup starts, waits for and releases one worker before the
+ * next. A worker that fails its init, or does not report alive before the
+ * timeout, fails xc_init() with its CPU named, and nothing is left behind: a
+ * hook stuck at a cancellation point is cancelled, every thread is joined.
+ */
+#include "base/internal.h"
+#include "proto/ring.h"
+#include "base/thread.h"
+#include "proto/kick.h"
+#include "run/wait.h"
+#include "proto/urgent.h"
+#include "cpu/worker.h"
+#include "cpu/hotplug.h"
+#include "api/options.h"
+#include "base/topology.h"
+#include "base/trace.h"
+#include "cpu/fork.h"
+#include "base/inflight.h"
+#include "base/futex.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* How long a cancelled init hook gets to unwind before it is given up on. */
+#define XC_CANCEL_GRACE_MS 1000
+
+struct xc_runtime xc_rt = { .hotplug_lock = PTHREAD_MUTEX_INITIALIZER };
+struct xc_cpu xc_cpus[XC_MAX_CPUS] __xc_pair_aligned;	/* internal.h */
+
+/*
+ * What a fresh runtime keeps from the last one, each for its reason
+ * (scripts/check-fresh.py reads this list: every other member of struct
+ * xc_cpu and struct xc_ring must be set in xc_cpu_fresh, or it fails):
+ *   xc_cpu.llc_id, node_id: the CPU's topology, not a runtime's: each
+ *	xc_init reads it from sysfs after this (cpu_reset), a fork child never
+ *   xc_ring.head: the ring's index: tail, tail_seen and head_seen are set
+ *	equal to it (only their differences count)
+ *   xc_ring.target, next, size, mask, meta: the registry's, fixed when the
+ *	ring was made (ring.c, ring_new)
+ *   xc_ring.owned: whether a live thread sends through it: its ring table
+ *	names the ring until its next call finds the table a runtime old and
+ *	releases it; a fork child, whose other threads are gone, frees every
+ *	ring (xc_ring_fork_child)
+ *   xc_ring.e: the entries: the owner writes each before it publishes it
+ */
+
+/*
+ * @c, and every ring to it, as a runtime starts from: in no runtime's set
+ * yet, no thread, queues and slot closed, nothing held, dropped or in
+ * flight, every counter zero. xc_init runs it for each CPU of its set
+ * (cpu_reset), a fork child for each of the parent's (fork.c): whatever
+ * the last runtime left, or the fork caught half done, ends here. Relaxed
+ * stores: xc_init publishes them with its release of UP; a fork child has
+ * one thread.
+ */
+void xc_cpu_fresh(struct xc_cpu *c, int cpu)
+{
+	/* the mailbox */
+	atomic_store_explicit(&c->callq, XC_LLIST_CLOSED, memory_order_relaxed);
+	atomic_store_explicit(&c->workq, XC_LLIST_CLOSED, memory_order_relaxed);
+	atomic_store_explicit(&c->urgentq, XC_LLIST_CLOSED, memory_order_relaxed);
+	atomic_store_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_relaxed);
+	c->slot_flow = 0;
+	atomic_store_explicit(&c->slot.done.word, XC_SLOT_CLOSED, memory_order_relaxed);
+	c->slot.done.waiter = NULL;
+	atomic_store_explicit(&c->slot.fn, NULL, memory_order_relaxed);
+	c->slot.arg = NULL;
+
+	/* senders' counters and claims */
+	atomic_store_explicit(&c->kicks_sent, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->kicks_elided, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->kicks_coalesced, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->free_rides, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->signals_sent, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->stuck_reports, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->slot_claim, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->fd_kicks_done, 0, memory_order_relaxed);
+	c->kick_fd = -1;
+
+	/* the worker's */
+	atomic_store_explicit(&c->calls, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->sleeps, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->wakeups, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->work_run, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->poll_ns, 0, memory_order_relaxed);
+	c->poll_quiet_until = 0;
+	c->poll_cuts = 0;
+	atomic_store_explicit(&c->urgent_calls, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->displaced, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->barriers, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->os_recheck, false, memory_order_relaxed);
+	atomic_store_explicit(&c->slot_running, false, memory_order_relaxed);
+	c->fd_kicks_seen = c->fd_kicks_drained = 0;
+	c->os_watch_ns = 0;
+	c->in_task_loop = false;
+	c->serve_floor = 0;	/* its thread sets it (xc_serve_floor_set) */
+	c->serve_floor_told = false;
+	c->work_head = c->work_tail = NULL;
+	c->rings_held = c->rings_dropped = c->rings_look = NULL;
+	c->rings_held_end = &c->rings_held;
+	atomic_store_explicit(&c->cur_kind, XC_ACT_NONE, memory_order_relaxed);
+	atomic_store_explicit(&c->cur_seq, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->cur_fn, NULL, memory_order_relaxed);
+	atomic_store_explicit(&c->cur_since_ns, 0, memory_order_relaxed);
+
+	/* lifecycle */
+	atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
+	c->cpu = cpu;
+	c->present = false;	/* cpu_reset adds it to the set */
+	c->attach_cpu = CPU_ISSET(cpu, &xc_rt.cfg.attach);
+	c->attached = false;
+	c->attaching = false;
+	c->urgent_was_blocked = false;
+	atomic_store_explicit(&c->online, false, memory_order_relaxed);
+	atomic_store_explicit(&c->taken, XC_TAKEN_NONE, memory_order_relaxed);
+	c->user_offline = false;
+	c->offline_by_os = false;
+	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
+	c->boot = NULL;		/* a fork child's copy: the parent's to free */
+	memset(&c->thread, 0, sizeof(c->thread));
+	c->tid = 0;
+	c->thread_live = false;
+	atomic_store_explicit(&c->offline_done.word, 0, memory_order_relaxed);
+	c->offline_done.waiter = NULL;
+	atomic_store_explicit(&c->ctl_from, 0, memory_order_relaxed);
+	c->offline_result = 0;
+	atomic_store_explicit(&c->served_empty, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->lock_wait, XC_LOCK_NONE, memory_order_relaxed);
+	atomic_store_explicit(&c->waiters_here, 0, memory_order_relaxed);
+
+	/* its rings: empty (what was in flight is dropped), idle, on no list */
+	for (struct xc_ring *r = xc_rings_of(cpu); r; r = r->next) {
+		uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
+		atomic_store_explicit(&r->unfenced, 0, memory_order_relaxed);
+		r->tail_seen = h;
+		atomic_store_explicit(&r->rode, 0, memory_order_relaxed);
+		atomic_store_explicit(&r->tail, h, memory_order_relaxed);
+		r->head_seen = h;
+		r->held = false;
+		r->dropped = false;
+		r->looked = h;
+		r->held_next = NULL;
+		r->dropped_next = NULL;
+		r->link.next = NULL;
+	}
+}
+
+/* A CPU of the set a runtime starts with. */
+static void cpu_reset(struct xc_cpu *c, int cpu)
+{
+	xc_cpu_fresh(c, cpu);
+	xc_topology_read(c);
+	c->present = true;
+}
+
+void xc_boot_put(struct xc_boot *b)
+{
+	/* acq_rel: the last put sees every use of the handshake by the other side */
+	if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
+		free(b);
+}
+
+/* The starter is done with a CPU's handshake. */
+static void boot_forget(struct xc_cpu *c)
+{
+	if (c->boot)
+		xc_boot_put(c->boot);
+	c->boot = NULL;
+}
+
+static int boot_state(const struct xc_cpu *c)
+{
+	/* acquire: pairs with the thread's release report, so err and tid are visible */
+	return c->boot ? atomic_load_explicit(&c->boot->state, memory_order_acquire) : XC_BOOT_NONE;
+}
+
+static int cpu_start(struct xc_cpu *c)
+{
+	struct xc_boot *b = malloc(sizeof(*b));
+	int err;
+
+	if (!b) {
+		xc_report("CPU %d: cannot start its worker: %s", c->cpu, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	b->c = c;
+	b->cpu_init = xc_rt.cfg.cpu_init;
+	b->cpu_init_arg = xc_rt.cfg.cpu_init_arg;
+	b->err = b->tid = 0;
+	/* relaxed: published to the thread by pthread_create */
+	atomic_init(&b->state, XC_BOOT_STARTING);
+	atomic_init(&b->refs, 2);
+	err = xc_thread_create(&c->thread, xc_worker_main, b);
+	if (err) {
+		free(b);
+		xc_report("CPU %d: cannot start its worker: %s", c->cpu, strerror(err));
+		return -err;
+	}
+	c->boot = b;
+	c->thread_live = true;
+	return 0;
+}
+
+/*
+ * Check the reports of @n CPUs from @first; report each failure; return the
+ * first error, but -ETIMEDOUT if any CPU did not report: its thread is still
+ * in the cpu_init hook, and may be left running it after xc_init() returns,
+ * which its caller must know whatever failed first.
+ */
+static int boot_verdict(int first, int n)
+{
+	int ret = 0;
+
+	for (int i = first; i < first + n; i++) {
+		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
+		int b = boot_state(c);
+		int err = 0;
+
+		if (c->attach_cpu) {
+			continue;	/* no thread of ours */
+		} else if (b == XC_BOOT_ALIVE) {
+			c->tid = c->boot->tid;
+		} else if (b == XC_BOOT_FAILED) {
+			err = c->boot->err;
+			xc_report("CPU %d: bringup failed: %s", c->cpu, strerror(-err));
+		} else if (b == XC_BOOT_STARTING) {
+			err = -ETIMEDOUT;
+			xc_report("CPU %d: did not report alive within %u ms", c->cpu,
+				  xc_rt.cfg.bringup_timeout_ms);
+		} else {
+			err = -EAGAIN;
+		}
+		if (err && (!ret || err == -ETIMEDOUT))
+			ret = err;
+	}
+	return ret;
+}
+
+/* Tell a started worker to exit: online, through its queues (it drains them); parked, at once. */
+static void cpu_stop(struct xc_cpu *c)
+{
+	if (atomic_load_explicit(&c->online, memory_order_acquire))
+		xc_cpu_request(c, XC_CTL_EXIT);
+	else
+		xc_park_release(c, XC_PARK_EXIT);
+}
+
+/*
+ * A CPU set aside for an application thread (attach.c) comes online when one
+ * attaches; one offline in the OS (its worker said so before its report,
+ * worker.c) when the OS brings it back.
+ */
+static void cpu_release_online(struct xc_cpu *c)
+{
+	if (c->attach_cpu)
+		return;
+	if (c->offline_by_os) {
+		xc_report("CPU %d: offline in the OS at start; online once the OS brings it back", c->cpu);
+		return;
+	}
+	xc_cpu_open(c);
+	xc_park_release(c, XC_PARK_RUN);
+}
+
+static int start_workers(int first, int n)
+{
+	int ret = 0, threads = 0;
+
+	for (int i = first; i < first + n; i++)
+		threads += !xc_cpus[xc_rt.cpu_list[i]].attach_cpu;
+	xc_completion_init(&xc_rt.boot_done, (uint32_t)threads);
+	for (int i = first; i < first + n; i++)
+		if (!xc_cpus[xc_rt.cpu_list[i]].attach_cpu && cpu_start(&xc_cpus[xc_rt.cpu_list[i]]))
+			xc_complete(&xc_rt.boot_done);	/* nothing will report */
+	xc_completion_wait_until(&xc_rt.boot_done,
+			   xc_now_ns() + (uint64_t)xc_rt.cfg.bringup_timeout_ms * 1000000u);
+	ret = boot_verdict(first, n);
+	if (!ret)
+		for (int i = first; i < first + n; i++)
+			boot_forget(&xc_cpus[xc_rt.cpu_list[i]]);
+	return ret;
+}
+
+static int bringup_parallel(void)
+{
+	int ret = start_workers(0, xc_rt.nr_cpus);
+
+	if (ret)
+		return ret;
+	for (int i = 0; i < xc_rt.nr_cpus; i++)
+		cpu_release_online(&xc_cpus[xc_rt.cpu_list[i]]);
+	return 0;
+}
+
+static int bringup_serial(void)
+{
+	for (int i = 0; i < xc_rt.nr_cpus; i++) {
+		int ret = start_workers(i, 1);
+
+		if (ret)
+			return ret;
+		cpu_release_online(&xc_cpus[xc_rt.cpu_list[i]]);
+	}
+	return 0;
+}
+
+static int join_within(pthread_t t, int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return pthread_timedjoin_np(t, NULL, &ts);
+}
+
+/* Give up on a thread still in its hook; false if it reported meanwhile. */
+static bool boot_abandon(struct xc_cpu *c)
+{
+	int expect = XC_BOOT_STARTING;
+
+	/* relaxed: one CAS against the thread's report decides who owns its exit; nothing else is published */
+	return atomic_compare_exchange_strong_explicit(&c->boot->state, &expect, XC_BOOT_ABANDONED,
+						       memory_order_relaxed, memory_order_relaxed);
+}
+
+/*
+ * Undo a failed bringup: stop every started worker, whatever state it
+ * reached, and join it. A thread still in its init hook is cancelled; if it
+ * has not ended within the grace period (a hook that is not at a
+ * cancellation point), it is abandoned: it finds that out when its hook
+ * returns and leaves without touching anything of the runtime. Every other
+ * thread is in libxcall's own code, parked or about to be, and is joined.
+ * True if a thread was abandoned: its hook runs on after xc_init() returns.
+ */
+static bool bringup_undo(void)
+{
+	bool abandoned = false;
+
+	for (int i = 0; i < xc_rt.nr_cpus; i++) {
+		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
+		bool in_hook, gone = false;
+
+		if (!c->thread_live)
+			continue;
+		in_hook = boot_state(c) == XC_BOOT_STARTING;
+		if (in_hook)
+			pthread_cancel(c->thread);
+		cpu_stop(c);
+		if (in_hook && join_within(c->thread, XC_CANCEL_GRACE_MS) == 0)
+			gone = true;
+		else if (in_hook && boot_abandon(c)) {
+			xc_report("CPU %d: init hook still running %d ms after cancellation; "
+				  "its thread is left to exit when the hook returns",
+				  c->cpu, XC_CANCEL_GRACE_MS);
+			pthread_detach(c->thread);
+			gone = abandoned = true;
+		}
+		if (!gone)
+			pthread_join(c->thread, NULL);	/* in libxcall's code: parked or leaving */
+		boot_forget(c);
+		c->thread_live = false;
+	}
+	return abandoned;
+}
+
+static void runtime_clear(void)
+{
+	for (int i = 0; i < xc_rt.nr_cpus; i++)
+		xc_cpus[xc_rt.cpu_list[i]].present = false;
+	xc_rt.nr_cpus = 0;
+}
+
+/*
+ * Open the waiting call's straight path (call.c, slot.c) to every CPU below the
+ * set's highest: close the slots of those outside the set first, which it
+ * then finds closed. Tracing and the slot's ablation keep it shut.
+ */
+static void slot_fast_open(void)
+{
+	int top = xc_rt.cpu_list[xc_rt.nr_cpus - 1] + 1;
+
+	if (xc_tracing_on() || xc_ablated(XC_ABLATE_SLOT))
+		return;
+	for (int cpu = 0; cpu < top; cpu++)
+		if (!xc_cpus[cpu].present)
+			/* relaxed: published by the release below */
+			atomic_store_explicit(&xc_cpus[cpu].slot.done.word, XC_SLOT_CLOSED,
+					      memory_order_relaxed);
+	/* release: the configuration, every CPU's setup and the closed slots before a straight call */
+	atomic_store_explicit(&xc_rt.slot_fast_cpus, top, memory_order_release);
+}
+
+/* Open the nowait call's straight path (call.c) to every CPU below the set's highest. */
+static void ring_fast_open(void)
+{
+	if (xc_tracing_on() || xc_ablated(XC_ABLATE_RING | XC_ABLATE_COALESCE))
+		return;
+	/* release: the configuration and every CPU's setup before a straight call */
+	atomic_store_explicit(&xc_rt.ring_fast_cpus, xc_rt.cpu_list[xc_rt.nr_cpus - 1] + 1,
+			      memory_order_release);
+}
+
+static int runtime_init(const struct xc_opts *opts)
+{
+	int expected = XC_RT_DOWN, ret, n = 0;
+
+	if (xc_self)
+		return -EBUSY;
+	xc_fork_handlers_register();
+	/* acq_rel: one initialiser; it sees the previous xc_exit's writes */
+	if (!atomic_compare_exchange_strong_explicit(&xc_rt.state, &expected, XC_RT_STARTING,
+						     memory_order_acq_rel, memory_order_relaxed))
+		return -EBUSY;
+	ret = xc_config_resolve(opts, &xc_rt.cfg);
+	if (ret) {
+		atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_release);
+		return ret;
+	}
+	if (xc_rt.cfg.verbose)
+		xc_config_print(&xc_rt.cfg);
+	xc_rt.generation++;
+	xc_spin_calibrate();
+	xc_ring_init();
+	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++)
+		if (CPU_ISSET(cpu, &xc_rt.cfg.cpus))
+			xc_rt.cpu_list[n++] = cpu;
+	xc_rt.nr_cpus = n;
+	for (int i = 0; i < n; i++)
+		cpu_reset(&xc_cpus[xc_rt.cpu_list[i]], xc_rt.cpu_list[i]);
+
+	ret = xc_urgent_install();
+	if (!ret && xc_rt.cfg.trace_file)
+		ret = xc_trace_start();
+	if (!ret)
+		ret = xc_rt.cfg.serial_bringup ? bringup_serial() : bringup_parallel();
+	if (ret) {
+		/* a hook left running: the caller must keep cpu_init_arg alive for ever (xcall.h) */
+		if (bringup_undo())
+			ret = -ETIMEDOUT;
+		xc_trace_stop();
+		xc_urgent_restore();
+		runtime_clear();
+		atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_release);
+		return ret;
+	}
+	/* release: the configuration and every CPU's setup before any call sees UP */
+	atomic_store_explicit(&xc_rt.state, XC_RT_UP, memory_order_release);
+	slot_fast_open();
+	ring_fast_open();
+	return 0;
+}
+
+int xc_init(const struct xc_opts *opts)
+{
+	return XC_GUARDED(runtime_init(opts));
+}
+
+static int runtime_exit(void)
+{
+	int expected = XC_RT_UP, ret = 0;
+
+	/* a worker, or a cond hook of this thread's call, which would wait for itself (inflight.c) */
+	if (xc_self || (xc_tls.inside & XC_INSIDE_FLIGHT))
+		return -EDEADLK;
+	/* the lock first: attaching takes it too, so none attaches between the look and STOPPING */
+	pthread_mutex_lock(&xc_rt.hotplug_lock);
+	for (int i = 0; i < xc_rt.nr_cpus; i++) {
+		const struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
+
+		if (c->attached || c->attaching) {
+			pthread_mutex_unlock(&xc_rt.hotplug_lock);
+			return -EBUSY;	/* its thread drains it when it detaches */
+		}
+	}
+	/* seq_cst: one exiter; new calls see STOPPING and get -ENXIO (urgent.c pairs with it) */
+	if (!atomic_compare_exchange_strong_explicit(&xc_rt.state, &expected, XC_RT_STOPPING,
+						     memory_order_seq_cst, memory_order_relaxed)) {
+		pthread_mutex_unlock(&xc_rt.hotplug_lock);
+		return -ENXIO;
+	}
+	/*
+	 * relaxed: a straight call that still read the old bound meets the
+	 * closing slots as any call does, and falls back to -ENXIO (slot.c)
+	 */
+	atomic_store_explicit(&xc_rt.slot_fast_cpus, 0, memory_order_relaxed);
+	/* relaxed: a straight nowait call that still read the old bound is one racing with the exit, as above */
+	atomic_store_explicit(&xc_rt.ring_fast_cpus, 0, memory_order_relaxed);
+	for (int i = 0; i < xc_rt.nr_cpus; i++) {
+		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
+
+		if (c->thread_live)
+			cpu_stop(c);
+	}
+	for (int i = 0; i < xc_rt.nr_cpus; i++) {
+		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
+
+		if (c->thread_live)
+			pthread_join(c->thread, NULL);
+		c->thread_live = false;
+	}
+	/* hotplug waiting for the lock sees STOPPING and leaves, before the wait for it */
+	pthread_mutex_unlock(&xc_rt.hotplug_lock);
+	/* calls of other threads that looked while up are out; nothing is cleared before */
+	xc_inflight_wait();
+	xc_urgent_restore();
+	if (xc_rt.cfg.trace_file)
+		ret = xc_trace_write(xc_rt.cfg.trace_file);
+	xc_trace_stop();
+	runtime_clear();
+	atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_release);
+	return ret;
+}
+
+int xc_exit(void)
+{
+	return XC_GUARDED(runtime_exit());
+}

@@ -1,0 +1,886 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ring.c - per-sender call rings: a thread's calls to one CPU go through a
+ * single-producer ring owned by that (thread, CPU) pair, so a call in a
+ * burst costs the stores of its entry and a release store of the ring's
+ * head, and they run in the order made.
+ *
+ * == Who writes what ==
+ *
+ *   head, the entries   the owner (the sending thread)
+ *   tail                the target's worker, after reading an entry
+ *   state IDLE->LINKED  the owner's doorbell CAS, or the worker's re-link CAS
+ *   state LINKED->IDLE  the worker (unlink), or the owner after a refusal
+ *   an entry's fn       the owner, before publishing it; then by exchange:
+ *                       the worker below its serve floor (REFUSED, a
+ *                       waiting call's), or once callq is closed, the close
+ *                       (TAKEN) or the owner of a refused doorbell (RETRACTED)
+ *
+ * A linked ring is its worker's to run: it sits on the worker's callq (the
+ * doorbell), or on the worker's held list once taken from there, or, between
+ * an unlink whose re-link its owner won and that owner's push, on the
+ * worker's dropped list (see Closing). An idle ring is on none of them, and
+ * holds no untaken entry except those of an owner still ringing the
+ * doorbell. Only the winner of an IDLE->LINKED CAS pushes
+ * the ring on callq, and the worker sets IDLE only on rings it holds, so a
+ * ring is on callq at most once.
+ *
+ * == Why no call is stranded ==
+ *
+ * Owner (xc_ring_put, _doorbell):        Worker (xc_rings_release), before
+ *                                          it may sleep, on every held ring:
+ *   R1 store entry, head (release)         U1 state = IDLE
+ *   R1' seq_cst fence                      U2 seq_cst fence
+ *   R2 s = load(state)
+ *   R3 s == IDLE: CAS state -> LINKED,     U3 load(head): calls left?
+ *      push on callq (S1), kick (S2)          CAS state IDLE -> LINKED: won, keep
+ *                                             it; lost, the owner pushed it
+ *
+ * R1 -> R2 is a store followed by a load of another word, as U1 -> U3:
+ * store buffering, which only a full fence on each side orders. With them,
+ * either R2 reads IDLE (it comes after U1) or U3 sees R1; both may happen,
+ * neither missing cannot. So either the owner rings the doorbell, which
+ * goes through the wakeup protocol of kick.c (the push is S1), or the
+ * worker sees the call at U3 and does not sleep.
+ *
+ * == Owners without a fence ==
+ *
+ * R1' is a store-buffer drain per call, and it waits for the head's line,
+ * which the polling worker keeps reading: on its own it costs 3-5 times a
+ * plain ring's push. So in a burst the owner skips it, and the worker pays
+ * instead, once per sleep, with membarrier(2) PRIVATE_EXPEDITED: every
+ * running thread of the process runs a full barrier before the call
+ * returns (and one not running passed one when it was switched out).
+ *
+ *   Owner, a fenced call:                  Worker (xc_rings_release):
+ *     F1 unfenced = 1 (relaxed)              U1 state = IDLE, on each
+ *     R1' seq_cst fence; R2 as above:        U2 seq_cst fence
+ *       LINKED, and calls skip R1' until     U2' any unfenced == 1 (acquire):
+ *   Owner, a doorbell whose CAS won:             membarrier
+ *     C unfenced = 0 (release)               U3 as above
+ *
+ * Take a call P that skipped R1', and its last F1 and R1' before it, whose
+ * R2 read LINKED (else that call would have linked the ring and stored C);
+ * no C lies between them. Say P's R2 read a state from before this
+ * release's U1 (else it read IDLE and rings the doorbell, or a re-link:
+ * U3's own, and the worker keeps the ring, or its owner's, with a push).
+ * If U2' read unfenced from before that F1, U2 precedes that R1', and
+ * every later load of the owner, P's R2 among them, reads U1 or later:
+ * not so. So U2' reads 1, and membarrier runs: either P's head store comes
+ * before the owner's barrier point and U3 sees it, or P's R2 comes after
+ * and reads IDLE. Or U2' reads a C after P: C follows the doorbell's CAS,
+ * after P's head store, and U2' acquires it, so U3 sees the head. That CAS
+ * also releases the heads before it (acq_rel), for the close, which runs a
+ * ring dropped at a lost U3 CAS without reading its unfenced flag: its U2
+ * fence follows its own read of that CAS's LINKED (model/wakeup.pml found
+ * a call stranded there with an acquire CAS, which C11 and weaker CPUs than
+ * x86 and ARMv8 allow).
+ *
+ * A call after C is fenced again, until its R2 finds the ring linked: so
+ * a worker pays a membarrier only for rings that took two calls or more
+ * between a doorbell and its sleep. Expedited membarriers are serialised
+ * machine-wide by the kernel (a global mutex), and a worker queued behind
+ * another's runs no calls: a worker that finds one of this process under
+ * way polls on and tries again (kick.c), as Seastar's reactors do before
+ * they sleep. Where membarrier is refused (an old kernel, seccomp) or
+ * XC_ABLATE_MEMBARRIER is set, no owner ever stores F1, and every call
+ * fences. A ring that changes owner starts fenced (xc_ring_get_slow).
+ *
+ * In a 16-vCPU TCG guest a membarrier takes 0.4 s on average (every vCPU
+ * must take the IPI). Asked at every sleep and waited for, it made the
+ * stress test there 8-20x slower than the fences (161-405 s against 14-22
+ * s); asked only after a burst and never waited for, the same test took
+ * 38 s, and 53 s with the OS taking CPUs away (tests/scale).
+ *
+ * The worker never unlinks while it may run calls soon: it holds its rings
+ * while polling, so a stream of calls costs no doorbell at all, and a
+ * worker that sleeps without a ring held is covered by kick.c alone.
+ *
+ * == Closing: offline and exit ==
+ *
+ * The worker closes callq (xc_llist_close), takes every ring that was on it,
+ * unlinks all it holds (U1, U2) and runs what it then sees, and runs too the
+ * rings it dropped at a U3 whose CAS the owner won (their push, still to
+ * come, may be refused, and earlier calls in them returned 0: the model's
+ * finding, model/wakeup.pml). An owner whose doorbell push found callq
+ * closed cannot tell from the indices whether the close will run its entry
+ * (both may see each other, above), and it must not wait to find out: the
+ * close may be running a call that waits for this owner, or this owner may
+ * be the urgent handler, which serves nothing. So the entry decides, by an
+ * exchange of its fn on each side:
+ *
+ *   close, per entry:  fn = exchange(TAKEN); a tombstone: skip it, else run it
+ *   refused owner:     tail past idx: ran, 0 (an ordinary run took it before
+ *                        the unlink whose IDLE the doorbell's CAS read);
+ *                      else exchange(RETRACTED): read TAKEN: the close runs
+ *                        it, 0; read REFUSED: its waiter is completed with
+ *                        -ELOOP (below), 0; else taken back, -ENXIO
+ *
+ * Exactly one exchange reads the call's fn. A retracted entry stays in the
+ * ring as a tombstone that every run skips: the owner cannot rewind head
+ * under a close that may be reading it. Ordinary runs never meet TAKEN (it
+ * is only ever written behind tail). While callq is closed, a full ring gets
+ * no room (xc_ring_make_room refuses the call), so tombstones cannot fill a
+ * ring for ever; once the CPU reopens, the owner's next doorbell links the
+ * ring, and the worker steps over them.
+ *
+ * == Below the floor ==
+ *
+ * A worker whose waits nested past its serve floor (wait.c, "Serving while
+ * waiting") runs none of its rings' entries: each could nest once more.
+ * It refuses every waiting call queued in its held rings instead, wherever
+ * the entry stands, behind nowait calls too (xc_rings_refuse_waited): the
+ * exchange of its fn for REFUSED, then -ELOOP in the waiter's record, then
+ * the waiter's completion, the last touch of its memory. Its sender may be
+ * what this worker's nest waits for, so leaving the entry queued could
+ * hang both for good. The refused call never runs, so the order of the
+ * ring holds: the nowait calls before it run once the nest unwinds, and
+ * later runs step over the tombstone. The exchange decides against a
+ * refused doorbell's owner (above): either it reads REFUSED, and waits for
+ * the completion this worker makes, or it retracted the entry first, and
+ * the worker leaves it. Nowait and async calls have no waiter to tell:
+ * they stay queued.
+ *
+ * == Two rules ==
+ *
+ * Every failure found where these paths meet others had one of two shapes,
+ * and two rules end them:
+ *   - A nowait call waits only for resources it has itself put in flight:
+ *     room in its own ring (xc_ring_make_room) or a descriptor of its own
+ *     pool (xc_pool_get). It never waits for a target's close: a refused
+ *     doorbell is settled above, at once.
+ *   - A wait that serves calls holds no half-done operation that a served
+ *     call can reach (wait.c, "Serving while waiting"). Here: the wait for
+ *     room re-reads head at every pass, and xc_ring_put reads it again
+ *     after the room is made.
+ *
+ * == Lifetime ==
+ *
+ * Rings live as long as the process, on a push-only registry per CPU id,
+ * each with an owned flag claimed by CAS: mmap and no lock, so a thread's
+ * first call may come from a signal handler. A thread's rings are released
+ * at its exit (thread.c) with whatever they still hold, which its worker
+ * runs; the next thread to call that CPU adopts one. Memory per thread:
+ * one table (8 KiB) and one ring (xc_opts.ring_entries * 32 bytes + 3
+ * lines) per CPU it has called.
+ */
+#include "base/internal.h"
+#include "proto/ring.h"
+#include "run/call.h"
+#include "base/thread.h"
+#include "run/wait.h"
+
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+__xc_tls struct xc_ring_table *xc_my_rings[2];
+_Atomic bool xc_ring_asym;
+
+/* membarrier's expedited command for this process: 0 not asked yet, 1 registered, -1 refused */
+static int barrier_registered;
+/* a worker of this process is in membarrier (see "Owners without a fence") */
+static _Atomic bool barrier_busy;
+
+/* Every ring ever made, per target CPU id, newest first. */
+static _Atomic(struct xc_ring *) registry[XC_MAX_CPUS];
+
+_Static_assert(sizeof(struct xc_ring_entry) == 16, "four entries a line");
+
+static long membarrier(int cmd)
+{
+	return syscall(__NR_membarrier, cmd, 0, 0);
+}
+
+/* At each xc_init: whether owners may skip R1' (see "Owners without a fence"). */
+void xc_ring_init(void)
+{
+	if (!barrier_registered)
+		barrier_registered = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 ? 1 : -1;
+	/* relaxed: a flag read by owners; a call still in flight from before this xc_init reads either value */
+	atomic_store_explicit(&xc_ring_asym, barrier_registered > 0 && !xc_ablated(XC_ABLATE_MEMBARRIER),
+			      memory_order_relaxed);
+}
+
+/*
+ * A full barrier on every running thread of the process (membarrier), for
+ * the owners' skipped R1'. False if another worker's is under way and
+ * @may_skip: the caller must not sleep yet, and polls on instead.
+ */
+static bool owners_barrier(struct xc_cpu *c, bool may_skip)
+{
+	/* relaxed: a rate limit, not an order; the syscall orders */
+	bool busy = atomic_exchange_explicit(&barrier_busy, true, memory_order_relaxed), done;
+
+	if (busy && may_skip)
+		return false;
+	/* registered at xc_init, so it does not fail; if it did, polling on would still be safe */
+	while (!(done = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) && !may_skip)
+		sched_yield();
+	if (!busy)
+		atomic_store_explicit(&barrier_busy, false, memory_order_relaxed);
+	if (done)
+		xc_stat_inc_shared(&c->barriers);	/* shared: a close may run on another thread */
+	return done;
+}
+
+static size_t ring_bytes(uint32_t entries)
+{
+	return sizeof(struct xc_ring) + entries * (sizeof(struct xc_ring_entry) + sizeof(struct xc_ring_meta));
+}
+
+static struct xc_ring *ring_new(struct xc_cpu *c, uint32_t entries)
+{
+	struct xc_ring *r = xc_map(ring_bytes(entries));
+	_Atomic(struct xc_ring *) *list = &registry[c->cpu];
+
+	if (!r)
+		return NULL;
+	/* mmap's pages are zero: indices, state IDLE, held lists empty */
+	r->target = c;
+	r->size = entries;	/* a power of two: indices wrap at 2^32 with the ring */
+	r->mask = entries - 1;
+	r->meta = (struct xc_ring_meta *)&r->e[entries];
+	atomic_init(&r->owned, true);
+	r->next = atomic_load_explicit(list, memory_order_relaxed);
+	/* release: target and next are written before another thread finds the ring */
+	while (!atomic_compare_exchange_weak_explicit(list, &r->next, r, memory_order_release,
+						      memory_order_relaxed))
+		;
+	return r;
+}
+
+/* A ring to @c of @entries that no live thread owns, claimed; NULL if none. */
+static struct xc_ring *ring_adopt(struct xc_cpu *c, uint32_t entries)
+{
+	/* acquire: pairs with ring_new's release push */
+	for (struct xc_ring *r = atomic_load_explicit(&registry[c->cpu], memory_order_acquire); r;
+	     r = r->next) {
+		bool free_ = false;
+
+		/* acquire: the previous owner's head and tail_seen, released at its exit */
+		if (r->size == entries && !atomic_load_explicit(&r->owned, memory_order_relaxed) &&
+		    atomic_compare_exchange_strong_explicit(&r->owned, &free_, true,
+							    memory_order_acquire, memory_order_relaxed))
+			return r;
+	}
+	return NULL;
+}
+
+static void table_release(struct xc_ring_table *t)
+{
+	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++) {
+		if (!t->ring[cpu])
+			continue;
+		/* release: this owner's head and tail_seen before the next owner's acquire */
+		atomic_store_explicit(&t->ring[cpu]->owned, false, memory_order_release);
+		t->ring[cpu] = NULL;
+	}
+}
+
+struct xc_ring *xc_ring_get_slow(struct xc_cpu *c)
+{
+	struct xc_ring_table *t = xc_my_rings[xc_in_urgent];
+	struct xc_ring *r;
+
+	if (!t) {
+		t = xc_map(sizeof(*t));
+		if (!t)
+			return NULL;
+		xc_my_rings[xc_in_urgent] = t;
+		xc_thread_exit_register();
+	}
+	if (t->generation != xc_rt.generation) {
+		table_release(t);	/* a runtime ago: drained at its exit, free to anyone */
+		t->generation = xc_rt.generation;
+	}
+	r = ring_adopt(c, xc_rt.cfg.ring_entries);
+	if (!r)
+		r = ring_new(c, xc_rt.cfg.ring_entries);
+	if (r) {
+		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+		/* release: as C; a ring that changes owner starts fenced (see above) */
+		atomic_store_explicit(&r->unfenced, 0, memory_order_release);
+		t->ring[c->cpu] = r;
+	}
+	return r;
+}
+
+/*
+ * R3: link an idle ring into @c's callq and kick. XC_PUSH_CLOSED: callq
+ * is closed, and the ring is the owner's to settle (it stays LINKED, on no
+ * list); 1: linked by us; 0: it was linked already.
+ */
+static int ring_link(struct xc_cpu *c, struct xc_ring *r)
+{
+	uint32_t s = XC_RING_IDLE;
+	int pushed;
+
+	/*
+	 * acquire: pairs with the worker's release of IDLE, so that its last
+	 * reads of the ring's link come before the push below rewrites it;
+	 * release: our head stores before it, for a worker whose later fence
+	 * or acquire reads LINKED (a close running this ring while dropped)
+	 */
+	if (!atomic_compare_exchange_strong_explicit(&r->state, &s, XC_RING_LINKED,
+						     memory_order_acq_rel, memory_order_relaxed))
+		return 0;
+	/* C, release: this CAS follows every head store before it (see "Owners without a fence") */
+	atomic_store_explicit(&r->unfenced, 0, memory_order_release);
+	pushed = xc_llist_push(&c->callq, &r->link);
+	if (pushed == XC_PUSH_CLOSED)
+		return XC_PUSH_CLOSED;
+	xc_call_kick(c, pushed, false);
+	return 1;
+}
+
+/* Owner, after a refused push: the ring is on no list, and ours to link again. */
+static void ring_unlink_refused(struct xc_ring *r)
+{
+	/* relaxed: no worker reads the state of a ring on none of its lists; a close running it leaves it be */
+	atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
+}
+
+/*
+ * Owner: the ring is full. Wait for the worker to take entries, serving
+ * our own CPU meanwhile (xc_wait_step): a call served here may put entries
+ * in this very ring, so head is read again at every pass. Never waits for
+ * a close (ring.c, "Two rules"): 0 once there is room; -ENXIO while the
+ * CPU's callq is closed; -ENOMEM in the urgent handler, which never waits;
+ * -EDEADLK inside an attached thread's announced sleep, where serving would
+ * take its CPU's doorbells behind the loop about to block (kick.c). A full
+ * ring that no worker will look at (idle: tombstones, or entries of an
+ * outer many-call not yet rung) is linked first.
+ */
+int xc_ring_make_room(struct xc_ring *r)
+{
+	struct xc_cpu *c = r->target;
+
+	for (;;) {
+		/* relaxed: only the owner writes head */
+		uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+		/* acquire: the worker has read the entries it took before we overwrite them */
+		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+		if (h - r->tail_seen < r->size)
+			return 0;
+		/* relaxed: a look; a close that comes later runs the ring, or refuses its doorbell */
+		if (atomic_load_explicit(&c->callq, memory_order_relaxed) == XC_LLIST_CLOSED)
+			return -ENXIO;
+		if (xc_urgent_rules())
+			return -ENOMEM;	/* an urgent function waits for nothing, wherever it runs */
+		/* relaxed: only the owner links an idle ring; a wrong look costs one pass */
+		if (atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_IDLE &&
+		    ring_link(c, r) == XC_PUSH_CLOSED) {
+			ring_unlink_refused(r);
+			return -ENXIO;
+		}
+		if (xc_in_fd_sleep())
+			return -EDEADLK;
+		xc_wait_step();
+	}
+}
+
+/*
+ * The doorbell found callq closed: the CPU is going offline or the runtime
+ * down. Settle entry @idx at once (see "Closing"): 0 if it ran or the
+ * close has taken it to run, -ENXIO if taken back. Nothing here waits or
+ * serves a call.
+ */
+static int ring_refused(struct xc_ring *r, uint32_t idx)
+{
+	/* acquire: an ordinary run's take came before the unlink whose IDLE our CAS read */
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+	int ret = 0;
+
+	if ((int32_t)(t - idx) <= 0) {
+		/* relaxed: the exchanges' single order on fn decides; the close's own run orders the rest */
+		xc_func_t fn = atomic_exchange_explicit(&r->e[idx & r->mask].fn, XC_RING_RETRACTED,
+							memory_order_relaxed);
+
+		/* TAKEN: the close runs it; REFUSED: its waiter is completed ("Below the floor") */
+		if (fn != XC_RING_TAKEN && fn != XC_RING_REFUSED)
+			ret = -ENXIO;
+	}
+	r->tail_seen = t;
+	ring_unlink_refused(r);
+	return ret;
+}
+
+int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
+{
+	int linked = ring_link(c, r);
+
+	if (linked == XC_PUSH_CLOSED)
+		return ring_refused(r, idx);
+	if (!linked) {
+		/* linked: the worker holds it (re-linked), or XC_ABLATE_COALESCE kicks anyway */
+		if (xc_ablated(XC_ABLATE_COALESCE)) {
+			/* S1 before S2, as a push gives, even after a call that skipped R1' */
+			atomic_thread_fence(memory_order_seq_cst);
+			xc_kick(c);
+		} else {
+			xc_stat_inc_own(&r->rode);
+		}
+	}
+	return 0;
+}
+
+/* ---- the target's worker ---- */
+
+/* Off the dropped list: taken from callq, the owner's push has landed. */
+static void undrop(struct xc_cpu *c, struct xc_ring *r)
+{
+	struct xc_ring **p = &c->rings_dropped;
+
+	if (!r->dropped)
+		return;
+	while (*p != r)
+		p = &(*p)->dropped_next;
+	*p = r->dropped_next;
+	r->dropped = false;
+	r->dropped_next = NULL;
+}
+
+static void hold(struct xc_cpu *c, struct xc_ring *r)
+{
+	undrop(c, r);
+	if (r->held)
+		return;
+	r->held = true;
+	/* last: the held rings in the order their doorbells were taken, the poll's turn (xc_rings_run_streak) */
+	r->held_next = NULL;
+	*c->rings_held_end = r;
+	c->rings_held_end = &r->held_next;
+	if (!c->rings_look)
+		c->rings_look = r;
+}
+
+/* Hold each ring of doorbells @l, taken off callq (xc_ring_take_doorbells, ring.h); how many. */
+int xc_rings_hold(struct xc_cpu *c, struct xc__link *l)
+{
+	int n = 0;
+
+	for (; l; l = l->next, n++)
+		hold(c, xc_container_of(l, struct xc_ring, link));
+	return n;
+}
+
+/*
+ * Take entry @t's fn: a close by exchange (see "Closing"), an ordinary run
+ * by a load. Relaxed: the entry was acquired with head, and the exchange's
+ * single order on fn is what decides against a refused owner.
+ */
+static inline xc_func_t entry_take(struct xc_ring *r, uint32_t t, bool closing)
+{
+	struct xc_ring_entry *e = &r->e[t & r->mask];
+
+	return closing ? atomic_exchange_explicit(&e->fn, XC_RING_TAKEN, memory_order_relaxed)
+		       : atomic_load_explicit(&e->fn, memory_order_relaxed);
+}
+
+/*
+ * A marker's call (ring.h): XC_RING_WAITED and XC_RING_ASYNC name the
+ * function, its argument and what to complete after it.
+ */
+static inline void entry_unpack(xc_func_t *fn, void **arg, struct xc__completion **done,
+				struct xc_call **async)
+{
+	if (*fn == XC_RING_WAITED) {
+		/* on the waiter's stack until the completion */
+		const struct xc_ring_waited *w = *arg;
+
+		*fn = w->fn;
+		*arg = w->arg;
+		*done = w->done;
+	} else if (*fn == XC_RING_ASYNC) {
+		*async = *arg;	/* the caller's until its in-flight bit is clear */
+		*fn = (*async)->fn;
+		*arg = (*async)->arg;
+	}
+}
+
+/*
+ * Run entry @t, its @fn taken, on its own: a traced call, a tombstone
+ * (only stepped over), or any entry of a close.
+ */
+static __attribute__((noinline)) void entry_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t,
+						xc_func_t fn)
+{
+	void *arg = r->e[t & r->mask].arg;
+	struct xc__completion *done = NULL;
+	struct xc_call *async = NULL;
+	uint32_t flow = 0;
+	int from = -1;
+	struct xc_activity outer;
+
+	if (xc_unlikely(xc_tracing_on())) {
+		flow = r->meta[t & r->mask].flow;
+		from = r->meta[t & r->mask].from;
+	}
+	/* release: the entry is read out before its owner may write it again */
+	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+	if (xc_ring_tombstone(fn))
+		return;		/* taken back by its owner, or refused below the floor */
+	entry_unpack(&fn, &arg, &done, &async);
+	xc_call_run_fn(c, fn, arg, from, flow, false, &outer);
+	xc_call_complete(done, async);
+	xc_call_ended(c, &outer);
+	xc_call_returned(c);
+}
+
+/*
+ * One call of calls_run(), entry @t read out as @fn(@arg), with @done or
+ * @async to complete after it: constants NULL for a plain nowait call, so
+ * that its copy tests neither. *@begun: whether the run's activity is
+ * recorded (*@outer keeps what it replaced).
+ */
+static inline __attribute__((always_inline)) void call_in_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t,
+								xc_func_t fn, void *arg,
+								struct xc__completion *done,
+								struct xc_call *async,
+								const volatile int *where, bool *begun,
+								struct xc_activity *outer)
+{
+	/* release: the entry is read out before its owner may write it again */
+	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+	if (xc_likely(*begun))
+		xc_activity_next(c, (const void *)fn);
+	else
+		*begun = xc_activity_begin(c, XC_ACT_CALL, (const void *)fn, 0, outer);
+	xc_call_user(fn, arg);
+	xc_stat_inc_own(&c->calls);	/* before the completion: its waiter sees it counted */
+	xc_call_complete(done, async);
+	xc_os_after_run_at(c, where);
+	xc_call_returned(c);
+}
+
+/*
+ * The ordinary run of @r from entry @t, which head_seen covers: a burst's
+ * calls back to back. What each call needs is done per call: the tail, the
+ * in-call marks, its count, its completion if any, the activity's function,
+ * the check that the OS left the worker on its CPU, and a look for urgent
+ * calls, which jump the order between two calls. Once per run: the
+ * activity's save and restore, the stuck reports' and the OS check's
+ * settings. A traced call and a tombstone go through entry_run().
+ *
+ * A call's function may wait and serve, running later entries of this
+ * ring inside it: tail and head_seen are read again after every call. A
+ * run ends after a ring's worth of calls, though its owner may have put
+ * more: an owner that keeps the ring full keeps nothing else out (the
+ * other rings, urgent calls' turn, task work), each looked at between
+ * runs.
+ */
+static __attribute__((noinline)) int calls_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t)
+{
+	const volatile int *where = xc_os_run_word(c);
+	/* tracing is on or off for a runtime's life while its workers run (trace.c) */
+	const bool traced = xc_tracing_on();
+	struct xc_activity outer;
+	bool begun = false;
+	uint32_t n = 0;
+
+	do {
+		struct xc_ring_entry *e = &r->e[t & r->mask];
+		/* relaxed: acquired with head */
+		xc_func_t fn = atomic_load_explicit(&e->fn, memory_order_relaxed);
+		void *arg = e->arg;
+
+		if (xc_likely(!xc_ring_marker(fn) && !traced)) {
+			call_in_run(c, r, t, fn, arg, NULL, NULL, where, &begun, &outer);
+		} else if (xc_ring_tombstone(fn) || traced) {
+			entry_run(c, r, t, fn);
+		} else {
+			struct xc__completion *done = NULL;
+			struct xc_call *async = NULL;
+
+			entry_unpack(&fn, &arg, &done, &async);
+			call_in_run(c, r, t, fn, arg, done, async, where, &begun, &outer);
+		}
+		/* relaxed: only this worker writes tail */
+		t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+		if (t == r->head_seen)
+			/* acquire: pairs with the owner's release of head: the entries are written */
+			r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
+		n++;
+	} while (t != r->head_seen && n <= r->mask);	/* mask, not size: the worker's own line */
+	if (begun)
+		xc_activity_end(c, &outer);
+	return (int)n;
+}
+
+/*
+ * Run what @r holds now. The tail is re-read at every step: a call that
+ * polls or waits runs later entries of the same ring inside it. Inline, so
+ * that @closing is a constant in each caller: the ordinary run does not
+ * test it, and costs a held ring with nothing new two loads.
+ */
+static inline __attribute__((always_inline)) int ring_run(struct xc_cpu *c, struct xc_ring *r,
+							  bool closing)
+{
+	int n = 0;
+
+	for (;;) {
+		/* relaxed: only this worker writes tail */
+		uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+		if (t == r->head_seen) {
+			/* acquire: pairs with the owner's release of head: the entries are written */
+			uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+
+			if (t == h)
+				return n;	/* nothing new: head_seen stays, unwritten */
+			r->head_seen = h;
+		}
+		if (!closing)
+			return calls_run(c, r, t);
+		entry_run(c, r, t, entry_take(r, t, true));
+		n++;
+	}
+}
+
+/* Refuse the waiting calls queued in @r ("Below the floor"); how many. */
+static int ring_refuse_waited(struct xc_ring *r)
+{
+	/* relaxed: only this worker writes tail */
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	/* acquire: pairs with the owner's release of head: the entries are written */
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+	int n = 0;
+
+	/* the whole queue each time: it holds at most a ring's worth, and a look comes only with news */
+	for (; t != h; t++) {
+		struct xc_ring_entry *e = &r->e[t & r->mask];
+		struct xc_ring_waited *w;
+
+		/* relaxed: acquired with head; the exchange below is what decides */
+		if (atomic_load_explicit(&e->fn, memory_order_relaxed) != XC_RING_WAITED)
+			continue;
+		w = e->arg;	/* read before the exchange: a retracting owner may return once it is done */
+		/* relaxed: the exchanges' single order on fn decides (see "Closing") */
+		if (atomic_exchange_explicit(&e->fn, XC_RING_REFUSED, memory_order_relaxed) != XC_RING_WAITED)
+			continue;	/* its owner took it back first */
+		/* relaxed: published by the completion's seq_cst update */
+		atomic_store_explicit(&w->err, -ELOOP, memory_order_relaxed);
+		xc_complete(w->done);	/* the last touch of the waiter's memory */
+		n++;
+	}
+	r->looked = h;
+	return n;
+}
+
+/*
+ * Run the held rings; a ring unheld meanwhile (a wait inside a call) ends
+ * this pass.
+ */
+int xc_rings_run(struct xc_cpu *c)
+{
+	int n = 0;
+
+	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+		n += ring_run(c, r, false);
+	return n;
+}
+
+/*
+ * The idle poll's run (worker.c): @from, which its look found with calls
+ * (xc_rings_next_pending), then each held ring after it while the next one
+ * has calls too. The poll's next look begins at the first ring this one
+ * did not run, so that it takes the rings in turn, whichever order their
+ * owners' calls come in, and finds the next owner's calls at its first
+ * look when they come round. A ring this run passes by stays held, so its
+ * owner rides free, and the poll's next pass finds it: it looks at every
+ * held ring before it lets the spin go on (ready_rings). A ring unheld
+ * meanwhile (a wait inside a call) ends the run, and the next look begins
+ * at the first held ring.
+ */
+int xc_rings_run_streak(struct xc_cpu *c, struct xc_ring *from)
+{
+	struct xc_ring *r = from;
+	int n = 0;
+
+	do {
+		n += ring_run(c, r, false);
+		r = r->held_next;
+	} while (r && xc_ring_has_calls(r));
+	/* held: read after the run, and nothing runs between it and the store */
+	c->rings_look = r ? r : c->rings_held;
+	return n;
+}
+
+/*
+ * Below the serve floor (wait.c): refuse the waiting calls queued in the
+ * held rings, run nothing ("Below the floor"); how many were refused.
+ */
+int xc_rings_refuse_waited(struct xc_cpu *c)
+{
+	int n = 0;
+
+	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+		n += ring_refuse_waited(r);
+	return n;
+}
+
+/* U2': whether an owner of a ring on @list may have skipped R1' (see "Owners without a fence"). */
+static bool rings_unfenced(struct xc_ring *list)
+{
+	bool any = false;
+
+	for (struct xc_ring *r = list; r; r = r->held_next)
+		/* acquire: pairs with C's release, which follows head stores that skipped R1' */
+		any |= atomic_load_explicit(&r->unfenced, memory_order_acquire) != 0;
+	return any;
+}
+
+/*
+ * Before a sleep: unlink every held ring (U1-U3 above); a ring still held
+ * has calls, and W2 finds them (xc_rings_pending). True if the worker must
+ * not sleep yet: an owner skipped R1' and another worker's membarrier is
+ * under way, so every ring stays held, re-linked, while this one polls on.
+ */
+bool xc_rings_release_held(struct xc_cpu *c)
+{
+	struct xc_ring **p = &c->rings_held, *r;
+	bool keep_all = false;
+
+	for (r = c->rings_held; r; r = r->held_next)
+		/* U1; release: our reads of the link before an owner's push rewrites it */
+		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);	/* U2 */
+	if (rings_unfenced(c->rings_held) && !owners_barrier(c, true))
+		keep_all = true;
+	while ((r = *p)) {
+		uint32_t s = XC_RING_IDLE;
+
+		/* U3; relaxed CAS: whoever wins links it, nothing is published by it */
+		if ((keep_all || xc_ring_has_calls(r)) &&
+		    atomic_compare_exchange_strong_explicit(&r->state, &s, XC_RING_LINKED,
+							    memory_order_relaxed, memory_order_relaxed)) {
+			p = &r->held_next;
+			continue;
+		}
+		*p = r->held_next;	/* idle, or on callq again by its owner's doorbell */
+		c->rings_look = NULL;	/* it may have been the poll's first look */
+		r->held = false;
+		r->held_next = NULL;
+		if (s == XC_RING_LINKED && !r->dropped) {
+			/* the owner won: its push is to come, and a close before it must run these calls */
+			r->dropped = true;
+			r->dropped_next = c->rings_dropped;
+			c->rings_dropped = r;
+		}
+	}
+	c->rings_held_end = p;
+	if (!c->rings_look)
+		c->rings_look = c->rings_held;
+	return keep_all;
+}
+
+/*
+ * Offline or exit: close callq, run what every ring holds once unlinked,
+ * each entry taken by exchange (see "Closing" above). Returns how many
+ * entries it took.
+ */
+int xc_rings_close(struct xc_cpu *c)
+{
+	struct xc_ring *list, *r;
+	int n = 0;
+
+	for (struct xc__link *l = xc_llist_close(&c->callq); l; l = l->next)
+		hold(c, xc_container_of(l, struct xc_ring, link));
+	/* ours alone now: a call run below that waits finds nothing held to unlink */
+	list = c->rings_held;
+	c->rings_held = c->rings_look = NULL;
+	c->rings_held_end = &c->rings_held;
+	for (r = list; r; r = r->held_next)
+		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);	/* U1, as above */
+	atomic_thread_fence(memory_order_seq_cst);	/* U2 */
+	if (rings_unfenced(list))
+		owners_barrier(c, false);	/* U2', waiting its turn: the CPU is closing */
+	while ((r = list)) {
+		n += ring_run(c, r, true);	/* U3, and what it finds */
+		list = r->held_next;
+		r->held = false;
+		r->held_next = NULL;
+	}
+	/*
+	 * Rings unlinked with calls in them whose owner won the re-link: its
+	 * push may find callq closed, and it takes back only its own call. Run
+	 * them, leaving their state to the owner: it stores IDLE when refused,
+	 * or its push lands on the reopened callq.
+	 */
+	while ((r = c->rings_dropped)) {
+		c->rings_dropped = r->dropped_next;
+		r->dropped = false;
+		r->dropped_next = NULL;
+		n += ring_run(c, r, true);
+	}
+	return n;
+}
+
+/* Calls that found their ring linked: kicks coalesced without a push (stats.c). */
+uint64_t xc_rings_rode(struct xc_cpu *c)
+{
+	uint64_t n = 0;
+
+	/* acquire: pairs with ring_new's release push */
+	for (struct xc_ring *r = atomic_load_explicit(&registry[c->cpu], memory_order_acquire); r;
+	     r = r->next)
+		n += atomic_load_explicit(&r->rode, memory_order_relaxed);
+	return n;
+}
+
+/* From any thread, a snapshot for reports: whether a ring to @c holds calls not yet taken. */
+bool xc_rings_queued(struct xc_cpu *c)
+{
+	/* acquire: pairs with ring_new's release push */
+	for (struct xc_ring *r = atomic_load_explicit(&registry[c->cpu], memory_order_acquire); r;
+	     r = r->next)
+		if (xc_ring_has_calls(r))
+			return true;
+	return false;
+}
+
+/* Every ring ever made to @cpu, newest first (next): a fresh runtime resets them (bringup.c). */
+struct xc_ring *xc_rings_of(int cpu)
+{
+	/* acquire: pairs with ring_new's release push */
+	return atomic_load_explicit(&registry[cpu], memory_order_acquire);
+}
+
+/* ---- lifecycle ---- */
+
+void xc_ring_thread_exit(void)
+{
+	for (int i = 0; i < 2; i++) {
+		struct xc_ring_table *t = xc_my_rings[i];
+
+		if (!t)
+			continue;
+		xc_my_rings[i] = NULL;
+		table_release(t);
+		munmap(t, sizeof(*t));
+	}
+}
+
+/*
+ * A forked child has only the forking thread, and no runtime. Its rings'
+ * contents are the parent's, and every ring a fresh runtime uses is reset
+ * by xc_cpu_fresh (bringup.c; fork.c runs it for the parent's CPUs too).
+ * What is left here is whose they are: the threads that owned them are
+ * gone, and the forking thread forgets its tables, so every ring is free.
+ */
+void xc_ring_fork_child(void)
+{
+	xc_my_rings[0] = xc_my_rings[1] = NULL;	/* their memory stays mapped, unused */
+	barrier_registered = 0;	/* a new process: the next xc_init asks membarrier again */
+	/* relaxed: the child has one thread */
+	atomic_store_explicit(&barrier_busy, false, memory_order_relaxed);
+	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++)
+		for (struct xc_ring *r = atomic_load_explicit(&registry[cpu], memory_order_relaxed);
+		     r; r = r->next)
+			atomic_store_explicit(&r->owned, false, memory_order_relaxed);
+}

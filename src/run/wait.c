@@ -1,0 +1,749 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wait.c - waiting: for a call to complete (completions, and the waiter's
+ * spin, then sleep, serving its own CPU's calls meanwhile if it is a
+ * worker), and a worker's idle wait for calls (xc_idle_wait: poll, then
+ * sleep by the wakeup protocol's W1-W4, argued in kick.c).
+ *
+ * A waiting call's path crosses its files in one direction: call.c sends,
+ * slot.c (or ring.c) hands off and spins, this file waits, run.c serves.
+ * Nothing here calls back into a sender's file, and the serve enters the
+ * slot's and the rings' run sides only when they hold calls (run.c).
+ *
+ * == Completions (struct xc__completion) ==
+ *
+ * A waiting caller counts the targets still to run its function in one 32-bit
+ * word; bit 31 (XC_DONE_SLEEPING) says the waiter may sleep and must be woken.
+ * The waiter sets it with a CAS before it can sleep; the last completer's
+ * fetch_sub both finishes the count and reads the bit. Both are seq_cst, so
+ * either the CAS sees the count change and the waiter re-checks instead of
+ * sleeping, or the completer sees the bit and wakes it. A waiter still
+ * spinning has not set the bit, and its completer touches nothing else.
+ *
+ * The slot (slot.c) uses the same word and the same bit differently: its
+ * owner's call is done once the word no longer reads PUBLISHED, and the
+ * worker completes it with an exchange that reads the bit the same way.
+ *
+ * A non-worker waiter sleeps on the word itself: the completer never touches
+ * the waiter's memory after the fetch_sub except for the futex wake on the
+ * word's address, which at a dead address at worst wakes some other futex
+ * waiter spuriously, which every futex user tolerates. A worker that waits
+ * sleeps on its own idle word instead (so that calls to it still wake it):
+ * its completer kicks that CPU with the protocol of kick.c.
+ *
+ * A worker never blocks for long on anything without running its own CPU's
+ * calls meanwhile (xc_wait_serve): two workers that wait on each other, or a
+ * worker that waits for a descriptor or a lock held by one that waits on it,
+ * would deadlock otherwise.
+ *
+ * == Serving while waiting ==
+ *
+ * A call served inside a wait is any call: it may call the CPU the waiter
+ * is calling, through the same ring, pool or lock. So a wait that serves
+ * holds no half-done operation that a served call can reach: it finishes
+ * or undoes its operation before it serves, or reads its state again
+ * after. Every such wait serves through xc_wait_serve / xc_wait_step and
+ * nowhere else, and scripts/check-serving.py lists each with what it reads
+ * again (the ring's head for room, the pool's lists, a trylock, a
+ * completion word); a new one fails that check until it is listed. The
+ * nowait call's rule (ring.c, "Two rules") keeps the list short: a nowait
+ * call waits only for room in its own ring or a descriptor of its own pool,
+ * never for a target's close.
+ *
+ * No wait serves inside an attached thread's announced sleep (between a
+ * xc_worker_sleep_begin() that said sleep and its end, xc_in_fd_sleep(): a
+ * signal handler that lands before the loop's own wait, or a call it runs
+ * inline). A serve there runs the CPU's calls and takes its doorbells
+ * (its rings held and linked) behind the loop, which has announced that it
+ * is about to block and runs its calls only at its next xc_poll(). So
+ * every wait refuses there instead: a waiting call, hotplug and xc_poll() with
+ * -EDEADLK, a nowait call -EDEADLK for room in a full ring and -ENOMEM for
+ * a descriptor; and xc_wait_serve() serves nothing there, as a backstop.
+ *
+ * Serving nests: a served call that waits serves in turn, one frame of
+ * each on the worker's stack per level, and the next call in its queue may
+ * be one more such call (a burst of nowait calls whose functions each make
+ * a waiting call nests as deep as the burst is long; so does an
+ * application's recursion of waiting calls between two CPUs). Below its
+ * thread's serve floor (three quarters of its stack used, xc_serve_floor_set)
+ * a wait runs only what cannot nest far: urgent calls, which never wait,
+ * and the slot's call, one level at most, since its claim is held while it
+ * runs (slot.c). Every waiting call queued in its rings is refused with
+ * -ELOOP instead, even one behind nowait calls (ring.c, "Below the floor"):
+ * its sender may be what the nest waits for, so it must not wait for the
+ * nest to unwind, and running it would nest once more. The refusal is
+ * eager: the call need not be part of a cycle. Nowait and async calls stay
+ * queued and run once the nest unwinds, in their order. So no wait hangs,
+ * and no stack overflows, for its depth: the application sees -ELOOP where
+ * its recursion went too deep. Such a wait never sleeps: senders ride on
+ * the rings it holds (entries it will not run keep them held) without a
+ * kick, so it polls, and serves again only when something new came
+ * (ready_done). Serving on stacks of its own instead (a fiber per nest
+ * level) would only move the bound, needs a context switch per
+ * architecture and annotations for the sanitizers, and still needs this
+ * errno.
+ */
+#include "base/internal.h"
+#include "proto/kick.h"
+#include "run/wait.h"
+#include "run/call.h"
+#include "run/stuck.h"
+#include "base/futex.h"
+#include "cpu/hotplug.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+/* A waiting non-worker spins this long before it sleeps. */
+#define XC_WAITER_SPIN_NS      20000L
+
+/* Adaptive poll window bounds, after the kernel's cpuidle-haltpoll governor. */
+#define XC_POLL_MAX_NS        200000L
+#define XC_POLL_GROW_START_NS  50000L
+/* A worker about to sleep polls this long when another's membarrier is under way (ring.c). */
+#define XC_RELEASE_RETRY_NS    20000L
+
+/* haltpoll's rule: grow after an idle period the window could have covered, shrink after a long one. */
+static void poll_window_adapt(struct xc_cpu *c, uint64_t idle_ns)
+{
+	long w = atomic_load_explicit(&c->poll_ns, memory_order_relaxed);
+
+	if (xc_rt.cfg.poll_ns != XC_POLL_ADAPTIVE)
+		return;
+	if ((long)idle_ns > w && (long)idle_ns <= XC_POLL_MAX_NS) {
+		w = w * 2 < XC_POLL_GROW_START_NS ? XC_POLL_GROW_START_NS : w * 2;
+		if (w > XC_POLL_MAX_NS)
+			w = XC_POLL_MAX_NS;
+	} else if ((long)idle_ns > XC_POLL_MAX_NS) {
+		w /= 2;
+	}
+	atomic_store_explicit(&c->poll_ns, w, memory_order_relaxed);
+}
+
+/*
+ * A spin's yield that returns this late gave the CPU to another thread:
+ * the CPU is shared with one that wants it. A yield with nothing else
+ * runnable returns in about a microsecond.
+ */
+#define XC_YIELD_LATE_NS        50000L
+/* The window stays shut this long after the first such yield, doubling to the most. */
+#define XC_POLL_QUIET_MIN_NS  1000000L
+#define XC_POLL_QUIET_MAX_NS 256000000L
+
+/*
+ * A poll's yield came back late (above): end the poll, so that the worker
+ * sleeps where a sender's kick wakes it. A POLLING worker gets no kick, and
+ * beside a thread that keeps its CPU busy each yield waits out that
+ * thread's whole slice (milliseconds): a call sent meanwhile waited as long
+ * (`xcall-bench idle --period-us 50` beside a busy loop on the target's
+ * CPU, adaptive: 3.9 ms a call at the median). The window then stays shut
+ * for a while (xc_poll_window), longer each time in a row, so that a CPU
+ * shared for good costs a late yield rarely; a prompt yield ends the run.
+ * The poll's yield (internal.h, spins that yield), timed when @timed (a
+ * window's poll): true if it came back late, and the poll must end.
+ */
+static bool poll_cut(struct xc_cpu *c, bool timed)
+{
+	uint64_t before = timed ? xc_now_ns() : 0, now, quiet;
+	uint32_t k;
+
+	sched_yield();
+	if (!timed)
+		return false;
+	now = xc_now_ns();
+	if (now - before <= XC_YIELD_LATE_NS) {
+		c->poll_cuts = 0;	/* the CPU was free a moment ago */
+		return false;
+	}
+	k = c->poll_cuts < 8 ? c->poll_cuts++ : 8;
+	quiet = (uint64_t)XC_POLL_QUIET_MIN_NS << k;
+	c->poll_quiet_until = now + (quiet > XC_POLL_QUIET_MAX_NS ? XC_POLL_QUIET_MAX_NS : quiet);
+	return true;
+}
+
+bool xc_poll_quiet(struct xc_cpu *c)
+{
+	if (xc_now_ns() < c->poll_quiet_until)
+		return true;
+	c->poll_quiet_until = 0;
+	return false;
+}
+
+/*
+ * Spin until ready(), the window ends (window < 0: never) or the deadline
+ * passes (0: none). The clock is read only every 32 spins, so a call that
+ * arrives quickly costs no clock read at all; *start is the first reading.
+ *
+ * ready() may run a call itself, without leaving the loop (XC_READY_RAN:
+ * the slot's call, slot.c): its caller spins on the round trip, and the way
+ * out to the call loop and back would be part of it. An idle worker runs
+ * calls while polling anyway (seed 000), and a waiting one runs its own
+ * incoming calls; the window then counts again from the call's end.
+ */
+static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
+		       uint64_t deadline_ns, uint64_t *start)
+{
+	unsigned spins = 0, yield_left = xc_spin_yield_start();
+
+	for (;;) {
+		uint64_t now;
+		int r = ready(c, ctx, true);
+
+		if (r == XC_READY_RAN) {
+			xc_give_way(c);
+			spins = 0;
+			yield_left = xc_spin_yield_start();
+			*start = 0;
+			continue;
+		}
+		if (r)
+			break;
+		xc_cpu_relax();
+		if (xc_unlikely(--yield_left == 0)) {
+			yield_left = xc_spin_yield_start();
+			if (poll_cut(c, window_ns >= 0))
+				return ready(c, ctx, false);	/* a late yield ends a window's poll */
+		}
+		if ((++spins & 31) || (window_ns < 0 && !deadline_ns))
+			continue;
+		now = xc_now_ns();
+		if (!*start)
+			*start = now;
+		if ((window_ns >= 0 && now - *start >= (uint64_t)window_ns) ||
+		    (deadline_ns && now >= deadline_ns))
+			return ready(c, ctx, false);
+	}
+	return true;
+}
+
+/*
+ * xc_idle_wait() - the worker @c waits, polling then sleeping, until ready()
+ * or the deadline (0: none); returns whether ready. @sleep_limit_ns (0:
+ * none) bounds one sleep without a deadline: a sleep that runs out returns
+ * false, so that the worker can look at its CPU (follow.c), and the window
+ * is not adapted to it. Called only by @c's own worker, RUNNING (a wait inside
+ * a call or work item) or POLLING (its idle loop); it leaves the state as it
+ * found it. ready() must read with seq_cst (W2) what senders publish before
+ * they kick; it may run a call only when its last argument allows it. The
+ * steps W1-W4 are the wakeup protocol's, argued with the senders' in kick.c.
+ */
+bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
+		  uint64_t deadline_ns, long sleep_limit_ns)
+{
+	/* relaxed: only this thread writes RUNNING or POLLING */
+	uint32_t prev = atomic_load_explicit(&c->idle, memory_order_relaxed);
+	uint64_t start = 0;
+	bool ok = true;
+
+	/*
+	 * relaxed: POLLING and RUNNING impose the same duty on kicks. Stored
+	 * only if it changes: the word shares the mailbox line the worker polls,
+	 * and a store would take that line from the senders (slot.c).
+	 */
+	if (prev != XC_IDLE_POLLING)
+		atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
+	if (window_ns && poll_until(c, ready, ctx, window_ns, deadline_ns, &start))
+		goto out;
+	if (!start)
+		start = xc_now_ns();
+	/* U1-U3 (ring.c): a ring still held has calls, and W2 finds them */
+	while (xc_rings_release(c)) {
+		uint64_t again = 0;
+
+		/* another worker's membarrier is under way (ring.c): poll on a while, then try again */
+		if (poll_until(c, ready, ctx, XC_RELEASE_RETRY_NS, deadline_ns, &again))
+			goto out;
+		if (deadline_ns && xc_now_ns() >= deadline_ns) {
+			ok = false;
+			goto out;
+		}
+	}
+
+	for (;;) {
+		struct timespec rel, *timeout = NULL;
+
+		/* W1, seq_cst: ordered before the re-check W2 */
+		atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
+		if (ready(c, ctx, false))	/* W2 */
+			break;
+		if (deadline_ns) {
+			uint64_t now = xc_now_ns();
+
+			if (now >= deadline_ns) {
+				ok = false;
+				break;
+			}
+			rel.tv_sec = (time_t)((deadline_ns - now) / 1000000000u);
+			rel.tv_nsec = (long)((deadline_ns - now) % 1000000000u);
+			timeout = &rel;
+		} else if (sleep_limit_ns) {
+			rel.tv_sec = sleep_limit_ns / 1000000000L;
+			rel.tv_nsec = sleep_limit_ns % 1000000000L;
+			timeout = &rel;
+		}
+		xc_stat_inc_own(&c->sleeps);
+		xc_trace(XC_EV_SLEEP, -1, 0, NULL);
+		bool timed_out = xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout) == -ETIMEDOUT; /* W3 */
+		/* W4, seq_cst: leave SLEEPING/WAKING/WOKENUP; senders from now on skip the syscall */
+		atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
+		xc_stat_inc_own(&c->wakeups);
+		xc_trace(XC_EV_WAKE, -1, 0, NULL);
+		if (ready(c, ctx, false))
+			break;
+		if (timed_out && !deadline_ns) {
+			ok = false;	/* the sleep limit: the caller looks around and comes back */
+			goto out;
+		}
+	}
+	poll_window_adapt(c, xc_now_ns() - start);
+out:
+	/* relaxed: only this thread writes RUNNING or POLLING, and senders only move SLEEPING on */
+	if (atomic_load_explicit(&c->idle, memory_order_relaxed) != prev)
+		xc_idle_state_set(c, prev);
+	return ok;
+}
+
+/* Whether the calling worker's stack is past its serve floor (see "Serving while waiting"). */
+static inline __attribute__((always_inline)) bool below_floor(const struct xc_cpu *self)
+{
+	char here;
+
+	return xc_unlikely((uintptr_t)&here < self->serve_floor);
+}
+
+/* Below the serve floor: once per runtime and CPU, say why calls are refused. */
+static __attribute__((noinline, cold)) int serve_deep(struct xc_cpu *self)
+{
+	if (!self->serve_floor_told) {
+		self->serve_floor_told = true;
+		xc_report("CPU %d: waits nested so deep that its stack is three quarters used; "
+			  "waiting calls to it get -ELOOP, and nowait calls wait, until the nest unwinds",
+			  self->cpu);
+	}
+	return xc_run_calls_deep(self);
+}
+
+/* The one place a wait serves its own CPU's calls (see "Serving while waiting"). */
+int xc_wait_serve(void)
+{
+	struct xc_cpu *self = xc_self;
+
+	/*
+	 * Not in an urgent function: the handler may have interrupted this
+	 * worker inside its own run, and elsewhere its rules are the handler's;
+	 * not inside an attached thread's announced sleep (its waits refuse
+	 * there: this is their backstop).
+	 */
+	if (!self || xc_urgent_rules() || xc_in_fd_sleep())
+		return 0;
+	if (below_floor(self))
+		return serve_deep(self);
+	return xc_run_calls(self);
+}
+
+/*
+ * The floor lies a quarter of the way from the stack's end to here: what
+ * the thread has left, not its whole size. The thread library keeps the
+ * thread's static TLS at the top of the stack it maps, and a TSan build's
+ * takes most of a 1 MiB stack; an attached thread calls this from wherever
+ * its loop stands.
+ */
+void xc_serve_floor_set(struct xc_cpu *c)
+{
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
+	char here;
+
+	c->serve_floor = 0;
+	if (pthread_getattr_np(pthread_self(), &a))
+		return;
+	if (!pthread_attr_getstack(&a, &addr, &size) && (uintptr_t)&here > (uintptr_t)addr &&
+	    (uintptr_t)&here <= (uintptr_t)addr + size)
+		c->serve_floor = (uintptr_t)addr + ((uintptr_t)&here - (uintptr_t)addr) / 4;
+	pthread_attr_destroy(&a);
+}
+
+void xc_wait_step(void)
+{
+	xc_wait_serve();
+	sched_yield();
+}
+
+void xc_completion_init(struct xc__completion *s, uint32_t count)
+{
+	/* relaxed: published to completers by the push that queues the call */
+	atomic_store_explicit(&s->word, count, memory_order_relaxed);
+	s->waiter = xc_self;
+}
+
+/*
+ * What a waiter waits on: a completion word and the bit that says it is not
+ * done yet (0: a counting completion, done at count zero; XC_SLOT_PUBLISHED
+ * for a slot call).
+ */
+struct wait_ref {
+	struct xc__completion *s;
+	uint32_t busy;
+};
+
+static bool ref_done(const struct wait_ref *r)
+{
+	/* seq_cst: this is a W2 re-check when the waiter is a worker; acquire for the callee's effects */
+	return xc_completion_word_done(atomic_load_explicit(&r->s->word, memory_order_seq_cst), r->busy);
+}
+
+/* Wake the waiter of a completion that read XC_DONE_SLEEPING in its last update. */
+void xc_completion_wake(struct xc__completion *s, struct xc_cpu *waiter)
+{
+	if (waiter)
+		xc_kick(waiter);
+	else
+		xc_futex_wake(&s->word, INT_MAX);
+}
+
+void xc_complete(struct xc__completion *s)
+{
+	/* read before the count drops: the waiter may return right after it */
+	struct xc_cpu *waiter = s->waiter;
+	/* seq_cst: release the callee's effects to the waiter, and order before the kick's S2 */
+	uint32_t old = atomic_fetch_sub_explicit(&s->word, 1, memory_order_seq_cst);
+
+	if ((old & XC_DONE_COUNT) != 1 || !(old & XC_DONE_SLEEPING))
+		return;		/* not the last, or the waiter is still spinning */
+	xc_completion_wake(s, waiter);
+}
+
+/* The waiter may sleep from now on: ask the completer to wake it. False if already done. */
+static bool ask_wake(const struct wait_ref *r)
+{
+	/* acquire (here and on CAS failure): once done, the callee's effects are visible */
+	uint32_t w = atomic_load_explicit(&r->s->word, memory_order_acquire);
+
+	for (;;) {
+		if (xc_completion_word_done(w, r->busy))
+			return false;
+		if (w & XC_DONE_SLEEPING)
+			return true;
+		/* seq_cst: ordered against the completer's update (see above) */
+		if (atomic_compare_exchange_weak_explicit(&r->s->word, &w, w | XC_DONE_SLEEPING,
+							  memory_order_seq_cst, memory_order_acquire))
+			return true;
+	}
+}
+
+/* A worker's wait, as its idle wait sees it. */
+struct wait_ready {
+	const struct wait_ref *r;
+	bool looking;		/* a deadlock look is under way, or none is to be made */
+	bool deep;		/* below the serve floor: ring entries left queued are no news */
+};
+
+static int ready_done(struct xc_cpu *c, void *ctx, bool may_run)
+{
+	const struct wait_ready *w = ctx;
+
+	if (may_run && xc_slot_run_fast(c))
+		return XC_READY_RAN;
+	/* seq_cst: a W2 re-check; an offline request is stored, then kicked: its look begins now */
+	return ref_done(w->r) ||
+	       (w->deep ? xc_calls_pending_unheld(c) || xc_rings_unlooked(c) : xc_w2_pending(c, false)) ||
+	       (!w->looking && atomic_load_explicit(&c->ctl, memory_order_seq_cst) == XC_CTL_OFFLINE);
+}
+
+/* Sleep on the completion word until done or the deadline (0: none); 0 or -ETIMEDOUT. */
+static int done_sleep(const struct wait_ref *r, uint64_t deadline_ns)
+{
+	for (;;) {
+		/* acquire: the callee's effects are visible once done */
+		uint32_t w = atomic_load_explicit(&r->s->word, memory_order_acquire);
+		struct timespec rel, *timeout = NULL;
+
+		if (xc_completion_word_done(w, r->busy))
+			return 0;
+		if (!(w & XC_DONE_SLEEPING)) {
+			if (!ask_wake(r))
+				return 0;
+			continue;	/* re-read the word to wait on */
+		}
+		if (deadline_ns) {
+			uint64_t now = xc_now_ns();
+
+			if (now >= deadline_ns)
+				return -ETIMEDOUT;
+			rel.tv_sec = (time_t)((deadline_ns - now) / 1000000000u);
+			rel.tv_nsec = (long)((deadline_ns - now) % 1000000000u);
+			timeout = &rel;
+		}
+		xc_futex_wait(&r->s->word, w, timeout);
+	}
+}
+
+/*
+ * Spin until done (true), or until the budget is spent or the deadline passes
+ * (false); budget < 0: none, deadline 0: none. The clock is read every 64
+ * spins only. @yield_each: give way at every pass, not every ~20 us (a
+ * target's worker shares this thread's CPU).
+ */
+static bool done_spin(const struct wait_ref *r, long budget_ns, uint64_t deadline_ns, bool yield_each)
+{
+	uint64_t start = 0;
+	unsigned yield_left = xc_spin_yield_start();
+
+	for (unsigned spins = 1; !ref_done(r); spins++) {
+		uint64_t now;
+
+		xc_cpu_relax();
+		if (yield_each)
+			sched_yield();
+		else
+			xc_spin_pass(&yield_left);	/* internal.h: spins that yield */
+		if ((spins & 63) || (budget_ns < 0 && !deadline_ns))
+			continue;
+		now = xc_now_ns();
+		if (!start)
+			start = now;
+		if ((budget_ns >= 0 && now - start > (uint64_t)budget_ns) ||
+		    (deadline_ns && now >= deadline_ns))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * An offline request for this worker, which is blocked in a wait: it is
+ * served only once the wait ends (worker.c), and its requester holds the
+ * hotplug lock until then; or this thread holds the lock itself while it
+ * waits (a detach's or an attached thread's exit's drain, attach.c). Two
+ * workers this wait waits on may wait for that in turn, each in a serving
+ * wait of hotplug.c:
+ *   - the requester itself, in its offline's wait;
+ *   - a worker waiting for the lock, to take some CPU offline or online.
+ * Either may be waiting further up the stack of the very call this wait
+ * waits for. Each says when a serve of its queue found nothing
+ * (served_empty). Two such serves after this look began mean that a take
+ * of its queue found nothing after this worker's calls were pushed (the
+ * first may have taken before the push); if the wait is still not done,
+ * its call was taken and cannot return before the request is served. Then
+ * the requester's request is refused with -EDEADLK (it returns, and runs
+ * the call), or the lock's waiter is told to give up with -EDEADLK
+ * (lock_wait). Once that is proven for a lock's waiter, it holds while this
+ * wait is not done: the call is still up that worker's stack, and every wait
+ * for the lock it begins meanwhile is above it, so each is refused at once
+ * (a worker serving a queue of calls that each want the lock would otherwise
+ * pay a proof for each). A lock's waiter is looked at every
+ * XC_DEADLOCK_LOOK_LOCK_NS. A cycle through a third CPU's wait is not seen.
+ */
+struct deadlock_look {
+	int cpu;		/* the worker the look began with; -1 none */
+	bool lock;		/* it waits for the lock, not for this worker */
+	bool proven;		/* lock: this wait's call is up its stack */
+	uint64_t empty0;	/* its served_empty then */
+};
+
+static bool waits_on(const struct xc_waitinfo *wi, int cpu)
+{
+	for (int i = 0; i < wi->ncpus; i++)
+		if (wi->cpus[i] == cpu)
+			return true;
+	return false;
+}
+
+/* The first worker this wait waits on that waits for the hotplug lock; -1 none. */
+static int lock_waiter(const struct xc_waitinfo *wi)
+{
+	for (int i = 0; i < wi->ncpus; i++)
+		/* relaxed: a hint; its served_empty, read with acquire, carries the proof */
+		if (atomic_load_explicit(&xc_cpus[wi->cpus[i]].lock_wait, memory_order_relaxed) == XC_LOCK_SPIN)
+			return wi->cpus[i];
+	return -1;
+}
+
+/* Tell @cpu's worker, if it waits for the hotplug lock, to give up with -EDEADLK. */
+static void refuse_lock(int cpu)
+{
+	uint32_t spin = XC_LOCK_SPIN;
+
+	/* relaxed: the refusal carries no data; a wait that ended meanwhile keeps its state */
+	atomic_compare_exchange_strong_explicit(&xc_cpus[cpu].lock_wait, &spin, XC_LOCK_REFUSED,
+						memory_order_relaxed, memory_order_relaxed);
+}
+
+/* When to look again at a pending offline request, in ns from now; 0: not at all. */
+static long deadlock_look(struct xc_cpu *self, const struct wait_ref *r, const struct xc_waitinfo *wi,
+			  struct deadlock_look *dl)
+{
+	int from, cpu;
+	bool lock = false;
+	uint64_t empty;
+
+	/* acquire: the requester's ctl_from and offline_done are visible */
+	if (atomic_load_explicit(&self->ctl, memory_order_acquire) == XC_CTL_OFFLINE) {
+		/* relaxed: ordered by the acquire above */
+		from = atomic_load_explicit(&self->ctl_from, memory_order_relaxed);
+		cpu = from >= 0 && waits_on(wi, from) ? from : -1;
+	} else if (xc_hotplug_holding()) {
+		cpu = -1;	/* a detach's drain: only a lock's waiter can wait for it */
+	} else {
+		dl->cpu = -1;
+		return 0;
+	}
+	if (cpu < 0) {
+		if (dl->proven) {
+			if (!ref_done(r))
+				refuse_lock(dl->cpu);
+			return XC_DEADLOCK_LOOK_LOCK_NS;
+		}
+		/* a worker may begin to wait for the lock at any time: look again */
+		cpu = lock_waiter(wi);
+		lock = true;
+		if (cpu < 0) {
+			dl->cpu = -1;
+			return XC_DEADLOCK_LOOK_NS;
+		}
+	}
+	/* acquire: pairs with the worker's release after a take that found nothing */
+	empty = atomic_load_explicit(&xc_cpus[cpu].served_empty, memory_order_acquire);
+	if (dl->cpu != cpu || dl->lock != lock) {
+		*dl = (struct deadlock_look){ cpu, lock, false, empty };
+		return lock ? XC_DEADLOCK_LOOK_LOCK_NS : XC_DEADLOCK_LOOK_NS;
+	}
+	if (empty < dl->empty0 + 2 || ref_done(r))
+		return lock ? XC_DEADLOCK_LOOK_LOCK_NS : XC_DEADLOCK_LOOK_NS;
+	if (lock) {
+		dl->proven = true;
+		refuse_lock(cpu);
+		return XC_DEADLOCK_LOOK_LOCK_NS;	/* the request stays; the call returns once it gives up */
+	}
+	dl->cpu = -1;
+	self->offline_result = -EDEADLK;	/* published by the completion */
+	/* relaxed: read by the requester only after offline_done, as in xc_cpu_offline_served */
+	atomic_store_explicit(&self->ctl, XC_CTL_NONE, memory_order_relaxed);
+	xc_complete(&self->offline_done);
+	return 0;
+}
+
+/*
+ * A thread that is no worker waits: spin, sleep, or spin for ever, by the
+ * poll policy. @own_cpu: the spin yields at every pass (below).
+ */
+static int plain_wait_for(const struct wait_ref *r, uint64_t deadline_ns, struct xc_stuck *st,
+			  long poll, bool own_cpu)
+{
+	if (poll != XC_POLL_NONE && poll != XC_POLL_FOREVER &&
+	    done_spin(r, XC_WAITER_SPIN_NS, deadline_ns, own_cpu))
+		return 0;
+	for (;;) {
+		uint64_t until = st ? xc_stuck_deadline(st) : deadline_ns;
+
+		if (poll == XC_POLL_FOREVER ? done_spin(r, -1, until, own_cpu) : !done_sleep(r, until))
+			return 0;
+		if (!st)
+			return -ETIMEDOUT;
+		xc_stuck_check(st);
+	}
+}
+
+/*
+ * A wait for a call to the worker of this thread's own CPU: the call runs
+ * only when we give way, so the spin yields at every pass (under every
+ * policy that spins: a plain spin would hold the CPU for its whole budget).
+ * And the worker must give the CPU back once it ran the call, which it does
+ * at once while waiters_here counts us (xc_give_way, kick.h): else it would
+ * poll on until its own spin yields, about 20 us (own-CPU calls then took
+ * 30 us each against 7 with a worker that sleeps at once).
+ */
+static int plain_wait(const struct wait_ref *r, uint64_t deadline_ns, struct xc_stuck *st,
+		      const struct xc_waitinfo *wi, long poll)
+{
+	int cpu = poll != XC_POLL_NONE && wi ? sched_getcpu() : -1;
+	struct xc_cpu *here = cpu >= 0 && waits_on(wi, cpu) ? &xc_cpus[cpu] : NULL;
+	int ret;
+
+	if (!here)
+		return plain_wait_for(r, deadline_ns, st, poll, false);
+	/* relaxed, both: a hint the worker reads after its runs; late, it yields at its spin's period */
+	atomic_fetch_add_explicit(&here->waiters_here, 1, memory_order_relaxed);
+	ret = plain_wait_for(r, deadline_ns, st, poll, true);
+	atomic_fetch_sub_explicit(&here->waiters_here, 1, memory_order_relaxed);
+	return ret;
+}
+
+/*
+ * The one waiting loop of the library, after its first phase, a short spin
+ * without the clock (xc_completion_spin in internal.h). A worker keeps running
+ * the calls queued to its own CPU meanwhile, so two workers that wait on
+ * each other do not deadlock. @deadline_ns (0: none) bounds the wait; @st,
+ * if not NULL, reports the wait when it gets stuck.
+ */
+static int wait_after_spin(const struct wait_ref *r, uint64_t deadline_ns, struct xc_stuck *st,
+			   const struct xc_waitinfo *wi)
+{
+	struct xc_cpu *self = xc_self;
+	long poll = xc_rt.cfg.poll_ns;
+
+	if (self) {
+		struct deadlock_look dl = { .cpu = -1 };
+		/* polls, never sleeps: see "Serving while waiting" */
+		bool deep = below_floor(self);
+		int ret = 0;
+
+		if (!ask_wake(r))
+			return 0;
+		while (!ref_done(r)) {
+			uint64_t until = st ? xc_stuck_deadline(st) : deadline_ns;
+			uint64_t look = 0;
+
+			if (xc_wait_serve())
+				continue;
+			long again = wi ? deadlock_look(self, r, wi, &dl) : 0;
+			struct wait_ready ready = { r, !wi || again, deep };
+
+			if (again) {
+				look = xc_now_ns() + again;
+				if (until && until < look)
+					look = 0;
+			}
+			if (!xc_idle_wait(self, ready_done, &ready, deep ? -1 : xc_poll_window(self),
+					  look ? look : until, 0)) {
+				if (look)
+					continue;	/* the look's own deadline: look again */
+				if (!st) {
+					ret = -ETIMEDOUT;
+					break;
+				}
+				xc_stuck_check(st);
+			}
+		}
+		/*
+		 * Pushed while we looked idle: see xc_idle_state_set. seq_cst:
+		 * xc_run_urgent's own first look, made here so that an empty
+		 * queue costs no call.
+		 */
+		if (xc_llist_nonempty(&self->urgentq, memory_order_seq_cst))
+			xc_run_urgent(self);
+		return ret;
+	}
+	return plain_wait(r, deadline_ns, st, wi, poll);
+}
+
+/* Wait for a completion with a deadline (bringup, hotplug); 0 or -ETIMEDOUT. */
+int xc_completion_wait_until(struct xc__completion *s, uint64_t deadline_ns)
+{
+	struct wait_ref r = { s, 0 };
+
+	return xc_completion_spin(s, 0) ? 0 : wait_after_spin(&r, deadline_ns, NULL, NULL);
+}
+
+/* xc_completion_wait() (internal.h) once its first spin is over. */
+void xc_completion_wait_rest(struct xc__completion *s, uint32_t busy, const struct xc_waitinfo *wi)
+{
+	struct wait_ref r = { s, busy };
+	struct xc_stuck st = { .wi = wi };
+
+	wait_after_spin(&r, 0, xc_rt.cfg.stuck_ms > 0 ? &st : NULL, wi);
+	xc_stuck_end(&st);
+}
