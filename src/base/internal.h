@@ -354,8 +354,11 @@ static inline void xc_spin_pass(unsigned *left)
 	}
 }
 
-/* At xc_init: xc_rt.spin_yield from the time of a few hundred xc_cpu_relax() (kick.c). */
+/* At xc_init: xc_rt.spin_yield from the time of a few hundred xc_cpu_relax() (runtime.c). */
 void xc_spin_calibrate(void);
+
+/* The monotonic clock at the kernel's tick resolution, without a syscall's cost (runtime.c). */
+uint64_t xc_coarse_ns(void);
 /*
  * This thread's place in libxcall, in one thread-local object: its fields
  * then share one address, which the call paths compute once. Signal
@@ -465,9 +468,6 @@ static inline void xc_stat_inc_shared(_Atomic uint64_t *ctr)
 {
 	atomic_fetch_add_explicit(ctr, 1, memory_order_relaxed);
 }
-
-/* bringup.c: @c and its rings as a new runtime starts from (xc_init, a fork child) */
-void xc_cpu_fresh(struct xc_cpu *c, int cpu);
 
 /* report.c */
 void xc_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

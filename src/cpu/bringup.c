@@ -35,8 +35,6 @@
 /* How long a cancelled init hook gets to unwind before it is given up on. */
 #define XC_CANCEL_GRACE_MS 1000
 
-struct xc_runtime xc_rt = { .hotplug_lock = PTHREAD_MUTEX_INITIALIZER };
-struct xc_cpu xc_cpus[XC_MAX_CPUS] __xc_pair_aligned;	/* internal.h */
 
 /*
  * What a fresh runtime keeps from the last one, each for its reason

@@ -41,6 +41,7 @@
 #include "base/trace.h"
 #include "base/inflight.h"
 #include "cpu/hotplug.h"
+#include "cpu/worker.h"
 
 #include <pthread.h>
 

@@ -30,6 +30,8 @@ struct xc_boot {
 };
 void xc_boot_put(struct xc_boot *b);
 int xc_boot_cpu(struct xc_boot *b);
+/* bringup.c: @c and its rings as a new runtime starts from (xc_init, a fork child) */
+void xc_cpu_fresh(struct xc_cpu *c, int cpu);
 
 
 void *xc_worker_main(void *arg);

@@ -105,31 +105,6 @@
 #include <unistd.h>
 
 
-/*
- * The passes of a spin in about 20 us, from the fastest of three timings of
- * 256 xc_cpu_relax() (a pause costs from ~10 to ~150 cycles across x86
- * generations, so no constant fits). A timing that a preemption stretched
- * only lowers the count: the spin then yields sooner, never later.
- */
-#define XC_SPIN_YIELD_NS 20000u
-void xc_spin_calibrate(void)
-{
-	uint64_t best = UINT64_MAX;
-	uint64_t passes;
-
-	for (int round = 0; round < 3; round++) {
-		uint64_t t0 = xc_now_ns(), d;
-
-		for (int i = 0; i < 256; i++)
-			xc_cpu_relax();
-		d = xc_now_ns() - t0;
-		if (d < best)
-			best = d;
-	}
-	passes = (uint64_t)XC_SPIN_YIELD_NS * 256 / (best ? best : 1);
-	xc_rt.spin_yield = (unsigned)(passes < 64 ? 64 : passes > (1u << 20) ? (1u << 20) : passes);
-}
-
 static void kick_futex(struct xc_cpu *c)
 {
 	xc_futex_wake(&c->idle, 1);

@@ -43,14 +43,6 @@
 #include <time.h>
 #include <unistd.h>
 
-uint64_t xc_coarse_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * What changes whenever @c's worker starts anything: its noted activities
  * and the calls it finished (the slot's call notes none). Relaxed: a

@@ -55,7 +55,6 @@ static inline void xc_stuck_end(struct xc_stuck *st)
 	if (xc_unlikely(st->reports))
 		xc_stuck_unstuck(st);
 }
-uint64_t xc_coarse_ns(void);
 
 /*
  * What the worker runs, for stuck reports (stuck.c). A call's start reads no
