@@ -125,6 +125,11 @@ void xc_inflight_thread_exit(void)
 	my_slot = NULL;
 }
 
+__attribute__((constructor)) static void inflight_exit_hook(void)
+{
+	xc_thread_exit_hook(XC_EXIT_INFLIGHT, xc_inflight_thread_exit);
+}
+
 void xc_inflight_fork_child(void)
 {
 	pthread_mutex_init(&looking, NULL);

@@ -6,13 +6,13 @@
  * own threads start with.
  *
  * Exit: one pthread key, created when the library loads, so that its
- * destructor runs in a fixed order of ours: detach an attached thread
- * first (it drains its CPU, which may run calls that need the pool and
- * the trace ring), then its trace ring, then its pool. A key of the
- * application's, created before or after, runs before or after all three,
- * never between. A destructor that runs after ours and calls libxcall
- * adopts a pool afresh, and the key, set again, releases it in the next
- * round of destructors.
+ * destructor runs the releases in a fixed order of ours (enum
+ * xc_exit_slot, thread.h), each named at load by the file that holds the
+ * resource (xc_thread_exit_hook): this file, at the bottom, calls none of
+ * them by name. A key of the application's, created before or after, runs
+ * before or after all of them, never between. A destructor that runs after
+ * ours and calls libxcall adopts a pool afresh, and the key, set again,
+ * releases it in the next round of destructors.
  *
  * Setting the key is the last step of a thread's first call, which a
  * signal handler may make (thread.h). glibc stores a key below 32
@@ -21,11 +21,7 @@
  */
 #include "base/internal.h"
 #include "base/thread.h"
-#include "cpu/attach.h"
 #include "base/inflight.h"
-#include "proto/pool.h"
-#include "proto/ring.h"
-#include "base/trace.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -37,16 +33,21 @@ __xc_tls struct xc_tls_state xc_tls = { .inside = XC_INSIDE_NEW };
 static pthread_key_t exit_key;
 static bool exit_key_ok;
 static __xc_tls bool exit_registered;
+/* written by constructors at load, before any thread can exit; then read-only */
+static void (*exit_hooks[XC_EXIT_SLOTS])(void);
+
+void xc_thread_exit_hook(enum xc_exit_slot slot, void (*fn)(void))
+{
+	exit_hooks[slot] = fn;
+}
 
 static void thread_exit(void *unused)
 {
 	exit_registered = false;
 	xc_inside_swap(XC_INSIDE_CODE);	/* a handler during the release is refused, as inside any call */
-	xc_attach_thread_exit();
-	xc_ring_thread_exit();
-	xc_trace_thread_exit();
-	xc_pool_thread_exit();
-	xc_inflight_thread_exit();
+	for (int i = 0; i < XC_EXIT_SLOTS; i++)
+		if (exit_hooks[i])
+			exit_hooks[i]();
 	xc_inside_restore(XC_INSIDE_NEW);	/* unlisted: a destructor's later call lists it again */
 }
 

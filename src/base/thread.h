@@ -220,6 +220,18 @@ void xc_signals_async(sigset_t *set);
  */
 bool xc_thread_exit_register(void);
 
+/*
+ * What a thread's exit releases, in this order: an attached thread is
+ * detached first (it drains its CPU, which may run calls that need its
+ * rings, trace ring and pool), then its rings are handed back, then its
+ * trace ring and its pool; it leaves the in-flight list last.
+ */
+enum xc_exit_slot { XC_EXIT_ATTACH, XC_EXIT_RINGS, XC_EXIT_TRACE, XC_EXIT_POOL, XC_EXIT_INFLIGHT,
+		    XC_EXIT_SLOTS };
+
+/* The file that holds the resource names its release, once, from a constructor. */
+void xc_thread_exit_hook(enum xc_exit_slot slot, void (*fn)(void));
+
 /* pthread_create with the asynchronous signals blocked in the new thread from its first instruction. */
 int xc_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
 

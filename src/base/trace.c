@@ -14,7 +14,6 @@
  * recycled when their thread exits, like descriptor pools.
  */
 #include "base/internal.h"
-#include "proto/kick.h"
 #include "base/trace.h"
 #include "base/thread.h"
 
@@ -123,6 +122,11 @@ void xc_trace_thread_exit(void)
 	pthread_mutex_lock(&rings_lock);
 	r->in_use = false;
 	pthread_mutex_unlock(&rings_lock);
+}
+
+__attribute__((constructor)) static void trace_exit_hook(void)
+{
+	xc_thread_exit_hook(XC_EXIT_TRACE, xc_trace_thread_exit);
 }
 
 /*

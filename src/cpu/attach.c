@@ -383,3 +383,8 @@ void xc_attach_thread_exit(void)
 	if (c && c->attached)
 		attached_leave(c);
 }
+
+__attribute__((constructor)) static void attach_exit_hook(void)
+{
+	xc_thread_exit_hook(XC_EXIT_ATTACH, xc_attach_thread_exit);
+}

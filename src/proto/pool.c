@@ -79,6 +79,11 @@ void xc_pool_thread_exit(void)
 	atomic_store_explicit(&pool->owned, false, memory_order_release);
 }
 
+__attribute__((constructor)) static void pool_exit_hook(void)
+{
+	xc_thread_exit_hook(XC_EXIT_POOL, xc_pool_thread_exit);
+}
+
 /* A free pool of the registry, claimed; NULL if none. */
 static struct xc_pool *pool_adopt(void)
 {

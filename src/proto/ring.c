@@ -866,6 +866,11 @@ void xc_ring_thread_exit(void)
 	}
 }
 
+__attribute__((constructor)) static void ring_exit_hook(void)
+{
+	xc_thread_exit_hook(XC_EXIT_RINGS, xc_ring_thread_exit);
+}
+
 /*
  * A forked child has only the forking thread, and no runtime. Its rings'
  * contents are the parent's, and every ring a fresh runtime uses is reset
