@@ -22,13 +22,6 @@
 #include <errno.h>
 #include <sched.h>
 
-__xc_tls bool xc_hotplug_held;
-
-void xc_hotplug_hold(bool on)
-{
-	xc_hotplug_held = on;
-}
-
 /*
  * A worker must not block on the lock: the holder may be waiting for this
  * very worker to drain. It keeps serving its calls, and gives up with

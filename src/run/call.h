@@ -6,7 +6,7 @@
 #define XC_CALL_H
 
 #include "base/internal.h"
-#include "cpu/follow.h"
+#include "run/os_check.h"
 #include "proto/kick.h"
 #include "run/wait.h"
 #include "run/stuck.h"

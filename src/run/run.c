@@ -20,7 +20,7 @@
 #include "proto/kick.h"
 #include "run/call.h"
 #include "run/stuck.h"
-#include "cpu/follow.h"
+#include "run/os_check.h"
 #include "proto/pool.h"
 #include "proto/ring.h"
 #include "base/trace.h"

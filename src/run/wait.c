@@ -89,13 +89,14 @@
 #include "run/call.h"
 #include "run/stuck.h"
 #include "base/futex.h"
-#include "cpu/hotplug.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
+
+__xc_tls bool xc_hotplug_held;
 
 /* A waiting non-worker spins this long before it sleeps. */
 #define XC_WAITER_SPIN_NS      20000L

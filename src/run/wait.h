@@ -9,6 +9,32 @@
 #include "base/internal.h"
 #include "proto/kick.h"
 
+/*
+ * xc_cpu.lock_wait: a worker waiting for the hotplug lock (cpu/hotplug.c,
+ * lock_spin), and the word by which a deadlock look (wait.c) makes it give up.
+ */
+enum { XC_LOCK_NONE, XC_LOCK_SPIN, XC_LOCK_REFUSED };
+
+/*
+ * This thread holds the hotplug lock: a hotplug operation of its own is
+ * under way further up its stack, serving calls while it waits (an
+ * offline's wait, a detach's drain). A hotplug call from one of those calls
+ * would wait for its own thread: it gets -EDEADLK instead. Set by hotplug.c,
+ * and by attach.c and fork.c, which take the lock by themselves; read in
+ * place by a wait's deadlock look.
+ */
+extern __xc_tls bool xc_hotplug_held;
+
+static inline void xc_hotplug_hold(bool on)
+{
+	xc_hotplug_held = on;
+}
+
+static inline bool xc_hotplug_holding(void)
+{
+	return xc_hotplug_held;
+}
+
 /* What a waiting caller waits for: named in stuck reports. */
 struct xc_waitinfo {
 	xc_func_t fn;

@@ -11,7 +11,7 @@
 #include "base/thread.h"
 #include "proto/kick.h"
 #include "run/stuck.h"
-#include "cpu/follow.h"
+#include "run/os_check.h"
 #include "run/work.h"
 #include "base/trace.h"
 
