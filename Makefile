@@ -17,7 +17,7 @@ BUILD   := build-$(subst $(comma),-,$(SAN))
 XC_CFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer -DXC_SANITIZED=1
 LDLIBS  += -fsanitize=$(SAN)
 # TSan does not model atomic_thread_fence, and gcc says so at every fence (-Wtsan). The
-# fence-based orders (the rings' R1'/U2 in ring.c, the wakeup protocol's in kick.c) are
+# fence-based orders (the rings' R1'/U2 in ring.c, the wakeup protocol's in wake.c) are
 # checked by the model (model/wakeup.pml), not by TSan; TSan checks the rest.
 ifneq ($(filter thread,$(subst $(comma), ,$(SAN))),)
 XC_CFLAGS += -Wno-tsan

@@ -441,7 +441,7 @@ static void xcall_wake(struct wake_run *r, int to)
  *   sleeper: a worker's futex waits (sleeps); an attached thread's own waits
  *            (epoll_wait, io_uring_enter, counted in its loop at the call) and the
  *            eventfd read that xc_worker_sleep_end() makes for each kick it was sent
- *            (kick.c, fd_settle: one read per kick claimed, so kicks_sent; a read done
+ *            (wake.c, fd_settle: one read per kick claimed, so kicks_sent; a read done
  *            again because the write was still on its way is not seen); and either way
  *            a futex wake for each of the waker's waits that slept.
  */

@@ -3,7 +3,7 @@
  * has to find the eventfd closed with a sender's write still to come, or the
  * detach waiting for good (model/check.sh requires that).
  *
- * Mutation: fd_settle (src/proto/kick.c) does not count a claimed kick: an
+ * Mutation: fd_settle (src/proto/wake.c) does not count a claimed kick: an
  * exchange of the attached thread (W2's "do not sleep", W4) that reads
  * WAKING or WOKENUP leaves fd_kicks_seen as it was. xc_fd_quiesce then
  * compares fd_kicks_done with a count that misses claims: it lets the close

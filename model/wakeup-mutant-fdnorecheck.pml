@@ -3,7 +3,7 @@
  * has to find the lost wakeup of an attached thread in it (model/check.sh
  * requires that).
  *
- * Mutation: the attached thread's W2 re-check is removed (src/proto/kick.c,
+ * Mutation: the attached thread's W2 re-check is removed (src/proto/wake.c,
  * xc_fd_sleep_begin): after W1 (idle = SLEEPING_FD) it returns 0 and the
  * loop enters its own wait at once. Run with -DATTACHED=1.
  *

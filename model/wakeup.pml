@@ -14,12 +14,12 @@
  *                  S1), xc_slot_finish(_straight) (kick, wait, release),
  *                  xc_slot_run, slot_run_published and the idle poll's
  *                  xc_slot_run_idle (then xc_call_returned), xc_slot_close,
- *                  xc_slot_open; xc_slot_pending (kick.h)
+ *                  xc_slot_open; xc_slot_pending (wake.h)
  *   src/run/work.c     xc_queue_work (push, kick on empty -> non-empty),
  *                  xc_work_queued, xc_run_one_work, xc_drain_work
- *   src/proto/kick.c     xc_kick (kick.h: S2 and elision; kick.c: S3, free ride),
+ *   src/proto/wake.c     xc_kick (wake.h: S2 and elision; wake.c: S3, free ride),
  *                  xc_idle_wait (wait.c: W1..W4), xc_idle_state_set
- *                  (kick.h); with PAIR the completions (wait.c): xc_sync_spin,
+ *                  (wake.h); with PAIR the completions (wait.c): xc_sync_spin,
  *                  sync_wait_after_spin (sync_ask_wake, ready_sync, the loop
  *                  that runs the waiter's own calls), xc_sync_complete and
  *                  xc_sync_wake (the completer kicks a waiting worker); with
@@ -60,7 +60,7 @@
  *                  and _end; (DETACH) attached_leave (the trylock loop, the
  *                  drain, xc_fd_quiesce, the close), and xc_cpu_online's
  *                  case of a CPU no thread is attached to (src/cpu/hotplug.c)
- * with the labels S1-S3 and W1-W4 of the argument in src/proto/kick.c's header.
+ * with the labels S1-S3 and W1-W4 of the argument in src/proto/wake.c's header.
  *
  * Processes: a worker per CPU (one, or two with PAIR; with ATTACHED, CPU 0's
  * is an attached thread); NSENDERS senders,
@@ -82,7 +82,7 @@
  * taken, ablated, or the call is a many call). The waiter spins, asks to be
  * woken, and runs its own incoming calls while it waits, sleeping on its
  * own idle word (xc_idle_wait with ready_sync); the other worker runs the
- * call, and its completion kicks the waiter (kick.c, "Completions").
+ * call, and its completion kicks the waiter (wake.c, "Completions").
  *
  * FOLLOW: follow_os on (src/cpu/follow.c). The os process may, between any two
  * steps, take CPU 0 away (os_has = false), up to NTAKE times; the kernel
@@ -178,7 +178,7 @@
  *
  * Memory model. Spin executes one statement at a time in a single global
  * order: the model is sequentially consistent. That is what the argument in
- * kick.c relies on: S1 (the push's successful CAS, or hotplug's ctl store, or
+ * wake.c relies on: S1 (the push's successful CAS, or hotplug's ctl store, or
  * the completion's fetch_sub or exchange), S2 (the load of the idle word),
  * S3 (the CAS SLEEPING -> WAKING), W1 (the store of SLEEPING), W2 (the
  * re-check loads of the queues, ctl and the completion word), W4 (the
@@ -541,7 +541,7 @@ bool parked = false;		/* ghost: the worker is in cpu_park */
 #endif
 
 #if ATTACHED
-/* CPU 0's attached thread (src/cpu/attach.c) and its eventfd (src/proto/kick.c) */
+/* CPU 0's attached thread (src/cpu/attach.c) and its eventfd (src/proto/wake.c) */
 byte fd_count = 0;		/* the eventfd's counter: a write adds 1, a read takes it to 0 */
 byte fd_kicks_done = 0;		/* c->fd_kicks_done: writes counted by their senders (release) */
 byte fd_kicks_seen = 0;		/* c->fd_kicks_seen: claimed kicks the thread saw (its own) */
@@ -621,13 +621,13 @@ byte completed = 0;		/* ghost: waiting ring calls whose completion was signalled
 
 #if ATTACHED
 /*
- * kick_fd (src/proto/kick.c): after a successful S3 from SLEEPING_FD, write the
+ * kick_fd (src/proto/wake.c): after a successful S3 from SLEEPING_FD, write the
  * eventfd (its counter += 1), then count the write done (release). The fd
  * is open: its owner closes it only once fd_kicks_done counts this write.
  */
 inline kick_fd(c)
 {
-	// @src src/proto/kick.c: while (write(c->kick_fd, &one, sizeof(one)) < 0 && errno == EINTR)
+	// @src src/proto/wake.c: while (write(c->kick_fd, &one, sizeof(one)) < 0 && errno == EINTR)
 	atomic {
 #if DETACH
 		assert(!fd_closed);	/* no write reaches a closed (or reused) descriptor */
@@ -638,24 +638,24 @@ inline kick_fd(c)
 		/* ... after xc_cpu_offline and xc_cpu_online: the thread slept on, its CPU offline, no park */
 		if :: offline_done && !callq[c].closed -> WITNESS(49) :: else -> skip fi
 	}
-	// @src src/proto/kick.c: atomic_fetch_add_explicit(&c->fd_kicks_done, 1, memory_order_release);
+	// @src src/proto/wake.c: atomic_fetch_add_explicit(&c->fd_kicks_done, 1, memory_order_release);
 	fd_kicks_done++
 }
 #endif
 
 /*
- * xc_kick(c), src/proto/kick.h and src/proto/kick.c, after its S2 load (the caller did s = idle[c]).
+ * xc_kick(c), src/proto/wake.h and src/proto/wake.c, after its S2 load (the caller did s = idle[c]).
  * s: the state read; ok: scratch for the CAS outcome; why: 1 for the kick
  * of a completion (xc_sync_wake), 0 otherwise (witnesses only).
  */
 inline xc_kick(c, s, ok, why)
 {
 	do
-	// @src src/proto/kick.c: case XC_IDLE_SLEEPING_FD:
+	// @src src/proto/wake.c: case XC_IDLE_SLEEPING_FD:
 	:: s == SLEEPING || s == SLEEPING_FD ->
 		/* S3: CAS idle s -> WAKING (s: SLEEPING, or SLEEPING_FD: an attached
 		 * thread's claimed kick), seq_cst; on failure s = the current state */
-		// @src src/proto/kick.c: /* S3, seq_cst: on failure s holds the new state and we decide again */
+		// @src src/proto/wake.c: /* S3, seq_cst: on failure s holds the new state and we decide again */
 		atomic {
 			if
 			:: idle[c] == s -> idle[c] = WAKING; ok = true; FD_CLAIM(s)
@@ -665,13 +665,13 @@ inline xc_kick(c, s, ok, why)
 		if
 		:: ok ->
 #if ATTACHED
-			// @src src/proto/kick.c: if (s == XC_IDLE_SLEEPING_FD)
+			// @src src/proto/wake.c: if (s == XC_IDLE_SLEEPING_FD)
 			if
 			:: s == SLEEPING_FD -> kick_fd(c)
 			:: else ->
 #endif
 			/* kick_futex: futex_wake(&c->idle, 1) - dequeues the waiter, if any */
-			// @src src/proto/kick.c: xc_futex_wake(&c->idle, 1);
+			// @src src/proto/wake.c: xc_futex_wake(&c->idle, 1);
 			atomic {
 				if
 				:: waiter[c] -> WITNESS(3);
@@ -684,7 +684,7 @@ inline xc_kick(c, s, ok, why)
 			fi;
 #endif
 			/* CAS idle WAKING -> WOKENUP, relaxed; fails harmlessly if the worker moved on */
-			// @src src/proto/kick.c: s = XC_IDLE_WAKING;
+			// @src src/proto/wake.c: s = XC_IDLE_WAKING;
 			atomic {
 				if
 				:: idle[c] == WAKING -> idle[c] = WOKENUP
@@ -1618,7 +1618,7 @@ sleep_loop:
 	fi;
 #if RING
 	/* xc_calls_pending: ... || (c->rings_held && xc_rings_pending(c)): a ring U3 kept */
-	// @src src/proto/kick.h: (c->rings_held && xc_rings_pending(c));
+	// @src src/proto/wake.h: (c->rings_held && xc_rings_pending(c));
 	if
 	:: RINGS_PENDING -> WITNESS(57); goto idle_out
 	:: else -> skip
@@ -1626,7 +1626,7 @@ sleep_loop:
 #endif
 	/* ready_idle: task_work_pending = xc_work_queued || ctl_pending (work_head is empty here) */
 #if WORK
-	// @src src/proto/kick.h: return c->work_head || xc_llist_nonempty(&c->workq, memory_order_seq_cst) ||
+	// @src src/proto/wake.h: return c->work_head || xc_llist_nonempty(&c->workq, memory_order_seq_cst) ||
 	if
 	:: mode == MODE_IDLE && PENDING(workq[me]) -> WITNESS(32); goto idle_out	/* ... a work item */
 	:: else -> skip
@@ -1703,7 +1703,7 @@ end_futex:
 	fi;
 #endif
 	/* ctl_pending */
-	// @src src/proto/kick.h: atomic_load_explicit(&c->ctl, memory_order_seq_cst) != XC_CTL_NONE;
+	// @src src/proto/wake.h: atomic_load_explicit(&c->ctl, memory_order_seq_cst) != XC_CTL_NONE;
 	if
 	:: mode == MODE_IDLE && CTL_READY(me) -> goto idle_out
 	:: else -> skip
@@ -1904,8 +1904,8 @@ inline fd_exchange(me, w2)
 		old = idle[me];
 		idle[me] = RUNNING;
 #ifndef MUTANT_FDNOCOUNT
-		// @src src/proto/kick.c: if (old == XC_IDLE_WAKING || old == XC_IDLE_WOKENUP)
-		// @src src/proto/kick.c: c->fd_kicks_seen++;
+		// @src src/proto/wake.c: if (old == XC_IDLE_WAKING || old == XC_IDLE_WOKENUP)
+		// @src src/proto/wake.c: c->fd_kicks_seen++;
 		if
 		:: old == WAKING || old == WOKENUP ->
 			fd_kicks_seen++;
@@ -1935,7 +1935,7 @@ inline fd_exchange(me, w2)
 	fd_kicks_drained = 0
 
 /*
- * fd_settle (src/proto/kick.c), after its count: while kicks are owed (drained !=
+ * fd_settle (src/proto/wake.c), after its count: while kicks are owed (drained !=
  * seen, the thread's own words), load fd_kicks_done (acquire), read the
  * eventfd (the counter to 0; EAGAIN if it is 0), and mark the kicks drained
  * only if the load equals fd_kicks_seen (every write counted came before
@@ -1947,10 +1947,10 @@ inline fd_exchange(me, w2)
  */
 inline fd_settle(me)
 {
-	// @src src/proto/kick.c: if (c->fd_kicks_drained == c->fd_kicks_seen)
-	// @src src/proto/kick.c: uint64_t done = atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire);
-	// @src src/proto/kick.c: (void)!read(c->kick_fd, &val, sizeof(val));
-	// @src src/proto/kick.c: if (done == c->fd_kicks_seen)
+	// @src src/proto/wake.c: if (c->fd_kicks_drained == c->fd_kicks_seen)
+	// @src src/proto/wake.c: uint64_t done = atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire);
+	// @src src/proto/wake.c: (void)!read(c->kick_fd, &val, sizeof(val));
+	// @src src/proto/wake.c: if (done == c->fd_kicks_seen)
 	atomic {
 		if
 		:: fd_kicks_drained != fd_kicks_seen ->
@@ -2072,17 +2072,17 @@ work_loop:
 	/* the loop's own events; xc_worker_sleep_begin -> xc_fd_sleep_begin */
 #if RING
 	/* U1-U3 first, as in xc_idle_wait */
-	// @src src/proto/kick.c: if (xc_rings_release(c))	/* U1-U3 (ring.c), as in xc_idle_wait */
+	// @src src/proto/wake.c: if (xc_rings_release(c))	/* U1-U3 (ring.c), as in xc_idle_wait */
 	rings_release(me);
 	/* keep_all: xc_fd_sleep_begin returns false (RUNNING, no W1), the loop goes on */
-	// @src src/proto/kick.c: return false;		/* not yet: the loop polls on and comes back */
+	// @src src/proto/wake.c: return false;		/* not yet: the loop polls on and comes back */
 	if
 	:: keep_all -> keep_all = false; goto loop_top
 	:: else -> skip
 	fi;
 #endif
 	/* W1: idle = SLEEPING_FD, seq_cst */
-	// @src src/proto/kick.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING_FD, memory_order_seq_cst);
+	// @src src/proto/wake.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING_FD, memory_order_seq_cst);
 	idle[me] = SLEEPING_FD;
 #ifndef MUTANT_FDNORECHECK
 	/*
@@ -2090,7 +2090,7 @@ work_loop:
 	 * call queue, urgent queue), then xc_task_pending (work_head, empty
 	 * here; the work queue; ctl), each a seq_cst load
 	 */
-	// @src src/proto/kick.c: if (ready(c, ctx, false)) {	/* W2 */
+	// @src src/proto/wake.c: if (ready(c, ctx, false)) {	/* W2 */
 	// @src src/cpu/attach.c: return xc_w2_pending(c, true) || (!taken && xc_os_suspect(c));
 	if
 	:: SLOT_PENDING(me) -> goto fd_ready
@@ -2146,15 +2146,15 @@ end_fdwait:
 	 * xc_worker_sleep_end -> xc_fd_sleep_end: idle (relaxed) is not RUNNING
 	 * (only this thread stores RUNNING): W4, exchange idle -> RUNNING, seq_cst
 	 */
-	// @src src/proto/kick.c: old = atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst);
+	// @src src/proto/wake.c: old = atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst);
 	fd_exchange(me, 0);
-	// @src src/proto/kick.c: fd_settle(c, old);
+	// @src src/proto/wake.c: fd_settle(c, old);
 	fd_settle(me);
 	goto loop_top;
 
 fd_ready:
 	/* W2 found something: exchange idle -> RUNNING, seq_cst, and fd_settle; returns 1 */
-	// @src src/proto/kick.c: fd_settle(c, atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst));
+	// @src src/proto/wake.c: fd_settle(c, atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst));
 	fd_exchange(me, 1);
 	fd_settle(me);
 	/* xc_worker_sleep_end: RUNNING, so fd_settle only */
@@ -2191,7 +2191,7 @@ leave:
 	:: else -> skip
 	fi;
 	/* xc_fd_quiesce: until fd_kicks_done (acquire) == fd_kicks_seen */
-	// @src src/proto/kick.c: while (atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire) != c->fd_kicks_seen)
+	// @src src/proto/wake.c: while (atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire) != c->fd_kicks_seen)
 	if
 	:: fd_kicks_done != fd_kicks_seen -> WITNESS(48)	/* a write in flight: wait for it */
 	:: else -> skip
@@ -2299,7 +2299,7 @@ queue:
 		:: r == PUSH_WAS_EMPTY && !URGENT ->
 #ifndef MUTANT_LOADFIRST
 			/* S2: s = atomic_load(&c->idle, seq_cst) */
-			// @src src/proto/kick.h: uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
+			// @src src/proto/wake.h: uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
 			s = idle[0];
 #endif
 			xc_kick(0, s, ok, 0)

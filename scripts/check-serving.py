@@ -73,11 +73,11 @@ def self_test(src):
     with tempfile.TemporaryDirectory() as tmp:
         copy = os.path.join(tmp, "src")
         shutil.copytree(src, copy)
-        with open(os.path.join(copy, "proto", "kick.c"), "a") as f:
+        with open(os.path.join(copy, "proto", "wake.c"), "a") as f:
             f.write("\nstatic void rogue_wait(struct xc_cpu *c)\n{\n\twhile (!c->online)\n\t\txc_run_calls(c);\n}\n")
         r = subprocess.run([sys.executable, __file__, copy], capture_output=True, text=True)
         if r.returncode == 0 or "rogue_wait" not in r.stdout:
-            print("check-serving: self-test: a rogue serving wait in kick.c was not caught")
+            print("check-serving: self-test: a rogue serving wait in wake.c was not caught")
             print(r.stdout, end="")
             return 1
     print("check-serving: self-test: a rogue serving wait is caught")

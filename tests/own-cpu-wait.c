@@ -3,7 +3,7 @@
  * waiting calls that run there. Its call runs only when it gives the CPU
  * away, and it gets the CPU back quickly only if the worker gives way once
  * the call ran: the worker does so while the thread is counted in its CPU's
- * waiters_here (wait.c plain_wait, kick.h xc_give_way). So, under each
+ * waiters_here (wait.c plain_wait, wake.h xc_give_way). So, under each
  * policy that spins (adaptive, forever, a fixed window):
  *   - the function, on the caller's CPU, sees the caller counted (it waits
  *     for that, sleeping, so the caller gets to its wait first);

@@ -8,7 +8,7 @@
  * Map of src/ (one concern per file; layers from the bottom):
  *   llist.h             the per-CPU MPSC lock-free list (empty -> non-empty, close)
  *   futex.h             futex(2) wrappers
- *   kick.c, kick.h      THE wakeup protocol, argued once: the idle word, kicks,
+ *   wake.c, wake.h      THE wakeup protocol, argued once: the idle word, kicks,
  *                       the W2 re-check; calls nothing above it
  *   wait.c, wait.h      completions and the waiter: spin, the idle wait (W1-W4),
  *                       sleep, serve its own CPU's calls meanwhile if it is a worker
@@ -95,7 +95,7 @@ static inline void xc_cpu_relax(void)
 
 struct xc_ring;
 
-/* Worker idle states: the futex word of the kick protocol (kick.c). */
+/* Worker idle states: the futex word of the kick protocol (wake.c). */
 enum xc_idle_state {
 	XC_IDLE_RUNNING  = 0, /* running calls or work; checks its queue before idling */
 	XC_IDLE_POLLING  = 1, /* idle, spinning on its queue: senders need no syscall */
@@ -247,7 +247,7 @@ struct xc_cpu {
 	/*
 	 * Threads on this CPU that wait for this worker (wait.c, plain_wait):
 	 * written from this CPU, so in the worker's cold lines, read by the
-	 * worker after each run (xc_give_way, kick.h)
+	 * worker after each run (xc_give_way, wake.h)
 	 */
 	_Atomic uint32_t waiters_here;
 	int llc_id, node_id;		/* topology: first CPU of the shared LLC; NUMA node */
@@ -380,7 +380,7 @@ struct xc_tls_state {
 	union {
 		struct {
 			volatile uint8_t in_urgent;	/* inside the urgent signal handler (urgent.c) */
-			volatile uint8_t in_fd_sleep;	/* attached, between a sleep_begin that said sleep and its end (kick.c) */
+			volatile uint8_t in_fd_sleep;	/* attached, between a sleep_begin that said sleep and its end (wake.c) */
 			volatile uint8_t in_urgent_fn;	/* in an urgent call's function, wherever it runs (call.h) */
 			uint8_t unused[1];
 		};
@@ -444,7 +444,7 @@ static inline bool xc_ablated(unsigned bit)
  * An attached thread between xc_worker_sleep_begin() and _end(): its idle
  * word announces the eventfd sleep (SLEEPING_FD, or WAKING / WOKENUP once a
  * sender claimed a kick), and a wait's own idle states would overwrite it
- * and lose the claim's count (kick.c), so waits there get -EDEADLK.
+ * and lose the claim's count (wake.c), so waits there get -EDEADLK.
  */
 static inline bool xc_in_fd_sleep(void)
 {

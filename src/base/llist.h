@@ -40,7 +40,7 @@ static inline int xc_llist_push_chain(_Atomic(struct xc__link *) *head, struct x
 		/*
 		 * seq_cst on success: release publishes the node to the consumer's
 		 * acquire take, and the total order puts this push before the kick's
-		 * load of the worker's idle state (see kick.c).
+		 * load of the worker's idle state (see wake.c).
 		 */
 	} while (!atomic_compare_exchange_weak_explicit(head, &old, first, memory_order_seq_cst,
 							memory_order_relaxed));

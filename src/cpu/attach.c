@@ -16,11 +16,11 @@
  *     where a signal handler's xc_poll() could otherwise end the sleep
  *     behind the loop about to block in its own wait;
  *   - it sleeps in its own wait. xc_worker_sleep_begin() / _end() are W1+W2
- *     and W4 of the wakeup protocol with the eventfd for the futex (kick.c):
+ *     and W4 of the wakeup protocol with the eventfd for the futex (wake.c):
  *     a sender writes the eventfd only when the thread announced a sleep, and
  *     elides, coalesces and rides free as for any worker.
  * Detaching (or the thread's exit, by a key destructor) drains the CPU as an
- * offline does and closes the eventfd once no sender can write it (kick.c).
+ * offline does and closes the eventfd once no sender can write it (wake.c).
  *
  * Locking: attach and detach run under xc_rt.hotplug_lock, which orders them
  * against hotplug and xc_exit (which refuses while a thread is attached) and
@@ -41,7 +41,7 @@
  */
 #include "base/internal.h"
 #include "cpu/attach.h"
-#include "proto/kick.h"
+#include "proto/wake.h"
 #include "run/wait.h"
 #include "run/call.h"
 #include "run/work.h"
@@ -323,7 +323,7 @@ int xc_worker_fd(void)
 
 /*
  * Detach: under the lock, drain an online CPU as an offline does, then
- * close the eventfd once no sender can write it (kick.c). The lock is
+ * close the eventfd once no sender can write it (wake.c). The lock is
  * waited for as a worker waits (xc_hotplug_lock), serving this CPU and an
  * offline request for it meanwhile.
  */

@@ -14,7 +14,7 @@
 #include "base/internal.h"
 #include "proto/ring.h"
 #include "base/thread.h"
-#include "proto/kick.h"
+#include "proto/wake.h"
 #include "run/wait.h"
 #include "proto/urgent.h"
 #include "cpu/worker.h"

@@ -13,7 +13,7 @@
  */
 #include "base/internal.h"
 #include "base/thread.h"
-#include "proto/kick.h"
+#include "proto/wake.h"
 #include "run/wait.h"
 #include "run/call.h"
 #include "cpu/hotplug.h"

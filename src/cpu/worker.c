@@ -15,7 +15,7 @@
  */
 #include "base/internal.h"
 #include "base/thread.h"
-#include "proto/kick.h"
+#include "proto/wake.h"
 #include "run/wait.h"
 #include "run/call.h"
 #include "cpu/follow.h"
@@ -79,7 +79,7 @@ static __attribute__((noinline)) int ready_rings(struct xc_cpu *c)
  */
 static int ready_idle_straight(struct xc_cpu *c, void *ctx, bool may_run)
 {
-	/* seq_cst: a W2 re-check load (kick.c) that also acquires the slot's fields */
+	/* seq_cst: a W2 re-check load (wake.c) that also acquires the slot's fields */
 	uint32_t w = atomic_load_explicit(&c->slot.done.word, memory_order_seq_cst);
 
 	/* published, the waiter spinning or asleep; neither closed nor nested (slot.c) */

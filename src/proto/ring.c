@@ -40,7 +40,7 @@
  * store buffering, which only a full fence on each side orders. With them,
  * either R2 reads IDLE (it comes after U1) or U3 sees R1; both may happen,
  * neither missing cannot. So either the owner rings the doorbell, which
- * goes through the wakeup protocol of kick.c (the push is S1), or the
+ * goes through the wakeup protocol of wake.c (the push is S1), or the
  * worker sees the call at U3 and does not sleep.
  *
  * == Owners without a fence ==
@@ -81,7 +81,7 @@
  * between a doorbell and its sleep. Expedited membarriers are serialised
  * machine-wide by the kernel (a global mutex), and a worker queued behind
  * another's runs no calls: a worker that finds one of this process under
- * way polls on and tries again (kick.c), as Seastar's reactors do before
+ * way polls on and tries again (wake.c), as Seastar's reactors do before
  * they sleep. Where membarrier is refused (an old kernel, seccomp) or
  * XC_ABLATE_MEMBARRIER is set, no owner ever stores F1, and every call
  * fences. A ring that changes owner starts fenced (xc_ring_get_slow).
@@ -94,7 +94,7 @@
  *
  * The worker never unlinks while it may run calls soon: it holds its rings
  * while polling, so a stream of calls costs no doorbell at all, and a
- * worker that sleeps without a ring held is covered by kick.c alone.
+ * worker that sleeps without a ring held is covered by wake.c alone.
  *
  * == Closing: offline and exit ==
  *
@@ -351,7 +351,7 @@ static void ring_unlink_refused(struct xc_ring *r)
  * a close (ring.c, "Two rules"): 0 once there is room; -ENXIO while the
  * CPU's callq is closed; -ENOMEM in the urgent handler, which never waits;
  * -EDEADLK inside an attached thread's announced sleep, where serving would
- * take its CPU's doorbells behind the loop about to block (kick.c). A full
+ * take its CPU's doorbells behind the loop about to block (wake.c). A full
  * ring that no worker will look at (idle: tombstones, or entries of an
  * outer many-call not yet rung) is linked first.
  */

@@ -37,8 +37,8 @@
  *
  *   0                     free
  *   PUBLISHED             a call is published (CAS 0 -> PUBLISHED): S1 of
- *                         the wakeup protocol (kick.c); the worker runs it
- *   ...|SLEEPING          the owner may sleep: the completer wakes it (kick.c)
+ *                         the wakeup protocol (wake.c); the worker runs it
+ *   ...|SLEEPING          the owner may sleep: the completer wakes it (wake.c)
  *   ...|CLOSED            the CPU is offline: set by its worker as it drains,
  *                         cleared by xc_cpu_open. Nothing can be published
  *                         in a closed slot.
@@ -57,7 +57,7 @@
  *     -ENXIO as any call to an offline CPU;
  *   - the owner's SLEEPING CAS against the completing exchange: both seq_cst,
  *     so either the CAS fails (done: no sleep) or the exchange reads the bit
- *     and wakes the owner (kick.c, completions).
+ *     and wakes the owner (wake.c, completions).
  * fn, arg, done.waiter and slot_flow are plain fields: only the holder of
  * the claim writes them, before its publication; only the worker reads
  * them, after it saw the publication and before its exchange. That exchange
@@ -65,7 +65,7 @@
  * release of the claim to the next claimer's acquire CAS: so one use of the
  * fields happens before the next.
  *
- * The worker's xc_slot_pending() (kick.h) is part of its W2 re-check (kick.c).
+ * The worker's xc_slot_pending() (wake.h) is part of its W2 re-check (wake.c).
  *
  * == The straight paths ==
  *
@@ -95,7 +95,7 @@
  * which trace and note.
  */
 #include "base/internal.h"
-#include "proto/kick.h"
+#include "proto/wake.h"
 #include "run/wait.h"
 #include "run/call.h"
 #include "base/trace.h"

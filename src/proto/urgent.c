@@ -11,7 +11,7 @@
  *
  * Ordering: the push is seq_cst, the state load is seq_cst, and the worker
  * stores RUNNING with seq_cst when it leaves idle and then re-checks its
- * queues before any work item (kick.c, worker.c): a sender that reads an
+ * queues before any work item (wake.c, worker.c): a sender that reads an
  * idle state left behind has its call seen by that re-check; one that reads
  * RUNNING signals. A signal that finds the worker idle after all costs one
  * handler run over an empty or small queue.
@@ -23,7 +23,7 @@
  * (tgkill), which stays valid to name after the thread is joined.
  */
 #include "base/internal.h"
-#include "proto/kick.h"
+#include "proto/wake.h"
 #include "run/call.h"
 #include "run/stuck.h"
 #include "proto/urgent.h"

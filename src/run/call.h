@@ -7,7 +7,7 @@
 
 #include "base/internal.h"
 #include "run/os_check.h"
-#include "proto/kick.h"
+#include "proto/wake.h"
 #include "run/wait.h"
 #include "run/stuck.h"
 #include "base/trace.h"
@@ -136,7 +136,7 @@ static inline __attribute__((always_inline)) bool xc_slot_publish(struct xc_cpu 
 	w = 0;
 	/*
 	 * S1, seq_cst: release publishes the fields to the worker's acquire, and
-	 * the total order puts the publication before the kick's S2 (kick.c).
+	 * the total order puts the publication before the kick's S2 (wake.c).
 	 * Fails only if the worker closed the slot meanwhile.
 	 */
 	if (xc_likely(atomic_compare_exchange_strong_explicit(&s->done.word, &w, XC_SLOT_PUBLISHED,
@@ -165,7 +165,7 @@ static inline int xc_slot_run(struct xc_cpu *c)
  * Owner, polling: run the slot's call right here if one is published and
  * nothing must go first (urgent calls; a worker on another CPU looks first,
  * follow.c). True if it ran one: the fast path of a waiting call to a
- * polling worker (kick.c, XC_READY_RAN).
+ * polling worker (wake.c, XC_READY_RAN).
  */
 static inline bool xc_slot_run_fast(struct xc_cpu *c)
 {

@@ -9,7 +9,7 @@
  * its attached thread, the urgent signal handler, or (xc_call_invoke) a
  * thread that runs a call to its own CPU inline. What races with them is
  * the senders' pushes and publications, each argued where it is made
- * (llist.h, slot.c, ring.c, kick.c).
+ * (llist.h, slot.c, ring.c, wake.c).
  *
  * A wait that serves comes here through xc_wait_serve (wait.c). So this file
  * calls back into no sender's file unless there is something to run: the
@@ -17,7 +17,7 @@
  * behind the looks at the doorbells and the held rings below.
  */
 #include "base/internal.h"
-#include "proto/kick.h"
+#include "proto/wake.h"
 #include "run/call.h"
 #include "run/stuck.h"
 #include "run/os_check.h"

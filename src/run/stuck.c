@@ -32,7 +32,7 @@
  */
 #include "base/internal.h"
 #include "proto/ring.h"
-#include "proto/kick.h"
+#include "proto/wake.h"
 #include "run/wait.h"
 #include "run/stuck.h"
 

@@ -3,7 +3,7 @@
  * wait.c - waiting: for a call to complete (completions, and the waiter's
  * spin, then sleep, serving its own CPU's calls meanwhile if it is a
  * worker), and a worker's idle wait for calls (xc_idle_wait: poll, then
- * sleep by the wakeup protocol's W1-W4, argued in kick.c).
+ * sleep by the wakeup protocol's W1-W4, argued in wake.c).
  *
  * A waiting call's path crosses its files in one direction: call.c sends,
  * slot.c (or ring.c) hands off and spins, this file waits, run.c serves.
@@ -29,7 +29,7 @@
  * word's address, which at a dead address at worst wakes some other futex
  * waiter spuriously, which every futex user tolerates. A worker that waits
  * sleeps on its own idle word instead (so that calls to it still wake it):
- * its completer kicks that CPU with the protocol of kick.c.
+ * its completer kicks that CPU with the protocol of wake.c.
  *
  * A worker never blocks for long on anything without running its own CPU's
  * calls meanwhile (xc_wait_serve): two workers that wait on each other, or a
@@ -84,7 +84,7 @@
  * errno.
  */
 #include "base/internal.h"
-#include "proto/kick.h"
+#include "proto/wake.h"
 #include "run/wait.h"
 #include "run/call.h"
 #include "run/stuck.h"
@@ -229,7 +229,7 @@ static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long wind
  * a call or work item) or POLLING (its idle loop); it leaves the state as it
  * found it. ready() must read with seq_cst (W2) what senders publish before
  * they kick; it may run a call only when its last argument allows it. The
- * steps W1-W4 are the wakeup protocol's, argued with the senders' in kick.c.
+ * steps W1-W4 are the wakeup protocol's, argued with the senders' in wake.c.
  */
 bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
 		  uint64_t deadline_ns, long sleep_limit_ns)
@@ -653,7 +653,7 @@ static int plain_wait_for(const struct wait_ref *r, uint64_t deadline_ns, struct
  * only when we give way, so the spin yields at every pass (under every
  * policy that spins: a plain spin would hold the CPU for its whole budget).
  * And the worker must give the CPU back once it ran the call, which it does
- * at once while waiters_here counts us (xc_give_way, kick.h): else it would
+ * at once while waiters_here counts us (xc_give_way, wake.h): else it would
  * poll on until its own spin yields, about 20 us (own-CPU calls then took
  * 30 us each against 7 with a worker that sleeps at once).
  */

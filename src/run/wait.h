@@ -7,7 +7,7 @@
 #define XC_WAIT_H
 
 #include "base/internal.h"
-#include "proto/kick.h"
+#include "proto/wake.h"
 
 /*
  * xc_cpu.lock_wait: a worker waiting for the hotplug lock (cpu/hotplug.c,

@@ -9,7 +9,7 @@
  */
 #include "base/internal.h"
 #include "base/thread.h"
-#include "proto/kick.h"
+#include "proto/wake.h"
 #include "run/stuck.h"
 #include "run/os_check.h"
 #include "run/work.h"

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * kick.h - the wakeup protocol (kick.c): the idle word, kicks, the idle wait's
+ * wake.h - the wakeup protocol (wake.c): the idle word, kicks, the idle wait's
  * interface (wait.c), and the W2 re-check of what senders publish before they kick
  */
-#ifndef XC_KICK_H
-#define XC_KICK_H
+#ifndef XC_WAKE_H
+#define XC_WAKE_H
 
 #include "base/internal.h"
 #include "proto/ring.h"
@@ -22,11 +22,11 @@ static inline void xc_kick_elided(struct xc_cpu *c)
 /*
  * xc_kick() - make @c's worker look at its queues. Call it after publishing
  * what it must see (S1), from any thread. Inline up to its common end, a
- * worker that runs or polls and needs no syscall; the rest is kick.c's.
+ * worker that runs or polls and needs no syscall; the rest is wake.c's.
  */
 static inline void xc_kick(struct xc_cpu *c)
 {
-	/* S2, seq_cst: ordered after the push S1 (see the argument in kick.c) */
+	/* S2, seq_cst: ordered after the push S1 (see the argument in wake.c) */
 	uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
 
 	if (xc_likely(s == XC_IDLE_RUNNING || s == XC_IDLE_POLLING) && !xc_ablated(XC_ABLATE_ELIDE)) {
@@ -84,7 +84,7 @@ static inline void xc_idle_state_set(struct xc_cpu *c, uint32_t state)
 /* Owner only: whether @c's slot holds a call to run (slot.c). Part of the W2 re-check. */
 static inline bool xc_slot_pending(struct xc_cpu *c)
 {
-	/* seq_cst: a W2 re-check load of the wakeup protocol (kick.c) */
+	/* seq_cst: a W2 re-check load of the wakeup protocol (wake.c) */
 	/* relaxed: this thread's own flag */
 	return !atomic_load_explicit(&c->slot_running, memory_order_relaxed) &&
 	       (atomic_load_explicit(&c->slot.done.word, memory_order_seq_cst) & XC_SLOT_PUBLISHED);
@@ -93,7 +93,7 @@ static inline bool xc_slot_pending(struct xc_cpu *c)
 /* Owner only: whether calls wait to run on @c, in its slot or queues: all but the rings it holds. */
 static inline bool xc_calls_pending_unheld(struct xc_cpu *c)
 {
-	/* seq_cst: this is the W2 re-check of the wakeup protocol (kick.c) */
+	/* seq_cst: this is the W2 re-check of the wakeup protocol (wake.c) */
 	return xc_slot_pending(c) ||
 	       xc_llist_nonempty(&c->callq, memory_order_seq_cst) ||
 	       xc_llist_nonempty(&c->urgentq, memory_order_seq_cst);
@@ -114,7 +114,7 @@ static inline bool xc_task_pending(struct xc_cpu *c)
 }
 
 /*
- * W2, the worker's one re-check after W1 (kick.c): what senders publish
+ * W2, the worker's one re-check after W1 (wake.c): what senders publish
  * before they kick. Calls always; with @task, task work too (an idle worker;
  * a worker waiting inside a call leaves its task work for later).
  */
@@ -136,4 +136,4 @@ static inline void xc_give_way(struct xc_cpu *c)
 		sched_yield();
 }
 
-#endif /* XC_KICK_H */
+#endif /* XC_WAKE_H */

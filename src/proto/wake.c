@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * kick.c - the wakeup protocol: how a sender makes sure a worker sees what it
+ * wake.c - the wakeup protocol: how a sender makes sure a worker sees what it
  * queued, paying a futex wake only when the worker is really asleep.
  *
  * The protocol is argued here, once, for both sides. The sender's side is
- * here and in kick.h (xc_kick, inline up to its common end); the worker's is
+ * here and in wake.h (xc_kick, inline up to its common end); the worker's is
  * xc_idle_wait (wait.c) for a futex sleep and xc_fd_sleep_begin / _end here
  * for an attached thread's own. The model in model/wakeup.pml checks it;
  * its comments name the lines.
@@ -93,7 +93,7 @@
  * the fd itself (an io_uring read): the counts do not depend on who reads.
  */
 #include "base/internal.h"
-#include "proto/kick.h"
+#include "proto/wake.h"
 #include "base/futex.h"
 #include "base/trace.h"
 
@@ -127,7 +127,7 @@ static void kick_fd(struct xc_cpu *c)
 }
 
 /*
- * xc_kick_slow() - xc_kick() (kick.h) once its S2 load read @s, which is not
+ * xc_kick_slow() - xc_kick() (wake.h) once its S2 load read @s, which is not
  * the common case it ends inline: a sleeping worker to wake, a wakeup under
  * way to ride, or an ablation to honour.
  */
