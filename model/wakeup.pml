@@ -775,7 +775,7 @@ inline sync_wake()
 	if
 	:: k ->
 		WITNESS(27);	/* a completer kicks a waiting worker */
-		// @src src/run/wait.c: xc_kick(waiter);
+		// @src src/proto/completion.c: xc_kick(waiter);
 		s = idle[w];
 		xc_kick(w, s, ok, 1);
 		atomic { k = false; w = 0; s = 0; ok = false }
@@ -912,9 +912,9 @@ inline run_queue_list(c)
 		call_fn_next(c, taken, cbit, 1);
 #if PAIR
 		/* xc_sync_complete: fetch_sub (seq_cst) reads XC_SYNC_SLEEPING */
-		// @src src/run/wait.c: uint32_t old = atomic_fetch_sub_explicit(&s->word, 1, memory_order_seq_cst);
+		// @src src/proto/completion.c: uint32_t old = atomic_fetch_sub_explicit(&s->word, 1, memory_order_seq_cst);
 		atomic { COMPLETE_WORD(cbit); cbit = 0 }
-		// @src src/run/wait.c: if ((old & XC_DONE_COUNT) != 1 || !(old & XC_DONE_SLEEPING))
+		// @src src/proto/completion.c: if ((old & XC_DONE_COUNT) != 1 || !(old & XC_DONE_SLEEPING))
 		sync_wake();
 #endif
 		// @src src/run/run.c: xc_call_returned(c);
@@ -1539,13 +1539,13 @@ wait_over:
 idle_loop:	/* cpu_idle's loop: xc_idle_wait(c, ready_idle, NULL, window, 0, watch) */
 idle_wait:
 	/* xc_idle_wait (mode says which): prev = load(idle), relaxed */
-	// @src src/run/wait.c: uint32_t prev = atomic_load_explicit(&c->idle, memory_order_relaxed);
+	// @src src/proto/wake.c: uint32_t prev = atomic_load_explicit(&c->idle, memory_order_relaxed);
 	prev = idle[me];
 	/* "only this thread writes RUNNING or POLLING": cpu_idle waits POLLING;
 	 * a wait inside a work item RUNNING */
 	assert(mode == MODE_IDLE && prev == POLLING || mode == MODE_SYNC && prev == RUNNING);
 	/* idle = POLLING, relaxed */
-	// @src src/run/wait.c: atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
+	// @src src/proto/wake.c: atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
 	idle[me] = POLLING;
 	/*
 	 * poll_until: while (!ready()) spin, until the window ends. Polling only
@@ -1580,10 +1580,10 @@ idle_poll:
 	od;
 #if RING
 	/* U1-U3 before the first W1: a ring still held has calls, and W2 finds them */
-	// @src src/run/wait.c: while (xc_rings_release(c)) {
+	// @src src/proto/wake.c: while (xc_rings_release(c)) {
 	rings_release(me);
 	/* keep_all: another worker's membarrier is under way: poll on, then release again */
-	// @src src/run/wait.c: if (poll_until(c, ready, ctx, XC_RELEASE_RETRY_NS, deadline_ns, &again))
+	// @src src/proto/wake.c: if (poll_until(c, ready, ctx, XC_RELEASE_RETRY_NS, deadline_ns, &again))
 	if
 	:: keep_all -> keep_all = false; goto idle_poll
 	:: else -> skip
@@ -1591,11 +1591,11 @@ idle_poll:
 #endif
 sleep_loop:
 	/* W1: idle = SLEEPING, seq_cst */
-	// @src src/run/wait.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
+	// @src src/proto/wake.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
 	idle[me] = SLEEPING;
 #ifndef MUTANT_NORECHECK
 	/* W2: if (ready(c, ctx)) break; - seq_cst loads */
-	// @src src/run/wait.c: if (ready(c, ctx, false))	/* W2 */
+	// @src src/proto/wake.c: if (ready(c, ctx, false))	/* W2 */
 #if PAIR
 	/* ready_done: ref_done || xc_calls_pending(c) (|| an offline request, not modelled: a wake more) */
 	// @src src/run/wait.c: (w->deep ? xc_calls_pending_unheld(c) || xc_rings_unlooked(c) : xc_w2_pending(c, false)) ||
@@ -1651,7 +1651,7 @@ sleep_loop:
 	 * (deadline 0 and no sleep limit - follow_os off: no timeout)
 	 * W3: futex_wait(&c->idle, SLEEPING): compare and queue
 	 */
-	// @src src/run/wait.c: bool timed_out = xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout) == -ETIMEDOUT; /* W3 */
+	// @src src/proto/wake.c: bool timed_out = xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout) == -ETIMEDOUT; /* W3 */
 	atomic {
 		if
 		:: idle[me] == SLEEPING -> waiter[me] = true
@@ -1671,7 +1671,7 @@ end_futex:
 #endif
 	fi;
 	/* W4: exchange(idle, POLLING), seq_cst */
-	// @src src/run/wait.c: atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
+	// @src src/proto/wake.c: atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
 	idle[me] = POLLING;
 	/* if (ready(c, ctx)) break; - the same loads as W2 */
 	if
@@ -1727,7 +1727,7 @@ idle_out:
 	slept_out = false;
 #endif
 	/* xc_idle_wait's out: xc_idle_state_set(c, prev) - POLLING relaxed, RUNNING seq_cst */
-	// @src src/run/wait.c: xc_idle_state_set(c, prev);
+	// @src src/proto/wake.c: xc_idle_state_set(c, prev);
 	idle[me] = prev;
 	prev = 0;
 #if PAIR

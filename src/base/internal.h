@@ -187,7 +187,7 @@ struct xc_cpu {
 	_Atomic uint64_t wakeups;
 	_Atomic uint64_t work_run;
 	_Atomic long poll_ns;		/* adaptive window; read by xc_stats_get */
-	uint64_t poll_quiet_until;	/* no idle poll before this (xc_now_ns); 0: none: its CPU was shared (wait.c) */
+	uint64_t poll_quiet_until;	/* no idle poll before this (xc_now_ns); 0: none: its CPU was shared (wake.c) */
 	uint32_t poll_cuts;		/* polls ended by a late yield in a row: the quiet doubles with each */
 	_Atomic uint64_t urgent_calls;	/* written only by the worker's signal handler */
 	_Atomic uint64_t displaced;	/* runs that ended on another CPU; the handler bumps it too */
@@ -336,7 +336,7 @@ extern struct xc_cpu xc_cpus[XC_MAX_CPUS] __xc_pair_aligned;
  * added to the spin. It starts afresh with every spin and every call run.
  * A poller that yielded stays POLLING: senders skip its wakeup, and a call
  * waits until the scheduler gives the CPU back (xcall.h, XC_POLL_FOREVER);
- * so a window's poll ends at a yield that came back late (wait.c, poll_cut).
+ * so a window's poll ends at a yield that came back late (wake.c, poll_cut).
  * The scheduler still keeps a share for a spinner that stays runnable
  * (EEVDF only moves a yielder's deadline): a yield shortens the other
  * thread's wait, it does not hand the CPU over (README, "Spins that yield").

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * wake.h - the wakeup protocol (wake.c): the idle word, kicks, the idle wait's
- * interface (wait.c), and the W2 re-check of what senders publish before they kick
+ * interface, and the W2 re-check of what senders publish before they kick
  */
 #ifndef XC_WAKE_H
 #define XC_WAKE_H
@@ -37,7 +37,7 @@ static inline void xc_kick(struct xc_cpu *c)
 }
 
 /*
- * What the idle wait (wait.c) asks its caller each time it looks (xc_idle_wait): 0
+ * What the idle wait (wake.c) asks its caller each time it looks (xc_idle_wait): 0
  * to go on waiting, XC_READY_YES to return; with @may_run (while polling,
  * never in the re-check before a sleep) XC_READY_RAN after running a call
  * itself without leaving the wait (the slot's, slot.c).
@@ -47,10 +47,10 @@ typedef int (*xc_ready_fn)(struct xc_cpu *c, void *ctx, bool may_run);
 bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
 		  uint64_t deadline_ns, long sleep_limit_ns);
 
-/* Whether @c's idle poll is shut a while yet: its CPU was shared (wait.c, poll_cut). */
+/* Whether @c's idle poll is shut a while yet: its CPU was shared (wake.c, poll_cut). */
 bool xc_poll_quiet(struct xc_cpu *c);
 
-/* The idle poll window of @c's worker now, in ns (< 0: forever); adapted in wait.c. */
+/* The idle poll window of @c's worker now, in ns (< 0: forever); adapted in wake.c. */
 static inline long xc_poll_window(struct xc_cpu *c)
 {
 	long p = xc_rt.cfg.poll_ns;
@@ -60,7 +60,7 @@ static inline long xc_poll_window(struct xc_cpu *c)
 	if (p == XC_POLL_FOREVER)
 		return -1;
 	if (xc_unlikely(c->poll_quiet_until) && xc_poll_quiet(c))
-		return 0;	/* its CPU was shared a moment ago: sleep at once (wait.c, poll_cut) */
+		return 0;	/* its CPU was shared a moment ago: sleep at once (wake.c, poll_cut) */
 	if (p > 0)
 		return p;
 	/* relaxed: only this worker writes it; xc_stats_get reads a snapshot */

@@ -1,35 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * wait.c - waiting: for a call to complete (completions, and the waiter's
- * spin, then sleep, serving its own CPU's calls meanwhile if it is a
- * worker), and a worker's idle wait for calls (xc_idle_wait: poll, then
- * sleep by the wakeup protocol's W1-W4, argued in wake.c).
+ * wait.c - waiting for a call to complete: the waiter's spin, then sleep,
+ * serving its own CPU's calls meanwhile if it is a worker (the completion
+ * it waits on is proto/completion.c's; a worker sleeps through the idle
+ * wait of proto/wake.c), with the deadlock look and the stuck reports.
  *
  * A waiting call's path crosses its files in one direction: call.c sends,
  * slot.c (or ring.c) hands off and spins, this file waits, run.c serves.
  * Nothing here calls back into a sender's file, and the serve enters the
  * slot's and the rings' run sides only when they hold calls (run.c).
- *
- * == Completions (struct xc__completion) ==
- *
- * A waiting caller counts the targets still to run its function in one 32-bit
- * word; bit 31 (XC_DONE_SLEEPING) says the waiter may sleep and must be woken.
- * The waiter sets it with a CAS before it can sleep; the last completer's
- * fetch_sub both finishes the count and reads the bit. Both are seq_cst, so
- * either the CAS sees the count change and the waiter re-checks instead of
- * sleeping, or the completer sees the bit and wakes it. A waiter still
- * spinning has not set the bit, and its completer touches nothing else.
- *
- * The slot (slot.c) uses the same word and the same bit differently: its
- * owner's call is done once the word no longer reads PUBLISHED, and the
- * worker completes it with an exchange that reads the bit the same way.
- *
- * A non-worker waiter sleeps on the word itself: the completer never touches
- * the waiter's memory after the fetch_sub except for the futex wake on the
- * word's address, which at a dead address at worst wakes some other futex
- * waiter spuriously, which every futex user tolerates. A worker that waits
- * sleeps on its own idle word instead (so that calls to it still wake it):
- * its completer kicks that CPU with the protocol of wake.c.
  *
  * A worker never blocks for long on anything without running its own CPU's
  * calls meanwhile (xc_wait_serve): two workers that wait on each other, or a
@@ -101,212 +80,6 @@ __xc_tls bool xc_hotplug_held;
 /* A waiting non-worker spins this long before it sleeps. */
 #define XC_WAITER_SPIN_NS      20000L
 
-/* Adaptive poll window bounds, after the kernel's cpuidle-haltpoll governor. */
-#define XC_POLL_MAX_NS        200000L
-#define XC_POLL_GROW_START_NS  50000L
-/* A worker about to sleep polls this long when another's membarrier is under way (ring.c). */
-#define XC_RELEASE_RETRY_NS    20000L
-
-/* haltpoll's rule: grow after an idle period the window could have covered, shrink after a long one. */
-static void poll_window_adapt(struct xc_cpu *c, uint64_t idle_ns)
-{
-	long w = atomic_load_explicit(&c->poll_ns, memory_order_relaxed);
-
-	if (xc_rt.cfg.poll_ns != XC_POLL_ADAPTIVE)
-		return;
-	if ((long)idle_ns > w && (long)idle_ns <= XC_POLL_MAX_NS) {
-		w = w * 2 < XC_POLL_GROW_START_NS ? XC_POLL_GROW_START_NS : w * 2;
-		if (w > XC_POLL_MAX_NS)
-			w = XC_POLL_MAX_NS;
-	} else if ((long)idle_ns > XC_POLL_MAX_NS) {
-		w /= 2;
-	}
-	atomic_store_explicit(&c->poll_ns, w, memory_order_relaxed);
-}
-
-/*
- * A spin's yield that returns this late gave the CPU to another thread:
- * the CPU is shared with one that wants it. A yield with nothing else
- * runnable returns in about a microsecond.
- */
-#define XC_YIELD_LATE_NS        50000L
-/* The window stays shut this long after the first such yield, doubling to the most. */
-#define XC_POLL_QUIET_MIN_NS  1000000L
-#define XC_POLL_QUIET_MAX_NS 256000000L
-
-/*
- * A poll's yield came back late (above): end the poll, so that the worker
- * sleeps where a sender's kick wakes it. A POLLING worker gets no kick, and
- * beside a thread that keeps its CPU busy each yield waits out that
- * thread's whole slice (milliseconds): a call sent meanwhile waited as long
- * (`xcall-bench idle --period-us 50` beside a busy loop on the target's
- * CPU, adaptive: 3.9 ms a call at the median). The window then stays shut
- * for a while (xc_poll_window), longer each time in a row, so that a CPU
- * shared for good costs a late yield rarely; a prompt yield ends the run.
- * The poll's yield (internal.h, spins that yield), timed when @timed (a
- * window's poll): true if it came back late, and the poll must end.
- */
-static bool poll_cut(struct xc_cpu *c, bool timed)
-{
-	uint64_t before = timed ? xc_now_ns() : 0, now, quiet;
-	uint32_t k;
-
-	sched_yield();
-	if (!timed)
-		return false;
-	now = xc_now_ns();
-	if (now - before <= XC_YIELD_LATE_NS) {
-		c->poll_cuts = 0;	/* the CPU was free a moment ago */
-		return false;
-	}
-	k = c->poll_cuts < 8 ? c->poll_cuts++ : 8;
-	quiet = (uint64_t)XC_POLL_QUIET_MIN_NS << k;
-	c->poll_quiet_until = now + (quiet > XC_POLL_QUIET_MAX_NS ? XC_POLL_QUIET_MAX_NS : quiet);
-	return true;
-}
-
-bool xc_poll_quiet(struct xc_cpu *c)
-{
-	if (xc_now_ns() < c->poll_quiet_until)
-		return true;
-	c->poll_quiet_until = 0;
-	return false;
-}
-
-/*
- * Spin until ready(), the window ends (window < 0: never) or the deadline
- * passes (0: none). The clock is read only every 32 spins, so a call that
- * arrives quickly costs no clock read at all; *start is the first reading.
- *
- * ready() may run a call itself, without leaving the loop (XC_READY_RAN:
- * the slot's call, slot.c): its caller spins on the round trip, and the way
- * out to the call loop and back would be part of it. An idle worker runs
- * calls while polling anyway (seed 000), and a waiting one runs its own
- * incoming calls; the window then counts again from the call's end.
- */
-static bool poll_until(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
-		       uint64_t deadline_ns, uint64_t *start)
-{
-	unsigned spins = 0, yield_left = xc_spin_yield_start();
-
-	for (;;) {
-		uint64_t now;
-		int r = ready(c, ctx, true);
-
-		if (r == XC_READY_RAN) {
-			xc_give_way(c);
-			spins = 0;
-			yield_left = xc_spin_yield_start();
-			*start = 0;
-			continue;
-		}
-		if (r)
-			break;
-		xc_cpu_relax();
-		if (xc_unlikely(--yield_left == 0)) {
-			yield_left = xc_spin_yield_start();
-			if (poll_cut(c, window_ns >= 0))
-				return ready(c, ctx, false);	/* a late yield ends a window's poll */
-		}
-		if ((++spins & 31) || (window_ns < 0 && !deadline_ns))
-			continue;
-		now = xc_now_ns();
-		if (!*start)
-			*start = now;
-		if ((window_ns >= 0 && now - *start >= (uint64_t)window_ns) ||
-		    (deadline_ns && now >= deadline_ns))
-			return ready(c, ctx, false);
-	}
-	return true;
-}
-
-/*
- * xc_idle_wait() - the worker @c waits, polling then sleeping, until ready()
- * or the deadline (0: none); returns whether ready. @sleep_limit_ns (0:
- * none) bounds one sleep without a deadline: a sleep that runs out returns
- * false, so that the worker can look at its CPU (follow.c), and the window
- * is not adapted to it. Called only by @c's own worker, RUNNING (a wait inside
- * a call or work item) or POLLING (its idle loop); it leaves the state as it
- * found it. ready() must read with seq_cst (W2) what senders publish before
- * they kick; it may run a call only when its last argument allows it. The
- * steps W1-W4 are the wakeup protocol's, argued with the senders' in wake.c.
- */
-bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns,
-		  uint64_t deadline_ns, long sleep_limit_ns)
-{
-	/* relaxed: only this thread writes RUNNING or POLLING */
-	uint32_t prev = atomic_load_explicit(&c->idle, memory_order_relaxed);
-	uint64_t start = 0;
-	bool ok = true;
-
-	/*
-	 * relaxed: POLLING and RUNNING impose the same duty on kicks. Stored
-	 * only if it changes: the word shares the mailbox line the worker polls,
-	 * and a store would take that line from the senders (slot.c).
-	 */
-	if (prev != XC_IDLE_POLLING)
-		atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
-	if (window_ns && poll_until(c, ready, ctx, window_ns, deadline_ns, &start))
-		goto out;
-	if (!start)
-		start = xc_now_ns();
-	/* U1-U3 (ring.c): a ring still held has calls, and W2 finds them */
-	while (xc_rings_release(c)) {
-		uint64_t again = 0;
-
-		/* another worker's membarrier is under way (ring.c): poll on a while, then try again */
-		if (poll_until(c, ready, ctx, XC_RELEASE_RETRY_NS, deadline_ns, &again))
-			goto out;
-		if (deadline_ns && xc_now_ns() >= deadline_ns) {
-			ok = false;
-			goto out;
-		}
-	}
-
-	for (;;) {
-		struct timespec rel, *timeout = NULL;
-
-		/* W1, seq_cst: ordered before the re-check W2 */
-		atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
-		if (ready(c, ctx, false))	/* W2 */
-			break;
-		if (deadline_ns) {
-			uint64_t now = xc_now_ns();
-
-			if (now >= deadline_ns) {
-				ok = false;
-				break;
-			}
-			rel.tv_sec = (time_t)((deadline_ns - now) / 1000000000u);
-			rel.tv_nsec = (long)((deadline_ns - now) % 1000000000u);
-			timeout = &rel;
-		} else if (sleep_limit_ns) {
-			rel.tv_sec = sleep_limit_ns / 1000000000L;
-			rel.tv_nsec = sleep_limit_ns % 1000000000L;
-			timeout = &rel;
-		}
-		xc_stat_inc_own(&c->sleeps);
-		xc_trace(XC_EV_SLEEP, -1, 0, NULL);
-		bool timed_out = xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout) == -ETIMEDOUT; /* W3 */
-		/* W4, seq_cst: leave SLEEPING/WAKING/WOKENUP; senders from now on skip the syscall */
-		atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
-		xc_stat_inc_own(&c->wakeups);
-		xc_trace(XC_EV_WAKE, -1, 0, NULL);
-		if (ready(c, ctx, false))
-			break;
-		if (timed_out && !deadline_ns) {
-			ok = false;	/* the sleep limit: the caller looks around and comes back */
-			goto out;
-		}
-	}
-	poll_window_adapt(c, xc_now_ns() - start);
-out:
-	/* relaxed: only this thread writes RUNNING or POLLING, and senders only move SLEEPING on */
-	if (atomic_load_explicit(&c->idle, memory_order_relaxed) != prev)
-		xc_idle_state_set(c, prev);
-	return ok;
-}
-
 /* Whether the calling worker's stack is past its serve floor (see "Serving while waiting"). */
 static inline __attribute__((always_inline)) bool below_floor(const struct xc_cpu *self)
 {
@@ -374,13 +147,6 @@ void xc_wait_step(void)
 	sched_yield();
 }
 
-void xc_completion_init(struct xc__completion *s, uint32_t count)
-{
-	/* relaxed: published to completers by the push that queues the call */
-	atomic_store_explicit(&s->word, count, memory_order_relaxed);
-	s->waiter = xc_self;
-}
-
 /*
  * What a waiter waits on: a completion word and the bit that says it is not
  * done yet (0: a counting completion, done at count zero; XC_SLOT_PUBLISHED
@@ -395,27 +161,6 @@ static bool ref_done(const struct wait_ref *r)
 {
 	/* seq_cst: this is a W2 re-check when the waiter is a worker; acquire for the callee's effects */
 	return xc_completion_word_done(atomic_load_explicit(&r->s->word, memory_order_seq_cst), r->busy);
-}
-
-/* Wake the waiter of a completion that read XC_DONE_SLEEPING in its last update. */
-void xc_completion_wake(struct xc__completion *s, struct xc_cpu *waiter)
-{
-	if (waiter)
-		xc_kick(waiter);
-	else
-		xc_futex_wake(&s->word, INT_MAX);
-}
-
-void xc_complete(struct xc__completion *s)
-{
-	/* read before the count drops: the waiter may return right after it */
-	struct xc_cpu *waiter = s->waiter;
-	/* seq_cst: release the callee's effects to the waiter, and order before the kick's S2 */
-	uint32_t old = atomic_fetch_sub_explicit(&s->word, 1, memory_order_seq_cst);
-
-	if ((old & XC_DONE_COUNT) != 1 || !(old & XC_DONE_SLEEPING))
-		return;		/* not the last, or the waiter is still spinning */
-	xc_completion_wake(s, waiter);
 }
 
 /* The waiter may sleep from now on: ask the completer to wake it. False if already done. */

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wait.h - waiting for a call to complete (wait.c): completions, the first spin
- * inline, and the worker's share of any wait
+ * wait.h - waiting for a call to complete (wait.c): after the completion's
+ * first spin (proto/completion.h), the rest, and the worker's share of any wait
  */
 #ifndef XC_WAIT_H
 #define XC_WAIT_H
 
 #include "base/internal.h"
 #include "proto/wake.h"
+#include "proto/completion.h"
 
 /*
  * xc_cpu.lock_wait: a worker waiting for the hotplug lock (cpu/hotplug.c,
@@ -44,16 +45,11 @@ struct xc_waitinfo {
 };
 
 
-
-
-void xc_completion_init(struct xc__completion *s, uint32_t count);
-void xc_complete(struct xc__completion *s);
 /* How often a worker blocked in a wait looks whether an offline request for it deadlocks (wait.c). */
 #define XC_DEADLOCK_LOOK_NS 1000000L
 #define XC_DEADLOCK_LOOK_LOCK_NS 50000L	/* while a worker it waits on waits for the hotplug lock */
 
 void xc_completion_wait_rest(struct xc__completion *s, uint32_t busy, const struct xc_waitinfo *wi);
-void xc_completion_wake(struct xc__completion *s, struct xc_cpu *waiter);
 int xc_completion_wait_until(struct xc__completion *s, uint64_t deadline_ns);
 /* A worker's share of any wait: run its own CPU's calls (0 if not a worker); how many ran. */
 int xc_wait_serve(void);
@@ -61,37 +57,6 @@ int xc_wait_serve(void);
 void xc_serve_floor_set(struct xc_cpu *c);
 /* One step of a wait that nothing announces (a descriptor back, a lock): serve, then yield. */
 void xc_wait_step(void);
-
-/* Whether completion word @w is done: no count left (@busy 0), or the @busy bit clear. */
-static inline bool xc_completion_word_done(uint32_t w, uint32_t busy)
-{
-	return !(w & (busy ? busy : XC_DONE_COUNT));
-}
-
-/* Every waiter first spins this often without reading the clock. */
-#define XC_WAITER_FAST_SPINS 256
-
-/*
- * The first phase of every wait: a short spin without the clock, inline
- * because most calls complete in it, and on the path from seeing a
- * completion back to the caller every call and every setup lengthens the
- * round trip. A worker that finds its own calls pending stops, to run them.
- * True if done.
- */
-static inline bool xc_completion_spin(struct xc__completion *s, uint32_t busy)
-{
-	struct xc_cpu *self = xc_self;
-
-	for (int i = 0; i < XC_WAITER_FAST_SPINS; i++) {
-		/* seq_cst: acquires the callee's effects; a W2 load when the waiter is a worker */
-		if (xc_completion_word_done(atomic_load_explicit(&s->word, memory_order_seq_cst), busy))
-			return true;
-		if (self && xc_calls_pending(self))
-			break;
-		xc_cpu_relax();
-	}
-	return false;
-}
 
 /*
  * Wait for a call to complete, reporting it if it gets stuck: until the
