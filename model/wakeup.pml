@@ -963,9 +963,9 @@ inline take_doorbells(c)
 inline ring_run(c, r)
 {
 	do
-	// @src src/proto/ring.c: r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
+	// @src src/run/ring_run.c: r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
 	:: RUNRUN(r) ->
-		// @src src/proto/ring.c: atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+		// @src src/run/ring_run.c: atomic_store_explicit(&r->tail, t + 1, memory_order_release);
 		atomic {
 			/* an open CPU's ring: no close took its entries, no owner retracts one now */
 			assert(rmark[(r) * NCALLS + rtail[r]] != M_TAKEN);
@@ -977,7 +977,7 @@ inline ring_run(c, r)
 		:: taken == 0 -> WITNESS(74)	/* a tombstone a refused owner left: skipped */
 		:: else ->
 			call_fn_next(c, taken, cbit, 1);
-			// @src src/proto/ring.c: xc_call_returned(c);
+			// @src src/run/ring_run.c: xc_call_returned(c);
 			call_returned(c, 22)
 		fi
 	:: else -> break
@@ -994,7 +994,7 @@ inline ring_run_closing(c, r)
 {
 	do
 	:: RUNRUN(r) ->
-		// @src src/proto/ring.c: return closing ? atomic_exchange_explicit(&e->fn, XC_RING_TAKEN, memory_order_relaxed)
+		// @src src/run/ring_run.c: return closing ? atomic_exchange_explicit(&e->fn, XC_RING_TAKEN, memory_order_relaxed)
 		atomic {
 			if
 			:: rmark[(r) * NCALLS + rtail[r]] == M_RETRACTED -> taken = 0; WITNESS(75)
@@ -1024,8 +1024,8 @@ inline ring_run_closing(c, r)
  */
 inline rings_run(c)
 {
-	// @src src/proto/ring.c: for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
-	// @src src/proto/ring.c: n += ring_run(c, r, false);
+	// @src src/run/ring_run.c: for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+	// @src src/run/ring_run.c: n += ring_run(c, r, false);
 	rr = 0;
 	do
 	:: rr < NRINGS && (held & (1 << rr)) -> ring_run(c, rr); rr++
@@ -1195,14 +1195,14 @@ inline rings_close(me)
 	do
 	:: rr < NRINGS && (rcl & (1 << rr)) ->
 		if :: RUNRUN(rr) -> WITNESS(59) :: else -> skip fi;	/* the close runs a ring's calls */
-		// @src src/proto/ring.c: n += ring_run(c, r, true);	/* U3, and what it finds */
+		// @src src/run/ring_run.c: n += ring_run(c, r, true);	/* U3, and what it finds */
 		ring_run_closing(me, rr); rr++
 	:: rr < NRINGS && !(rcl & (1 << rr)) -> rr++
 	:: else -> rr = 0; rcl = 0; break
 	od;
 #ifndef MUTANT_CLOSENODROPPED
 	/* the rings dropped at a lost U3 CAS: their owner's push is still to come */
-	// @src src/proto/ring.c: while ((r = c->rings_dropped)) {
+	// @src src/run/ring_run.c: while ((r = xc_rings_dropped_pop(c)))
 	do
 	:: rr < NRINGS && (dropped & (1 << rr)) ->
 		/* the owner won its CAS: LINKED, or IDLE once its refused push stored it; no U1 here */
@@ -2294,7 +2294,7 @@ queue:
 			fi
 		}
 		/* call_kick: kick only if the queue went from empty to non-empty */
-		// @src src/api/call.c: if (pushed == XC_PUSH_WAS_EMPTY || (pushed == XC_PUSH_NONEMPTY && xc_ablated(XC_ABLATE_COALESCE))) {
+		// @src src/proto/wake.c: if (pushed == XC_PUSH_WAS_EMPTY || (pushed == XC_PUSH_NONEMPTY && xc_ablated(XC_ABLATE_COALESCE))) {
 		if
 		:: r == PUSH_WAS_EMPTY && !URGENT ->
 #ifndef MUTANT_LOADFIRST

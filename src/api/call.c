@@ -38,20 +38,6 @@
 #include <errno.h>
 #include <string.h>
 
-/* After a push: kick if the queue went from empty to non-empty. */
-void xc_call_kick(struct xc_cpu *c, int pushed, bool urgent)
-{
-	if (pushed == XC_PUSH_WAS_EMPTY || (pushed == XC_PUSH_NONEMPTY && xc_ablated(XC_ABLATE_COALESCE))) {
-		if (urgent)
-			xc_kick_urgent(c);
-		else
-			xc_kick(c);
-	} else if (pushed == XC_PUSH_NONEMPTY) {
-		xc_stat_inc_shared(&c->kicks_coalesced);
-		xc_trace(XC_EV_KICK_COALESCED, c->cpu, 0, NULL);
-	}
-}
-
 /* Queue one call on @c; returns the push result (XC_PUSH_*). */
 static int call_enqueue(struct xc_cpu *c, struct xc_call *call, bool urgent)
 {

@@ -20,6 +20,7 @@
 #include "run/call.h"
 #include "cpu/follow.h"
 #include "proto/ring.h"
+#include "run/ring_run.h"
 #include "run/work.h"
 #include "proto/pool.h"
 #include "cpu/worker.h"

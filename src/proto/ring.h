@@ -262,14 +262,11 @@ static inline int xc_ring_doorbell(struct xc_cpu *c, struct xc_ring *r, uint32_t
 }
 
 /*
- * Worker side (ring.c). The looks that find nothing to do are inline here,
- * so that a serve or an idle wait with nothing in the rings calls nothing
- * in ring.c.
+ * Worker side (ring.c; running the entries is run/ring_run.c's). The looks
+ * that find nothing to do are inline here, so that a serve or an idle wait
+ * with nothing in the rings calls nothing in ring.c.
  */
 int xc_rings_hold(struct xc_cpu *c, struct xc__link *l);
-int xc_rings_run(struct xc_cpu *c);
-int xc_rings_run_streak(struct xc_cpu *c, struct xc_ring *from);
-int xc_rings_refuse_waited(struct xc_cpu *c);
 bool xc_rings_release_held(struct xc_cpu *c);
 
 /* Take the doorbells: hold the rings linked since the last look; how many. */
@@ -285,7 +282,8 @@ static inline bool xc_rings_release(struct xc_cpu *c)
 {
 	return c->rings_held && xc_rings_release_held(c);
 }
-int xc_rings_close(struct xc_cpu *c);
+struct xc_ring *xc_rings_close_unlink(struct xc_cpu *c);
+struct xc_ring *xc_rings_dropped_pop(struct xc_cpu *c);
 uint64_t xc_rings_rode(struct xc_cpu *c);
 bool xc_rings_queued(struct xc_cpu *c);
 struct xc_ring *xc_rings_of(int cpu);

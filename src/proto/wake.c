@@ -94,6 +94,7 @@
  */
 #include "base/internal.h"
 #include "proto/wake.h"
+#include "proto/urgent.h"
 #include "base/futex.h"
 #include "base/trace.h"
 
@@ -244,6 +245,20 @@ void xc_fd_quiesce(struct xc_cpu *c)
 	/* acquire: the writes are done before the close */
 	while (atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire) != c->fd_kicks_seen)
 		sched_yield();
+}
+
+/* After a push: kick if the queue went from empty to non-empty. */
+void xc_call_kick(struct xc_cpu *c, int pushed, bool urgent)
+{
+	if (pushed == XC_PUSH_WAS_EMPTY || (pushed == XC_PUSH_NONEMPTY && xc_ablated(XC_ABLATE_COALESCE))) {
+		if (urgent)
+			xc_kick_urgent(c);
+		else
+			xc_kick(c);
+	} else if (pushed == XC_PUSH_NONEMPTY) {
+		xc_stat_inc_shared(&c->kicks_coalesced);
+		xc_trace(XC_EV_KICK_COALESCED, c->cpu, 0, NULL);
+	}
 }
 
 /* ---- the worker's side: the idle wait (W1-W4) ---- */

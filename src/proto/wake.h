@@ -11,6 +11,8 @@
 #include "base/trace.h"
 
 void xc_kick_slow(struct xc_cpu *c, uint32_t s);
+/* After a push of a call or a ring (@pushed: XC_PUSH_*): kick if the queue went from empty to non-empty. */
+void xc_call_kick(struct xc_cpu *c, int pushed, bool urgent);
 
 /* A kick that found the worker RUNNING or POLLING: it re-checks before it sleeps. */
 static inline void xc_kick_elided(struct xc_cpu *c)

@@ -93,8 +93,6 @@ int xc_run_calls_deep(struct xc_cpu *c);
 int xc_run_urgent(struct xc_cpu *c);
 int xc_drain_calls(struct xc_cpu *c);
 
-/* call.c */
-void xc_call_kick(struct xc_cpu *c, int pushed, bool urgent);
 
 /* slot.c: the fast slot for waiting single calls */
 int xc_slot_call(struct xc_cpu *c, xc_func_t fn, void *arg, const struct xc_waitinfo *wi);

@@ -23,6 +23,7 @@
 #include "run/os_check.h"
 #include "proto/pool.h"
 #include "proto/ring.h"
+#include "run/ring_run.h"
 #include "base/trace.h"
 
 /* A call that no waiter waits for: its function and its bookkeeping at once. */
