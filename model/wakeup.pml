@@ -51,7 +51,7 @@
  *                  owners_barrier (U2': membarrier, or keep_all while
  *                  another's is under way, and xc_idle_wait's retry);
  *                  slot_in_order (src/api/call.c); with NEST (RING and PAIR)
- *                  xc_ring_make_room, xc_ring_put's second read of head,
+ *                  xc_ring_wait_room, xc_ring_put's second read of head,
  *                  ring_refused's settling of its entry (TAKEN, RETRACTED)
  *                  and the close's closing mode (entry_run, ring_run)
  *   src/cpu/attach.c   (ATTACHED) the attached thread's loop around xc_poll:
@@ -3060,14 +3060,14 @@ fn_ret:
 	 * xc_ring_put, then xc_ring_doorbell).
 	 */
 rc:
-	// @src src/proto/ring.h: if (xc_unlikely(h - r->tail_seen == r->size)) {
+	// @src src/run/wait.h: if (xc_unlikely(h - r->tail_seen == r->size)) {
 	hs[d] = rhead[me];
 	if
 	:: DIST(hs[d], rtail[me]) == RSIZE -> WITNESS(79); goto mr_loop	/* full */
 	:: else -> goto put
 	fi;
 	/*
-	 * xc_ring_make_room: each pass re-reads head and tail. Room: put (which
+	 * xc_ring_wait_room: each pass re-reads head and tail. Room: put (which
 	 * reads head again). callq closed: -ENXIO. The ring IDLE (no worker
 	 * looks at it: tombstones): ring its doorbell. Else serve our CPU.
 	 * MUTANT_MAKEROOMHEAD: the head read on entry is kept across the serves.
@@ -3136,7 +3136,7 @@ mr_doorbell:
 
 	/* xc_ring_put: the entry, head = h + 1 (release); R1' (every call fences here) */
 put:
-	// @src src/proto/ring.h: /* calls served while it waited may have put entries of their own: read it again */
+	// @src src/run/wait.h: /* calls served while it waited may have put entries of their own: read it again */
 	// @src src/proto/ring.h: atomic_store_explicit(&r->head, h + 1, memory_order_release);
 	atomic {
 #ifndef MUTANT_MAKEROOMHEAD

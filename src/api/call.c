@@ -459,7 +459,7 @@ static int many_ring(const int *targets, int nt, xc_func_t fn, void *arg, unsign
 		if (!rings[i])
 			return -ENOMEM;
 		if (xc_urgent_rules() || xc_in_fd_sleep()) {
-			int err = xc_ring_make_room(rings[i]);
+			int err = xc_ring_wait_room(rings[i]);
 
 			if (err == -ENOMEM || err == -EDEADLK)
 				return err;

@@ -31,7 +31,6 @@
  * (no allocation in a signal handler) and never waits: empty, it gives -ENOMEM.
  */
 #include "base/internal.h"
-#include "run/wait.h"
 #include "proto/pool.h"
 #include "base/thread.h"
 
@@ -164,10 +163,18 @@ static struct xc_call *pool_pop(struct xc_pool *pool)
 	return xc_container_of(l, struct xc_call, _link);
 }
 
-struct xc_call *xc_pool_get(void)
+/*
+ * A descriptor of the calling thread's pool, or NULL with *@err: -EAGAIN
+ * if every one is in flight and the thread may wait for one (run/wait.c,
+ * xc_pool_get); -ENOMEM if none can be had (no memory; the urgent
+ * handler's pool is empty; an announced sleep or an urgent function, which
+ * serve nothing, wait for nothing).
+ */
+struct xc_call *xc_pool_try(int *err)
 {
 	struct xc_pool *pool;
 
+	*err = -ENOMEM;
 	if (xc_unlikely(xc_in_urgent)) {
 		/* prepared before the worker went online; released only after it detached */
 		pool = my_pool ? my_pool->urgent : NULL;
@@ -182,21 +189,16 @@ struct xc_call *xc_pool_get(void)
 	pool = pool_self();
 	if (!pool)
 		return NULL;
-	while (!pool->free) {
+	if (!pool->free)
 		/* acquire: pairs with the runners' release push; the descriptor is ours again */
 		pool->free = atomic_exchange_explicit(&pool->returned, NULL, memory_order_acquire);
-		if (pool->free)
-			break;
-		if (pool->total < XC_POOL_MAX) {
-			if (!pool_grow(pool))
-				return NULL;
-			break;
-		}
+	if (!pool->free && pool->total < XC_POOL_MAX && !pool_grow(pool))
+		return NULL;
+	if (!pool->free) {
 		/* every descriptor is in flight; an announced sleep or an urgent function serves nothing (wait.c): none */
-		if (xc_in_fd_sleep() || xc_urgent_rules())
-			return NULL;
-		/* wait for one, without deadlocking a worker */
-		xc_wait_step();
+		if (!xc_in_fd_sleep() && !xc_urgent_rules())
+			*err = -EAGAIN;
+		return NULL;
 	}
 	return pool_pop(pool);
 }

@@ -120,7 +120,7 @@
  * ring as a tombstone that every run skips: the owner cannot rewind head
  * under a close that may be reading it. Ordinary runs never meet TAKEN (it
  * is only ever written behind tail). While callq is closed, a full ring gets
- * no room (xc_ring_make_room refuses the call), so tombstones cannot fill a
+ * no room (xc_ring_room refuses the call), so tombstones cannot fill a
  * ring for ever; once the CPU reopens, the owner's next doorbell links the
  * ring, and the worker steps over them.
  *
@@ -129,8 +129,8 @@
  * Every failure found where these paths meet others had one of two shapes,
  * and two rules end them:
  *   - A nowait call waits only for resources it has itself put in flight:
- *     room in its own ring (xc_ring_make_room) or a descriptor of its own
- *     pool (xc_pool_get). It never waits for a target's close: a refused
+ *     room in its own ring (xc_ring_room) or a descriptor of its own pool
+ *     (xc_pool_try); run/wait.c waits for them. It never waits for a target's close: a refused
  *     doorbell is settled above, at once.
  *   - A wait that serves calls holds no half-done operation that a served
  *     call can reach (wait.c, "Serving while waiting"). Here: the wait for
@@ -152,7 +152,6 @@
 #include "proto/completion.h"
 #include "proto/wake.h"
 #include "base/thread.h"
-#include "run/wait.h"
 
 #include <errno.h>
 #include <linux/membarrier.h>
@@ -329,43 +328,41 @@ static void ring_unlink_refused(struct xc_ring *r)
 }
 
 /*
- * Owner: the ring is full. Wait for the worker to take entries, serving
- * our own CPU meanwhile (xc_wait_step): a call served here may put entries
- * in this very ring, so head is read again at every pass. Never waits for
- * a close (ring.c, "Two rules"): 0 once there is room; -ENXIO while the
- * CPU's callq is closed; -ENOMEM in the urgent handler, which never waits;
- * -EDEADLK inside an attached thread's announced sleep, where serving would
- * take its CPU's doorbells behind the loop about to block (wake.c). A full
- * ring that no worker will look at (idle: tombstones, or entries of an
- * outer many-call not yet rung) is linked first.
+ * Owner: one look for room in @r, which a put found full (its waiting is
+ * run/wait.c's, xc_ring_wait_room, which serves between the looks: a call
+ * served there may put entries in this very ring, so head is read afresh
+ * each time). Never waits for a close (ring.c, "Two rules"): 0 if there is
+ * room; -EAGAIN if not yet; -ENXIO while the CPU's callq is closed; -ENOMEM
+ * in the urgent handler, which never waits; -EDEADLK inside an attached
+ * thread's announced sleep, where serving would take its CPU's doorbells
+ * behind the loop about to block (wake.c). A full ring that no worker will
+ * look at (idle: tombstones, or entries of an outer many-call not yet rung)
+ * is linked first.
  */
-int xc_ring_make_room(struct xc_ring *r)
+int xc_ring_room(struct xc_ring *r)
 {
 	struct xc_cpu *c = r->target;
+	/* relaxed: only the owner writes head */
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
 
-	for (;;) {
-		/* relaxed: only the owner writes head */
-		uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-
-		/* acquire: the worker has read the entries it took before we overwrite them */
-		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-		if (h - r->tail_seen < r->size)
-			return 0;
-		/* relaxed: a look; a close that comes later runs the ring, or refuses its doorbell */
-		if (atomic_load_explicit(&c->callq, memory_order_relaxed) == XC_LLIST_CLOSED)
-			return -ENXIO;
-		if (xc_urgent_rules())
-			return -ENOMEM;	/* an urgent function waits for nothing, wherever it runs */
-		/* relaxed: only the owner links an idle ring; a wrong look costs one pass */
-		if (atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_IDLE &&
-		    ring_link(c, r) == XC_PUSH_CLOSED) {
-			ring_unlink_refused(r);
-			return -ENXIO;
-		}
-		if (xc_in_fd_sleep())
-			return -EDEADLK;
-		xc_wait_step();
+	/* acquire: the worker has read the entries it took before we overwrite them */
+	r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+	if (h - r->tail_seen < r->size)
+		return 0;
+	/* relaxed: a look; a close that comes later runs the ring, or refuses its doorbell */
+	if (atomic_load_explicit(&c->callq, memory_order_relaxed) == XC_LLIST_CLOSED)
+		return -ENXIO;
+	if (xc_urgent_rules())
+		return -ENOMEM;	/* an urgent function waits for nothing, wherever it runs */
+	/* relaxed: only the owner links an idle ring; a wrong look costs one pass */
+	if (atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_IDLE &&
+	    ring_link(c, r) == XC_PUSH_CLOSED) {
+		ring_unlink_refused(r);
+		return -ENXIO;
 	}
+	if (xc_in_fd_sleep())
+		return -EDEADLK;
+	return -EAGAIN;
 }
 
 /*

@@ -164,7 +164,7 @@ static inline bool xc_ring_empty(struct xc_ring *r)
 	return r->tail_seen == h;
 }
 
-int xc_ring_make_room(struct xc_ring *r);
+int xc_ring_room(struct xc_ring *r);
 
 /* Owner: whether @r, its head @h, has room for one more entry, without waiting for it. */
 static inline bool xc_ring_has_room(struct xc_ring *r, uint32_t h)
@@ -194,29 +194,6 @@ static inline uint32_t xc_ring_push(struct xc_ring *r, uint32_t h, xc_func_t fn,
 	return h;
 }
 
-/*
- * Owner: write one entry and publish it; its index in *idx. The caller
- * then rings the doorbell (xc_ring_doorbell) before it returns to the
- * application, after publishing every entry of a many call. The ring full:
- * -ENOMEM in the urgent handler, which must not wait; -ENXIO if the CPU is
- * closed (xc_ring_make_room).
- */
-static inline int xc_ring_put(struct xc_ring *r, xc_func_t fn, void *arg, uint32_t flow, uint32_t *idx)
-{
-	/* relaxed: only the owner writes head */
-	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-
-	if (xc_unlikely(h - r->tail_seen == r->size)) {
-		int err = xc_ring_make_room(r);
-
-		if (err)
-			return err;
-		/* calls served while it waited may have put entries of their own: read it again */
-		h = atomic_load_explicit(&r->head, memory_order_relaxed);
-	}
-	*idx = xc_ring_push(r, h, fn, arg, flow);
-	return 0;
-}
 
 int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx);
 

@@ -64,6 +64,7 @@
  */
 #include "base/internal.h"
 #include "proto/wake.h"
+#include "proto/pool.h"
 #include "run/wait.h"
 #include "run/call.h"
 #include "run/stuck.h"
@@ -145,6 +146,30 @@ void xc_wait_step(void)
 {
 	xc_wait_serve();
 	sched_yield();
+}
+
+/*
+ * A nowait call waits only for resources it put in flight itself (ring.c,
+ * "Two rules"): room in its own ring, a descriptor of its own pool. Each
+ * look is proto's; between looks, the thread serves its own CPU.
+ */
+int xc_ring_wait_room(struct xc_ring *r)
+{
+	int err;
+
+	while ((err = xc_ring_room(r)) == -EAGAIN)
+		xc_wait_step();
+	return err;
+}
+
+struct xc_call *xc_pool_get(void)
+{
+	struct xc_call *call;
+	int err;
+
+	while (!(call = xc_pool_try(&err)) && err == -EAGAIN)
+		xc_wait_step();
+	return call;
 }
 
 /*

@@ -57,6 +57,34 @@ int xc_wait_serve(void);
 void xc_serve_floor_set(struct xc_cpu *c);
 /* One step of a wait that nothing announces (a descriptor back, a lock): serve, then yield. */
 void xc_wait_step(void);
+/* The owner of full ring @r waits for room: 0, or xc_ring_room()'s error. */
+int xc_ring_wait_room(struct xc_ring *r);
+/* A descriptor of the thread's pool, waited for while all are in flight; NULL: none (-ENOMEM). */
+struct xc_call *xc_pool_get(void);
+
+/*
+ * Owner: write one entry and publish it; its index in *idx. The caller
+ * then rings the doorbell (xc_ring_doorbell) before it returns to the
+ * application, after publishing every entry of a many call. The ring full:
+ * it waits for room (xc_ring_wait_room), or gets its error: -ENOMEM in the
+ * urgent handler, which must not wait; -ENXIO if the CPU is closed.
+ */
+static inline int xc_ring_put(struct xc_ring *r, xc_func_t fn, void *arg, uint32_t flow, uint32_t *idx)
+{
+	/* relaxed: only the owner writes head */
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+	if (xc_unlikely(h - r->tail_seen == r->size)) {
+		int err = xc_ring_wait_room(r);
+
+		if (err)
+			return err;
+		/* calls served while it waited may have put entries of their own: read it again */
+		h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	}
+	*idx = xc_ring_push(r, h, fn, arg, flow);
+	return 0;
+}
 
 /*
  * Wait for a call to complete, reporting it if it gets stuck: until the
