@@ -890,9 +890,9 @@ inline call_returned(c, wn)
 inline slot_run(c)
 {
 	call_fn_next(c, slot_call[c], cbit, 1);
-	// @src src/proto/slot.c: old = atomic_exchange_explicit(&s->done.word, after, memory_order_seq_cst);
+	// @src src/run/slot.c: old = atomic_exchange_explicit(&s->done.word, after, memory_order_seq_cst);
 	atomic { slot_pub[c] = false; COMPLETE_WORD(cbit); cbit = 0 }
-	// @src src/proto/slot.c: if (old & XC_DONE_SLEEPING)
+	// @src src/run/slot.c: if (old & XC_DONE_SLEEPING)
 	sync_wake();
 #ifndef MUTANT_NOCATCHUP
 	// @src src/proto/slot.c: xc_call_returned(c);
@@ -2231,7 +2231,7 @@ proctype sender(byte id)
 		 * then publish (S1, CAS word 0 -> PUBLISHED, fails if CLOSED), kick,
 		 * wait for the word to drop the publication, and give the claim back.
 		 */
-		// @src src/run/call.h: if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1, memory_order_acquire,
+		// @src src/proto/mailbox.h: if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1, memory_order_acquire,
 		atomic {
 			if
 			:: slot_owner[0] == 0 -> slot_owner[0] = id + 1; ok = true
@@ -2242,7 +2242,7 @@ proctype sender(byte id)
 		:: !ok -> goto queue
 		:: else -> skip
 		fi;
-		// @src src/run/call.h: if (xc_likely(atomic_compare_exchange_strong_explicit(&s->done.word, &w, XC_SLOT_PUBLISHED,
+		// @src src/proto/mailbox.h: if (xc_likely(atomic_compare_exchange_strong_explicit(&s->done.word, &w, XC_SLOT_PUBLISHED,
 		atomic {
 			assert(!slot_pub[0]);	/* only the holder of the claim publishes */
 			if
@@ -2417,7 +2417,7 @@ proctype ring_sender(byte id)
 			:: skip
 			:: !(!slot_pub[0] && !slot_closed[0] && slot_owner[0] == 0) -> goto ring_put	/* -EAGAIN */
 			fi;
-			// @src src/run/call.h: if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1, memory_order_acquire,
+			// @src src/proto/mailbox.h: if (!atomic_compare_exchange_strong_explicit(&c->slot_claim, &w, 1, memory_order_acquire,
 			atomic {
 				if
 				:: slot_owner[0] == 0 -> slot_owner[0] = id + 1; ok = true

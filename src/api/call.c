@@ -26,6 +26,7 @@
 #include "proto/wake.h"
 #include "run/wait.h"
 #include "run/call.h"
+#include "run/slot.h"
 #include "run/stuck.h"
 #include "cpu/follow.h"
 #include "proto/urgent.h"
@@ -379,7 +380,7 @@ int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags)
 			struct xc_cpu *c = &xc_cpus[cpu], *self = xc_self;
 
 			/* not in the urgent handler: our ring set is the first */
-			if (c != self && slot_in_order(cpu, 0) && xc_slot_publish(c, fn, arg, self, NULL))
+			if (c != self && slot_in_order(cpu, 0) && xc_slot_publish(c, fn, arg, self, false))
 				return xc_slot_finish_straight(c);
 		}
 		return call_single_unmarked(cpu, fn, arg, flags);

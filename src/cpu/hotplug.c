@@ -16,6 +16,7 @@
 #include "proto/wake.h"
 #include "run/wait.h"
 #include "run/call.h"
+#include "run/slot.h"
 #include "cpu/hotplug.h"
 #include "base/futex.h"
 

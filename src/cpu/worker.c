@@ -18,6 +18,7 @@
 #include "proto/wake.h"
 #include "run/wait.h"
 #include "run/call.h"
+#include "run/slot.h"
 #include "cpu/follow.h"
 #include "proto/ring.h"
 #include "run/ring_run.h"

@@ -8,6 +8,7 @@
 
 #include "base/internal.h"
 #include "proto/ring.h"
+#include "proto/mailbox.h"
 #include "base/trace.h"
 
 void xc_kick_slow(struct xc_cpu *c, uint32_t s);
@@ -81,15 +82,6 @@ static inline void xc_idle_state_set(struct xc_cpu *c, uint32_t state)
 {
 	atomic_store_explicit(&c->idle, state,
 			      state == XC_IDLE_RUNNING ? memory_order_seq_cst : memory_order_relaxed);
-}
-
-/* Owner only: whether @c's slot holds a call to run (slot.c). Part of the W2 re-check. */
-static inline bool xc_slot_pending(struct xc_cpu *c)
-{
-	/* seq_cst: a W2 re-check load of the wakeup protocol (wake.c) */
-	/* relaxed: this thread's own flag */
-	return !atomic_load_explicit(&c->slot_running, memory_order_relaxed) &&
-	       (atomic_load_explicit(&c->slot.done.word, memory_order_seq_cst) & XC_SLOT_PUBLISHED);
 }
 
 /* Owner only: whether calls wait to run on @c, in its slot or queues: all but the rings it holds. */

@@ -19,6 +19,7 @@
 #include "base/internal.h"
 #include "proto/wake.h"
 #include "run/call.h"
+#include "run/slot.h"
 #include "run/stuck.h"
 #include "run/os_check.h"
 #include "proto/pool.h"

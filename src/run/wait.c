@@ -67,6 +67,7 @@
 #include "proto/pool.h"
 #include "run/wait.h"
 #include "run/call.h"
+#include "run/slot.h"
 #include "run/stuck.h"
 #include "base/futex.h"
 

@@ -78,7 +78,7 @@
  *     an attached sleep) and one of the gate (xc_rt.slot_fast_cpus: up,
  *     not tracing, the slot not ablated, every CPU below it in the set or
  *     its slot closed), our ring to the CPU empty, then claim, fill,
- *     publish (xc_slot_publish, call.h), and a jump to
+ *     publish (xc_slot_publish, proto/mailbox.h), and a jump to
  *     xc_slot_finish_straight. It marks itself inside libxcall before its
  *     look at the gate, as any call does before its look at the runtime
  *     (xc_exit waits for it, inflight.c), and leaves again if it falls
@@ -98,6 +98,7 @@
 #include "proto/wake.h"
 #include "run/wait.h"
 #include "run/call.h"
+#include "run/slot.h"
 #include "base/trace.h"
 #include "base/thread.h"
 
@@ -118,7 +119,7 @@ int xc_slot_call(struct xc_cpu *c, xc_func_t fn, void *arg, const struct xc_wait
 	if (atomic_load_explicit(&c->slot.done.word, memory_order_relaxed) != 0 ||
 	    atomic_load_explicit(&c->slot_claim, memory_order_relaxed) != 0)
 		return -EAGAIN;
-	if (!xc_slot_publish(c, fn, arg, xc_self, wi))
+	if (!xc_slot_publish(c, fn, arg, xc_self, true))
 		return -EAGAIN;
 	return xc_slot_finish(c, wi);
 }
