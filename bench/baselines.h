@@ -82,7 +82,7 @@ static inline void pp_line_respond(_Atomic uint64_t *line)
 
 /*
  * The slot's handoff bare: libxcall's waiting call to a polling worker
- * (src/proto/slot.c) with none of the library's code, on a line of the same shape.
+ * (src/run/slot.c) with none of the library's code, on a line of the same shape.
  * The caller writes the call's fields, publishes it by CAS and spins loading
  * the word; the responder spins loading the word, reads the fields, calls the
  * function and frees the slot by exchange. Left out: the claim (a CAS on a line

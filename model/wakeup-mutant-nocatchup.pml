@@ -3,7 +3,7 @@
  * to find a deferred urgent call left waiting behind the next plain call or
  * work item (model/check.sh requires that).
  *
- * Mutation: the code before the fix. slot_run_published (src/proto/slot.c) does
+ * Mutation: the code before the fix. slot_run_published (src/run/slot.c) does
  * not call xc_call_returned after the slot's call, and xc_run_urgent
  * (src/api/call.c) takes the urgent queue once instead of looping until it
  * stays empty. The handler still defers while a call's fn runs, as the code

@@ -9,7 +9,7 @@
  *   src/run/run.c      xc_call_invoke (xc_in_call around a call's fn), run_list,
  *                  xc_run_calls, xc_run_urgent (loops until the queue stays
  *                  empty), xc_call_returned (call.h), xc_drain_calls
- *   src/proto/slot.c     xc_slot_call and the straight path's xc_call_single
+ *   src/run/slot.c     xc_slot_call and the straight path's xc_call_single
  *                  (call.c) with xc_slot_publish (call.h: claim, publish =
  *                  S1), xc_slot_finish(_straight) (kick, wait, release),
  *                  xc_slot_run, slot_run_published and the idle poll's
@@ -494,9 +494,9 @@ byte ctl[NCPUS] = CTL_NONE;	/* c->ctl */
 byte park[NCPUS] = PARK_RUN;	/* c->park: the worker was released to run */
 bool offline_done = false;	/* CPU 0's offline_done reached zero */
 
-/* c->slot_claim (src/proto/slot.c): the holder (sender id + 1, SLOT_WORKER + w; 0 free) */
+/* c->slot_claim (src/run/slot.c): the holder (sender id + 1, SLOT_WORKER + w; 0 free) */
 byte slot_owner[NCPUS];
-/* c->slot.done.word (src/proto/slot.c): PUBLISHED, CLOSED */
+/* c->slot.done.word (src/run/slot.c): PUBLISHED, CLOSED */
 bool slot_pub[NCPUS];
 bool slot_closed[NCPUS];	/* the CPU starts online: xc_cpu_open opened it */
 byte slot_call[NCPUS];		/* the published call's bit */
@@ -883,7 +883,7 @@ inline call_returned(c, wn)
 }
 
 /*
- * slot_run_published (src/proto/slot.c): run the slot's call, then free the slot
+ * slot_run_published (src/run/slot.c): run the slot's call, then free the slot
  * with one exchange (0, or CLOSED while draining, which keeps slot_closed),
  * wake a waiter that asked for it, then xc_call_returned.
  */
@@ -895,7 +895,7 @@ inline slot_run(c)
 	// @src src/run/slot.c: if (old & XC_DONE_SLEEPING)
 	sync_wake();
 #ifndef MUTANT_NOCATCHUP
-	// @src src/proto/slot.c: xc_call_returned(c);
+	// @src src/run/slot.c: xc_call_returned(c);
 	call_returned(c, 21)
 #endif
 }
@@ -2258,10 +2258,10 @@ proctype sender(byte id)
 			xc_kick(0, s, ok, 0);
 			/* xc_sync_wait: until the word no longer reads PUBLISHED */
 			!slot_pub[0];
-			// @src src/proto/slot.c: atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
+			// @src src/run/slot.c: atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
 			atomic { slot_owner[0] = 0; j++; r = 0; s = 0; ok = false }
 		:: else ->
-			// @src src/proto/slot.c: atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
+			// @src src/run/slot.c: atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
 			atomic { slot_owner[0] = 0; ok = false };
 			goto queue
 		fi

@@ -14,7 +14,7 @@ straight-line code is the same as on hardware.
 
 Then the round trip's critical path, the instructions between seeing the other
 side's write and making one's own, from the same counts (the straight paths,
-src/proto/slot.c):
+src/run/slot.c):
   worker  from its poll seeing the publication (ready_idle_straight's jump)
           through xc_slot_run_idle's completing exchange;
   caller  from its spin seeing the completion (slot_wait_straight's last block,
