@@ -2625,7 +2625,7 @@ end_idle:
 	do
 	:: atomic {
 		sig_pending[c] > 0 -> sig_pending[c]--;
-		// @src src/proto/urgent.c: if (c && !xc_in_call) {
+		// @src src/run/urgent_signal.c: if (c && !xc_in_call) {
 		if
 		:: in_call[c] > 0 ->
 			/* deferred: the interrupted call's loop must run the queue */

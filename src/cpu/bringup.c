@@ -17,6 +17,7 @@
 #include "proto/wake.h"
 #include "run/wait.h"
 #include "proto/urgent.h"
+#include "run/urgent_signal.h"
 #include "cpu/worker.h"
 #include "cpu/hotplug.h"
 #include "api/options.h"

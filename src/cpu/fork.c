@@ -36,6 +36,7 @@
 #include "proto/ring.h"
 #include "base/thread.h"
 #include "proto/urgent.h"
+#include "run/urgent_signal.h"
 #include "proto/pool.h"
 #include "cpu/fork.h"
 #include "base/trace.h"
