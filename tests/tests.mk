@@ -92,6 +92,15 @@ check-api: lib
 
 CHECK_TARGETS += check-api
 
+# check-layers: src/ is a house by layer (base, proto, run, cpu, api): every include and every
+# name a file uses points to its own folder or one below (scripts/check-layers.py, docs/layout.md);
+# the check must catch a planted upward include and a call to a name defined above.
+.PHONY: check-layers
+check-layers:
+	scripts/check-layers.py
+	scripts/check-layers.py --self-test
+CHECK_TARGETS += check-layers
+
 # check-serving: every wait that serves calls does it through xc_wait_step/xc_wait_serve and is
 # listed with the state it reads again (scripts/check-serving.py); the check must catch a rogue one.
 .PHONY: check-serving

@@ -4,7 +4,7 @@
  * the per-CPU structs, defined here at the bottom of the house so that every
  * layer may read them; and the clocks and spin yields the layers share.
  * Which layer writes which field is said in internal.h; xc_init and xc_exit
- * (api/runtime.c) bring the runtime up and down.
+ * (api/init.c) bring the runtime up and down.
  */
 #include "base/internal.h"
 

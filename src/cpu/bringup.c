@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * bringup.c - xc_init() and xc_exit(): start the workers, all at once or one
- * at a time, and stop them.
+ * bringup.c - start the workers, all at once or one at a time, and stop them,
+ * for xc_init() and xc_exit() (api/init.c).
  *
  * Parallel bringup follows seed 004 (kick all, then release each): every
  * worker is started at once; each pins itself, runs the cpu_init hook and
@@ -16,15 +16,11 @@
 #include "base/thread.h"
 #include "proto/wake.h"
 #include "run/wait.h"
-#include "proto/urgent.h"
-#include "run/urgent_signal.h"
 #include "cpu/worker.h"
+#include "cpu/bringup.h"
 #include "cpu/hotplug.h"
-#include "api/options.h"
 #include "base/topology.h"
 #include "base/trace.h"
-#include "cpu/fork.h"
-#include "base/inflight.h"
 #include "base/futex.h"
 
 #include <errno.h>
@@ -349,7 +345,7 @@ static bool boot_abandon(struct xc_cpu *c)
  * thread is in libxcall's own code, parked or about to be, and is joined.
  * True if a thread was abandoned: its hook runs on after xc_init() returns.
  */
-static bool bringup_undo(void)
+bool xc_bringup_undo(void)
 {
 	bool abandoned = false;
 
@@ -380,7 +376,8 @@ static bool bringup_undo(void)
 	return abandoned;
 }
 
-static void runtime_clear(void)
+/* The runtime is down: no CPU is in its set any more. */
+void xc_runtime_clear(void)
 {
 	for (int i = 0; i < xc_rt.nr_cpus; i++)
 		xc_cpus[xc_rt.cpu_list[i]].present = false;
@@ -417,84 +414,18 @@ static void ring_fast_open(void)
 			      memory_order_release);
 }
 
-static int runtime_init(const struct xc_opts *opts)
+/*
+ * Up, every CPU set up: open the straight paths (call.c). Their closing
+ * (xc_fast_paths_close) comes first at the exit.
+ */
+void xc_fast_paths_open(void)
 {
-	int expected = XC_RT_DOWN, ret, n = 0;
-
-	if (xc_self)
-		return -EBUSY;
-	xc_fork_handlers_register();
-	/* acq_rel: one initialiser; it sees the previous xc_exit's writes */
-	if (!atomic_compare_exchange_strong_explicit(&xc_rt.state, &expected, XC_RT_STARTING,
-						     memory_order_acq_rel, memory_order_relaxed))
-		return -EBUSY;
-	ret = xc_config_resolve(opts, &xc_rt.cfg);
-	if (ret) {
-		atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_release);
-		return ret;
-	}
-	if (xc_rt.cfg.verbose)
-		xc_config_print(&xc_rt.cfg);
-	xc_rt.generation++;
-	xc_spin_calibrate();
-	xc_ring_init();
-	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++)
-		if (CPU_ISSET(cpu, &xc_rt.cfg.cpus))
-			xc_rt.cpu_list[n++] = cpu;
-	xc_rt.nr_cpus = n;
-	for (int i = 0; i < n; i++)
-		cpu_reset(&xc_cpus[xc_rt.cpu_list[i]], xc_rt.cpu_list[i]);
-
-	ret = xc_urgent_install();
-	if (!ret && xc_rt.cfg.trace_file)
-		ret = xc_trace_start();
-	if (!ret)
-		ret = xc_rt.cfg.serial_bringup ? bringup_serial() : bringup_parallel();
-	if (ret) {
-		/* a hook left running: the caller must keep cpu_init_arg alive for ever (xcall.h) */
-		if (bringup_undo())
-			ret = -ETIMEDOUT;
-		xc_trace_stop();
-		xc_urgent_restore();
-		runtime_clear();
-		atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_release);
-		return ret;
-	}
-	/* release: the configuration and every CPU's setup before any call sees UP */
-	atomic_store_explicit(&xc_rt.state, XC_RT_UP, memory_order_release);
 	slot_fast_open();
 	ring_fast_open();
-	return 0;
 }
 
-int xc_init(const struct xc_opts *opts)
+void xc_fast_paths_close(void)
 {
-	return XC_GUARDED(runtime_init(opts));
-}
-
-static int runtime_exit(void)
-{
-	int expected = XC_RT_UP, ret = 0;
-
-	/* a worker, or a cond hook of this thread's call, which would wait for itself (inflight.c) */
-	if (xc_self || (xc_tls.inside & XC_INSIDE_FLIGHT))
-		return -EDEADLK;
-	/* the lock first: attaching takes it too, so none attaches between the look and STOPPING */
-	pthread_mutex_lock(&xc_rt.hotplug_lock);
-	for (int i = 0; i < xc_rt.nr_cpus; i++) {
-		const struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
-
-		if (c->attached || c->attaching) {
-			pthread_mutex_unlock(&xc_rt.hotplug_lock);
-			return -EBUSY;	/* its thread drains it when it detaches */
-		}
-	}
-	/* seq_cst: one exiter; new calls see STOPPING and get -ENXIO (urgent.c pairs with it) */
-	if (!atomic_compare_exchange_strong_explicit(&xc_rt.state, &expected, XC_RT_STOPPING,
-						     memory_order_seq_cst, memory_order_relaxed)) {
-		pthread_mutex_unlock(&xc_rt.hotplug_lock);
-		return -ENXIO;
-	}
 	/*
 	 * relaxed: a straight call that still read the old bound meets the
 	 * closing slots as any call does, and falls back to -ENXIO (slot.c)
@@ -502,6 +433,30 @@ static int runtime_exit(void)
 	atomic_store_explicit(&xc_rt.slot_fast_cpus, 0, memory_order_relaxed);
 	/* relaxed: a straight nowait call that still read the old bound is one racing with the exit, as above */
 	atomic_store_explicit(&xc_rt.ring_fast_cpus, 0, memory_order_relaxed);
+}
+
+/* The CPUs of the resolved configuration's set, each as a new runtime starts from. */
+void xc_cpus_reset(void)
+{
+	int n = 0;
+
+	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++)
+		if (CPU_ISSET(cpu, &xc_rt.cfg.cpus))
+			xc_rt.cpu_list[n++] = cpu;
+	xc_rt.nr_cpus = n;
+	for (int i = 0; i < n; i++)
+		cpu_reset(&xc_cpus[xc_rt.cpu_list[i]], xc_rt.cpu_list[i]);
+}
+
+/* Start the workers, all at once or one at a time (xc_opts.serial_bringup); 0 or the first error. */
+int xc_bringup(void)
+{
+	return xc_rt.cfg.serial_bringup ? bringup_serial() : bringup_parallel();
+}
+
+/* Tell every worker to exit (online: through its queues, which it drains), and join each. */
+void xc_workers_stop(void)
+{
 	for (int i = 0; i < xc_rt.nr_cpus; i++) {
 		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
 
@@ -515,20 +470,4 @@ static int runtime_exit(void)
 			pthread_join(c->thread, NULL);
 		c->thread_live = false;
 	}
-	/* hotplug waiting for the lock sees STOPPING and leaves, before the wait for it */
-	pthread_mutex_unlock(&xc_rt.hotplug_lock);
-	/* calls of other threads that looked while up are out; nothing is cleared before */
-	xc_inflight_wait();
-	xc_urgent_restore();
-	if (xc_rt.cfg.trace_file)
-		ret = xc_trace_write(xc_rt.cfg.trace_file);
-	xc_trace_stop();
-	runtime_clear();
-	atomic_store_explicit(&xc_rt.state, XC_RT_DOWN, memory_order_release);
-	return ret;
-}
-
-int xc_exit(void)
-{
-	return XC_GUARDED(runtime_exit());
 }
