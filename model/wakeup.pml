@@ -868,13 +868,13 @@ inline run_urgent(c)
 }
 
 /*
- * xc_call_returned (src/run/call.h): a call's fn has returned on the worker
+ * xc_call_returned (src/run/run.h): a call's fn has returned on the worker
  * (not in the handler): if the urgent queue is non-empty (acquire), run it.
  * wn: the witness for a deferred urgent call caught here.
  */
 inline call_returned(c, wn)
 {
-	// @src src/run/call.h: if (!xc_in_urgent && xc_llist_nonempty(&c->urgentq, memory_order_acquire))
+	// @src src/run/run.h: if (!xc_in_urgent && xc_llist_nonempty(&c->urgentq, memory_order_acquire))
 	if
 	:: atomic { PENDING(urgentq[c]) -> if :: deferred[c] -> WITNESS(wn) :: else -> skip fi } ->
 		run_urgent(c)

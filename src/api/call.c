@@ -25,7 +25,7 @@
 #include "base/thread.h"
 #include "proto/wake.h"
 #include "run/wait.h"
-#include "run/call.h"
+#include "run/run.h"
 #include "run/slot.h"
 #include "run/stuck.h"
 #include "cpu/follow.h"

@@ -381,7 +381,7 @@ struct xc_tls_state {
 		struct {
 			volatile uint8_t in_urgent;	/* inside the urgent signal handler (urgent.c) */
 			volatile uint8_t in_fd_sleep;	/* attached, between a sleep_begin that said sleep and its end (wake.c) */
-			volatile uint8_t in_urgent_fn;	/* in an urgent call's function, wherever it runs (call.h) */
+			volatile uint8_t in_urgent_fn;	/* in an urgent call's function, wherever it runs (thread.h, the bracket) */
 			uint8_t unused[1];
 		};
 		volatile uint32_t marks;

@@ -43,7 +43,7 @@
 #include "cpu/attach.h"
 #include "proto/wake.h"
 #include "run/wait.h"
-#include "run/call.h"
+#include "run/run.h"
 #include "run/work.h"
 #include "proto/pool.h"
 #include "cpu/follow.h"

@@ -15,7 +15,7 @@
 #include "base/thread.h"
 #include "proto/wake.h"
 #include "run/wait.h"
-#include "run/call.h"
+#include "run/run.h"
 #include "run/slot.h"
 #include "cpu/hotplug.h"
 #include "base/futex.h"

@@ -17,7 +17,7 @@
 #include "base/thread.h"
 #include "proto/wake.h"
 #include "run/wait.h"
-#include "run/call.h"
+#include "run/run.h"
 #include "run/slot.h"
 #include "cpu/follow.h"
 #include "proto/ring.h"

@@ -32,7 +32,7 @@
 #include "proto/ring.h"
 #include "proto/completion.h"
 #include "run/ring_run.h"
-#include "run/call.h"
+#include "run/run.h"
 #include "run/os_check.h"
 #include "run/stuck.h"
 

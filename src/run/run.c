@@ -13,12 +13,12 @@
  *
  * A wait that serves comes here through xc_wait_serve (wait.c). So this file
  * calls back into no sender's file unless there is something to run: the
- * slot's run side behind its inline look (xc_slot_run, call.h), the rings'
+ * slot's run side behind its inline look (xc_slot_run, slot.h), the rings'
  * behind the looks at the doorbells and the held rings below.
  */
 #include "base/internal.h"
 #include "proto/wake.h"
-#include "run/call.h"
+#include "run/run.h"
 #include "run/slot.h"
 #include "run/stuck.h"
 #include "run/os_check.h"

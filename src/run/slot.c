@@ -97,7 +97,7 @@
 #include "base/internal.h"
 #include "proto/wake.h"
 #include "run/wait.h"
-#include "run/call.h"
+#include "run/run.h"
 #include "run/slot.h"
 #include "base/trace.h"
 #include "base/thread.h"
@@ -264,7 +264,7 @@ int xc_slot_run_idle(struct xc_cpu *c)
 	return XC_READY_RAN;
 }
 
-/* Owner only, after xc_slot_pending() (xc_slot_run, call.h): run the published call. */
+/* Owner only, after xc_slot_pending() (xc_slot_run, slot.h): run the published call. */
 void xc_slot_run_published(struct xc_cpu *c)
 {
 	slot_run_published(c, 0);

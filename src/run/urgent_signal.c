@@ -3,7 +3,7 @@
  * urgent_signal.c - the urgent signal's handler: on a worker that a sender
  * found RUNNING (proto/urgent.c argues when a sender signals), it runs that
  * CPU's urgent queue, unless a call's function is running, after which the
- * call's return runs them (call.h, xc_call_returned). Installed for the
+ * call's return runs them (run.h, xc_call_returned). Installed for the
  * whole process from xc_init to xc_exit, and its disposition from before
  * put back, once every sender that counted itself in has signalled
  * (xc_urgent_quiesce).
@@ -11,7 +11,7 @@
 #include "base/internal.h"
 #include "base/thread.h"
 #include "proto/urgent.h"
-#include "run/call.h"
+#include "run/run.h"
 #include "run/urgent_signal.h"
 
 #include <errno.h>
@@ -35,7 +35,7 @@ static void urgent_handler(int sig)
 	if (c && !xc_in_call) {
 		/*
 		 * The handler runs libxcall's code, whatever it interrupted: inside
-		 * (thread.h), but for the urgent functions themselves (call.h), whose
+		 * (thread.h), but for the urgent functions themselves (run.h), whose
 		 * calls take the handler's own pool and ring (xc_in_urgent).
 		 */
 		int was = xc_inside_swap(XC_INSIDE_CODE);

@@ -66,7 +66,7 @@
 #include "proto/wake.h"
 #include "proto/pool.h"
 #include "run/wait.h"
-#include "run/call.h"
+#include "run/run.h"
 #include "run/slot.h"
 #include "run/stuck.h"
 #include "base/futex.h"

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * call.h - running calls on a worker (call.c) and the mailbox slot (slot.c)
+ * run.h - running calls on a worker: the bracket and bookkeeping of one call,
+ * inline, and the runs of run.c
  */
-#ifndef XC_CALL_H
-#define XC_CALL_H
+#ifndef XC_RUN_H
+#define XC_RUN_H
 
 #include "base/internal.h"
 #include "run/os_check.h"
@@ -107,4 +108,4 @@ static inline void xc_call_returned(struct xc_cpu *c)
 		xc_run_urgent(c);
 }
 
-#endif /* XC_CALL_H */
+#endif /* XC_RUN_H */
