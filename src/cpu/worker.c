@@ -38,13 +38,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int ready_idle(struct xc_cpu *c, void *ctx, bool may_run)
-{
-	if (may_run && xc_slot_run_fast(c))
-		return XC_READY_RAN;
-	return xc_w2_pending(c, true) || xc_os_suspect(c);
-}
-
 /*
  * The idle poll's pass when it holds rings (ready_idle_straight). Nothing
  * new in them: the rest of W2, a pass no dearer than one without rings (a
@@ -74,22 +67,41 @@ static __attribute__((noinline)) int ready_rings(struct xc_cpu *c)
 }
 
 /*
- * ready_idle() when nothing is traced: a slot call published alone runs on
- * the straight path (slot.c). The OS check of the spin before stands for
- * the one before it runs; the one after it follows the completion. Calls
- * in the rings it holds run here too (ready_rings).
+ * What the idle poll asks at each look (xc_idle_wait): the one body of both
+ * ways, @traced a constant in each. A slot call published alone runs right
+ * here, without leaving the poll: untraced, on the slot's straight path
+ * (slot.c), the OS check of the spin before standing for the one before it
+ * runs (the one after it follows the completion); traced, on the general
+ * one, unless urgent calls or the OS check must go first. Untraced, calls
+ * in the rings it holds run here too (ready_rings); traced, they make the
+ * poll return to the idle loop, which runs them.
  */
-static int ready_idle_straight(struct xc_cpu *c, void *ctx, bool may_run)
+static inline __attribute__((always_inline)) int ready_idle_in(struct xc_cpu *c, bool may_run,
+								bool traced)
 {
 	/* seq_cst: a W2 re-check load (wake.c) that also acquires the slot's fields */
 	uint32_t w = atomic_load_explicit(&c->slot.done.word, memory_order_seq_cst);
 
 	/* published, the waiter spinning or asleep; neither closed nor nested (slot.c) */
-	if (may_run && (w & ~XC_DONE_SLEEPING) == XC_SLOT_PUBLISHED)
-		return xc_slot_run_idle(c);
-	if (may_run && c->rings_held)
+	if (may_run && (w & ~XC_DONE_SLEEPING) == XC_SLOT_PUBLISHED) {
+		if (!traced)
+			return xc_slot_run_idle(c);
+		if (xc_slot_run_fast(c))
+			return XC_READY_RAN;
+	}
+	if (!traced && may_run && c->rings_held)
 		return ready_rings(c);
 	return xc_w2_pending(c, true) || xc_os_suspect(c);
+}
+
+static int ready_idle(struct xc_cpu *c, void *ctx, bool may_run)
+{
+	return ready_idle_in(c, may_run, true);
+}
+
+static int ready_idle_straight(struct xc_cpu *c, void *ctx, bool may_run)
+{
+	return ready_idle_in(c, may_run, false);
 }
 
 /*

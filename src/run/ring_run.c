@@ -73,6 +73,55 @@ static inline void entry_unpack(xc_func_t *fn, void **arg, struct xc__completion
 }
 
 /*
+ * Run entry @t, read out as @fn(@arg) with @done or @async to complete
+ * after it: the one body of every way a ring's entry runs, @alone a
+ * constant in each. Not @alone: one call of calls_run()'s batch, untraced,
+ * whose activity the batch records (*@begun; *@outer keeps what it
+ * replaced) and whose OS check reads @where; @done and @async constants
+ * NULL for a plain nowait call, so that its copy tests neither. @alone: an
+ * entry on its own (entry_run), traced if tracing is on, with its own
+ * activity and OS check.
+ */
+static inline __attribute__((always_inline)) void entry_go(struct xc_cpu *c, struct xc_ring *r, uint32_t t,
+							   xc_func_t fn, void *arg,
+							   struct xc__completion *done,
+							   struct xc_call *async, bool alone,
+							   const volatile int *where, bool *begun,
+							   struct xc_activity *outer)
+{
+	struct xc_activity own;
+	uint32_t flow = 0;
+	int from = -1;
+
+	if (alone && xc_unlikely(xc_tracing_on())) {
+		flow = r->meta[t & r->mask].flow;
+		from = r->meta[t & r->mask].from;
+	}
+	/* release: the entry is read out before its owner may write it again */
+	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+	if (alone) {
+		xc_activity_begin(c, XC_ACT_CALL, (const void *)fn, 0, &own);
+		xc_trace(XC_EV_CALL_ENTRY, from, flow, (const void *)fn);
+	} else if (xc_likely(*begun)) {
+		xc_activity_next(c, (const void *)fn);
+	} else {
+		*begun = xc_activity_begin(c, XC_ACT_CALL, (const void *)fn, 0, outer);
+	}
+	xc_user_run(XC_USER_CALL, fn, arg);
+	if (alone)
+		xc_trace(XC_EV_CALL_EXIT, from, flow, (const void *)fn);
+	xc_stat_inc_own(&c->calls);	/* before the completion: its waiter sees it counted */
+	xc_call_complete(done, async);
+	if (alone) {
+		xc_activity_end(c, &own);
+		xc_os_after_run(c);
+	} else {
+		xc_os_after_run_at(c, where);
+	}
+	xc_call_returned(c);
+}
+
+/*
  * Run entry @t, its @fn taken, on its own: a traced call, a tombstone
  * (only stepped over), or any entry of a close.
  */
@@ -82,49 +131,14 @@ static __attribute__((noinline)) void entry_run(struct xc_cpu *c, struct xc_ring
 	void *arg = r->e[t & r->mask].arg;
 	struct xc__completion *done = NULL;
 	struct xc_call *async = NULL;
-	uint32_t flow = 0;
-	int from = -1;
-	struct xc_activity outer;
 
-	if (xc_unlikely(xc_tracing_on())) {
-		flow = r->meta[t & r->mask].flow;
-		from = r->meta[t & r->mask].from;
+	if (xc_ring_tombstone(fn)) {
+		/* release: as entry_go's; taken back by its owner, or refused below the floor */
+		atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+		return;
 	}
-	/* release: the entry is read out before its owner may write it again */
-	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
-	if (xc_ring_tombstone(fn))
-		return;		/* taken back by its owner, or refused below the floor */
 	entry_unpack(&fn, &arg, &done, &async);
-	xc_call_run_fn(c, fn, arg, from, flow, false, &outer);
-	xc_call_complete(done, async);
-	xc_call_ended(c, &outer);
-	xc_call_returned(c);
-}
-
-/*
- * One call of calls_run(), entry @t read out as @fn(@arg), with @done or
- * @async to complete after it: constants NULL for a plain nowait call, so
- * that its copy tests neither. *@begun: whether the run's activity is
- * recorded (*@outer keeps what it replaced).
- */
-static inline __attribute__((always_inline)) void call_in_run(struct xc_cpu *c, struct xc_ring *r, uint32_t t,
-								xc_func_t fn, void *arg,
-								struct xc__completion *done,
-								struct xc_call *async,
-								const volatile int *where, bool *begun,
-								struct xc_activity *outer)
-{
-	/* release: the entry is read out before its owner may write it again */
-	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
-	if (xc_likely(*begun))
-		xc_activity_next(c, (const void *)fn);
-	else
-		*begun = xc_activity_begin(c, XC_ACT_CALL, (const void *)fn, 0, outer);
-	xc_call_user(fn, arg);
-	xc_stat_inc_own(&c->calls);	/* before the completion: its waiter sees it counted */
-	xc_call_complete(done, async);
-	xc_os_after_run_at(c, where);
-	xc_call_returned(c);
+	entry_go(c, r, t, fn, arg, done, async, true, NULL, NULL, NULL);
 }
 
 /*
@@ -159,7 +173,7 @@ static __attribute__((noinline)) int calls_run(struct xc_cpu *c, struct xc_ring 
 		void *arg = e->arg;
 
 		if (xc_likely(!xc_ring_marker(fn) && !traced)) {
-			call_in_run(c, r, t, fn, arg, NULL, NULL, where, &begun, &outer);
+			entry_go(c, r, t, fn, arg, NULL, NULL, false, where, &begun, &outer);
 		} else if (xc_ring_tombstone(fn) || traced) {
 			entry_run(c, r, t, fn);
 		} else {
@@ -167,7 +181,7 @@ static __attribute__((noinline)) int calls_run(struct xc_cpu *c, struct xc_ring 
 			struct xc_call *async = NULL;
 
 			entry_unpack(&fn, &arg, &done, &async);
-			call_in_run(c, r, t, fn, arg, done, async, where, &begun, &outer);
+			entry_go(c, r, t, fn, arg, done, async, false, where, &begun, &outer);
 		}
 		/* relaxed: only this worker writes tail */
 		t = atomic_load_explicit(&r->tail, memory_order_relaxed);

@@ -91,7 +91,7 @@
  *     completes; the OS check and the urgent calls that came meanwhile
  *     follow the completion. It notes no activity, only slot_running, from
  *     which a stuck report names the slot's call (stuck.c).
- * Anything else takes the general paths (xc_slot_call, slot_run_published),
+ * Anything else takes the general paths (xc_slot_call, xc_slot_run_published),
  * which trace and note.
  */
 #include "base/internal.h"
@@ -195,30 +195,55 @@ int xc_slot_finish_straight(struct xc_cpu *c)
 	return slot_wait_straight(c);
 }
 
-/* Run the slot's published call, then free the slot (@after: 0, or CLOSED while draining). */
-static void slot_run_published(struct xc_cpu *c, uint32_t after)
+/*
+ * Run the slot's published call, then free the slot (@after: 0, or CLOSED
+ * while draining): the one body of both ways in, @idle a constant in each.
+ * @idle: the idle poll's straight path (below), in libxcall's code with
+ * nothing counted, so the bracket stores its words flat; it notes no
+ * activity, only slot_running, from which a stuck report names the call,
+ * and traces nothing (its gate ruled tracing out). Otherwise the run notes
+ * its activity and traces, off the waiter's path where it can.
+ */
+static inline __attribute__((always_inline)) void slot_run(struct xc_cpu *c, uint32_t after, bool idle)
 {
 	struct xc_slot *s = &c->slot;
-	struct xc_cpu *waiter = s->done.waiter;
+	struct xc_cpu *waiter = s->done.waiter;	/* the slot may be the next call's once completed */
 	struct xc_activity outer;
 	uint32_t old;
 
 	/* relaxed, both: read by this thread, and by stuck reports as a snapshot */
 	atomic_store_explicit(&c->slot_running, true, memory_order_relaxed);
-	/* relaxed: the seq_cst load that saw PUBLISHED acquired the fields */
-	xc_call_run_fn(c, atomic_load_explicit(&s->fn, memory_order_relaxed), s->arg,
-		       waiter ? waiter->cpu : -1, c->slot_flow, false, &outer);
-	atomic_store_explicit(&c->slot_running, false, memory_order_relaxed);
+	if (!idle) {
+		/* relaxed, here and below: the seq_cst load that saw PUBLISHED acquired the fields */
+		const void *fn = (const void *)atomic_load_explicit(&s->fn, memory_order_relaxed);
+
+		xc_activity_begin(c, XC_ACT_CALL, fn, 0, &outer);
+		xc_trace(XC_EV_CALL_ENTRY, waiter ? waiter->cpu : -1, c->slot_flow, fn);
+	}
+	struct xc_user_mark m = xc_user_in(XC_USER_CALL, idle);
+
+	atomic_load_explicit(&s->fn, memory_order_relaxed)(s->arg);
+	if (!idle)
+		xc_trace(XC_EV_CALL_EXIT, waiter ? waiter->cpu : -1, c->slot_flow,
+			 (const void *)atomic_load_explicit(&s->fn, memory_order_relaxed));
+	/* before the completion: a waiter that returns sees its call counted */
+	xc_stat_inc_own(&c->calls);
 	/*
 	 * seq_cst: releases fn's effects and the slot to the owner and the next
 	 * claimer, is ordered against the owner's SLEEPING CAS, and comes before
 	 * the wake's kick (S2). Only the owner's CAS may change the word while
-	 * the call runs, and only to add SLEEPING.
+	 * the call runs, and only to add SLEEPING. The marks are put back after
+	 * it, off the waiter's path: until then the urgent handler still
+	 * defers, and the slot reads as running for one more look.
 	 */
 	old = atomic_exchange_explicit(&s->done.word, after, memory_order_seq_cst);
+	xc_user_out(XC_USER_CALL, idle, m);
+	atomic_store_explicit(&c->slot_running, false, memory_order_relaxed);
 	if (old & XC_DONE_SLEEPING)
 		xc_completion_wake(&s->done, waiter);
-	xc_call_ended(c, &outer);
+	if (!idle)
+		xc_activity_end(c, &outer);
+	xc_os_after_run(c);
 	xc_call_returned(c);
 }
 
@@ -232,42 +257,17 @@ static void slot_run_published(struct xc_cpu *c, uint32_t after)
  */
 int xc_slot_run_idle(struct xc_cpu *c)
 {
-	struct xc_slot *s = &c->slot;
-	struct xc_cpu *waiter;
-	uint32_t old;
-
 	/* relaxed: urgent calls only jump the order; xc_run_urgent's own loads order the take */
 	if (xc_llist_nonempty(&c->urgentq, memory_order_relaxed))
 		return XC_READY_YES;
-	waiter = s->done.waiter;	/* the slot may be the next call's once completed */
-	/* relaxed: as slot_run_published's */
-	atomic_store_explicit(&c->slot_running, true, memory_order_relaxed);
-	/* flat: from the idle poll, in libxcall's code with nothing counted */
-	struct xc_user_mark m = xc_user_in(XC_USER_CALL, true);
-
-	/* relaxed: the poll's seq_cst load that saw PUBLISHED acquired the fields */
-	atomic_load_explicit(&s->fn, memory_order_relaxed)(s->arg);
-	/* before the completion: a waiter that returns sees its call counted */
-	xc_stat_inc_own(&c->calls);
-	/*
-	 * seq_cst: as slot_run_published's exchange. The marks are put back
-	 * after it, off the waiter's path: until then the urgent handler still
-	 * defers, and the slot reads as running for one more look.
-	 */
-	old = atomic_exchange_explicit(&s->done.word, 0, memory_order_seq_cst);
-	xc_user_out(XC_USER_CALL, true, m);
-	atomic_store_explicit(&c->slot_running, false, memory_order_relaxed);
-	if (old & XC_DONE_SLEEPING)
-		xc_completion_wake(&s->done, waiter);
-	xc_os_after_run(c);
-	xc_call_returned(c);
+	slot_run(c, 0, true);
 	return XC_READY_RAN;
 }
 
 /* Owner only, after xc_slot_pending() (xc_slot_run, slot.h): run the published call. */
 void xc_slot_run_published(struct xc_cpu *c)
 {
-	slot_run_published(c, 0);
+	slot_run(c, 0, false);
 }
 
 /* Owner only, offline or exit: close the slot and run the call published before. */
@@ -279,7 +279,7 @@ int xc_slot_close(struct xc_cpu *c)
 
 	if (!(w & XC_SLOT_PUBLISHED))
 		return 0;
-	slot_run_published(c, XC_SLOT_CLOSED);
+	slot_run(c, XC_SLOT_CLOSED, false);
 	return 1;
 }
 
