@@ -267,9 +267,10 @@ unsafe extern "C" fn completed<F, R>(arg: *mut c_void) {
     // the future may be gone from here: a futex wake of its address is harmless then
     futex_wake(released);
     if let Some(w) = waker {
-        // a waker's panic must not unwind into libxcall
-        if catch_unwind(AssertUnwindSafe(|| w.wake())).is_err() {
+        // a waker's panic must not unwind into libxcall, nor its payload's drop
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| w.wake())) {
             crate::call::SPAWN_PANICS.fetch_add(1, Ordering::Relaxed);
+            crate::call::drop_payload(p);
         }
     }
 }

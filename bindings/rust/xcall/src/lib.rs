@@ -243,9 +243,9 @@ impl Handle {
         for (cpu, r) in out {
             match r {
                 Ok(v) => results.push((cpu, v)),
-                Err(p) => {
-                    panic.get_or_insert(p);
-                }
+                // the first CPU's payload is resumed; another's dropped, as the first waits
+                Err(p) if panic.is_none() => panic = Some(p),
+                Err(p) => call::drop_payload(p),
             }
         }
         if let Some(p) = panic {

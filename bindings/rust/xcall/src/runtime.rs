@@ -1,5 +1,6 @@
 //! The runtime: its options (`Builder`), its lifetime (`Runtime`), and the handle calls go through.
 
+use crate::call::drop_payload;
 use crate::error::{check, Error, ErrorKind};
 use crate::{CpuSet, Handle};
 use std::any::Any;
@@ -266,7 +267,9 @@ impl Builder {
             for line in &self.why {
                 match &self.report {
                     Some(hook) => {
-                        let _ = catch_unwind(AssertUnwindSafe(|| hook(line)));
+                        if let Err(p) = catch_unwind(AssertUnwindSafe(|| hook(line))) {
+                            drop_payload(p);
+                        }
                     }
                     None => eprintln!("xcall: {line}"),
                 }
@@ -314,7 +317,20 @@ unsafe extern "C" fn cpu_init_trampoline(cpu: c_int, arg: *mut c_void) -> c_int 
         Ok(Ok(())) => 0,
         Ok(Err(e)) => -e.errno(),
         Err(p) => {
-            hook.panic.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(p);
+            // the first CPU's payload is resumed by build; another's is dropped here, where
+            // its drop must not unwind into C
+            let extra = {
+                let mut first = hook.panic.lock().unwrap_or_else(PoisonError::into_inner);
+                if first.is_none() {
+                    *first = Some(p);
+                    None
+                } else {
+                    Some(p)
+                }
+            };
+            if let Some(p) = extra {
+                drop_payload(p);
+            }
             -libc::EIO
         }
     }
@@ -341,7 +357,9 @@ unsafe extern "C" fn report_trampoline(ctx: *mut c_void, line: *const c_char) {
     let (hook, bytes) = unsafe { (&*ctx.cast_const().cast::<ReportFn>(), CStr::from_ptr(line).to_bytes()) };
     let mut buf = [0u8; 2048];
     let line = utf8_lossy_in(bytes, &mut buf);
-    let _ = catch_unwind(AssertUnwindSafe(|| hook(line)));
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| hook(line))) {
+        drop_payload(p);
+    }
 }
 
 /// `bytes` as text: itself when it is UTF-8, else mended into `buf` (each bad sequence

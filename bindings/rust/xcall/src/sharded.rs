@@ -2,6 +2,7 @@
 //! exclusive access through calls and no lock (Seastar's `sharded<T>`).
 
 use crate::borrow::BorrowFlag;
+use crate::call::drop_payload;
 use crate::error::{Error, ErrorKind};
 use crate::{CallFuture, Handle};
 use std::cell::UnsafeCell;
@@ -144,22 +145,26 @@ impl<T: Send> Drop for Inner<T> {
                 // there and resumed here by call_on
                 h.call_on(cpu, || inner.take_and_drop(cpu))
             }));
-            match there {
-                Ok(Ok(())) => {}
+            let caught = match there {
+                Ok(Ok(())) => None,
                 // refused (the CPU offline, the runtime down): here, on the dropping thread
                 Ok(Err(_)) => {
                     let v = self.slots[cpu].value.get_mut().take();
-                    if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(v))) {
-                        panic.get_or_insert(p);
-                    }
+                    catch_unwind(AssertUnwindSafe(move || drop(v))).err()
                 }
-                Err(p) => {
-                    panic.get_or_insert(p);
-                }
+                Err(p) => Some(p),
+            };
+            // the first payload is resumed; another's dropped, as the first waits
+            match caught {
+                Some(p) if panic.is_none() => panic = Some(p),
+                Some(p) => drop_payload(p),
+                None => {}
             }
         }
         if let Some(p) = panic {
-            if !std::thread::panicking() {
+            if std::thread::panicking() {
+                drop_payload(p); // already unwinding: a second unwind would abort
+            } else {
                 resume_unwind(p);
             }
         }
