@@ -22,6 +22,12 @@ pub(crate) fn drop_payload(p: Box<dyn Any + Send>) {
     }
 }
 
+/// Drop `v` where no unwind may escape, as [`drop_payload`]: a panic in its drop is contained.
+/// Whether it panicked.
+pub(crate) fn drop_contained<T>(v: T) -> bool {
+    catch_unwind(AssertUnwindSafe(move || drop(v))).map_err(drop_payload).is_err()
+}
+
 /// A waiting call's closure and, once it ran, its result; on the caller's stack.
 pub(crate) struct Slot<F, R> {
     pub(crate) f: Option<F>,
@@ -64,7 +70,7 @@ pub(crate) unsafe extern "C" fn run_many<F: Fn() -> R + Sync, R: Send>(arg: *mut
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::drop_payload;
+    use super::{drop_contained, drop_payload};
     use std::panic::{catch_unwind, panic_any};
 
     /// A payload whose drop panics again, with a payload of no size: forgetting that one
@@ -81,5 +87,8 @@ mod tests {
     fn a_payload_whose_drop_panics_is_contained() {
         let p = catch_unwind(|| panic_any(Bomb)).unwrap_err();
         drop_payload(p);
+        assert!(drop_contained(Bomb), "the drop's panic, contained");
+        assert!(drop_contained(Err::<(), _>(catch_unwind(|| panic_any(Bomb)).unwrap_err())));
+        assert!(!drop_contained(vec![1, 2, 3]));
     }
 }
