@@ -9,6 +9,7 @@ use std::cell::UnsafeCell;
 use std::future::Future;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -79,6 +80,11 @@ impl<T: Send> Clone for Sharded<T> {
 struct Slot<T> {
     flag: BorrowFlag,
     value: UnsafeCell<Option<T>>,
+    /// Whether `value` holds an instance, for any thread to read without the flag (which is
+    /// its CPU's thread's). Relaxed: a snapshot; set on the CPU while `Sharded::new` builds,
+    /// which its waiting call orders before any handle exists, and cleared only once the
+    /// last handle is gone.
+    present: AtomicBool,
 }
 
 struct Inner<T: Send> {
@@ -125,6 +131,7 @@ impl<T: Send> Inner<T> {
     fn swap(&self, cpu: usize, v: Option<T>) -> Result<Option<T>, Error> {
         let slot = self.slots.get(cpu).ok_or_else(|| Error::from(ErrorKind::Unavailable).on_cpu(cpu))?;
         let _held = slot.flag.try_borrow().ok_or_else(|| Error::from(ErrorKind::Borrowed).on_cpu(cpu))?;
+        slot.present.store(v.is_some(), Ordering::Relaxed);
         // SAFETY: as in access.
         Ok(std::mem::replace(unsafe { &mut *slot.value.get() }, v))
     }
@@ -187,7 +194,9 @@ impl<T: Send> Sharded<T> {
         F: Fn(usize) -> T + Sync,
     {
         let n = h.cpu_max()?;
-        let slots = (0..n).map(|_| Slot { flag: BorrowFlag::new(), value: UnsafeCell::new(None) }).collect();
+        let slots = (0..n)
+            .map(|_| Slot { flag: BorrowFlag::new(), value: UnsafeCell::new(None), present: AtomicBool::new(false) })
+            .collect();
         let me = Sharded { inner: Arc::new(Inner { slots }) };
         let inner = &*me.inner;
         let built = h.call_on_all(|| match crate::current_cpu() {
@@ -312,15 +321,11 @@ impl<T: Send + 'static> Sharded<T> {
 }
 
 impl<T: Send> Sharded<T> {
-    /// Whether `cpu` has an instance (it was online when the `Sharded` was built).
+    /// Whether `cpu` has an instance (it was online when the `Sharded` was built). From any
+    /// thread, at any time: it reads no instance and takes no borrow flag, so it never makes
+    /// a call get [`ErrorKind::Borrowed`].
     pub fn has_instance(&self, cpu: usize) -> bool {
-        // a snapshot; Some stays Some until the last handle goes
-        self.inner.slots.get(cpu).is_some_and(|s| {
-            s.flag.try_borrow().map_or(true, |_held| {
-                // SAFETY: under the flag.
-                unsafe { (*s.value.get()).is_some() }
-            })
-        })
+        self.inner.slots.get(cpu).is_some_and(|s| s.present.load(Ordering::Relaxed))
     }
 }
 

@@ -337,3 +337,37 @@ fn d_xc_poll_inside_a_call_is_refused() {
     assert_eq!(sh.invoke_on(a, |v| *v).unwrap(), 2);
     assert_eq!(nested.lock().unwrap().take().unwrap(), Err(Error::from(ErrorKind::Borrowed).on_cpu(a)));
 }
+
+/// `has_instance` from another thread, in a loop, while calls use the instance: it looks
+/// without taking the flag, so no call gets `Borrowed` (which means a nested access only).
+#[test]
+fn has_instance_elsewhere_never_refuses_a_call() {
+    let _s = serial();
+    let rt = Runtime::new().unwrap();
+    let cpu = *cpus().last().unwrap();
+    let counts: Sharded<u64> = Sharded::new(&rt, |_| 0).unwrap();
+    let stop = AtomicBool::new(false);
+    const CALLS: u64 = 20_000;
+    std::thread::scope(|s| {
+        let looker = s.spawn(|| {
+            let mut looks = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                assert!(counts.has_instance(cpu));
+                looks += 1;
+            }
+            looks
+        });
+        let mut borrowed = 0;
+        for _ in 0..CALLS {
+            match counts.invoke_on(cpu, |v| *v += 1) {
+                Ok(()) => {}
+                Err(e) if e == ErrorKind::Borrowed => borrowed += 1,
+                Err(e) => panic!("invoke_on: {e}"),
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        assert!(looker.join().unwrap() > 0);
+        assert_eq!(borrowed, 0, "{borrowed} of {CALLS} calls refused with Borrowed, none nested");
+    });
+    assert_eq!(counts.invoke_on(cpu, |v| *v).unwrap(), CALLS);
+}
