@@ -123,10 +123,11 @@ run: deps-run $(RUN_TARGETS)
 # check-rust: the Rust crates of bindings/rust with rustup's stable toolchain (Debian's cargo is
 # too old for current cc and lock files): cargo builds libxcall from src/ itself, then its tests,
 # the examples' checks (kv_shards under redis-benchmark: redis-tools, deps-rust), the doc-tests
-# and clippy; then Sharded's borrow flag under loom (its own
-# target dir: --cfg loom rebuilds every crate, about 1.5 minutes once on 2 CPUs, then the models
-# run in under a second), and under Miri where `cargo miri` is installed (a nightly component), else skipped with the
-# reason. Run by .ci/run after make check.
+# and clippy; then the crate's pure parts (Sharded's borrow flag, the future's waker) under loom
+# (its own target dir: --cfg loom rebuilds every crate, about 1.5 minutes once on 2 CPUs, then
+# the models run in under a second), and the library's unit tests, which call no C, under Miri
+# where `cargo miri` is installed (a nightly component: the default toolchain's, else
+# `+nightly`'s), else skipped with the reason. Run by .ci/run after make check.
 CARGO ?= $(firstword $(wildcard $(HOME)/.cargo/bin/cargo) $(shell command -v cargo 2>/dev/null) cargo)
 RUST_PATH = PATH="$(dir $(CARGO)):$$PATH"
 .PHONY: check-rust
@@ -134,9 +135,11 @@ check-rust: deps-rust
 	@test -x "$(CARGO)" || { echo "check-rust: cargo not found (rustup's stable toolchain, ~/.cargo/bin)" >&2; exit 2; }
 	cd bindings/rust && $(RUST_PATH) $(CARGO) test -j2 && \
 		$(RUST_PATH) $(CARGO) clippy -j2 --workspace --all-targets -- -D warnings && \
-		$(RUST_PATH) RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom $(CARGO) test -j2 -p xcall --lib borrow
+		$(RUST_PATH) RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom $(CARGO) test -j2 -p xcall --lib
 	@cd bindings/rust && if $(RUST_PATH) $(CARGO) miri --version >/dev/null 2>&1; then \
-		$(RUST_PATH) $(CARGO) miri test -p xcall --lib borrow; \
+		$(RUST_PATH) $(CARGO) miri test -p xcall --lib; \
+	elif $(RUST_PATH) $(CARGO) +nightly miri --version >/dev/null 2>&1; then \
+		$(RUST_PATH) $(CARGO) +nightly miri test -p xcall --lib; \
 	else echo "check-rust: Miri skipped: cargo miri is not installed (rustup +nightly component add miri)"; fi
 
 # bench-kv: examples/kv_shards.rs under redis-benchmark, beside a mutex per shard, crossbeam

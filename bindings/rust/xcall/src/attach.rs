@@ -31,7 +31,12 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 ///
 /// Dropping the guard detaches the thread: everything queued runs first, then the CPU is
 /// offline until a thread attaches again, and the eventfd is closed (take it out of the
-/// loop's epoll set first). The guard belongs to its thread: it is neither `Send` nor `Sync`,
+/// loop's epoll set first). Where libxcall refuses the detach, the drop cannot say so (use
+/// [`Attached::detach`] to see it): dropped inside a call on this thread (`WouldDeadlock`) or
+/// inside libxcall's own code, such as the report hook (`Reentered`), the guard is gone but
+/// the thread stays attached, its CPU's worker, until it exits (which detaches it); nothing is
+/// freed that libxcall still uses, and the runtime refuses to shut down meanwhile (`Busy`,
+/// its hooks kept). The guard belongs to its thread: it is neither `Send` nor `Sync`,
 /// so dropping it on another thread is refused at compile time:
 ///
 /// ```compile_fail
@@ -108,7 +113,10 @@ impl Attached<'_> {
     /// Detach now and say how it went; dropping the guard does the same and ignores it.
     ///
     /// # Errors
-    /// [`ErrorKind::WouldDeadlock`](crate::ErrorKind::WouldDeadlock) inside a call or work item (the thread stays attached).
+    /// The thread stays attached (until it exits) on either:
+    /// [`ErrorKind::WouldDeadlock`](crate::ErrorKind::WouldDeadlock) inside a call or work
+    /// item; [`ErrorKind::Reentered`](crate::ErrorKind::Reentered) inside libxcall's own code
+    /// on this thread (the report hook, a signal handler that interrupted it).
     pub fn detach(self) -> Result<(), Error> {
         let me = std::mem::ManuallyDrop::new(self);
         me.detach_now()

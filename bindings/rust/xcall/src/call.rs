@@ -1,13 +1,32 @@
 //! The trampolines: each runs a Rust closure as a libxcall call's function, catching its panic
-//! so that no unwind ever crosses into C.
+//! so that no unwind ever crosses into C; and the one way this crate drops what it caught.
 
+use std::any::Any;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::thread;
 
+/// Panics contained on a target that no caller will see (see `crate::spawn_panics`).
 pub(crate) static SPAWN_PANICS: AtomicU64 = AtomicU64::new(0);
+
+/// Drop a caught panic's payload where no unwind may escape: inside a callback of libxcall
+/// (an unwind into C aborts the process, or is undefined behaviour before Rust 1.81), or
+/// while another payload waits to be resumed (a panic then would be a panic while
+/// panicking). A payload's own drop may panic: that second panic is caught, and its payload
+/// forgotten (leaked), since its drop may panic as well.
+pub(crate) fn drop_payload(p: Box<dyn Any + Send>) {
+    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(p))) {
+        std::mem::forget(again);
+    }
+}
+
+/// Drop `v` where no unwind may escape, as [`drop_payload`]: a panic in its drop is contained.
+/// Whether it panicked.
+pub(crate) fn drop_contained<T>(v: T) -> bool {
+    catch_unwind(AssertUnwindSafe(move || drop(v))).map_err(drop_payload).is_err()
+}
 
 /// A waiting call's closure and, once it ran, its result; on the caller's stack.
 pub(crate) struct Slot<F, R> {
@@ -30,8 +49,7 @@ pub(crate) unsafe extern "C" fn run_boxed<F: FnOnce()>(arg: *mut c_void) {
     let f = unsafe { Box::from_raw(arg as *mut F) };
     if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
         SPAWN_PANICS.fetch_add(1, Ordering::Relaxed);
-        // a payload whose drop panics again must not unwind into C either
-        let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));
+        drop_payload(payload);
     }
 }
 
@@ -48,4 +66,29 @@ pub(crate) unsafe extern "C" fn run_many<F: Fn() -> R + Sync, R: Send>(arg: *mut
     let r = catch_unwind(AssertUnwindSafe(many.f));
     let cpu = crate::current_cpu().unwrap_or(usize::MAX);
     many.out.lock().unwrap_or_else(PoisonError::into_inner).push((cpu, r));
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::{drop_contained, drop_payload};
+    use std::panic::{catch_unwind, panic_any};
+
+    /// A payload whose drop panics again, with a payload of no size: forgetting that one
+    /// leaks nothing, so Miri's leak check stays on.
+    struct Bomb;
+
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            std::panic::resume_unwind(Box::new(()));
+        }
+    }
+
+    #[test]
+    fn a_payload_whose_drop_panics_is_contained() {
+        let p = catch_unwind(|| panic_any(Bomb)).unwrap_err();
+        drop_payload(p);
+        assert!(drop_contained(Bomb), "the drop's panic, contained");
+        assert!(drop_contained(Err::<(), _>(catch_unwind(|| panic_any(Bomb)).unwrap_err())));
+        assert!(!drop_contained(vec![1, 2, 3]));
+    }
 }

@@ -22,11 +22,13 @@
 //! - [`Handle::call_on_async`] returns a [`CallFuture`] that holds the closure, the descriptor
 //!   and the result itself, with no allocation; the call is queued at its first poll and the
 //!   target wakes the task. Any executor polls it (the docs show `pollster`), or
-//!   [`CallFuture::wait`] blocks a thread on it; dropping it in flight waits for the call.
+//!   [`CallFuture::wait`] blocks a thread on it; dropping it in flight waits for the call
+//!   (where no wait could end, see [`CallFuture`]: it lets the call finish alone, or serves it).
 //! - A panic in a waiting call's closure is caught on the target and resumed in the caller. A
 //!   panic in a `spawn_on` closure is reported by the panic hook, as on any thread, and
 //!   contained: the worker goes on, the closure's captures are dropped, and
-//!   [`spawn_panics`] counts it. No unwind ever crosses into libxcall's C code.
+//!   [`spawn_panics`] counts it. No unwind ever crosses into libxcall's C code, not even
+//!   from a panic payload whose own drop panics.
 //! - No call of this crate uses `XC_URGENT`: a closure never runs inside a signal handler.
 //!
 //! # Threads of your own: attached workers
@@ -66,6 +68,7 @@ mod future;
 mod runtime;
 mod sharded;
 mod stats;
+mod waker;
 
 pub use attach::Attached;
 pub use cpuset::CpuSet;
@@ -243,9 +246,9 @@ impl Handle {
         for (cpu, r) in out {
             match r {
                 Ok(v) => results.push((cpu, v)),
-                Err(p) => {
-                    panic.get_or_insert(p);
-                }
+                // the first CPU's payload is resumed; another's dropped, as the first waits
+                Err(p) if panic.is_none() => panic = Some(p),
+                Err(p) => call::drop_payload(p),
             }
         }
         if let Some(p) = panic {
@@ -380,9 +383,10 @@ pub fn current_cpu() -> Option<usize> {
     usize::try_from(c).ok()
 }
 
-/// How many `spawn_on` (and `call_on_async` waker) closures have panicked in this process.
-/// Such a panic is reported by the panic hook as on any thread and contained on the target:
-/// the worker goes on with its next call.
+/// How many panics this process contained on a target where no caller will see them: a
+/// `spawn_on` closure's, a [`CallFuture`]'s waker's, and the closure's of a `CallFuture`
+/// dropped by that very closure. Such a panic is reported by the panic hook as on any thread
+/// and contained on the target: the worker goes on with its next call.
 pub fn spawn_panics() -> u64 {
     call::SPAWN_PANICS.load(Ordering::Relaxed)
 }

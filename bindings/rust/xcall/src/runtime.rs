@@ -1,5 +1,6 @@
 //! The runtime: its options (`Builder`), its lifetime (`Runtime`), and the handle calls go through.
 
+use crate::call::drop_payload;
 use crate::error::{check, Error, ErrorKind};
 use crate::{CpuSet, Handle};
 use std::any::Any;
@@ -266,7 +267,9 @@ impl Builder {
             for line in &self.why {
                 match &self.report {
                     Some(hook) => {
-                        let _ = catch_unwind(AssertUnwindSafe(|| hook(line)));
+                        if let Err(p) = catch_unwind(AssertUnwindSafe(|| hook(line))) {
+                            drop_payload(p);
+                        }
                     }
                     None => eprintln!("xcall: {line}"),
                 }
@@ -314,7 +317,20 @@ unsafe extern "C" fn cpu_init_trampoline(cpu: c_int, arg: *mut c_void) -> c_int 
         Ok(Ok(())) => 0,
         Ok(Err(e)) => -e.errno(),
         Err(p) => {
-            hook.panic.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(p);
+            // the first CPU's payload is resumed by build; another's is dropped here, where
+            // its drop must not unwind into C
+            let extra = {
+                let mut first = hook.panic.lock().unwrap_or_else(PoisonError::into_inner);
+                if first.is_none() {
+                    *first = Some(p);
+                    None
+                } else {
+                    Some(p)
+                }
+            };
+            if let Some(p) = extra {
+                drop_payload(p);
+            }
             -libc::EIO
         }
     }
@@ -341,7 +357,9 @@ unsafe extern "C" fn report_trampoline(ctx: *mut c_void, line: *const c_char) {
     let (hook, bytes) = unsafe { (&*ctx.cast_const().cast::<ReportFn>(), CStr::from_ptr(line).to_bytes()) };
     let mut buf = [0u8; 2048];
     let line = utf8_lossy_in(bytes, &mut buf);
-    let _ = catch_unwind(AssertUnwindSafe(|| hook(line)));
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| hook(line))) {
+        drop_payload(p);
+    }
 }
 
 /// `bytes` as text: itself when it is UTF-8, else mended into `buf` (each bad sequence
@@ -378,7 +396,9 @@ fn utf8_lossy_in<'a>(bytes: &'a [u8], buf: &'a mut [u8]) -> &'a str {
 /// The libxcall runtime of the process: one pinned worker thread per CPU.
 ///
 /// There is one per process: building a second while one is up fails with [`ErrorKind::Busy`].
-/// Dropping it runs everything still queued, then stops and joins the workers (`xc_exit`).
+/// Dropping it runs everything still queued, then stops and joins the workers (`xc_exit`);
+/// where libxcall refuses (on a worker, inside the report hook, while a thread is attached)
+/// it stays up until the process ends, its hooks kept (see [`Runtime::shutdown`]).
 /// Calls are made through its [`Handle`], which it dereferences to, and which closures can
 /// copy to make calls of their own.
 ///
@@ -417,10 +437,17 @@ impl Runtime {
     /// Run everything still queued, then stop and join every worker, and say how it went.
     /// Dropping the runtime does the same and ignores the result.
     ///
+    /// Where libxcall refuses to stop, nothing was stopped: the runtime stays up until the
+    /// process ends (calls go on), and the hooks it points to are kept (leaked), never freed
+    /// under it; no second runtime can be built.
+    ///
     /// # Errors
-    /// [`ErrorKind::WouldDeadlock`] when called on a worker (inside a call): the runtime then
-    /// stays up until the process ends; the errno of writing the trace file (the runtime is
-    /// down all the same).
+    /// Refused, the runtime still up: [`ErrorKind::WouldDeadlock`] on a worker (inside a call,
+    /// or on an attached thread); [`ErrorKind::Busy`] while a thread is attached (an
+    /// [`Attached`](crate::Attached) guard forgotten, or dropped where it could not detach);
+    /// [`ErrorKind::Reentered`] inside libxcall's own code on this thread (the report hook, or
+    /// a signal handler that interrupted libxcall). Down all the same: the errno of writing
+    /// the trace file.
     pub fn shutdown(mut self) -> Result<(), Error> {
         self.exit()
     }
@@ -431,17 +458,27 @@ impl Runtime {
         }
         self.down = true;
         // SAFETY: xc_exit takes no argument; the hooks are still alive.
-        let r = check(unsafe { xcall_sys::xc_exit() });
-        match r {
-            Err(e) if e == ErrorKind::WouldDeadlock || e == ErrorKind::Busy => {
-                // still up: the hooks the options point to must stay valid while it is
-                std::mem::forget(self.hook.take());
-                std::mem::forget(self.report.take());
-            }
-            _ => UP.store(false, Ordering::Release),
+        let r = unsafe { xcall_sys::xc_exit() };
+        // SAFETY: no argument; a read that libxcall allows inside its own code too.
+        if exit_left_up(r, || unsafe { xcall_sys::xc_cpu_max() } != -libc::ENXIO) {
+            // still up: the hooks the options point to must stay valid while it is
+            std::mem::forget(self.hook.take());
+            std::mem::forget(self.report.take());
+        } else {
+            UP.store(false, Ordering::Release);
         }
-        r.map(|_| ())
+        check(r).map(|_| ())
     }
+}
+
+/// Whether `xc_exit`'s answer `ret` leaves the runtime up, by xcall.h: -EDEADLK (called on a
+/// worker), -EBUSY (a thread still attached: nothing was stopped) and -EAGAIN (inside
+/// libxcall's own code on this thread: a report hook, a signal handler that interrupted it)
+/// stop nothing; 0, -ENXIO (not up) and a trace file's write error ("down all the same") leave
+/// it down. A write's errno may be any number, one of those three too: `up` (whether
+/// libxcall still answers as up) settles those.
+fn exit_left_up(ret: c_int, up: impl FnOnce() -> bool) -> bool {
+    matches!(-ret, libc::EDEADLK | libc::EBUSY | libc::EAGAIN) && up()
 }
 
 impl std::ops::Deref for Runtime {
@@ -464,8 +501,22 @@ impl std::fmt::Debug for Runtime {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
+    /// Every answer xcall.h gives xc_exit, mapped to down or up.
+    #[test]
+    fn exit_answers_leave_it_down_or_up() {
+        use super::exit_left_up;
+        let (up, down) = (|| true, || false);
+        for still_up in [-libc::EDEADLK, -libc::EBUSY, -libc::EAGAIN] {
+            assert!(exit_left_up(still_up, up), "{still_up}: nothing was stopped");
+            assert!(!exit_left_up(still_up, down), "{still_up}: a trace write's errno, down");
+        }
+        for gone in [0, -libc::ENXIO, -libc::EIO, -libc::ENOSPC, -libc::EACCES, -libc::ENOENT, -libc::EROFS] {
+            assert!(!exit_left_up(gone, up), "{gone}: down");
+        }
+    }
+
     #[test]
     fn lossy_without_allocation() {
         let mut buf = [0u8; 16];

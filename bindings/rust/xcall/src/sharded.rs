@@ -2,12 +2,14 @@
 //! exclusive access through calls and no lock (Seastar's `sharded<T>`).
 
 use crate::borrow::BorrowFlag;
+use crate::call::drop_payload;
 use crate::error::{Error, ErrorKind};
 use crate::{CallFuture, Handle};
 use std::cell::UnsafeCell;
 use std::future::Future;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -78,6 +80,11 @@ impl<T: Send> Clone for Sharded<T> {
 struct Slot<T> {
     flag: BorrowFlag,
     value: UnsafeCell<Option<T>>,
+    /// Whether `value` holds an instance, for any thread to read without the flag (which is
+    /// its CPU's thread's). Relaxed: a snapshot; set on the CPU while `Sharded::new` builds,
+    /// which its waiting call orders before any handle exists, and cleared only once the
+    /// last handle is gone.
+    present: AtomicBool,
 }
 
 struct Inner<T: Send> {
@@ -124,6 +131,7 @@ impl<T: Send> Inner<T> {
     fn swap(&self, cpu: usize, v: Option<T>) -> Result<Option<T>, Error> {
         let slot = self.slots.get(cpu).ok_or_else(|| Error::from(ErrorKind::Unavailable).on_cpu(cpu))?;
         let _held = slot.flag.try_borrow().ok_or_else(|| Error::from(ErrorKind::Borrowed).on_cpu(cpu))?;
+        slot.present.store(v.is_some(), Ordering::Relaxed);
         // SAFETY: as in access.
         Ok(std::mem::replace(unsafe { &mut *slot.value.get() }, v))
     }
@@ -144,22 +152,26 @@ impl<T: Send> Drop for Inner<T> {
                 // there and resumed here by call_on
                 h.call_on(cpu, || inner.take_and_drop(cpu))
             }));
-            match there {
-                Ok(Ok(())) => {}
+            let caught = match there {
+                Ok(Ok(())) => None,
                 // refused (the CPU offline, the runtime down): here, on the dropping thread
                 Ok(Err(_)) => {
                     let v = self.slots[cpu].value.get_mut().take();
-                    if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(v))) {
-                        panic.get_or_insert(p);
-                    }
+                    catch_unwind(AssertUnwindSafe(move || drop(v))).err()
                 }
-                Err(p) => {
-                    panic.get_or_insert(p);
-                }
+                Err(p) => Some(p),
+            };
+            // the first payload is resumed; another's dropped, as the first waits
+            match caught {
+                Some(p) if panic.is_none() => panic = Some(p),
+                Some(p) => drop_payload(p),
+                None => {}
             }
         }
         if let Some(p) = panic {
-            if !std::thread::panicking() {
+            if std::thread::panicking() {
+                drop_payload(p); // already unwinding: a second unwind would abort
+            } else {
                 resume_unwind(p);
             }
         }
@@ -182,7 +194,9 @@ impl<T: Send> Sharded<T> {
         F: Fn(usize) -> T + Sync,
     {
         let n = h.cpu_max()?;
-        let slots = (0..n).map(|_| Slot { flag: BorrowFlag::new(), value: UnsafeCell::new(None) }).collect();
+        let slots = (0..n)
+            .map(|_| Slot { flag: BorrowFlag::new(), value: UnsafeCell::new(None), present: AtomicBool::new(false) })
+            .collect();
         let me = Sharded { inner: Arc::new(Inner { slots }) };
         let inner = &*me.inner;
         let built = h.call_on_all(|| match crate::current_cpu() {
@@ -307,15 +321,11 @@ impl<T: Send + 'static> Sharded<T> {
 }
 
 impl<T: Send> Sharded<T> {
-    /// Whether `cpu` has an instance (it was online when the `Sharded` was built).
+    /// Whether `cpu` has an instance (it was online when the `Sharded` was built). From any
+    /// thread, at any time: it reads no instance and takes no borrow flag, so it never makes
+    /// a call get [`ErrorKind::Borrowed`].
     pub fn has_instance(&self, cpu: usize) -> bool {
-        // a snapshot; Some stays Some until the last handle goes
-        self.inner.slots.get(cpu).is_some_and(|s| {
-            s.flag.try_borrow().map_or(true, |_held| {
-                // SAFETY: under the flag.
-                unsafe { (*s.value.get()).is_some() }
-            })
-        })
+        self.inner.slots.get(cpu).is_some_and(|s| s.present.load(Ordering::Relaxed))
     }
 }
 

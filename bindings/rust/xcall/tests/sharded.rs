@@ -122,7 +122,10 @@ fn every_form_of_call() {
     assert_eq!(f.cpu(), c);
     assert_eq!(pollster::block_on(f).unwrap(), (c, Some(c)));
 
-    // on all and map_reduce: one xc_call_all each
+    // on all and map_reduce: one xc_call_all each. A future is ready once its closure
+    // returned, and libxcall counts the call just after: a waiting call to the CPU returns
+    // only once the calls before it are counted
+    sh.invoke_on(c, |_| ()).unwrap();
     let before = rt.total_stats().unwrap();
     let all = sh.invoke_on_all(|p| p.cpu).unwrap();
     assert_eq!(all.iter().map(|&(c, v)| (c, v)).collect::<Vec<_>>(), online.iter().map(|&c| (c, c)).collect::<Vec<_>>());
@@ -333,4 +336,38 @@ fn d_xc_poll_inside_a_call_is_refused() {
     });
     assert_eq!(sh.invoke_on(a, |v| *v).unwrap(), 2);
     assert_eq!(nested.lock().unwrap().take().unwrap(), Err(Error::from(ErrorKind::Borrowed).on_cpu(a)));
+}
+
+/// `has_instance` from another thread, in a loop, while calls use the instance: it looks
+/// without taking the flag, so no call gets `Borrowed` (which means a nested access only).
+#[test]
+fn has_instance_elsewhere_never_refuses_a_call() {
+    let _s = serial();
+    let rt = Runtime::new().unwrap();
+    let cpu = *cpus().last().unwrap();
+    let counts: Sharded<u64> = Sharded::new(&rt, |_| 0).unwrap();
+    let stop = AtomicBool::new(false);
+    const CALLS: u64 = 20_000;
+    std::thread::scope(|s| {
+        let looker = s.spawn(|| {
+            let mut looks = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                assert!(counts.has_instance(cpu));
+                looks += 1;
+            }
+            looks
+        });
+        let mut borrowed = 0;
+        for _ in 0..CALLS {
+            match counts.invoke_on(cpu, |v| *v += 1) {
+                Ok(()) => {}
+                Err(e) if e == ErrorKind::Borrowed => borrowed += 1,
+                Err(e) => panic!("invoke_on: {e}"),
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        assert!(looker.join().unwrap() > 0);
+        assert_eq!(borrowed, 0, "{borrowed} of {CALLS} calls refused with Borrowed, none nested");
+    });
+    assert_eq!(counts.invoke_on(cpu, |v| *v).unwrap(), CALLS);
 }
