@@ -64,6 +64,11 @@ pub enum ErrorKind {
     Io,
     /// `ENOSPC`: a buffer was too small.
     NoSpace,
+    /// `ELOOP`: a waiting call to a CPU whose worker's waits nest past its serve floor
+    /// (three quarters of its stack used: an application's recursion of waiting calls went
+    /// too deep). The closure did not run on that CPU (on every other target of a many call,
+    /// it ran).
+    NestedTooDeep,
     /// Not an errno of libxcall: a [`Sharded`](crate::Sharded) CPU's instance is held by a
     /// closure further up the same thread (a nested access: a call run inline, or served
     /// while that closure waits). The access did not happen; the holder goes on. Its
@@ -87,6 +92,7 @@ impl ErrorKind {
             libc::ENFILE => ErrorKind::SystemFileLimit,
             libc::EIO => ErrorKind::Io,
             libc::ENOSPC => ErrorKind::NoSpace,
+            libc::ELOOP => ErrorKind::NestedTooDeep,
             e => ErrorKind::Os(e),
         }
     }
@@ -105,6 +111,7 @@ impl ErrorKind {
             ErrorKind::SystemFileLimit => libc::ENFILE,
             ErrorKind::Io => libc::EIO,
             ErrorKind::NoSpace => libc::ENOSPC,
+            ErrorKind::NestedTooDeep => libc::ELOOP,
             ErrorKind::Borrowed => libc::EDEADLK,
             ErrorKind::Os(e) if e > 0 => e,
             ErrorKind::Os(_) => libc::EIO,
@@ -175,6 +182,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::SystemFileLimit => "no file descriptor left in the system",
             ErrorKind::Io => "a cpu_init hook failed",
             ErrorKind::NoSpace => "buffer too small",
+            ErrorKind::NestedTooDeep => "the target's waits nest too deep (its stack is three quarters used)",
             ErrorKind::Borrowed => "instance held by a closure further up this thread (a nested Sharded access)",
             ErrorKind::Os(e) => return write!(f, "{}", std::io::Error::from_raw_os_error(*e)),
         };

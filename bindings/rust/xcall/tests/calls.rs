@@ -258,3 +258,43 @@ fn send_and_sync() {
     send_sync::<CpuSet>();
     send_sync::<Error>();
 }
+
+extern "C" {
+    fn pthread_setattr_default_np(attr: *const libc::pthread_attr_t) -> libc::c_int;
+}
+
+/// One level of a recursion of waiting calls between CPUs `a` and `b`: the deepest level's
+/// depth, where the next call was refused.
+fn level(h: xcall::Handle, a: usize, b: usize, depth: usize) -> usize {
+    let next = if xcall::current_cpu() == Some(a) { b } else { a };
+    match h.call_on(next, move || level(h, a, b, depth + 1)) {
+        Ok(deepest) => deepest,
+        Err(e) => {
+            assert_eq!(e.kind(), ErrorKind::NestedTooDeep, "{e}");
+            assert_eq!(e.kind().errno(), libc::ELOOP);
+            depth
+        }
+    }
+}
+
+#[test]
+fn a_recursion_of_waiting_calls_ends_with_nested_too_deep() {
+    if !have_cpus(2, "a recursion between two CPUs") || !common::in_child("a_recursion_of_waiting_calls_ends_with_nested_too_deep") {
+        return;
+    }
+    // 1 MiB worker stacks, for the whole process (hence the child): the limit comes within
+    // some hundred levels, where the stack would overflow without it
+    unsafe {
+        let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
+        assert_eq!(libc::pthread_attr_init(attr.as_mut_ptr()), 0);
+        assert_eq!(libc::pthread_attr_setstacksize(attr.as_mut_ptr(), 1 << 20), 0);
+        assert_eq!(pthread_setattr_default_np(attr.as_ptr()), 0);
+    }
+    let _s = serial();
+    let rt = Runtime::new().unwrap();
+    let (a, b) = (cpus()[0], cpus()[1]);
+    let h = rt.handle();
+    let deepest = rt.call_on(a, move || level(h, a, b, 0)).unwrap();
+    eprintln!("a recursion of waiting calls on 1 MiB stacks: refused at level {}", deepest + 1);
+    assert!(deepest >= 50, "refused at level {deepest}");
+}
