@@ -164,17 +164,14 @@ static struct xc_call *pool_pop(struct xc_pool *pool)
 }
 
 /*
- * A descriptor of the calling thread's pool, or NULL with *@err: -EAGAIN
- * if every one is in flight and the thread may wait for one (run/wait.c,
- * xc_pool_get); -ENOMEM if none can be had (no memory; the urgent
- * handler's pool is empty; an announced sleep or an urgent function, which
- * serve nothing, wait for nothing).
+ * A descriptor of the calling thread's pool, or NULL: none free now, and
+ * xc_pool_exhausted() says whether the thread may wait for one (run/wait.c,
+ * xc_pool_get) or none can be had.
  */
-struct xc_call *xc_pool_try(int *err)
+struct xc_call *xc_pool_try(void)
 {
 	struct xc_pool *pool;
 
-	*err = -ENOMEM;
 	if (xc_unlikely(xc_in_urgent)) {
 		/* prepared before the worker went online; released only after it detached */
 		pool = my_pool ? my_pool->urgent : NULL;
@@ -194,13 +191,19 @@ struct xc_call *xc_pool_try(int *err)
 		pool->free = atomic_exchange_explicit(&pool->returned, NULL, memory_order_acquire);
 	if (!pool->free && pool->total < XC_POOL_MAX && !pool_grow(pool))
 		return NULL;
-	if (!pool->free) {
-		/* every descriptor is in flight; an announced sleep or an urgent function serves nothing (wait.c): none */
-		if (!xc_in_fd_sleep() && !xc_urgent_rules())
-			*err = -EAGAIN;
-		return NULL;
-	}
-	return pool_pop(pool);
+	return pool->free ? pool_pop(pool) : NULL;
+}
+
+/*
+ * After xc_pool_try() found none: whether every descriptor of the thread's
+ * pool is in flight and it may wait for one to come back (true); false if
+ * none can be had: no memory, the urgent handler's pool (which waits for
+ * nothing), an announced sleep or an urgent function, which serve nothing.
+ */
+bool xc_pool_exhausted(void)
+{
+	return !xc_in_urgent && my_pool && my_pool->total >= XC_POOL_MAX && !xc_in_fd_sleep() &&
+	       !xc_urgent_rules();
 }
 
 /* Give back descriptors, batched by owner: one push per run of the same owner. */

@@ -8,7 +8,8 @@
 #include "base/internal.h"
 
 int xc_pool_prepare(void);
-struct xc_call *xc_pool_try(int *err);
+struct xc_call *xc_pool_try(void);
+bool xc_pool_exhausted(void);
 void xc_pool_put_local(struct xc_call *call);
 struct xc_pool_batch {
 	void *owner;

@@ -163,13 +163,14 @@ int xc_ring_wait_room(struct xc_ring *r)
 	return err;
 }
 
-struct xc_call *xc_pool_get(void)
+struct xc_call *xc_pool_wait(void)
 {
-	struct xc_call *call;
-	int err;
+	struct xc_call *call = NULL;
 
-	while (!(call = xc_pool_try(&err)) && err == -EAGAIN)
+	while (!call && xc_pool_exhausted()) {
 		xc_wait_step();
+		call = xc_pool_try();
+	}
 	return call;
 }
 

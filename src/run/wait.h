@@ -9,6 +9,7 @@
 #include "base/internal.h"
 #include "proto/wake.h"
 #include "proto/completion.h"
+#include "proto/pool.h"
 
 /*
  * xc_cpu.lock_wait: a worker waiting for the hotplug lock (cpu/hotplug.c,
@@ -59,8 +60,15 @@ void xc_serve_floor_set(struct xc_cpu *c);
 void xc_wait_step(void);
 /* The owner of full ring @r waits for room: 0, or xc_ring_room()'s error. */
 int xc_ring_wait_room(struct xc_ring *r);
+struct xc_call *xc_pool_wait(void);
+
 /* A descriptor of the thread's pool, waited for while all are in flight; NULL: none (-ENOMEM). */
-struct xc_call *xc_pool_get(void);
+static inline struct xc_call *xc_pool_get(void)
+{
+	struct xc_call *call = xc_pool_try();
+
+	return xc_likely(call) ? call : xc_pool_wait();
+}
 
 /*
  * Owner: write one entry and publish it; its index in *idx. The caller
