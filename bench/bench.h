@@ -21,6 +21,7 @@
 
 #include "xcall.h"
 #include "base/futex.h"		/* libxcall's own futex wrappers (src/base/futex.h) */
+#include "api/options.h"	/* its ablations (src/base/ablate.h), for benchmarks only */
 #include "hist.h"
 #include "output.h"
 

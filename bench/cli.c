@@ -118,19 +118,13 @@ const char *poll_name(long p, char *buf, size_t size)
 /* "elide,notify", "all" or "none". */
 int parse_ablate(const char *s, unsigned *out)
 {
-	struct xc_opts o = {0};
-	if (xc_opts_set(&o, "XCALL_ABLATE", s))
-		return -1;
-	*out = o.ablate;
-	return 0;
+	return xc_ablate_parse(s, out) ? -1 : 0;
 }
 
 /* "elide+notify": a name that fits in a case name. */
 const char *ablate_name(unsigned a, char *buf, size_t size)
 {
-	struct xc_opts o = {.ablate = a};
-	if (xc_opts_get(&o, "XCALL_ABLATE", buf, size) < 0)
-		snprintf(buf, size, "0x%x", a);
+	xc_ablate_format(a, buf, size);
 	for (char *c = buf; *c; c++)
 		if (*c == ',')
 			*c = '+';

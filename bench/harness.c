@@ -37,9 +37,13 @@ int xh_up(const struct bopts *o, const char *cpus, long poll_ns, unsigned ablate
 	struct xc_opts xo = {
 		.cpus = cpus ? cpus : o->cpulist,
 		.poll_ns = poll_ns,
-		.ablate = ablate,
 	};
-	int err = xh_up_opts(&xo);
+	int err = xc_ablate_set(ablate);
+
+	/* for this runtime alone: the next xh_up_opts() of another bench starts without */
+	if (!err)
+		err = xh_up_opts(&xo);
+	xc_ablate_set(0);
 	if (err)
 		fprintf(stderr, "xcall-bench: xc_init(cpus=%s): %s\n", xo.cpus, strerror(-err));
 	return err;

@@ -14,7 +14,7 @@
  *   field 10     xc_opts.cpus       (missing or 0xff: NULL)
  *   field 11     xc_opts.trace_file (missing or 0xff: NULL)
  *   the rest     raw bytes, little-endian, zero-padded: serial_bringup (1),
- *                poll_ns (8), bringup_timeout_ms (4), ablate (4), stuck_ms (4),
+ *                poll_ns (8), bringup_timeout_ms (4), stuck_ms (4),
  *                trace_events (4), urgent_signal (4), follow_os (4).
  * XCALL_FOLLOW_OS is not fuzzed (it takes "0" or "1", as XCALL_VERBOSE does),
  * nor XCALL_ATTACH (a cpulist, the parser XCALL_CPUS exercises), nor
@@ -113,7 +113,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.serial_bringup = take(&p, end, 1) & 1;
 	o.poll_ns = (long)take(&p, end, 8);
 	o.bringup_timeout_ms = (unsigned)take(&p, end, 4);
-	o.ablate = (unsigned)take(&p, end, 4);
 	o.stuck_ms = (int)(uint32_t)take(&p, end, 4);
 	o.trace_events = (unsigned)take(&p, end, 4);
 	o.urgent_signal = (int)(uint32_t)take(&p, end, 4);

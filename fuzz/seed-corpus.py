@@ -26,13 +26,13 @@ def cpulist():
     return out
 
 
-def options_input(env=None, cpus=None, trace=None, serial=0, poll=0, timeout=0, ablate=0,
+def options_input(env=None, cpus=None, trace=None, serial=0, poll=0, timeout=0,
                   stuck=0, events=0, signal=0):
     env = env or {}
     fields = [env[v].encode() if v in env else UNSET for v in VARS]
     fields.append(UNSET if cpus is None else cpus.encode())
     fields.append(UNSET if trace is None else trace.encode())
-    tail = struct.pack("<BqIIiIi", serial, poll, timeout, ablate, stuck, events, signal)
+    tail = struct.pack("<BqIiIi", serial, poll, timeout, stuck, events, signal)
     return b"\0".join(fields) + b"\0" + tail
 
 
@@ -55,8 +55,8 @@ def options():
                                                     "SIGRTMIN-1", "SIGRTMAX+1", "SIGRTMIN+",
                                                     "SIGUSR1", "SIGRTMIN+99999999999")] + [
         e(env={"XCALL_VERBOSE": v}) for v in ("1", "2")] + [
-        e(serial=1, poll=-2, timeout=100, ablate=15, stuck=-1, events=1024, signal=40),
-        e(poll=-3), e(stuck=-2), e(ablate=16), e(events=8), e(signal=1), e(trace="z" * 300),
+        e(serial=1, poll=-2, timeout=100, stuck=-1, events=1024, signal=40),
+        e(poll=-3), e(stuck=-2), e(events=8), e(signal=1), e(trace="z" * 300),
         e(env={"XCALL_POLL_NS": "bad"}, poll=100),
         e(env={"XCALL_CPUS": "0", "XCALL_VERBOSE": "1", "XCALL_TRACE": "t"}, cpus="0-1"),
     ]

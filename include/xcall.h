@@ -117,20 +117,6 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
 #define XC_POLL_NONE    (-1L)  /* sleep at once */
 #define XC_POLL_FOREVER (-2L)  /* never sleep; gives way every ~20 us (above) */
 
-/*
- * Ablations: each bit turns one optimisation of the kick protocol off, so that
- * benchmarks can show what it is worth. Never set in production.
- */
-#define XC_ABLATE_ELIDE    (1u << 0) /* futex-wake even a polling or running target */
-#define XC_ABLATE_COALESCE (1u << 1) /* kick on every enqueue, not only empty -> non-empty */
-#define XC_ABLATE_FREERIDE (1u << 2) /* wake again although a wakeup is already under way */
-#define XC_ABLATE_NOTIFY   (1u << 3) /* a worker woken for calls leaves idle and schedules */
-#define XC_ABLATE_SLOT     (1u << 4) /* waiting single calls always queue, never use the mailbox slot */
-#define XC_ABLATE_RING     (1u << 5) /* calls go as descriptors on one shared list per CPU, not per-sender rings */
-#define XC_ABLATE_MEMBARRIER (1u << 6) /* a ring call fences on its sender, not a membarrier on the sleeping worker */
-#define XC_ABLATE_ALL      (XC_ABLATE_ELIDE | XC_ABLATE_COALESCE | XC_ABLATE_FREERIDE | \
-			    XC_ABLATE_NOTIFY | XC_ABLATE_SLOT | XC_ABLATE_RING | XC_ABLATE_MEMBARRIER)
-
 /**
  * struct xc_opts - runtime options; a zero-initialised struct means every default.
  * @cpus:               cpulist such as "0-3,8"; NULL = the CPUs the process may run on
@@ -163,7 +149,6 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  *                      report of a handler's waiting call): a hook that may
  *                      meet that keeps to async-signal-safe work.
  * @report_ctx:         passed to @report as it is; libxcall never reads it.
- * @ablate:             XC_ABLATE_* bits (benchmarks only).
  * @stuck_ms:           report a waiting call not done after this many ms (repeating,
  *                      with growing intervals); 0 = 5000, XC_STUCK_OFF = never
  *                      (XCALL_STUCK_MS: ms, or "off"; "0" is refused there).
@@ -206,7 +191,6 @@ struct xc_opts {
 	unsigned bringup_timeout_ms;
 	void (*report)(void *ctx, const char *line);
 	void *report_ctx;
-	unsigned ablate;
 	int stuck_ms;
 	const char *trace_file;
 	unsigned trace_events;

@@ -15,6 +15,7 @@
  *     runtime down), -EINVAL.
  */
 #include "test.h"
+#include "ablate.h"
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -150,13 +151,13 @@ static void hold(void *arg)
 		;
 }
 
-static void one_runtime(const struct xc_opts *o)
+static void one_runtime(unsigned ablate)
 {
 	static int cpus[CPU_SETSIZE];
 	long want = atomic_load(&done_runs);
 	int n;
 
-	CHECK_RET(xc_init(o), 0);
+	CHECK_RET(t_init_ablated(NULL, ablate), 0);
 	n = t_cpus(cpus);
 	if (n < 2) {
 		xc_exit();
@@ -249,10 +250,8 @@ static void one_runtime(const struct xc_opts *o)
 
 int main(void)
 {
-	struct xc_opts rings = { 0 }, lists = { .ablate = XC_ABLATE_RING };
-
 	CHECK(sizeof(struct xc_call) == 64);
-	one_runtime(&rings);
-	one_runtime(&lists);	/* descriptors on the CPUs' shared lists (call_run) */
+	one_runtime(0);
+	one_runtime(XC_ABLATE_RING);	/* descriptors on the CPUs' shared lists (call_run) */
 	return T_PASS;
 }

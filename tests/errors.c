@@ -3,6 +3,7 @@
  * and never crashes or loses a call.
  */
 #include "test.h"
+#include "ablate.h"
 #include <stdatomic.h>
 
 static void nothing(void *arg)
@@ -69,8 +70,7 @@ int main(void)
 	CHECK_RET(xc_init(&badcpus), -EINVAL);
 	struct xc_opts nocpu = { .cpus = "1023" };
 	CHECK_RET(xc_init(&nocpu), -EINVAL);
-	struct xc_opts badablate = { .ablate = 1u << 20 };
-	CHECK_RET(xc_init(&badablate), -EINVAL);
+	CHECK_RET(xc_ablate_set(1u << 20), -EINVAL);	/* an ablation that does not exist */
 
 	/*
 	 * The first runtime of the process on its highest CPU alone: the CPUs

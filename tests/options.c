@@ -65,8 +65,6 @@ static void opts_set_get(void)
 
 	set_get("XCALL_POLL_NS", "forever", "forever");
 	set_get("XCALL_POLL_NS", "20000", "20000");
-	set_get("XCALL_ABLATE", "slot,elide", "elide,slot");
-	set_get("XCALL_ABLATE", "all", "elide,coalesce,freeride,notify,slot,ring,membarrier");
 	set_get("XCALL_STUCK_MS", "off", "off");
 	set_get("XCALL_STUCK_MS", "250", "250");
 	set_get("XCALL_BRINGUP_TIMEOUT_MS", "1500", "1500");
@@ -127,7 +125,8 @@ static void opts_set_get(void)
 	CHECK_RET(xc_opts_set(&o, "XCALL_STUCK_MS", "0"), -EINVAL);
 	CHECK_RET(xc_opts_set(&o, "XCALL_TRACE", ""), -EINVAL);
 	CHECK_RET(xc_opts_set(&o, "XCALL_POLL_NS", "soon"), -EINVAL);
-	CHECK_RET(xc_opts_set(&o, "XCALL_ABLATE", "speed"), -EINVAL);
+	/* benchmarks' ablations are no field of struct xc_opts: the variable alone */
+	CHECK_RET(xc_opts_set(&o, "XCALL_ABLATE", "slot"), -EINVAL);
 	CHECK_RET(xc_opts_set(&o, "XCALL_NOSUCH", "1"), -EINVAL);
 	CHECK_RET(xc_opts_set(&o, "XCALL_VERBOSE", "1"), -EINVAL);
 	CHECK_RET(xc_opts_set(&o, NULL, "1"), -EINVAL);
@@ -243,8 +242,6 @@ static void opts_get_contract(void)
 	refused(&o, "XCALL_TRACE_EVENTS", "xc_opts.trace_events");
 	o = zero, o.trace_events = (1u << 24) + 1;
 	refused(&o, "XCALL_TRACE_EVENTS", "xc_opts.trace_events");
-	o = zero, o.ablate = 0x100;
-	refused(&o, "XCALL_ABLATE", "xc_opts.ablate");
 	o = zero, o.ring_entries = 100;		/* not a power of two */
 	refused(&o, "XCALL_RING_ENTRIES", "xc_opts.ring_entries");
 	o = zero, o.ring_entries = 8;
@@ -263,8 +260,6 @@ static void opts_get_contract(void)
 	get_short(&o, "XCALL_ATTACH", "0-1", 4);
 	o = zero, o.poll_ns = XC_POLL_FOREVER;
 	get_short(&o, "XCALL_POLL_NS", "forever", 4);
-	o = zero, o.ablate = XC_ABLATE_ALL;
-	get_short(&o, "XCALL_ABLATE", "elide,coalesce,freeride,notify,slot,ring,membarrier", 8);
 	o = zero, o.stuck_ms = 123456;
 	get_short(&o, "XCALL_STUCK_MS", "123456", 3);
 	o = zero, o.trace_file = "/tmp/a-trace.json";
@@ -282,7 +277,7 @@ static void defaults_round_trip(void)
 {
 	static const char *const vars[] = {
 		"XCALL_CPUS", "XCALL_ATTACH", "XCALL_SERIAL_BRINGUP", "XCALL_POLL_NS",
-		"XCALL_BRINGUP_TIMEOUT_MS", "XCALL_ABLATE", "XCALL_STUCK_MS", "XCALL_TRACE",
+		"XCALL_BRINGUP_TIMEOUT_MS", "XCALL_STUCK_MS", "XCALL_TRACE",
 		"XCALL_TRACE_EVENTS", "XCALL_URGENT_SIGNAL", "XCALL_FOLLOW_OS", "XCALL_RING_ENTRIES",
 	};
 	struct xc_opts zero = { 0 };

@@ -14,6 +14,7 @@
  * worker sleeps once it ran the call, and nothing is ever counted.
  */
 #include "test.h"
+#include "ablate.h"
 #include "base/internal.h"
 #include <pthread.h>
 #include <stdatomic.h>
@@ -40,9 +41,9 @@ static void on_target(void *arg)
 
 static void round_of(long poll, unsigned ablate, int other, int ncpus)
 {
-	struct xc_opts o = { .poll_ns = poll, .ablate = ablate };
+	struct xc_opts o = { .poll_ns = poll };
 
-	CHECK_RET(xc_init(&o), 0);
+	CHECK_RET(t_init_ablated(&o, ablate), 0);
 	want_counted = poll != XC_POLL_NONE;
 	for (int i = 0; i < 20; i++) {
 		atomic_store(&ran, 0);

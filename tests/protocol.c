@@ -6,6 +6,7 @@
  * call even to a polling target).
  */
 #include "test.h"
+#include "ablate.h"
 #include "base/internal.h"
 #include "base/futex.h"
 #include <stdatomic.h>
@@ -66,13 +67,13 @@ static bool worker_asleep(int cpu)
  * watches its CPU wakes every XC_OS_WATCH_NS, and would poll when the
  * test's kick came).
  */
-static int start_with_target_asleep(const struct xc_opts *o)
+static int start_with_target_asleep(const struct xc_opts *o, unsigned ablate)
 {
 	struct xc_opts asleep = *o;
 	int t;
 
 	asleep.follow_os = XC_FOLLOW_OS_OFF;
-	CHECK_RET(xc_init(&asleep), 0);
+	CHECK_RET(t_init_ablated(&asleep, ablate), 0);
 	t = pick_target();
 	WAIT_UNTIL(worker_asleep(t));
 	atomic_store(&runs, 0);
@@ -83,7 +84,7 @@ static void sleeping_target_burst(void)
 {
 	struct xc_opts o = { .poll_ns = XC_POLL_NONE };
 	struct xc_stats a, b;
-	int t = start_with_target_asleep(&o);
+	int t = start_with_target_asleep(&o, 0);
 
 	xc_stats_get(t, &a);
 	CHECK_RET(xc_call_single(t, hold, NULL, 0), 0);
@@ -101,11 +102,11 @@ static void sleeping_target_burst(void)
 
 static void polling_target(unsigned ablate)
 {
-	struct xc_opts o = { .poll_ns = XC_POLL_FOREVER, .ablate = ablate };
+	struct xc_opts o = { .poll_ns = XC_POLL_FOREVER };
 	struct xc_stats a, b;
 	int t;
 
-	CHECK_RET(xc_init(&o), 0);
+	CHECK_RET(t_init_ablated(&o, ablate), 0);
 	t = pick_target();
 	xc_stats_get(t, &a);
 	for (int i = 0; i < 1000; i++)
@@ -124,10 +125,10 @@ static void polling_target(unsigned ablate)
 
 static void free_ride(unsigned ablate)
 {
-	struct xc_opts o = { .poll_ns = XC_POLL_NONE, .ablate = ablate };
+	struct xc_opts o = { .poll_ns = XC_POLL_NONE };
 	struct xc_stats a, b;
 	uint32_t s = XC_IDLE_SLEEPING;
-	int t = start_with_target_asleep(&o);
+	int t = start_with_target_asleep(&o, ablate);
 
 	xc_stats_get(t, &a);
 	/* play a first sender that has claimed the wakeup but not yet woken the worker */
@@ -147,11 +148,11 @@ static void free_ride(unsigned ablate)
 
 static void coalesce_ablated(void)
 {
-	struct xc_opts o = { .poll_ns = XC_POLL_FOREVER, .ablate = XC_ABLATE_COALESCE };
+	struct xc_opts o = { .poll_ns = XC_POLL_FOREVER };
 	struct xc_stats a, b;
 	int t;
 
-	CHECK_RET(xc_init(&o), 0);
+	CHECK_RET(t_init_ablated(&o, XC_ABLATE_COALESCE), 0);
 	t = pick_target();
 	atomic_store(&runs, 0);
 	atomic_store(&gate, 0);

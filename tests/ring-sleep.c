@@ -12,6 +12,7 @@
  * and no membarrier is paid; the calls all run just the same.
  */
 #include "test.h"
+#include "ablate.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -60,7 +61,7 @@ static void wait_ran(unsigned long want, unsigned long burst)
 /* Bursts to @target from a thread on @home; returns the target's membarriers. */
 static uint64_t bursts(int home, int target, unsigned ablate)
 {
-	struct xc_opts o = { .poll_ns = XC_POLL_NONE, .ablate = ablate };
+	struct xc_opts o = { .poll_ns = XC_POLL_NONE };
 	struct xc_stats st;
 	unsigned long sent = 0;
 	unsigned seed = 12345;
@@ -70,7 +71,7 @@ static uint64_t bursts(int home, int target, unsigned ablate)
 	CPU_SET(home, &set);
 	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0);
 	atomic_store(&ran, 0);
-	CHECK_RET(xc_init(&o), 0);
+	CHECK_RET(t_init_ablated(&o, ablate), 0);
 	for (unsigned long b = 0; b < BURSTS; b++) {
 		unsigned n = 1 + rand_r(&seed) % 8;
 

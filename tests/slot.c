@@ -8,6 +8,7 @@
  * online); and with the slot ablated, where every call takes the queue.
  */
 #include "test.h"
+#include "ablate.h"
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -103,7 +104,6 @@ static void *slow_caller(void *arg)
 int main(void)
 {
 	int cpus[CPU_SETSIZE];
-	struct xc_opts ablated = { .ablate = XC_ABLATE_SLOT };
 	pthread_t t;
 
 	per_thread = t_env_long("XCALL_SLOT_CALLS", 20000);
@@ -140,7 +140,7 @@ int main(void)
 	CHECK_RET(xc_exit(), 0);
 
 	/* the same race with the slot ablated: every call takes the queue */
-	CHECK_RET(xc_init(&ablated), 0);
+	CHECK_RET(t_init_ablated(NULL, XC_ABLATE_SLOT), 0);
 	per_thread /= 4;
 	race();
 	CHECK_RET(xc_exit(), 0);

@@ -46,6 +46,7 @@
  */
 #include "baselines.h"
 #include "base/internal.h"       /* linger: the waiter's slot word */
+#include "api/options.h"        /* xc_ablate_set: the ring and list cases */
 
 #include <semaphore.h>
 #include <stdlib.h>
@@ -351,6 +352,7 @@ static int run_mode(int argc, char **argv)
 {
 	const char *mode = argv[1];
 	struct xc_opts o = { .cpus = "0-1", .poll_ns = XC_POLL_FOREVER };
+	unsigned ablate = 0;
 	struct xc_work a = { 0 }, b = { 0 };
 	pthread_t t[64];
 	bool queue = !strcmp(mode, "burst") || !strcmp(mode, "ring");
@@ -364,7 +366,7 @@ static int run_mode(int argc, char **argv)
 		if (mode_k <= 0 || mode_s <= 0 || mode_s > 64 || calls <= 0 || calls % mode_k)
 			return usage();
 		if (argc > 5 && !strcmp(mode, "burst") && !strcmp(argv[5], "list"))
-			o.ablate = XC_ABLATE_RING;
+			ablate = XC_ABLATE_RING;
 		else if (argc > 5)
 			return usage();
 	} else if (!strcmp(mode, "wait") || !strcmp(mode, "handoff")) {
@@ -375,7 +377,7 @@ static int run_mode(int argc, char **argv)
 
 		general = waiting && !strcmp(opt, "general");
 		if (waiting && !strcmp(opt, "ring"))
-			o.ablate = XC_ABLATE_SLOT;
+			ablate = XC_ABLATE_SLOT;
 		else if (!waiting && !strcmp(opt, "plant"))
 			plant = &hb.plant;
 		else if (!waiting && !strcmp(opt, "near"))
@@ -386,7 +388,7 @@ static int run_mode(int argc, char **argv)
 		return usage();
 	}
 	mark("ignore %p %zu\n", (void *)&sc, sizeof(sc));
-	if (sem_init(&finished, 0, 0) || xc_init(&o))
+	if (sem_init(&finished, 0, 0) || xc_ablate_set(ablate) || xc_init(&o))
 		fail("xc_init");
 	if (!strcmp(mode, "wait")) {
 		if (xc_call_single(1, mark_worker, NULL, XC_WAIT))

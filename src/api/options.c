@@ -320,15 +320,21 @@ static int ablate_env(const char *val, struct xc_config *cfg)
 	}
 	return cfg->ablate ? 0 : -EINVAL;
 }
-static int ablate_opt(const struct xc_opts *o, struct xc_config *cfg)
+/* xc_ablate_set()'s bits, over XCALL_ABLATE: set single-threaded, before xc_init */
+static unsigned ablate_set;
+
+int xc_ablate_set(unsigned bits)
 {
-	if (!o->ablate)
-		return 0;
-	if (o->ablate & ~XC_ABLATE_ALL) {
-		opt_report("xc_opts.ablate 0x%x: unknown bits", o->ablate);
+	if (bits & ~XC_ABLATE_ALL)
 		return -EINVAL;
-	}
-	cfg->ablate = o->ablate;
+	ablate_set = bits;
+	return 0;
+}
+static int ablate_take(const struct xc_opts *o, struct xc_config *cfg)
+{
+	if (!ablate_set)
+		return 0;
+	cfg->ablate = ablate_set;
 	return 1;
 }
 static void ablate_show(const struct xc_config *cfg, char *buf, size_t n)
@@ -601,10 +607,6 @@ static void timeout_to(const struct xc_config *cfg, const char *val, struct xc_o
 {
 	o->bringup_timeout_ms = cfg->bringup_timeout_ms;
 }
-static void ablate_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
-{
-	o->ablate = cfg->ablate;
-}
 static void stuck_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
 {
 	o->stuck_ms = cfg->stuck_ms ? cfg->stuck_ms : XC_STUCK_OFF;
@@ -646,9 +648,9 @@ static const struct xc_option options[] = {
 	{ "XCALL_BRINGUP_TIMEOUT_MS", "bringup_timeout_ms",
 	  "how long a worker may take to report alive",
 	  timeout_env, timeout_opt, timeout_show, timeout_to },
-	{ "XCALL_ABLATE", "ablate",
+	{ "XCALL_ABLATE", "-",
 	  "benchmarks only: elide,coalesce,freeride,notify,slot,ring,membarrier (or all) turn optimisations off",
-	  ablate_env, ablate_opt, ablate_show, ablate_to },
+	  ablate_env, ablate_take, ablate_show, NULL },
 	{ "XCALL_STUCK_MS", "stuck_ms",
 	  "report a waiting call not done after this many ms, or off",
 	  stuck_env, stuck_opt, stuck_show, stuck_to },
@@ -820,6 +822,24 @@ int xc_opts_set(struct xc_opts *o, const char *var, const char *value)
 		return -EINVAL;
 	opt->to_opt(&cfg, value, o);
 	return 0;
+}
+
+int xc_ablate_parse(const char *names, unsigned *bits)
+{
+	struct xc_config cfg;
+
+	if (!names || !bits || ablate_env(names, &cfg))
+		return -EINVAL;
+	*bits = cfg.ablate;
+	return 0;
+}
+
+void xc_ablate_format(unsigned bits, char *buf, size_t size)
+{
+	struct xc_config cfg = { .ablate = bits };
+
+	if (size)
+		option_show(option_named("XCALL_ABLATE"), &cfg, buf, size);
 }
 
 int xc_opts_get(const struct xc_opts *o, const char *var, char *buf, size_t size)

@@ -38,6 +38,7 @@
 
 #include "xcall.h"
 #include "base/llist.h"
+#include "base/ablate.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -20,7 +20,7 @@ int main(void)
 	S(struct xc_opts);
 	F(struct xc_opts, cpus); F(struct xc_opts, serial_bringup); F(struct xc_opts, poll_ns);
 	F(struct xc_opts, cpu_init); F(struct xc_opts, cpu_init_arg); F(struct xc_opts, bringup_timeout_ms);
-	F(struct xc_opts, report); F(struct xc_opts, report_ctx); F(struct xc_opts, ablate); F(struct xc_opts, stuck_ms);
+	F(struct xc_opts, report); F(struct xc_opts, report_ctx); F(struct xc_opts, stuck_ms);
 	F(struct xc_opts, trace_file); F(struct xc_opts, trace_events); F(struct xc_opts, urgent_signal);
 	F(struct xc_opts, follow_os); F(struct xc_opts, attach); F(struct xc_opts, ring_entries);
 	S(struct xc_stats);

@@ -94,23 +94,6 @@ c_consts! {
     XC_POLL_NONE: c_long = -1;
     /// Never sleep.
     XC_POLL_FOREVER: c_long = -2;
-    /// Ablation: futex-wake even a polling or running target.
-    XC_ABLATE_ELIDE: c_uint = 1 << 0;
-    /// Ablation: kick on every enqueue.
-    XC_ABLATE_COALESCE: c_uint = 1 << 1;
-    /// Ablation: wake again although a wakeup is under way.
-    XC_ABLATE_FREERIDE: c_uint = 1 << 2;
-    /// Ablation: a worker woken for calls leaves idle and schedules.
-    XC_ABLATE_NOTIFY: c_uint = 1 << 3;
-    /// Ablation: waiting single calls never use the mailbox slot.
-    XC_ABLATE_SLOT: c_uint = 1 << 4;
-    /// Ablation: one shared list per CPU, not per-sender rings.
-    XC_ABLATE_RING: c_uint = 1 << 5;
-    /// Ablation: a ring call fences on its sender.
-    XC_ABLATE_MEMBARRIER: c_uint = 1 << 6;
-    /// Every ablation.
-    XC_ABLATE_ALL: c_uint = XC_ABLATE_ELIDE | XC_ABLATE_COALESCE | XC_ABLATE_FREERIDE
-        | XC_ABLATE_NOTIFY | XC_ABLATE_SLOT | XC_ABLATE_RING | XC_ABLATE_MEMBARRIER;
 }
 
 c_structs! {
@@ -133,8 +116,6 @@ c_structs! {
         pub report: Option<unsafe extern "C" fn(ctx: *mut c_void, line: *const c_char)>,
         /// Passed to `report` as it is.
         pub report_ctx: *mut c_void,
-        /// `XC_ABLATE_*` bits.
-        pub ablate: c_uint,
         /// Stuck-call report delay in ms; 0 = 5000, `XC_STUCK_OFF` = never.
         pub stuck_ms: c_int,
         /// Chrome trace JSON written here at `xc_exit()`; NULL = no tracing.

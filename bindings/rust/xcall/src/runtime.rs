@@ -71,7 +71,6 @@ impl Builder {
                 bringup_timeout_ms: 0,
                 report: None,
                 report_ctx: std::ptr::null_mut(),
-                ablate: 0,
                 stuck_ms: 0,
                 trace_file: std::ptr::null(),
                 trace_events: 0,
