@@ -161,20 +161,27 @@ void xh_stats(int cpu, struct xc_stats *out)
 		memset(out, 0, sizeof(*out));
 }
 
-/* The kick counters of @d, each named with @prefix in front. */
+/*
+ * Every counter of @d that its CPU counts (libxcall's list, XC_STATS_COUNTERS:
+ * not those read when asked, which the benches that use them write), each
+ * named with @prefix in front.
+ */
+#define REC_COUNTER_SENDER(name) rec_counter_named(r, prefix, #name, d->name);
+#define REC_COUNTER_WORKER(name) rec_counter_named(r, prefix, #name, d->name);
+#define REC_COUNTER_READ(name)
+#define REC_COUNTER(name, by, kind, meaning) REC_COUNTER_##by(name)
+
+static void rec_counter_named(struct rec *r, const char *prefix, const char *name, uint64_t v)
+{
+	char full[64];
+
+	snprintf(full, sizeof(full), "%s%s", prefix, name);
+	rec_counter(r, full, (long long)v);
+}
+
 static void rec_xc_counters_as(struct rec *r, const char *prefix, const struct xc_stats *d)
 {
-	const struct { const char *name; uint64_t v; } c[] = {
-		{"calls", d->calls},           {"kicks_sent", d->kicks_sent},
-		{"kicks_elided", d->kicks_elided}, {"kicks_coalesced", d->kicks_coalesced},
-		{"free_rides", d->free_rides}, {"sleeps", d->sleeps},
-		{"wakeups", d->wakeups},       {"barriers", d->barriers},
-	};
-	char name[64];
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		snprintf(name, sizeof(name), "%s%s", prefix, c[i].name);
-		rec_counter(r, name, (long long)c[i].v);
-	}
+	XC_STATS_COUNTERS(REC_COUNTER)
 }
 
 void rec_xc_counters(struct rec *r, const struct xc_stats *d)

@@ -17,7 +17,7 @@
 
 #include "hist.h"
 
-#define REC_MAX_KV 24
+#define REC_MAX_KV 64
 
 struct kv {
 	char key[32];

@@ -269,36 +269,43 @@ struct xc_work {
 	uint32_t _trace_id;
 };
 
+/*
+ * XC_STATS_COUNTERS(X) - the counters of struct xc_stats, one line each, in
+ * their order: X(name, counted_by, kind, meaning). @counted_by: who counts it
+ * on the CPU (SENDER: the threads that call this CPU; WORKER: its worker;
+ * READ: read from elsewhere when asked); @kind: COUNT, summed over CPUs and
+ * subtracted by xc_stats_delta(), or VALUE, a reading (xc_stats_delta() and
+ * xc_stats_add() keep the later one). The list makes the struct, libxcall's
+ * per-CPU counters and their sums, the names xcall-bench writes, and the
+ * layout the Rust crate checks. A new counter goes at the end: the struct
+ * grows, and a program built against an older header reads the counters it
+ * knows (xc_stats_get()).
+ */
+#define XC_STATS_COUNTERS(X)								\
+	X(calls,           WORKER, COUNT, "call functions run on this CPU (inline self-calls included)") \
+	X(kicks_sent,      SENDER, COUNT, "futex wakes (an attached thread: eventfd writes) issued to this CPU's worker") \
+	X(kicks_elided,    SENDER, COUNT, "kicks skipped because the worker was polling or running") \
+	X(kicks_coalesced, SENDER, COUNT, "enqueues that needed no kick because the queue was not empty") \
+	X(free_rides,      SENDER, COUNT, "kicks skipped because another sender's wakeup was under way") \
+	X(sleeps,          WORKER, COUNT, "times the worker went to sleep on its futex (an attached thread: also the sleeps xc_worker_sleep_begin() allowed)") \
+	X(wakeups,         WORKER, COUNT, "times it came back from such a sleep") \
+	X(work_run,        WORKER, COUNT, "work items run") \
+	X(poll_ns_now,     READ,   VALUE, "the current idle poll window (adaptive policy), in ns") \
+	X(urgent_calls,    WORKER, COUNT, "XC_URGENT calls run (also counted in calls)") \
+	X(signals_sent,    SENDER, COUNT, "signals sent to interrupt this CPU's busy worker") \
+	X(stuck_reports,   SENDER, COUNT, "stuck-call reports about calls waiting on this CPU") \
+	X(trace_drops,     READ,   COUNT, "trace events overwritten before they were written out") \
+	X(displaced,       WORKER, COUNT, "calls and work items that ended with the worker on another CPU: the OS had taken this one away") \
+	X(barriers,        WORKER, COUNT, "membarrier(2) calls this CPU's worker made before it slept or closed, for senders whose ring calls skipped their fence")
+
+#define XC__STATS_FIELD(name, counted_by, kind, meaning) uint64_t name;
+
 /**
- * struct xc_stats - counters, per CPU or summed.
- * @calls:           call functions run on this CPU (inline self-calls included).
- * @kicks_sent:      futex wakes (an attached thread: eventfd writes) issued to
- *                   this CPU's worker.
- * @kicks_elided:    kicks skipped because the worker was polling or running.
- * @kicks_coalesced: enqueues that needed no kick because the queue was not empty.
- * @free_rides:      kicks skipped because another sender's wakeup was under way.
- * @sleeps:          times the worker went to sleep on its futex (an attached
- *                   thread: also the sleeps xc_worker_sleep_begin() allowed).
- * @wakeups:         times it came back from such a sleep.
- * @work_run:        work items run.
- * @poll_ns_now:     the current idle poll window (adaptive policy), in ns.
- * @urgent_calls:    XC_URGENT calls run (also counted in @calls).
- * @signals_sent:    signals sent to interrupt this CPU's busy worker.
- * @stuck_reports:   stuck-call reports about calls waiting on this CPU.
- * @trace_drops:     trace events overwritten before they were written out.
- * @displaced:       calls and work items that ended with the worker on another
- *                   CPU: the OS had taken this one away (see xc_cpu_offline()).
- * @barriers:        membarrier(2) calls this CPU's worker made before it slept or
- *                   closed, for senders whose ring calls skipped their fence
- *                   (a burst of calls; see "How it works" in README.md).
+ * struct xc_stats - counters, per CPU or summed: one uint64_t a line of
+ * XC_STATS_COUNTERS, in its order, which says what each counts.
  */
 struct xc_stats {
-	uint64_t calls, kicks_sent, kicks_elided, kicks_coalesced, free_rides,
-		 sleeps, wakeups, work_run;
-	uint64_t poll_ns_now;
-	uint64_t urgent_calls, signals_sent, stuck_reports, trace_drops;
-	uint64_t displaced;
-	uint64_t barriers;
+	XC_STATS_COUNTERS(XC__STATS_FIELD)
 };
 
 /**

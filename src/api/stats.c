@@ -8,25 +8,22 @@
 #include <errno.h>
 #include <string.h>
 
+/* Each counter of XC_STATS_COUNTERS that the CPU counts itself, by the list. */
+#define ADD_COUNTED_SENDER(name) out->name += RD(name);
+#define ADD_COUNTED_WORKER(name) out->name += RD(name);
+#define ADD_COUNTED_READ(name)
+#define ADD_COUNTED(name, by, kind, meaning) ADD_COUNTED_##by(name)
+
 static void stats_add(struct xc_stats *out, struct xc_cpu *c)
 {
 	/* relaxed: counters are statistics, not synchronisation */
 #define RD(f) atomic_load_explicit(&c->f, memory_order_relaxed)
-	out->calls += RD(calls) + RD(urgent_calls);
-	out->kicks_sent += RD(kicks_sent);
-	out->kicks_elided += RD(kicks_elided);
-	out->kicks_coalesced += RD(kicks_coalesced) + xc_rings_rode(c);
-	out->free_rides += RD(free_rides);
-	out->sleeps += RD(sleeps);
-	out->wakeups += RD(wakeups);
-	out->work_run += RD(work_run);
+	XC_STATS_COUNTERS(ADD_COUNTED)
+	/* what is READ when asked, and what counts another's too */
 	out->poll_ns_now += (uint64_t)RD(poll_ns);
-	out->urgent_calls += RD(urgent_calls);
-	out->signals_sent += RD(signals_sent);
-	out->stuck_reports += RD(stuck_reports);
 	out->trace_drops += xc_trace_drops(c->cpu);
-	out->displaced += RD(displaced);
-	out->barriers += RD(barriers);
+	out->calls += RD(urgent_calls);			/* urgent calls are calls */
+	out->kicks_coalesced += xc_rings_rode(c);	/* a call that found its ring linked */
 #undef RD
 }
 
@@ -57,32 +54,25 @@ int xc_stats_get(int cpu, struct xc_stats *out)
 }
 
 /*
- * struct xc_stats is a row of 64-bit counters and one value, poll_ns_now:
- * the two functions below walk it as such, so a new counter needs no line here.
+ * out = a + sign * b, counter by counter, by the list; a VALUE is the later
+ * reading's: @a's in a delta (a - b: later - earlier), @b's in a sum.
  */
-#define XC_STATS_WORDS (sizeof(struct xc_stats) / sizeof(uint64_t))
-_Static_assert(sizeof(struct xc_stats) % sizeof(uint64_t) == 0, "xc_stats: 64-bit fields only");
-#define XC_STATS_VALUE (offsetof(struct xc_stats, poll_ns_now) / sizeof(uint64_t))
+#define COMBINE_COUNT(name) x.name = sign > 0 ? x.name + y.name : x.name - y.name;
+#define COMBINE_VALUE(name) x.name = sign > 0 ? y.name : x.name;
+#define COMBINE(name, by, kind, meaning) COMBINE_##kind(name)
 
-/* out[i] = a[i] + sign * b[i]; the value is b's. */
 static void stats_combine(struct xc_stats *out, const struct xc_stats *a, const struct xc_stats *b,
 			  int sign)
 {
-	uint64_t x[XC_STATS_WORDS], y[XC_STATS_WORDS];
+	struct xc_stats x = *a, y = *b;	/* copies: @out may be either */
 
-	memcpy(x, a, sizeof(x));
-	memcpy(y, b, sizeof(y));
-	for (size_t i = 0; i < XC_STATS_WORDS; i++)
-		x[i] = i == XC_STATS_VALUE ? y[i] : sign > 0 ? x[i] + y[i] : x[i] - y[i];
-	memcpy(out, x, sizeof(x));
+	XC_STATS_COUNTERS(COMBINE)
+	*out = x;
 }
 
 void xc_stats_delta(struct xc_stats *out, const struct xc_stats *earlier, const struct xc_stats *later)
 {
-	struct xc_stats e = *earlier;
-
-	stats_combine(out, later, &e, -1);
-	out->poll_ns_now = later->poll_ns_now;
+	stats_combine(out, later, earlier, -1);
 }
 
 void xc_stats_add(struct xc_stats *sum, const struct xc_stats *add)

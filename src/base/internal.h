@@ -151,6 +151,22 @@ struct xc_slot {
 #define XC_DONE_SLEEPING  (1u << 31)
 
 /*
+ * The per-CPU counters of XC_STATS_COUNTERS (xcall.h), each in the group of
+ * struct xc_cpu that its writer writes: XC__SENDER_COUNTER makes the
+ * senders' fields, XC__WORKER_COUNTER the worker's, and those READ when
+ * asked (stats.c) have none. A counter added to the list gets its field
+ * here by itself.
+ */
+#define XC__COUNTER_IN_SENDER_SENDER(name) _Atomic uint64_t name;
+#define XC__COUNTER_IN_SENDER_WORKER(name)
+#define XC__COUNTER_IN_SENDER_READ(name)
+#define XC__COUNTER_IN_WORKER_SENDER(name)
+#define XC__COUNTER_IN_WORKER_WORKER(name) _Atomic uint64_t name;
+#define XC__COUNTER_IN_WORKER_READ(name)
+#define XC__SENDER_COUNTER(name, by, kind, meaning) XC__COUNTER_IN_SENDER_##by(name)
+#define XC__WORKER_COUNTER(name, by, kind, meaning) XC__COUNTER_IN_WORKER_##by(name)
+
+/*
  * One CPU. The first cache line is the mailbox: senders write it (push, the
  * slot) and the idle worker polls it, so a call to an idle worker costs one
  * line transfer there and one back. What follows is kept off that line:
@@ -167,13 +183,8 @@ struct xc_cpu {
 	struct xc_slot slot;
 
 	/* counters bumped by senders and waiters; the worker's loops never read them */
-	_Atomic uint64_t kicks_sent __xc_aligned;
-	_Atomic uint64_t kicks_elided;
-	_Atomic uint64_t kicks_coalesced;
-	_Atomic uint64_t free_rides;
-	_Atomic uint64_t signals_sent;
-	_Atomic uint64_t stuck_reports;
-	_Atomic uint64_t fd_kicks_done;	/* eventfd kicks whose write is done (attach.c) */
+	_Atomic uint64_t fd_kicks_done __xc_aligned;	/* eventfd kicks whose write is done (attach.c) */
+	XC_STATS_COUNTERS(XC__SENDER_COUNTER)
 	int kick_fd;			/* an attached thread's eventfd; -1: none (attach.c) */
 
 	/*
@@ -182,17 +193,14 @@ struct xc_cpu {
 	 */
 	_Atomic uint32_t slot_claim __xc_pair_aligned;
 
-	/* worker-private: written only by this CPU's worker thread */
-	_Atomic uint64_t calls __xc_pair_aligned;
-	_Atomic uint64_t sleeps;
-	_Atomic uint64_t wakeups;
-	_Atomic uint64_t work_run;
-	_Atomic long poll_ns;		/* adaptive window; read by xc_stats_get */
+	/*
+	 * worker-private: written only by this CPU's worker thread (its counters:
+	 * urgent_calls and displaced by its signal handler too)
+	 */
+	_Atomic long poll_ns __xc_pair_aligned;	/* adaptive window; read by xc_stats_get */
+	XC_STATS_COUNTERS(XC__WORKER_COUNTER)
 	uint64_t poll_quiet_until;	/* no idle poll before this (xc_now_ns); 0: none: its CPU was shared (wake.c) */
 	uint32_t poll_cuts;		/* polls ended by a late yield in a row: the quiet doubles with each */
-	_Atomic uint64_t urgent_calls;	/* written only by the worker's signal handler */
-	_Atomic uint64_t displaced;	/* runs that ended on another CPU; the handler bumps it too */
-	_Atomic uint64_t barriers;	/* membarriers for owners' skipped fences (ring.c) */
 	_Atomic bool os_recheck;	/* a run ended elsewhere: the task loop runs the full check */
 	/*
 	 * The slot's call is running (slot.c): a wait inside it must not run
