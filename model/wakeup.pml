@@ -739,7 +739,8 @@ inline run_list(taken)
  */
 inline call_fn_next(c, src, b, plain)
 {
-	// @src src/call.h: xc_in_call++;
+	/* xc_user_run's bracket (thread.h; its mark: urgentmark.pml) */
+	// @src src/thread.h: xc_tls.in_call++;
 	atomic {
 		assert(!(plain && deferred[c]));
 		b = src & (-src);
@@ -754,7 +755,7 @@ inline call_fn_next(c, src, b, plain)
 		ran = ran | b;
 		MARK_ANY
 	}
-	// @src src/call.h: xc_in_call--;
+	// @src src/thread.h: xc_tls.in_call--;
 	atomic { in_call[c]--; RING_COMPLETE(b) FORGET(b) }
 }
 
@@ -1024,8 +1025,8 @@ inline ring_run_closing(c, r)
  */
 inline rings_run(c)
 {
-	// @src src/ring.c: return rings_run(c, c->rings_held, false);
-	// @src src/ring.c: for (; r; r = r->held_next)
+	// @src src/ring.c: for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+	// @src src/ring.c: n += ring_run(c, r, false);
 	rr = 0;
 	do
 	:: rr < NRINGS && (held & (1 << rr)) -> ring_run(c, rr); rr++
@@ -1195,7 +1196,7 @@ inline rings_close(me)
 	do
 	:: rr < NRINGS && (rcl & (1 << rr)) ->
 		if :: RUNRUN(rr) -> WITNESS(59) :: else -> skip fi;	/* the close runs a ring's calls */
-		// @src src/ring.c: n += ring_run(c, r, true, false);	/* U3, and what it finds */
+		// @src src/ring.c: n += ring_run(c, r, true);	/* U3, and what it finds */
 		ring_run_closing(me, rr); rr++
 	:: rr < NRINGS && !(rcl & (1 << rr)) -> rr++
 	:: else -> rr = 0; rcl = 0; break
@@ -1290,7 +1291,7 @@ inline work_take(me)
 /* ... and the oldest item starts (work_head != 0): fn(arg), RUNNING, xc_in_call 0 */
 inline work_start(me)
 {
-	// @src src/work.c: fn(arg);
+	// @src src/work.c: xc_user_run(XC_USER_WORK, fn, arg);
 	atomic {
 		wbit = work_head & (-work_head);
 		work_head = work_head & ~wbit;
@@ -1509,8 +1510,9 @@ wait_loop:
 		:: any -> any = false; WITNESS(29); goto wait_loop	/* continue */
 		:: else -> skip
 		fi;
-		/* xc_idle_wait(self, ready_sync, r, window, until, 0): until = 0 (stuck reports off) */
-		// @src src/wait.c: if (!xc_idle_wait(self, ready_done, &ready, xc_poll_window(self),
+		/* xc_idle_wait(self, ready_sync, r, window, until, 0): until = 0 (stuck reports off);
+		 * above the serve floor (a wait below it polls: floor.pml) */
+		// @src src/wait.c: if (!xc_idle_wait(self, ready_done, &ready, deep ? -1 : xc_poll_window(self),
 		mode = MODE_SYNC;
 		goto idle_wait;
 wait_end:
@@ -1598,7 +1600,8 @@ sleep_loop:
 	// @src src/wait.c: if (ready(c, ctx, false))	/* W2 */
 #if PAIR
 	/* ready_done: ref_done || xc_calls_pending(c) (|| an offline request, not modelled: a wake more) */
-	// @src src/wait.c: return ref_done(w->r) || xc_w2_pending(c, false) ||
+	// @src src/wait.c: return ref_done(w->r) ||
+	// @src src/wait.c: (w->deep ? xc_calls_pending_unheld(c) || xc_rings_unlooked(c) : xc_w2_pending(c, false)) ||
 	if
 	:: mode == MODE_SYNC && sync_done[me] -> WITNESS(30); goto idle_out	/* the re-check saw the completion */
 	:: else -> skip
