@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# model/check.sh - model-check the wakeup protocol with spin (model/wakeup.pml).
+# model/check.sh - model-check the wakeup protocol with spin (model/wakeup.pml), and
+# a mechanism in small models of their own (floor.pml).
 #
 # Usage: model/check.sh [OUTDIR]        (default build/model; run from the repo root)
 # Env:   PAN_CC=cc  the C compiler for the verifiers (default gcc)
@@ -55,9 +56,17 @@
 #     drains wait for each other), makeroomhead (make_room keeps its head:
 #     a nested call overwritten), refusedrewind (LINKED while it waits, then
 #     head rewound: a nested call lost);
+#   - floor.pml (a worker's waits below its serve floor): every wait ends,
+#     a worker nests at most one level past its floor, a refused call never
+#     runs and one that ran is never refused, FIFO per ring among the calls
+#     that run; with RETRACT, one exchange wins an entry; the mutants fail:
+#     nothing refused below the floor (the code before 7160e0c) and only a
+#     ring's front refused (both: the two workers' hang), the rings run
+#     below the floor (the nest past its bound), a refusal by load and store
+#     (an entry refused and retracted);
 #   - each coverage witness is reached (its assertion fails), so no property
 #     holds vacuously because a path of the protocol was never taken;
-#   - every "// @src FILE: TEXT" line of the model still quotes its FILE.
+#   - every "// @src FILE: TEXT" line of each model still quotes its FILE.
 # Prints one line per check and "N passed, N failed"; exits 1 on any unexpected result.
 set -u
 cd "$(dirname "$0")/.."
@@ -78,22 +87,24 @@ say() { printf '%-5s %s\n' "$1" "$2"; }
 ok() { say PASS "$1"; pass=$((pass + 1)); }
 bad() { say FAIL "$1"; fail=$((fail + 1)); }
 
-# --- anchors: the model's quotes of the code must still be in the code -----------
-anchors=0 stale=0
-while IFS= read -r line; do
-	file=${line%%: *}
-	text=${line#*: }
-	anchors=$((anchors + 1))
-	if ! grep -qF -- "$text" "$file" 2>/dev/null; then
-		bad "anchor: '$text' is no longer in $file: re-read the code, update model/wakeup.pml"
-		stale=$((stale + 1))
+# --- anchors: the models' quotes of the code must still be in the code ------------
+for model in wakeup.pml floor.pml; do
+	anchors=0 stale=0
+	while IFS= read -r line; do
+		file=${line%%: *}
+		text=${line#*: }
+		anchors=$((anchors + 1))
+		if ! grep -qF -- "$text" "$file" 2>/dev/null; then
+			bad "anchor: '$text' is no longer in $file: re-read the code, update model/$model"
+			stale=$((stale + 1))
+		fi
+	done < <(sed -n 's|^[[:space:]]*// @src \([^:]*\): \(.*\)$|\1: \2|p' "model/$model")
+	if [ "$anchors" = 0 ]; then
+		bad "anchors: no '// @src' lines found in model/$model"
+	elif [ "$stale" = 0 ]; then
+		ok "anchors: all $anchors '// @src' quotes of src/ in model/$model found in the code"
 	fi
-done < <(sed -n 's|^[[:space:]]*// @src \([^:]*\): \(.*\)$|\1: \2|p' model/wakeup.pml)
-if [ "$anchors" = 0 ]; then
-	bad "anchors: no '// @src' lines found in model/wakeup.pml"
-elif [ "$stale" = 0 ]; then
-	ok "anchors: all $anchors '// @src' quotes of src/ found in the code"
-fi
+done
 
 # --- verifications ------------------------------------------------------------------
 # verify NAME MODEL "SPIN -D FLAGS" "CC FLAGS" "PAN OPTIONS" EXPECT
@@ -375,6 +386,24 @@ add mutant-nof1 "mutant nof1 (rings, the owner skips R1' without storing F1: unf
 add mutant-busysleep "mutant busysleep (rings, the worker sleeps without the membarrier when another's is under way), 1 sender x (2 nowait, waiting): a ring call stranded, the worker asleep" \
 	wakeup-mutant-busysleep.pml "$MRL" "$SMALL -DREACH" "-i -w18" "$STRANDED"
 
+# The serve floor (model/floor.pml): A's waits below its floor, B's call
+# sending A a nowait and a waiting call through one ring, T's waiting call
+# behind a burst. Must pass; each mutant fails with its bug.
+FSAFE="-O2 -DSAFETY -DCOLLAPSE"
+add floor "serve floor: the recursion A -> B -> A below A's floor (B's nowait then waiting call in one ring) + T's waiting call behind a nowait one: every wait ends, one level past the floor at most, refused never run, FIFO per ring" \
+	floor.pml "" "$FSAFE" "-m10000 -w22" pass
+add floor-retract "serve floor + T retracting its entry as a refused doorbell's owner: exactly one exchange wins, a retracted record untouched" \
+	floor.pml "-DRETRACT=1" "$FSAFE" "-m10000 -w22" pass
+FHANG='assertion violated \(waits==0\)'
+add mutant-floor-norefuse "mutant floor norefuse (below the floor nothing refused: the code before 7160e0c): A and B wait for each other for ever" \
+	floor-mutant-norefuse.pml "" "$SMALL" "-m10000 -w18" "$FHANG"
+add mutant-floor-frontonly "mutant floor frontonly (only a waiting entry at a ring's front refused): the hang behind a nowait entry" \
+	floor-mutant-frontonly.pml "" "$SMALL" "-m10000 -w18" "$FHANG"
+add mutant-floor-runfront "mutant floor runfront (below the floor the rings run): the nest grows past the floor's one level" \
+	floor-mutant-runfront.pml "" "$SMALL" "-m10000 -w18" 'assertion violated \(\(cpu!=0\)\|\|\(lvl<=\(1\+1\)\)\)'
+add mutant-floor-plainrefuse "mutant floor plainrefuse (the refusal a store after a load, no exchange), RETRACT: an entry both refused and retracted" \
+	floor-mutant-plainrefuse.pml "-DRETRACT=1" "$SMALL" "-m10000 -w20" 'assertion violated +!\(refused\[id\]\)|assertion violated +!\(dead\[i\]\)|assertion violated \(\(!\(ran\[i\]\)&& !\(retracted\[i\]\)\)\)'
+
 # Coverage witnesses: every interesting step of the protocol is reachable,
 # each in the configuration that has it.
 WIT=(
@@ -486,6 +515,28 @@ for n in $(seq 1 "$NWIT"); do
 	esac
 	add "witness-$n" "witness $n reached: ${WIT[$n]}" \
 		wakeup.pml "$cfg -DCOVER=$n" "$SMALL" "-w20" "assertion violated \\($n!=$n\\)"
+done
+
+# ... and the small models'
+FWIT=(
+	""
+	"below the floor a waiting entry behind another entry is refused (-ELOOP)"
+	"below the floor another thread's waiting call behind its burst is refused (eager)"
+	"B's wait ends with its call refused (-ELOOP): the nest unwinds"
+	"once the nest unwinds, A runs the nowait call that stood before the refused one"
+	"an ordinary run steps over a refused entry (tombstone)"
+	"T's waiting call runs (A above its floor then)"
+	"(RETRACT) the refusal's exchange reads RETRACTED: the owner took it back first"
+	"(RETRACT) the owner's exchange reads REFUSED: it waits for the completion (-ELOOP)"
+	"(RETRACT) an ordinary run steps over a retracted entry"
+)
+for n in $(seq 1 $(( ${#FWIT[@]} - 1 ))); do
+	case $n in
+	[789]) cfg="-DRETRACT=1" ;;
+	*) cfg= ;;
+	esac
+	add "witness-floor-$n" "floor witness $n reached: ${FWIT[$n]}" \
+		floor.pml "$cfg -DCOVER=$n" "$SMALL" "-m10000 -w20" "assertion violated \\($n!=$n\\)"
 done
 
 echo "model: ${#NAMES[@]} verifications with spin ($(spin -V | head -1)), $JOBS at a time, in $OUT"
