@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # model/check.sh - model-check the wakeup protocol with spin (model/wakeup.pml), and
-# a mechanism in small models of their own (floor.pml).
+# two mechanisms in small models of their own (floor.pml, lockwait.pml).
 #
 # Usage: model/check.sh [OUTDIR]        (default build/model; run from the repo root)
 # Env:   PAN_CC=cc  the C compiler for the verifiers (default gcc)
@@ -64,6 +64,11 @@
 #     ring's front refused (both: the two workers' hang), the rings run
 #     below the floor (the nest past its bound), a refusal by load and store
 #     (an entry refused and retracted);
+#   - lockwait.pml (the refusal of a wait for the hotplug lock, or of an
+#     offline request, by the worker whose call is up the waiter's stack):
+#     a refusal only once the call was taken, the proof's refusal above it,
+#     every wait ends, also below the floor; the one-empty-serve proof fails
+#     (a refusal while the call is queued);
 #   - each coverage witness is reached (its assertion fails), so no property
 #     holds vacuously because a path of the protocol was never taken;
 #   - every "// @src FILE: TEXT" line of each model still quotes its FILE.
@@ -88,7 +93,7 @@ ok() { say PASS "$1"; pass=$((pass + 1)); }
 bad() { say FAIL "$1"; fail=$((fail + 1)); }
 
 # --- anchors: the models' quotes of the code must still be in the code ------------
-for model in wakeup.pml floor.pml; do
+for model in wakeup.pml floor.pml lockwait.pml; do
 	anchors=0 stale=0
 	while IFS= read -r line; do
 		file=${line%%: *}
@@ -404,6 +409,24 @@ add mutant-floor-runfront "mutant floor runfront (below the floor the rings run)
 add mutant-floor-plainrefuse "mutant floor plainrefuse (the refusal a store after a load, no exchange), RETRACT: an entry both refused and retracted" \
 	floor-mutant-plainrefuse.pml "-DRETRACT=1" "$SMALL" "-m10000 -w20" 'assertion violated +!\(refused\[id\]\)|assertion violated +!\(dead\[i\]\)|assertion violated \(\(!\(ran\[i\]\)&& !\(retracted\[i\]\)\)\)'
 
+# The lock-wait refusal (model/lockwait.pml): X waits for its call C to Y;
+# Y waits for the hotplug lock (held by H, which takes X offline) or for an
+# offline of X it requested, serving its queue. Must pass; the one-serve
+# proof fails.
+add lockwait "lock-wait refusal: X waits for C on Y, Y waits for the lock (work item + C's function) while H takes X offline: refusals only with C taken, the proof's above C, every wait ends" \
+	lockwait.pml "" "$SMALL" "-m10000 -w20" pass
+add lockwait-offline "lock-wait refusal: Y requests X's offline and waits for it (work item or C's function): the request refused only with C up Y's stack" \
+	lockwait.pml "-DOFFLINE=1" "$SMALL" "-m10000 -w20" pass
+add lockwait-floor "lock-wait refusal below Y's floor: C refused there with -ELOOP (a serve that did something), no wait refused" \
+	lockwait.pml "-DFLOOR=1" "$SMALL" "-m10000 -w20" pass
+add lockwait-floor-up "lock-wait refusal: C's own wait below Y's floor, a nowait call left queued (empty serves with entries): the proof holds" \
+	lockwait.pml "-DFLOOR=2" "$SMALL" "-m10000 -w20" pass
+LQUEUED='assertion violated \(c_up&&top_above\)'
+add mutant-lockwait-oneempty "mutant lockwait oneempty (the proof with one empty serve): Y's wait for the lock refused while C is still queued" \
+	lockwait-mutant-oneempty.pml "" "$SMALL" "-m10000 -w20" "$LQUEUED"
+add mutant-lockwait-oneempty-offline "mutant lockwait oneempty (the proof with one empty serve), Y requesting X's offline: the request refused while C is still queued" \
+	lockwait-mutant-oneempty.pml "-DOFFLINE=1" "$SMALL" "-m10000 -w20" "$LQUEUED"
+
 # Coverage witnesses: every interesting step of the protocol is reachable,
 # each in the configuration that has it.
 WIT=(
@@ -537,6 +560,28 @@ for n in $(seq 1 $(( ${#FWIT[@]} - 1 ))); do
 	esac
 	add "witness-floor-$n" "floor witness $n reached: ${FWIT[$n]}" \
 		floor.pml "$cfg -DCOVER=$n" "$SMALL" "-m10000 -w20" "assertion violated \\($n!=$n\\)"
+done
+LWIT=(
+	""
+	"two empty serves since the look began: the lock's waiter refused (proven)"
+	"a proven look refuses a later wait for the lock at once"
+	"two empty serves: the offline request refused (-EDEADLK)"
+	"X's call refused below Y's floor (-ELOOP): X's wait done, nothing refused"
+	"X's task loop serves the offline request once its wait is done"
+	"C runs inside a serve of a wait (for the lock, or an offline)"
+	"a serve below the floor refuses C"
+	"a serve below the floor that refused nothing, entries left: counted empty"
+	"Y's wait for the lock takes it (the holder let it go)"
+	"a look finds no worker waiting for the lock: it ends, and begins again"
+)
+for n in $(seq 1 $(( ${#LWIT[@]} - 1 ))); do
+	case $n in
+	3) cfg="-DOFFLINE=1" ;;
+	4|7|8) cfg="-DFLOOR=1" ;;
+	*) cfg= ;;
+	esac
+	add "witness-lockwait-$n" "lockwait witness $n reached: ${LWIT[$n]}" \
+		lockwait.pml "$cfg -DCOVER=$n" "$SMALL" "-m10000 -w20" "assertion violated \\($n!=$n\\)"
 done
 
 echo "model: ${#NAMES[@]} verifications with spin ($(spin -V | head -1)), $JOBS at a time, in $OUT"
