@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # model/check.sh - model-check the wakeup protocol with spin (model/wakeup.pml), and
-# two mechanisms in small models of their own (floor.pml, lockwait.pml).
+# three mechanisms in small models of their own (floor.pml, lockwait.pml, urgentmark.pml).
 #
 # Usage: model/check.sh [OUTDIR]        (default build/model; run from the repo root)
 # Env:   PAN_CC=cc  the C compiler for the verifiers (default gcc)
@@ -69,6 +69,13 @@
 #     a refusal only once the call was taken, the proof's refusal above it,
 #     every wait ends, also below the floor; the one-empty-serve proof fails
 #     (a refusal while the call is queued);
+#   - urgentmark.pml (the urgent function's mark and the bracket around the
+#     application's code): every urgent function's body runs marked, the
+#     mark is clear after the outermost bracket, the urgent handler never
+#     lands inside an urgent function; the mutants fail: the code before the
+#     bracket (mark before count, cleared: an urgent function runs unmarked),
+#     a mark cleared on the way out (the same after an inline urgent call),
+#     the mark before the count (the handler inside an urgent function);
 #   - each coverage witness is reached (its assertion fails), so no property
 #     holds vacuously because a path of the protocol was never taken;
 #   - every "// @src FILE: TEXT" line of each model still quotes its FILE.
@@ -93,7 +100,7 @@ ok() { say PASS "$1"; pass=$((pass + 1)); }
 bad() { say FAIL "$1"; fail=$((fail + 1)); }
 
 # --- anchors: the models' quotes of the code must still be in the code ------------
-for model in wakeup.pml floor.pml lockwait.pml; do
+for model in wakeup.pml floor.pml lockwait.pml urgentmark.pml; do
 	anchors=0 stale=0
 	while IFS= read -r line; do
 		file=${line%%: *}
@@ -427,6 +434,18 @@ add mutant-lockwait-oneempty "mutant lockwait oneempty (the proof with one empty
 add mutant-lockwait-oneempty-offline "mutant lockwait oneempty (the proof with one empty serve), Y requesting X's offline: the request refused while C is still queued" \
 	lockwait-mutant-oneempty.pml "-DOFFLINE=1" "$SMALL" "-m10000 -w20" "$LQUEUED"
 
+# The urgent mark and the bracket (model/urgentmark.pml): must pass; each
+# mutant fails with its bug.
+UNMARKED='assertion violated \(\(live==0\)\|\|mark\)'
+add urgentmark "urgent mark: brackets nested 3 deep (calls, urgent calls, work items, the flat slot run, inline calls) + 2 urgent signals: every urgent body marked, clear after the outermost, the handler never inside an urgent function" \
+	urgentmark.pml "" "$SMALL" "-m10000 -w20" pass
+add mutant-urgentmark-markclear "mutant urgentmark markclear (the code before the bracket: mark before count, cleared on the way out), no inline calls: the handler lands between the two, the interrupted urgent function runs unmarked" \
+	urgentmark-mutant-markclear.pml "-DINLINE=0 -DP3=0" "$SMALL" "-m10000 -w18" "$UNMARKED"
+add mutant-urgentmark-clearexit "mutant urgentmark clearexit (count, then mark, but cleared on the way out): an urgent function goes on unmarked after an inline urgent call" \
+	urgentmark-mutant-clearexit.pml "" "$SMALL" "-m10000 -w18" "$UNMARKED"
+add mutant-urgentmark-markfirst "mutant urgentmark markfirst (the mark before the count, put back on the way out): the handler lands inside an urgent function" \
+	urgentmark-mutant-markfirst.pml "" "$SMALL" "-m10000 -w18" 'assertion violated \( !\(1\)\|\|\(mark==0\)\)'
+
 # Coverage witnesses: every interesting step of the protocol is reachable,
 # each in the configuration that has it.
 WIT=(
@@ -582,6 +601,22 @@ for n in $(seq 1 $(( ${#LWIT[@]} - 1 ))); do
 	esac
 	add "witness-lockwait-$n" "lockwait witness $n reached: ${LWIT[$n]}" \
 		lockwait.pml "$cfg -DCOVER=$n" "$SMALL" "-m10000 -w20" "assertion violated \\($n!=$n\\)"
+done
+UWIT=(
+	""
+	"the urgent handler runs an urgent function (in_call 0)"
+	"the urgent handler defers: in_call is not 0 (a call's or an urgent function)"
+	"an inner urgent bracket puts back a set mark"
+	"the handler's urgent function runs an urgent call inline"
+	"the handler's urgent function runs a plain call inline"
+	"an urgent function on the thread runs an urgent call inline"
+	"a work item runs an urgent call inline (not counted below it)"
+	"the idle poll's flat slot run runs an urgent call inline"
+	"the urgent handler lands in the middle of a work item"
+)
+for n in $(seq 1 $(( ${#UWIT[@]} - 1 ))); do
+	add "witness-urgentmark-$n" "urgentmark witness $n reached: ${UWIT[$n]}" \
+		urgentmark.pml "-DCOVER=$n" "$SMALL" "-w18" "assertion violated \\($n!=$n\\)"
 done
 
 echo "model: ${#NAMES[@]} verifications with spin ($(spin -V | head -1)), $JOBS at a time, in $OUT"
