@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# model/check.sh - model-check the wakeup protocol with spin (model/wakeup.pml).
+# model/check.sh - model-check the wakeup protocol with spin (model/wakeup.pml), and
+# three mechanisms in small models of their own (floor.pml, lockwait.pml, urgentmark.pml).
 #
 # Usage: model/check.sh [OUTDIR]        (default build/model; run from the repo root)
 # Env:   PAN_CC=cc  the C compiler for the verifiers (default gcc)
@@ -55,9 +56,29 @@
 #     drains wait for each other), makeroomhead (make_room keeps its head:
 #     a nested call overwritten), refusedrewind (LINKED while it waits, then
 #     head rewound: a nested call lost);
+#   - floor.pml (a worker's waits below its serve floor): every wait ends,
+#     a worker nests at most one level past its floor, a refused call never
+#     runs and one that ran is never refused, FIFO per ring among the calls
+#     that run; with RETRACT, one exchange wins an entry; the mutants fail:
+#     nothing refused below the floor (the code before 7160e0c) and only a
+#     ring's front refused (both: the two workers' hang), the rings run
+#     below the floor (the nest past its bound), a refusal by load and store
+#     (an entry refused and retracted);
+#   - lockwait.pml (the refusal of a wait for the hotplug lock, or of an
+#     offline request, by the worker whose call is up the waiter's stack):
+#     a refusal only once the call was taken, the proof's refusal above it,
+#     every wait ends, also below the floor; the one-empty-serve proof fails
+#     (a refusal while the call is queued);
+#   - urgentmark.pml (the urgent function's mark and the bracket around the
+#     application's code): every urgent function's body runs marked, the
+#     mark is clear after the outermost bracket, the urgent handler never
+#     lands inside an urgent function; the mutants fail: the code before the
+#     bracket (mark before count, cleared: an urgent function runs unmarked),
+#     a mark cleared on the way out (the same after an inline urgent call),
+#     the mark before the count (the handler inside an urgent function);
 #   - each coverage witness is reached (its assertion fails), so no property
 #     holds vacuously because a path of the protocol was never taken;
-#   - every "// @src FILE: TEXT" line of the model still quotes its FILE.
+#   - every "// @src FILE: TEXT" line of each model still quotes its FILE.
 # Prints one line per check and "N passed, N failed"; exits 1 on any unexpected result.
 set -u
 cd "$(dirname "$0")/.."
@@ -78,22 +99,24 @@ say() { printf '%-5s %s\n' "$1" "$2"; }
 ok() { say PASS "$1"; pass=$((pass + 1)); }
 bad() { say FAIL "$1"; fail=$((fail + 1)); }
 
-# --- anchors: the model's quotes of the code must still be in the code -----------
-anchors=0 stale=0
-while IFS= read -r line; do
-	file=${line%%: *}
-	text=${line#*: }
-	anchors=$((anchors + 1))
-	if ! grep -qF -- "$text" "$file" 2>/dev/null; then
-		bad "anchor: '$text' is no longer in $file: re-read the code, update model/wakeup.pml"
-		stale=$((stale + 1))
+# --- anchors: the models' quotes of the code must still be in the code ------------
+for model in wakeup.pml floor.pml lockwait.pml urgentmark.pml; do
+	anchors=0 stale=0
+	while IFS= read -r line; do
+		file=${line%%: *}
+		text=${line#*: }
+		anchors=$((anchors + 1))
+		if ! grep -qF -- "$text" "$file" 2>/dev/null; then
+			bad "anchor: '$text' is no longer in $file: re-read the code, update model/$model"
+			stale=$((stale + 1))
+		fi
+	done < <(sed -n 's|^[[:space:]]*// @src \([^:]*\): \(.*\)$|\1: \2|p' "model/$model")
+	if [ "$anchors" = 0 ]; then
+		bad "anchors: no '// @src' lines found in model/$model"
+	elif [ "$stale" = 0 ]; then
+		ok "anchors: all $anchors '// @src' quotes of src/ in model/$model found in the code"
 	fi
-done < <(sed -n 's|^[[:space:]]*// @src \([^:]*\): \(.*\)$|\1: \2|p' model/wakeup.pml)
-if [ "$anchors" = 0 ]; then
-	bad "anchors: no '// @src' lines found in model/wakeup.pml"
-elif [ "$stale" = 0 ]; then
-	ok "anchors: all $anchors '// @src' quotes of src/ found in the code"
-fi
+done
 
 # --- verifications ------------------------------------------------------------------
 # verify NAME MODEL "SPIN -D FLAGS" "CC FLAGS" "PAN OPTIONS" EXPECT
@@ -375,6 +398,54 @@ add mutant-nof1 "mutant nof1 (rings, the owner skips R1' without storing F1: unf
 add mutant-busysleep "mutant busysleep (rings, the worker sleeps without the membarrier when another's is under way), 1 sender x (2 nowait, waiting): a ring call stranded, the worker asleep" \
 	wakeup-mutant-busysleep.pml "$MRL" "$SMALL -DREACH" "-i -w18" "$STRANDED"
 
+# The serve floor (model/floor.pml): A's waits below its floor, B's call
+# sending A a nowait and a waiting call through one ring, T's waiting call
+# behind a burst. Must pass; each mutant fails with its bug.
+FSAFE="-O2 -DSAFETY -DCOLLAPSE"
+add floor "serve floor: the recursion A -> B -> A below A's floor (B's nowait then waiting call in one ring) + T's waiting call behind a nowait one: every wait ends, one level past the floor at most, refused never run, FIFO per ring" \
+	floor.pml "" "$FSAFE" "-m10000 -w22" pass
+add floor-retract "serve floor + T retracting its entry as a refused doorbell's owner: exactly one exchange wins, a retracted record untouched" \
+	floor.pml "-DRETRACT=1" "$FSAFE" "-m10000 -w22" pass
+FHANG='assertion violated \(waits==0\)'
+add mutant-floor-norefuse "mutant floor norefuse (below the floor nothing refused: the code before 7160e0c): A and B wait for each other for ever" \
+	floor-mutant-norefuse.pml "" "$SMALL" "-m10000 -w18" "$FHANG"
+add mutant-floor-frontonly "mutant floor frontonly (only a waiting entry at a ring's front refused): the hang behind a nowait entry" \
+	floor-mutant-frontonly.pml "" "$SMALL" "-m10000 -w18" "$FHANG"
+add mutant-floor-runfront "mutant floor runfront (below the floor the rings run): the nest grows past the floor's one level" \
+	floor-mutant-runfront.pml "" "$SMALL" "-m10000 -w18" 'assertion violated \(\(cpu!=0\)\|\|\(lvl<=\(1\+1\)\)\)'
+add mutant-floor-plainrefuse "mutant floor plainrefuse (the refusal a store after a load, no exchange), RETRACT: an entry both refused and retracted" \
+	floor-mutant-plainrefuse.pml "-DRETRACT=1" "$SMALL" "-m10000 -w20" 'assertion violated +!\(refused\[id\]\)|assertion violated +!\(dead\[i\]\)|assertion violated \(\(!\(ran\[i\]\)&& !\(retracted\[i\]\)\)\)'
+
+# The lock-wait refusal (model/lockwait.pml): X waits for its call C to Y;
+# Y waits for the hotplug lock (held by H, which takes X offline) or for an
+# offline of X it requested, serving its queue. Must pass; the one-serve
+# proof fails.
+add lockwait "lock-wait refusal: X waits for C on Y, Y waits for the lock (work item + C's function) while H takes X offline: refusals only with C taken, the proof's above C, every wait ends" \
+	lockwait.pml "" "$SMALL" "-m10000 -w20" pass
+add lockwait-offline "lock-wait refusal: Y requests X's offline and waits for it (work item or C's function): the request refused only with C up Y's stack" \
+	lockwait.pml "-DOFFLINE=1" "$SMALL" "-m10000 -w20" pass
+add lockwait-floor "lock-wait refusal below Y's floor: C refused there with -ELOOP (a serve that did something), no wait refused" \
+	lockwait.pml "-DFLOOR=1" "$SMALL" "-m10000 -w20" pass
+add lockwait-floor-up "lock-wait refusal: C's own wait below Y's floor, a nowait call left queued (empty serves with entries): the proof holds" \
+	lockwait.pml "-DFLOOR=2" "$SMALL" "-m10000 -w20" pass
+LQUEUED='assertion violated \(c_up&&top_above\)'
+add mutant-lockwait-oneempty "mutant lockwait oneempty (the proof with one empty serve): Y's wait for the lock refused while C is still queued" \
+	lockwait-mutant-oneempty.pml "" "$SMALL" "-m10000 -w20" "$LQUEUED"
+add mutant-lockwait-oneempty-offline "mutant lockwait oneempty (the proof with one empty serve), Y requesting X's offline: the request refused while C is still queued" \
+	lockwait-mutant-oneempty.pml "-DOFFLINE=1" "$SMALL" "-m10000 -w20" "$LQUEUED"
+
+# The urgent mark and the bracket (model/urgentmark.pml): must pass; each
+# mutant fails with its bug.
+UNMARKED='assertion violated \(\(live==0\)\|\|mark\)'
+add urgentmark "urgent mark: brackets nested 3 deep (calls, urgent calls, work items, the flat slot run, inline calls) + 2 urgent signals: every urgent body marked, clear after the outermost, the handler never inside an urgent function" \
+	urgentmark.pml "" "$SMALL" "-m10000 -w20" pass
+add mutant-urgentmark-markclear "mutant urgentmark markclear (the code before the bracket: mark before count, cleared on the way out), no inline calls: the handler lands between the two, the interrupted urgent function runs unmarked" \
+	urgentmark-mutant-markclear.pml "-DINLINE=0 -DP3=0" "$SMALL" "-m10000 -w18" "$UNMARKED"
+add mutant-urgentmark-clearexit "mutant urgentmark clearexit (count, then mark, but cleared on the way out): an urgent function goes on unmarked after an inline urgent call" \
+	urgentmark-mutant-clearexit.pml "" "$SMALL" "-m10000 -w18" "$UNMARKED"
+add mutant-urgentmark-markfirst "mutant urgentmark markfirst (the mark before the count, put back on the way out): the handler lands inside an urgent function" \
+	urgentmark-mutant-markfirst.pml "" "$SMALL" "-m10000 -w18" 'assertion violated \( !\(1\)\|\|\(mark==0\)\)'
+
 # Coverage witnesses: every interesting step of the protocol is reachable,
 # each in the configuration that has it.
 WIT=(
@@ -486,6 +557,66 @@ for n in $(seq 1 "$NWIT"); do
 	esac
 	add "witness-$n" "witness $n reached: ${WIT[$n]}" \
 		wakeup.pml "$cfg -DCOVER=$n" "$SMALL" "-w20" "assertion violated \\($n!=$n\\)"
+done
+
+# ... and the small models'
+FWIT=(
+	""
+	"below the floor a waiting entry behind another entry is refused (-ELOOP)"
+	"below the floor another thread's waiting call behind its burst is refused (eager)"
+	"B's wait ends with its call refused (-ELOOP): the nest unwinds"
+	"once the nest unwinds, A runs the nowait call that stood before the refused one"
+	"an ordinary run steps over a refused entry (tombstone)"
+	"T's waiting call runs (A above its floor then)"
+	"(RETRACT) the refusal's exchange reads RETRACTED: the owner took it back first"
+	"(RETRACT) the owner's exchange reads REFUSED: it waits for the completion (-ELOOP)"
+	"(RETRACT) an ordinary run steps over a retracted entry"
+)
+for n in $(seq 1 $(( ${#FWIT[@]} - 1 ))); do
+	case $n in
+	[789]) cfg="-DRETRACT=1" ;;
+	*) cfg= ;;
+	esac
+	add "witness-floor-$n" "floor witness $n reached: ${FWIT[$n]}" \
+		floor.pml "$cfg -DCOVER=$n" "$SMALL" "-m10000 -w20" "assertion violated \\($n!=$n\\)"
+done
+LWIT=(
+	""
+	"two empty serves since the look began: the lock's waiter refused (proven)"
+	"a proven look refuses a later wait for the lock at once"
+	"two empty serves: the offline request refused (-EDEADLK)"
+	"X's call refused below Y's floor (-ELOOP): X's wait done, nothing refused"
+	"X's task loop serves the offline request once its wait is done"
+	"C runs inside a serve of a wait (for the lock, or an offline)"
+	"a serve below the floor refuses C"
+	"a serve below the floor that refused nothing, entries left: counted empty"
+	"Y's wait for the lock takes it (the holder let it go)"
+	"a look finds no worker waiting for the lock: it ends, and begins again"
+)
+for n in $(seq 1 $(( ${#LWIT[@]} - 1 ))); do
+	case $n in
+	3) cfg="-DOFFLINE=1" ;;
+	4|7|8) cfg="-DFLOOR=1" ;;
+	*) cfg= ;;
+	esac
+	add "witness-lockwait-$n" "lockwait witness $n reached: ${LWIT[$n]}" \
+		lockwait.pml "$cfg -DCOVER=$n" "$SMALL" "-m10000 -w20" "assertion violated \\($n!=$n\\)"
+done
+UWIT=(
+	""
+	"the urgent handler runs an urgent function (in_call 0)"
+	"the urgent handler defers: in_call is not 0 (a call's or an urgent function)"
+	"an inner urgent bracket puts back a set mark"
+	"the handler's urgent function runs an urgent call inline"
+	"the handler's urgent function runs a plain call inline"
+	"an urgent function on the thread runs an urgent call inline"
+	"a work item runs an urgent call inline (not counted below it)"
+	"the idle poll's flat slot run runs an urgent call inline"
+	"the urgent handler lands in the middle of a work item"
+)
+for n in $(seq 1 $(( ${#UWIT[@]} - 1 ))); do
+	add "witness-urgentmark-$n" "urgentmark witness $n reached: ${UWIT[$n]}" \
+		urgentmark.pml "-DCOVER=$n" "$SMALL" "-w18" "assertion violated \\($n!=$n\\)"
 done
 
 echo "model: ${#NAMES[@]} verifications with spin ($(spin -V | head -1)), $JOBS at a time, in $OUT"
