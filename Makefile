@@ -24,11 +24,14 @@ XC_CFLAGS += -Wno-tsan
 endif
 endif
 
-# The version is xcall.h's; the soname changes with every ABI change. Before 1.0 each minor
-# version may change the ABI (0.2: the report hook's context), so the soname carries both
-# numbers: a program linked against libxcall.so.0.1 never loads a 0.2 library by mistake.
-XC_VERSION := $(shell sed -n 's/^\#define XCALL_VERSION_MAJOR //p' include/xcall.h).$(shell sed -n 's/^\#define XCALL_VERSION_MINOR //p' include/xcall.h)
-SONAME   := libxcall.so.$(XC_VERSION)
+# The version is xcall.h's. The soname carries its major number alone, with symbol versions
+# (src/libxcall.map): a program built against libxcall 0.3 keeps loading any later 0.x, whose
+# structs only grow and whose functions take their size (xcall.h, the ABI note). Up to 0.2
+# the soname carried both numbers, since each minor version could change the ABI.
+XC_MAJOR   := $(shell sed -n 's/^\#define XCALL_VERSION_MAJOR //p' include/xcall.h)
+XC_VERSION := $(XC_MAJOR).$(shell sed -n 's/^\#define XCALL_VERSION_MINOR //p' include/xcall.h)
+SONAME   := libxcall.so.$(XC_MAJOR)
+LIB_MAP  := src/libxcall.map
 export SONAME
 
 LIB_SRCS := $(wildcard src/*/*.c)
@@ -63,8 +66,8 @@ $(LIB_A): $(LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(LIB_SO): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,$(SONAME) $(CFLAGS) $^ -o $@ $(LDLIBS)
+$(LIB_SO): $(LIB_OBJS) $(LIB_MAP)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script,$(LIB_MAP) $(CFLAGS) $(LIB_OBJS) -o $@ $(LDLIBS)
 
 $(PC_FILE): xcall.pc.in include/xcall.h
 	@mkdir -p $(dir $@)

@@ -54,7 +54,23 @@ extern "C" {
 #define XC_API __attribute__((visibility("default")))
 
 #define XCALL_VERSION_MAJOR 0
-#define XCALL_VERSION_MINOR 2
+#define XCALL_VERSION_MINOR 3
+
+/*
+ * The ABI grows without breaking programs built against an older libxcall.
+ * libxcall.so.0 is its soname for every 0.x from 0.3 on, and its symbols
+ * carry a version (XCALL_0.3, ...), so a program keeps loading newer
+ * libraries. The structs a caller allocates and libxcall reads or fills,
+ * struct xc_opts and struct xc_stats, only ever grow at their end, and each
+ * function that takes one takes its size too: the macros below pass
+ * sizeof() as the program was built, so a newer libxcall reads an older
+ * program's xc_opts as far as it reaches (the rest is default) and fills
+ * only the counters it knows. A program built against a newer header than
+ * the library it runs on gets -EINVAL if it sets an option that library
+ * does not know. What still needs a new soname: removing or changing a
+ * function, a field, a constant or a meaning; what does not: a function, a
+ * counter, an option or a constant added.
+ */
 
 typedef void (*xc_func_t)(void *arg);
 typedef bool (*xc_cond_t)(int cpu, void *arg);
@@ -350,11 +366,15 @@ struct xc_stats {
  * xc_init() - start one worker per CPU and bring them online.
  * @opts: options, or NULL for defaults (and the XCALL_* environment).
  *
+ * A macro: xc_init_sz() with the size of struct xc_opts as the program was
+ * built (see the ABI note at the top).
+ *
  * Context: any thread that is not a worker.
  * Signal handler: no (it may allocate, lock or wait long); a handler that calls it anyway while
  *   interrupting libxcall in the same thread gets -EAGAIN.
  * Return: 0; -EBUSY already initialised; -EINVAL a bad option or environment
- * value, or a CPU the process may not run on; -ENOMEM; -ETIMEDOUT a worker did
+ * value, or a CPU the process may not run on, or an option set past the end
+ * of the struct xc_opts this library knows; -ENOMEM; -ETIMEDOUT a worker did
  * not report alive in time; the negative errno a cpu_init hook returned
  * (-EIO if it returned a positive value). On failure nothing is left behind
  * and the reason, with its CPU, went to the report hook; but a cpu_init hook
@@ -375,7 +395,8 @@ struct xc_stats {
  * that function as the worker did: as after any fork of a threaded process,
  * it should only exec or _exit.
  */
-XC_API int xc_init(const struct xc_opts *opts);
+XC_API int xc_init_sz(const struct xc_opts *opts, size_t opts_size);
+#define xc_init(opts) xc_init_sz((opts), sizeof(struct xc_opts))
 
 /**
  * xc_exit() - run everything still queued, then stop and join every worker.
@@ -825,7 +846,8 @@ XC_API int xc_online_mask(cpu_set_t *out);
  *   interrupted libxcall in the same thread.
  * Return: 0; -EINVAL NULL @out; -ENXIO @cpu outside the set or runtime not up.
  */
-XC_API int xc_stats_get(int cpu, struct xc_stats *out);
+XC_API int xc_stats_get_sz(int cpu, struct xc_stats *out, size_t size);
+#define xc_stats_get(cpu, out) xc_stats_get_sz((cpu), (out), sizeof(struct xc_stats))
 
 /**
  * xc_stats_delta() - what happened between two readings: @out = @later - @earlier,
@@ -833,14 +855,17 @@ XC_API int xc_stats_get(int cpu, struct xc_stats *out);
  * @out may be either input.
  * Signal handler: yes: it only reads.
  */
-XC_API void xc_stats_delta(struct xc_stats *out, const struct xc_stats *earlier,
-			   const struct xc_stats *later);
+XC_API void xc_stats_delta_sz(struct xc_stats *out, const struct xc_stats *earlier,
+			      const struct xc_stats *later, size_t size);
+#define xc_stats_delta(out, earlier, later) \
+	xc_stats_delta_sz((out), (earlier), (later), sizeof(struct xc_stats))
 
 /**
  * xc_stats_add() - @sum += @add, counter by counter; poll_ns_now is @add's.
  * Signal handler: yes: it only reads.
  */
-XC_API void xc_stats_add(struct xc_stats *sum, const struct xc_stats *add);
+XC_API void xc_stats_add_sz(struct xc_stats *sum, const struct xc_stats *add, size_t size);
+#define xc_stats_add(sum, add) xc_stats_add_sz((sum), (add), sizeof(struct xc_stats))
 
 /**
  * xc_trace_dump() - write every recorded event, now, as Chrome trace JSON
@@ -874,7 +899,8 @@ XC_API int xc_cpulist_parse(const char *list, cpu_set_t *out);
  * reports for the same XCALL_* value, goes to @o->report when it is set
  * (nothing is reported when it is NULL).
  */
-XC_API int xc_opts_set(struct xc_opts *o, const char *var, const char *value);
+XC_API int xc_opts_set_sz(struct xc_opts *o, size_t opts_size, const char *var, const char *value);
+#define xc_opts_set(o, var, value) xc_opts_set_sz((o), sizeof(struct xc_opts), (var), (value))
 
 /**
  * xc_opts_get() - the value that @o gives the option @var, as XCALL_VERBOSE
@@ -888,7 +914,9 @@ XC_API int xc_opts_set(struct xc_opts *o, const char *var, const char *value);
  * itself: whether @attach lies within @cpus is xc_init()'s to tell), NULL
  * argument or @size 0; nothing is reported.
  */
-XC_API int xc_opts_get(const struct xc_opts *o, const char *var, char *buf, size_t size);
+XC_API int xc_opts_get_sz(const struct xc_opts *o, size_t opts_size, const char *var, char *buf,
+			 size_t size);
+#define xc_opts_get(o, var, buf, size) xc_opts_get_sz((o), sizeof(struct xc_opts), (var), (buf), (size))
 
 /**
  * xc_cpulist_format() - write @set as a cpulist ("0-3,8") into @buf.

@@ -92,6 +92,14 @@ check-api: lib
 
 CHECK_TARGETS += check-api
 
+# check-abi: a program built against this xcall.h loads and runs against a libxcall.so.0 built
+# with one counter and one option more (tests/api/abi.sh): the ABI grows without a new soname.
+.PHONY: check-abi
+check-abi: lib
+	MAKE="$(MAKE)" CC="$(CC)" tests/api/abi.sh $(BUILD)
+
+CHECK_TARGETS += check-abi
+
 # check-layers: src/ is a house by layer (base, proto, run, cpu, api): every include and every
 # name a file uses points to its own folder or one below (scripts/check-layers.py, docs/layout.md);
 # the check must catch a planted upward include and a call to a name defined above.

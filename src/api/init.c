@@ -62,9 +62,21 @@ static int runtime_init(const struct xc_opts *opts)
 	return 0;
 }
 
-int xc_init(const struct xc_opts *opts)
+static int runtime_init_sized(const struct xc_opts *opts, size_t size)
 {
-	return XC_GUARDED(runtime_init(opts));
+	struct xc_opts full;
+
+	if (xc_opts_in(&full, opts, size)) {
+		xc_report("xc_init: an option past the end of the struct xc_opts this libxcall knows "
+			  "(%zu bytes, given %zu): a program built against a newer xcall.h", sizeof(full), size);
+		return -EINVAL;
+	}
+	return runtime_init(opts ? &full : NULL);
+}
+
+int xc_init_sz(const struct xc_opts *opts, size_t opts_size)
+{
+	return XC_GUARDED(runtime_init_sized(opts, opts_size));
 }
 
 static int runtime_exit(void)

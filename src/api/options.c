@@ -784,7 +784,26 @@ static const struct xc_option *option_named(const char *var)
 	return NULL;
 }
 
-int xc_opts_set(struct xc_opts *o, const char *var, const char *value)
+/*
+ * The caller's struct xc_opts of @size bytes (xcall.h, the ABI note) as this
+ * library's: its fields as far as it reaches, the rest zero (default). A
+ * bigger one (a program built against a newer header) fits only if what
+ * lies past this library's fields is zero: an option it does not know is
+ * refused, not ignored. 0 or -EINVAL.
+ */
+int xc_opts_in(struct xc_opts *full, const struct xc_opts *o, size_t size)
+{
+	memset(full, 0, sizeof(*full));
+	if (!o)
+		return 0;
+	memcpy(full, o, size < sizeof(*full) ? size : sizeof(*full));
+	for (size_t i = sizeof(*full); i < size; i++)
+		if (((const unsigned char *)o)[i])
+			return -EINVAL;
+	return 0;
+}
+
+static int opts_set(struct xc_opts *o, const char *var, const char *value)
 {
 	const struct xc_option *opt = option_named(var);
 	struct xc_config cfg;
@@ -842,7 +861,25 @@ void xc_ablate_format(unsigned bits, char *buf, size_t size)
 		option_show(option_named("XCALL_ABLATE"), &cfg, buf, size);
 }
 
-int xc_opts_get(const struct xc_opts *o, const char *var, char *buf, size_t size)
+int xc_opts_set_sz(struct xc_opts *o, size_t opts_size, const char *var, const char *value)
+{
+	struct xc_opts full, before;
+	int ret;
+
+	if (!o || xc_opts_in(&full, o, opts_size))
+		return -EINVAL;
+	before = full;
+	ret = opts_set(&full, var, value);
+	/* a field past the caller's struct: an option its xcall.h does not have */
+	if (!ret && opts_size < sizeof(full) &&
+	    memcmp((char *)&full + opts_size, (char *)&before + opts_size, sizeof(full) - opts_size))
+		return -EINVAL;
+	if (!ret)
+		memcpy(o, &full, opts_size < sizeof(full) ? opts_size : sizeof(full));
+	return ret;
+}
+
+static int opts_get(const struct xc_opts *o, const char *var, char *buf, size_t size)
 {
 	const struct xc_option *opt = option_named(var);
 	struct xc_config cfg;
@@ -857,4 +894,13 @@ int xc_opts_get(const struct xc_opts *o, const char *var, char *buf, size_t size
 	if (ret < 0)
 		return -EINVAL;
 	return (int)option_show(opt, &cfg, buf, size);
+}
+
+int xc_opts_get_sz(const struct xc_opts *o, size_t opts_size, const char *var, char *buf, size_t size)
+{
+	struct xc_opts full;
+
+	if (!o || xc_opts_in(&full, o, opts_size))
+		return -EINVAL;
+	return opts_get(&full, var, buf, size);
 }

@@ -8,6 +8,7 @@
 #include "base/internal.h"
 
 int xc_config_resolve(const struct xc_opts *opts, struct xc_config *cfg);
+int xc_opts_in(struct xc_opts *full, const struct xc_opts *o, size_t size);
 void xc_config_print(const struct xc_config *cfg);
 
 /*

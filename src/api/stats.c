@@ -48,9 +48,42 @@ static int stats_get(int cpu, struct xc_stats *out)
 	return ret;
 }
 
-int xc_stats_get(int cpu, struct xc_stats *out)
+/*
+ * The caller's struct as a program built against another xcall.h sees it
+ * (xcall.h, the ABI note): @size bytes of it, of which this library fills
+ * the counters it knows and zeroes the rest.
+ */
+static void stats_out(void *out, const struct xc_stats *full, size_t size)
 {
-	return XC_GUARDED(stats_get(cpu, out));
+	size_t known = size < sizeof(*full) ? size : sizeof(*full);
+
+	memcpy(out, full, known);
+	memset((char *)out + known, 0, size - known);
+}
+
+/* ... and one read in: the counters it holds, zeroes for those it lacks. */
+static void stats_in(struct xc_stats *full, const void *in, size_t size)
+{
+	memset(full, 0, sizeof(*full));
+	memcpy(full, in, size < sizeof(*full) ? size : sizeof(*full));
+}
+
+static int stats_get_sized(int cpu, struct xc_stats *out, size_t size)
+{
+	struct xc_stats full;
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	ret = stats_get(cpu, &full);
+	if (!ret)
+		stats_out(out, &full, size);
+	return ret;
+}
+
+int xc_stats_get_sz(int cpu, struct xc_stats *out, size_t size)
+{
+	return XC_GUARDED(stats_get_sized(cpu, out, size));
 }
 
 /*
@@ -70,12 +103,23 @@ static void stats_combine(struct xc_stats *out, const struct xc_stats *a, const 
 	*out = x;
 }
 
-void xc_stats_delta(struct xc_stats *out, const struct xc_stats *earlier, const struct xc_stats *later)
+void xc_stats_delta_sz(struct xc_stats *out, const struct xc_stats *earlier, const struct xc_stats *later,
+		       size_t size)
 {
-	stats_combine(out, later, earlier, -1);
+	struct xc_stats e, l;
+
+	stats_in(&e, earlier, size);
+	stats_in(&l, later, size);
+	stats_combine(&l, &l, &e, -1);
+	stats_out(out, &l, size);
 }
 
-void xc_stats_add(struct xc_stats *sum, const struct xc_stats *add)
+void xc_stats_add_sz(struct xc_stats *sum, const struct xc_stats *add, size_t size)
 {
-	stats_combine(sum, sum, add, 1);
+	struct xc_stats s, a;
+
+	stats_in(&s, sum, size);
+	stats_in(&a, add, size);
+	stats_combine(&s, &s, &a, 1);
+	stats_out(sum, &s, size);
 }

@@ -88,9 +88,12 @@ for cxx in g++ clang++; do
 	done
 done
 
-# Exports, both ways: the header's XC_API functions against the dynamic symbol table.
+# Exports, both ways: the header's XC_API functions against the dynamic symbol table, each
+# with a symbol version of src/libxcall.map (the version nodes themselves are absolute symbols)
 sed -n 's/^XC_API .*[ *]\(xc_[a-z0-9_]*\)(.*/\1/p' include/xcall.h | sort -u >"$OUT/api.declared"
-nm -D --defined-only "$SO" | awk '{ print $3 }' | sort -u >"$OUT/api.exported"
+nm -D --defined-only "$SO" | awk '$2 != "A" { print $3 }' | sort -u >"$OUT/api.exported.versioned"
+sed 's/@.*//' "$OUT/api.exported.versioned" | sort -u >"$OUT/api.exported"
+unversioned=$(grep -v '@@XCALL_' "$OUT/api.exported.versioned" | tr '\n' ' ')
 missing=$(comm -23 "$OUT/api.declared" "$OUT/api.exported" | tr '\n' ' ')
 extra=$(comm -13 "$OUT/api.declared" "$OUT/api.exported" | tr '\n' ' ')
 n=$(wc -l <"$OUT/api.declared")
@@ -98,6 +101,8 @@ if [ "$n" -gt 0 ] && [ -z "$missing" ]; then ok "exports: all $n declared functi
 else bad "exports: declared but not exported: ${missing:-(no declarations found)}"; fi
 if [ -z "$extra" ]; then ok "exports: nothing exported beyond xcall.h ($(wc -l <"$OUT/api.exported") symbols)"
 else bad "exports: exported but not in xcall.h: $extra"; fi
+if [ -z "$unversioned" ]; then ok "exports: every symbol has a version (src/libxcall.map)"
+else bad "exports: without a version: $unversioned"; fi
 
 echo "api: $pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ]

@@ -14,6 +14,8 @@
 #endif
 #define S(t)     printf("sizeof(%s) %zu align %zu\n", #t, sizeof(t), ALIGNOF(t))
 #define F(t, f)  printf("offsetof(%s, %s) %zu size %zu\n", #t, #f, offsetof(t, f), sizeof(((t *)0)->f))
+/* struct xc_stats's fields are its counters' list (XC_STATS_COUNTERS): each one */
+#define F_STAT(name, counted_by, kind, meaning) F(struct xc_stats, name);
 
 int main(void)
 {
@@ -24,11 +26,7 @@ int main(void)
 	F(struct xc_opts, trace_file); F(struct xc_opts, trace_events); F(struct xc_opts, urgent_signal);
 	F(struct xc_opts, follow_os); F(struct xc_opts, attach); F(struct xc_opts, ring_entries);
 	S(struct xc_stats);
-	F(struct xc_stats, calls); F(struct xc_stats, kicks_sent); F(struct xc_stats, kicks_elided);
-	F(struct xc_stats, kicks_coalesced); F(struct xc_stats, free_rides); F(struct xc_stats, sleeps);
-	F(struct xc_stats, wakeups); F(struct xc_stats, work_run); F(struct xc_stats, poll_ns_now);
-	F(struct xc_stats, urgent_calls); F(struct xc_stats, signals_sent); F(struct xc_stats, stuck_reports);
-	F(struct xc_stats, trace_drops); F(struct xc_stats, displaced); F(struct xc_stats, barriers);
+	XC_STATS_COUNTERS(F_STAT)
 	S(struct xc__link);
 	F(struct xc__link, next);
 	S(struct xc__completion);

@@ -140,14 +140,36 @@ fn structs(text: &str) -> Vec<(String, Vec<String>)> {
                 break;
             }
         }
-        let fields = rest[body_start..end]
-            .split(';')
-            .flat_map(declarators)
-            .collect();
+        let body = &rest[body_start..end];
+        // a struct made by an X-macro list (struct xc_stats: XC_STATS_COUNTERS) has its fields there
+        let fields = match body.trim().split_once('(') {
+            Some((list, _)) if list.starts_with("XC_") && !body.contains(';') => x_list(text, list),
+            _ => body.split(';').flat_map(declarators).collect(),
+        };
         found.push((name, fields));
         rest = &rest[end..];
     }
     found
+}
+
+/// The first argument of each `X(...)` line of the header's `#define LIST(X)`, in order.
+fn x_list(text: &str, list: &str) -> Vec<String> {
+    let head = format!("#define {list}(X)");
+    let Some(start) = text.find(&head) else {
+        panic!("xcall.h: a struct made by {list}, which it does not define");
+    };
+    let mut names = Vec::new();
+    for line in text[start + head.len()..].lines() {
+        let l = line.trim();
+        if let Some(args) = l.strip_prefix("X(") {
+            let name: String = args.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            names.push(name);
+        }
+        if !l.ends_with('\\') && !l.is_empty() {
+            break;
+        }
+    }
+    names
 }
 
 /// The names one declaration declares: `uint64_t a, b` gives a and b; `int (*f)(int, void *)` f.

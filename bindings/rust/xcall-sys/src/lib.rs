@@ -237,8 +237,8 @@ c_structs! {
 }
 
 extern "C" {
-    /// Start one worker per CPU.
-    pub fn xc_init(opts: *const xc_opts) -> c_int;
+    /// Start one worker per CPU; `opts_size` is `size_of::<xc_opts>()` ([`xc_init`]).
+    pub fn xc_init_sz(opts: *const xc_opts, opts_size: usize) -> c_int;
     /// Run what is queued, stop and join every worker.
     pub fn xc_exit() -> c_int;
     /// Run fn(arg) on one CPU.
@@ -287,20 +287,21 @@ extern "C" {
     pub fn xc_cpu_max() -> c_int;
     /// The CPUs whose workers are online.
     pub fn xc_online_mask(out: *mut cpu_set_t) -> c_int;
-    /// Read one CPU's counters, or (cpu = -1) their sum.
-    pub fn xc_stats_get(cpu: c_int, out: *mut xc_stats) -> c_int;
-    /// out = later - earlier.
-    pub fn xc_stats_delta(out: *mut xc_stats, earlier: *const xc_stats, later: *const xc_stats);
-    /// sum += add.
-    pub fn xc_stats_add(sum: *mut xc_stats, add: *const xc_stats);
+    /// Read one CPU's counters, or (cpu = -1) their sum, into `size` bytes ([`xc_stats_get`]).
+    pub fn xc_stats_get_sz(cpu: c_int, out: *mut xc_stats, size: usize) -> c_int;
+    /// out = later - earlier ([`xc_stats_delta`]).
+    pub fn xc_stats_delta_sz(out: *mut xc_stats, earlier: *const xc_stats, later: *const xc_stats, size: usize);
+    /// sum += add ([`xc_stats_add`]).
+    pub fn xc_stats_add_sz(sum: *mut xc_stats, add: *const xc_stats, size: usize);
     /// Write the recorded events as Chrome trace JSON.
     pub fn xc_trace_dump(path: *const c_char) -> c_int;
     /// Parse a cpulist.
     pub fn xc_cpulist_parse(list: *const c_char, out: *mut cpu_set_t) -> c_int;
-    /// Set an option from its environment spelling.
-    pub fn xc_opts_set(o: *mut xc_opts, var: *const c_char, value: *const c_char) -> c_int;
-    /// Spell an option back.
-    pub fn xc_opts_get(o: *const xc_opts, var: *const c_char, buf: *mut c_char, size: usize) -> c_int;
+    /// Set an option from its environment spelling ([`xc_opts_set`]).
+    pub fn xc_opts_set_sz(o: *mut xc_opts, opts_size: usize, var: *const c_char, value: *const c_char) -> c_int;
+    /// Spell an option back ([`xc_opts_get`]).
+    pub fn xc_opts_get_sz(o: *const xc_opts, opts_size: usize, var: *const c_char, buf: *mut c_char, size: usize)
+        -> c_int;
     /// Write a set as a cpulist.
     pub fn xc_cpulist_format(set: *const cpu_set_t, buf: *mut c_char, size: usize) -> c_int;
 }
@@ -322,6 +323,63 @@ pub struct CLayoutRow {
     pub a: i64,
     /// Alignment or field size.
     pub b: i64,
+}
+
+// xcall.h's macros over the sized functions (its ABI note): each passes the size of the struct
+// as this crate declares it, which the layout test holds to the header's.
+
+/// Start one worker per CPU (`xc_init`).
+///
+/// # Safety
+/// `opts` is NULL or points to a valid `xc_opts`, as `xc_init` requires.
+pub unsafe fn xc_init(opts: *const xc_opts) -> c_int {
+    // SAFETY: the caller's; the size is the struct's own
+    unsafe { xc_init_sz(opts, core::mem::size_of::<xc_opts>()) }
+}
+
+/// Read one CPU's counters, or (cpu = -1) their sum (`xc_stats_get`).
+///
+/// # Safety
+/// `out` is NULL or points to a writable `xc_stats`.
+pub unsafe fn xc_stats_get(cpu: c_int, out: *mut xc_stats) -> c_int {
+    // SAFETY: the caller's; the size is the struct's own
+    unsafe { xc_stats_get_sz(cpu, out, core::mem::size_of::<xc_stats>()) }
+}
+
+/// out = later - earlier (`xc_stats_delta`).
+///
+/// # Safety
+/// Each points to a valid `xc_stats`; `out` may be either of the others.
+pub unsafe fn xc_stats_delta(out: *mut xc_stats, earlier: *const xc_stats, later: *const xc_stats) {
+    // SAFETY: the caller's; the size is the struct's own
+    unsafe { xc_stats_delta_sz(out, earlier, later, core::mem::size_of::<xc_stats>()) }
+}
+
+/// sum += add (`xc_stats_add`).
+///
+/// # Safety
+/// Both point to valid `xc_stats`.
+pub unsafe fn xc_stats_add(sum: *mut xc_stats, add: *const xc_stats) {
+    // SAFETY: the caller's; the size is the struct's own
+    unsafe { xc_stats_add_sz(sum, add, core::mem::size_of::<xc_stats>()) }
+}
+
+/// Set an option from its environment spelling (`xc_opts_set`).
+///
+/// # Safety
+/// `o` points to a valid `xc_opts`; `var` and `value` are NULL or NUL-terminated.
+pub unsafe fn xc_opts_set(o: *mut xc_opts, var: *const c_char, value: *const c_char) -> c_int {
+    // SAFETY: the caller's; the size is the struct's own
+    unsafe { xc_opts_set_sz(o, core::mem::size_of::<xc_opts>(), var, value) }
+}
+
+/// Spell an option back (`xc_opts_get`).
+///
+/// # Safety
+/// `o` points to a valid `xc_opts`, `var` is NUL-terminated, `buf` holds `size` bytes.
+pub unsafe fn xc_opts_get(o: *const xc_opts, var: *const c_char, buf: *mut c_char, size: usize) -> c_int {
+    // SAFETY: the caller's; the size is the struct's own
+    unsafe { xc_opts_get_sz(o, core::mem::size_of::<xc_opts>(), var, buf, size) }
 }
 
 extern "C" {

@@ -126,6 +126,6 @@ fn constants_match_the_header() {
             wrong.push(format!("{name} is in xcall-sys, not in xcall.h"));
         }
     }
-    assert!(c_consts.len() >= 10, "the table lists too few constants: {c_consts:?}");
+    assert!(c_consts.len() >= 8, "the table lists too few constants: {c_consts:?}");
     assert!(wrong.is_empty(), "xcall-sys does not follow xcall.h:\n{}", wrong.join("\n"));
 }
