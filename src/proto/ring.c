@@ -206,7 +206,7 @@ static bool owners_barrier(struct xc_cpu *c, bool may_skip)
 	if (!busy)
 		atomic_store_explicit(&barrier_busy, false, memory_order_relaxed);
 	if (done)
-		xc_stat_inc_shared(&c->barriers);	/* shared: a close may run on another thread */
+		xc_stat_inc_shared(&c->worker.barriers);	/* shared: a close may run on another thread */
 	return done;
 }
 
@@ -218,7 +218,7 @@ static size_t ring_bytes(uint32_t entries)
 static struct xc_ring *ring_new(struct xc_cpu *c, uint32_t entries)
 {
 	struct xc_ring *r = xc_map(ring_bytes(entries));
-	_Atomic(struct xc_ring *) *list = &registry[c->cpu];
+	_Atomic(struct xc_ring *) *list = &registry[c->life.cpu];
 
 	if (!r)
 		return NULL;
@@ -240,7 +240,7 @@ static struct xc_ring *ring_new(struct xc_cpu *c, uint32_t entries)
 static struct xc_ring *ring_adopt(struct xc_cpu *c, uint32_t entries)
 {
 	/* acquire: pairs with ring_new's release push */
-	for (struct xc_ring *r = atomic_load_explicit(&registry[c->cpu], memory_order_acquire); r;
+	for (struct xc_ring *r = atomic_load_explicit(&registry[c->life.cpu], memory_order_acquire); r;
 	     r = r->next) {
 		bool free_ = false;
 
@@ -287,7 +287,7 @@ struct xc_ring *xc_ring_get_slow(struct xc_cpu *c)
 		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
 		/* release: as C; a ring that changes owner starts fenced (see above) */
 		atomic_store_explicit(&r->unfenced, 0, memory_order_release);
-		t->ring[c->cpu] = r;
+		t->ring[c->life.cpu] = r;
 	}
 	return r;
 }
@@ -313,7 +313,7 @@ static int ring_link(struct xc_cpu *c, struct xc_ring *r)
 		return 0;
 	/* C, release: this CAS follows every head store before it (see "Owners without a fence") */
 	atomic_store_explicit(&r->unfenced, 0, memory_order_release);
-	pushed = xc_llist_push(&c->callq, &r->link);
+	pushed = xc_llist_push(&c->mbox.callq, &r->link);
 	if (pushed == XC_PUSH_CLOSED)
 		return XC_PUSH_CLOSED;
 	xc_call_kick(c, pushed, false);
@@ -350,7 +350,7 @@ int xc_ring_room(struct xc_ring *r)
 	if (h - r->tail_seen < r->size)
 		return 0;
 	/* relaxed: a look; a close that comes later runs the ring, or refuses its doorbell */
-	if (atomic_load_explicit(&c->callq, memory_order_relaxed) == XC_LLIST_CLOSED)
+	if (atomic_load_explicit(&c->mbox.callq, memory_order_relaxed) == XC_LLIST_CLOSED)
 		return -ENXIO;
 	if (xc_urgent_rules())
 		return -ENOMEM;	/* an urgent function waits for nothing, wherever it runs */
@@ -415,7 +415,7 @@ int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx)
 /* Off the dropped list: taken from callq, the owner's push has landed. */
 static void undrop(struct xc_cpu *c, struct xc_ring *r)
 {
-	struct xc_ring **p = &c->rings_dropped;
+	struct xc_ring **p = &c->worker.rings_dropped;
 
 	if (!r->dropped)
 		return;
@@ -434,10 +434,10 @@ static void hold(struct xc_cpu *c, struct xc_ring *r)
 	r->held = true;
 	/* last: the held rings in the order their doorbells were taken, the poll's turn (xc_rings_run_streak) */
 	r->held_next = NULL;
-	*c->rings_held_end = r;
-	c->rings_held_end = &r->held_next;
-	if (!c->rings_look)
-		c->rings_look = r;
+	*c->worker.rings_held_end = r;
+	c->worker.rings_held_end = &r->held_next;
+	if (!c->worker.rings_look)
+		c->worker.rings_look = r;
 }
 
 /* Hold each ring of doorbells @l, taken off callq (xc_ring_take_doorbells, ring.h); how many. */
@@ -469,14 +469,14 @@ static bool rings_unfenced(struct xc_ring *list)
  */
 bool xc_rings_release_held(struct xc_cpu *c)
 {
-	struct xc_ring **p = &c->rings_held, *r;
+	struct xc_ring **p = &c->worker.rings_held, *r;
 	bool keep_all = false;
 
-	for (r = c->rings_held; r; r = r->held_next)
+	for (r = c->worker.rings_held; r; r = r->held_next)
 		/* U1; release: our reads of the link before an owner's push rewrites it */
 		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);	/* U2 */
-	if (rings_unfenced(c->rings_held) && !owners_barrier(c, true))
+	if (rings_unfenced(c->worker.rings_held) && !owners_barrier(c, true))
 		keep_all = true;
 	while ((r = *p)) {
 		uint32_t s = XC_RING_IDLE;
@@ -489,19 +489,19 @@ bool xc_rings_release_held(struct xc_cpu *c)
 			continue;
 		}
 		*p = r->held_next;	/* idle, or on callq again by its owner's doorbell */
-		c->rings_look = NULL;	/* it may have been the poll's first look */
+		c->worker.rings_look = NULL;	/* it may have been the poll's first look */
 		r->held = false;
 		r->held_next = NULL;
 		if (s == XC_RING_LINKED && !r->dropped) {
 			/* the owner won: its push is to come, and a close before it must run these calls */
 			r->dropped = true;
-			r->dropped_next = c->rings_dropped;
-			c->rings_dropped = r;
+			r->dropped_next = c->worker.rings_dropped;
+			c->worker.rings_dropped = r;
 		}
 	}
-	c->rings_held_end = p;
-	if (!c->rings_look)
-		c->rings_look = c->rings_held;
+	c->worker.rings_held_end = p;
+	if (!c->worker.rings_look)
+		c->worker.rings_look = c->worker.rings_held;
 	return keep_all;
 }
 
@@ -517,12 +517,12 @@ struct xc_ring *xc_rings_close_unlink(struct xc_cpu *c)
 {
 	struct xc_ring *list;
 
-	for (struct xc__link *l = xc_llist_close(&c->callq); l; l = l->next)
+	for (struct xc__link *l = xc_llist_close(&c->mbox.callq); l; l = l->next)
 		hold(c, xc_container_of(l, struct xc_ring, link));
 	/* ours alone now: a call run by the close that waits finds nothing held to unlink */
-	list = c->rings_held;
-	c->rings_held = c->rings_look = NULL;
-	c->rings_held_end = &c->rings_held;
+	list = c->worker.rings_held;
+	c->worker.rings_held = c->worker.rings_look = NULL;
+	c->worker.rings_held_end = &c->worker.rings_held;
 	for (struct xc_ring *r = list; r; r = r->held_next)
 		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);	/* U1, as above */
 	atomic_thread_fence(memory_order_seq_cst);	/* U2 */
@@ -540,10 +540,10 @@ struct xc_ring *xc_rings_close_unlink(struct xc_cpu *c)
  */
 struct xc_ring *xc_rings_dropped_pop(struct xc_cpu *c)
 {
-	struct xc_ring *r = c->rings_dropped;
+	struct xc_ring *r = c->worker.rings_dropped;
 
 	if (r) {
-		c->rings_dropped = r->dropped_next;
+		c->worker.rings_dropped = r->dropped_next;
 		r->dropped = false;
 		r->dropped_next = NULL;
 	}
@@ -556,7 +556,7 @@ uint64_t xc_rings_rode(struct xc_cpu *c)
 	uint64_t n = 0;
 
 	/* acquire: pairs with ring_new's release push */
-	for (struct xc_ring *r = atomic_load_explicit(&registry[c->cpu], memory_order_acquire); r;
+	for (struct xc_ring *r = atomic_load_explicit(&registry[c->life.cpu], memory_order_acquire); r;
 	     r = r->next)
 		n += atomic_load_explicit(&r->rode, memory_order_relaxed);
 	return n;
@@ -566,7 +566,7 @@ uint64_t xc_rings_rode(struct xc_cpu *c)
 bool xc_rings_queued(struct xc_cpu *c)
 {
 	/* acquire: pairs with ring_new's release push */
-	for (struct xc_ring *r = atomic_load_explicit(&registry[c->cpu], memory_order_acquire); r;
+	for (struct xc_ring *r = atomic_load_explicit(&registry[c->life.cpu], memory_order_acquire); r;
 	     r = r->next)
 		if (xc_ring_has_calls(r))
 			return true;
