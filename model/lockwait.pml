@@ -224,7 +224,7 @@ inline count_empty(n)
 	:: n == 0 ->
 		atomic {
 			if
-			// @src src/cpu/hotplug.c: atomic_fetch_add_explicit(&self->served_empty, 1, memory_order_release);
+			// @src src/cpu/hotplug.c: atomic_fetch_add_explicit(&self->life.served_empty, 1, memory_order_release);
 			:: served_empty < 2 -> served_empty++; x_news = 1
 			:: else -> skip
 			fi
@@ -239,19 +239,19 @@ inline count_empty(n)
  */
 inline lock_spin(lvl, ret, outer, above, n, i, h, ch)
 {
-	// @src src/cpu/hotplug.c: uint32_t outer = atomic_exchange_explicit(&self->lock_wait, XC_LOCK_SPIN, memory_order_relaxed);
+	// @src src/cpu/hotplug.c: uint32_t outer = atomic_exchange_explicit(&self->life.lock_wait, XC_LOCK_SPIN, memory_order_relaxed);
 	atomic { outer = lock_wait; lock_wait = L_SPIN; x_news = 1; above = top_above; top_above = c_up };
 	do
 	// @src src/cpu/hotplug.c: while (pthread_mutex_trylock(&xc_rt.hotplug_lock)) {
 	:: atomic { lock == 0 -> lock = TH_Y }; ret = 0; WITNESS(9); break
-	// @src src/cpu/hotplug.c: atomic_load_explicit(&self->lock_wait, memory_order_relaxed) == XC_LOCK_REFUSED) {
+	// @src src/cpu/hotplug.c: atomic_load_explicit(&self->life.lock_wait, memory_order_relaxed) == XC_LOCK_REFUSED) {
 	:: lock_wait == L_REFUSED -> ret = 1; break
 	// @src src/cpu/hotplug.c: if (!xc_wait_serve())
 	:: SERVE_ACTS(lvl) || served_empty < 2 ->
 		serve(lvl, n, i, h, ch);
 		count_empty(n)
 	od;
-	// @src src/cpu/hotplug.c: atomic_store_explicit(&self->lock_wait, outer, memory_order_relaxed);
+	// @src src/cpu/hotplug.c: atomic_store_explicit(&self->life.lock_wait, outer, memory_order_relaxed);
 	atomic { lock_wait = outer; x_news = 1; top_above = above };
 	if
 	:: ret == 0 -> lock = 0
@@ -263,13 +263,13 @@ inline lock_spin(lvl, ret, outer, above, n, i, h, ch)
 inline offline_req(lvl, ret, above, n, i, h, ch)
 {
 	atomic { lock == 0 -> lock = TH_Y };	/* nobody else takes the lock here */
-	// @src src/cpu/hotplug.c: atomic_store_explicit(&c->ctl_from, xc_self ? xc_self->cpu : -1, memory_order_relaxed);
+	// @src src/cpu/hotplug.c: atomic_store_explicit(&c->life.ctl_from, xc_self ? xc_self->life.cpu : -1, memory_order_relaxed);
 	ctl_from = TH_Y;
 	offline_done = 0;
 	// @src src/cpu/hotplug.c: xc_cpu_request(c, XC_CTL_OFFLINE);
 	atomic { ctl_x = OFFLINE_REQ; requested = 1; x_news = 1; above = top_above; top_above = c_up };
 	do
-	// @src src/cpu/hotplug.c: while (xc_completion_wait_until(&c->offline_done, xc_now_ns() + XC_DEADLOCK_LOOK_NS))
+	// @src src/cpu/hotplug.c: while (xc_completion_wait_until(&c->life.offline_done, xc_now_ns() + XC_DEADLOCK_LOOK_NS))
 	:: offline_done -> break
 	:: SERVE_ACTS(lvl) || served_empty < 2 ->
 		serve(lvl, n, i, h, ch);
@@ -368,7 +368,7 @@ active proctype X()
 	:: done[C] -> break
 	:: atomic { !done[C] && x_news -> x_news = 0 } ->
 		/* deadlock_look: begun; a write from here on makes it look again */
-		// @src src/run/wait.c: if (atomic_load_explicit(&self->ctl, memory_order_acquire) == XC_CTL_OFFLINE) {
+		// @src src/run/wait.c: if (atomic_load_explicit(&self->life.ctl, memory_order_acquire) == XC_CTL_OFFLINE) {
 		if
 		:: ctl_x == OFFLINE_REQ ->
 			// @src src/run/wait.c: cpu = from >= 0 && waits_on(wi, from) ? from : -1;
@@ -408,7 +408,7 @@ active proctype X()
 			fi
 		:: else -> lk = 0
 		fi;
-		// @src src/run/wait.c: empty = atomic_load_explicit(&xc_cpus[cpu].served_empty, memory_order_acquire);
+		// @src src/run/wait.c: empty = atomic_load_explicit(&xc_cpus[cpu].life.served_empty, memory_order_acquire);
 		atomic {
 			emp = served_empty;
 			if
@@ -437,7 +437,7 @@ active proctype X()
 			proven = 1;
 			atomic {
 				if
-				// @src src/run/wait.c: atomic_compare_exchange_strong_explicit(&xc_cpus[cpu].lock_wait, &spin, XC_LOCK_REFUSED,
+				// @src src/run/wait.c: atomic_compare_exchange_strong_explicit(&xc_cpus[cpu].life.lock_wait, &spin, XC_LOCK_REFUSED,
 				:: lock_wait == L_SPIN ->
 					assert(c_up && top_above);
 					lock_wait = L_REFUSED;
@@ -448,7 +448,7 @@ active proctype X()
 			}
 		:: else ->
 			dl_cpu = NONE;
-			// @src src/run/wait.c: self->offline_result = -EDEADLK;
+			// @src src/run/wait.c: self->life.offline_result = -EDEADLK;
 			atomic {
 				assert(c_up && top_above);
 				offline_result = 1;

@@ -627,7 +627,7 @@ byte completed = 0;		/* ghost: waiting ring calls whose completion was signalled
  */
 inline kick_fd(c)
 {
-	// @src src/proto/wake.c: while (write(c->kick_fd, &one, sizeof(one)) < 0 && errno == EINTR)
+	// @src src/proto/wake.c: while (write(c->sent.kick_fd, &one, sizeof(one)) < 0 && errno == EINTR)
 	atomic {
 #if DETACH
 		assert(!fd_closed);	/* no write reaches a closed (or reused) descriptor */
@@ -638,7 +638,7 @@ inline kick_fd(c)
 		/* ... after xc_cpu_offline and xc_cpu_online: the thread slept on, its CPU offline, no park */
 		if :: offline_done && !callq[c].closed -> WITNESS(49) :: else -> skip fi
 	}
-	// @src src/proto/wake.c: atomic_fetch_add_explicit(&c->fd_kicks_done, 1, memory_order_release);
+	// @src src/proto/wake.c: atomic_fetch_add_explicit(&c->sent.fd_kicks_done, 1, memory_order_release);
 	fd_kicks_done++
 }
 #endif
@@ -671,7 +671,7 @@ inline xc_kick(c, s, ok, why)
 			:: else ->
 #endif
 			/* kick_futex: futex_wake(&c->idle, 1) - dequeues the waiter, if any */
-			// @src src/proto/wake.c: xc_futex_wake(&c->idle, 1);
+			// @src src/proto/wake.c: xc_futex_wake(&c->mbox.idle, 1);
 			atomic {
 				if
 				:: waiter[c] -> WITNESS(3);
@@ -848,7 +848,7 @@ inline run_urgent(c)
 	DRAIN_RUNNING(c)
 	run_urgent_list(c)
 #else
-	// @src src/run/run.c: while (xc_llist_nonempty(&c->urgentq, memory_order_seq_cst)) {
+	// @src src/run/run.c: while (xc_llist_nonempty(&c->mbox.urgentq, memory_order_seq_cst)) {
 	do
 	:: PENDING(urgentq[c]) ->
 		DRAIN_RUNNING(c)
@@ -874,7 +874,7 @@ inline run_urgent(c)
  */
 inline call_returned(c, wn)
 {
-	// @src src/run/run.h: if (!xc_in_urgent && xc_llist_nonempty(&c->urgentq, memory_order_acquire))
+	// @src src/run/run.h: if (!xc_in_urgent && xc_llist_nonempty(&c->mbox.urgentq, memory_order_acquire))
 	if
 	:: atomic { PENDING(urgentq[c]) -> if :: deferred[c] -> WITNESS(wn) :: else -> skip fi } ->
 		run_urgent(c)
@@ -938,7 +938,7 @@ inline run_queue_list(c)
  */
 inline take_doorbells(c)
 {
-	// @src src/proto/ring.h: struct xc__link *l = xc_llist_take(&c->callq);
+	// @src src/proto/ring.h: struct xc__link *l = xc_llist_take(&c->mbox.callq);
 	atomic {
 		if
 		:: !callq[c].closed ->
@@ -1024,7 +1024,7 @@ inline ring_run_closing(c, r)
  */
 inline rings_run(c)
 {
-	// @src src/run/ring_run.c: for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+	// @src src/run/ring_run.c: for (struct xc_ring *r = c->worker.rings_held; r; r = r->held_next)
 	// @src src/run/ring_run.c: n += ring_run(c, r, false);
 	rr = 0;
 	do
@@ -1085,7 +1085,7 @@ inline rings_unfenced(set)
  */
 inline rings_release(c)
 {
-	// @src src/proto/ring.h: return c->rings_held && xc_rings_release_held(c);
+	// @src src/proto/ring.h: return c->worker.rings_held && xc_rings_release_held(c);
 	if
 	:: held != 0 ->
 		rr = 0;
@@ -1097,7 +1097,7 @@ inline rings_release(c)
 		od;
 		// @src src/proto/ring.c: atomic_thread_fence(memory_order_seq_cst);	/* U2 */
 		rings_unfenced(held);
-		// @src src/proto/ring.c: if (rings_unfenced(c->rings_held) && !owners_barrier(c, true))
+		// @src src/proto/ring.c: if (rings_unfenced(c->worker.rings_held) && !owners_barrier(c, true))
 		if
 		:: anyunf ->
 #ifndef MUTANT_NOMEMBARRIER
@@ -1168,7 +1168,7 @@ inline rings_release(c)
  */
 inline rings_close(me)
 {
-	// @src src/proto/ring.c: for (struct xc__link *l = xc_llist_close(&c->callq); l; l = l->next)
+	// @src src/proto/ring.c: for (struct xc__link *l = xc_llist_close(&c->mbox.callq); l; l = l->next)
 	atomic {
 		held = held | callq[me].nodes; dropped = dropped & ~callq[me].nodes;
 		callq[me].nodes = 0; callq[me].closed = true;
@@ -1237,7 +1237,7 @@ inline run_calls(c)
 	// @src src/run/run.c: return n + (deep ? xc_rings_refuse_waited(c) : xc_rings_run(c));
 	rings_run(c)
 #else
-	// @src src/run/run.c: struct xc__link *l = xc_llist_take(&c->callq);
+	// @src src/run/run.c: struct xc__link *l = xc_llist_take(&c->mbox.callq);
 	take(callq[c], taken);
 	run_queue_list(c)
 #endif
@@ -1257,19 +1257,19 @@ inline llist_open(q)
 /* xc_cpu_open (src/cpu/hotplug.c): by xc_cpu_online, or (FOLLOW) by the worker coming back */
 inline cpu_open(c)
 {
-	// @src src/cpu/hotplug.c: atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
+	// @src src/cpu/hotplug.c: atomic_store_explicit(&c->life.ctl, XC_CTL_NONE, memory_order_relaxed);
 	ctl[c] = CTL_NONE;
-	// @src src/cpu/hotplug.c: xc_llist_open(&c->callq);
+	// @src src/cpu/hotplug.c: xc_llist_open(&c->mbox.callq);
 	llist_open(callq[c]);
-	// @src src/cpu/hotplug.c: xc_llist_open(&c->workq);
+	// @src src/cpu/hotplug.c: xc_llist_open(&c->mbox.workq);
 	llist_open(workq[c]);
-	// @src src/cpu/hotplug.c: xc_llist_open(&c->urgentq);
+	// @src src/cpu/hotplug.c: xc_llist_open(&c->mbox.urgentq);
 	llist_open(urgentq[c]);
 	// @src src/cpu/hotplug.c: xc_slot_open(c);
 	slot_closed[c] = false
 #if FOLLOW || DETACH
 	;
-	// @src src/cpu/hotplug.c: atomic_store_explicit(&c->online, true, memory_order_release);
+	// @src src/cpu/hotplug.c: atomic_store_explicit(&c->life.online, true, memory_order_release);
 	online = true
 #endif
 }
@@ -1278,7 +1278,7 @@ inline cpu_open(c)
 /* xc_run_one_work (src/run/work.c): take the queue into work_head if it is empty */
 inline work_take(me)
 {
-	// @src src/run/work.c: work_adopt(c, xc_llist_take(&c->workq));
+	// @src src/run/work.c: work_adopt(c, xc_llist_take(&c->mbox.workq));
 	atomic {
 		if
 		:: work_head == 0 && !workq[me].closed -> work_head = workq[me].nodes; workq[me].nodes = 0
@@ -1317,7 +1317,7 @@ inline work_start(me)
 inline cpu_drain(me)
 {
 	/* xc_drain_calls: close the urgent queue, then the call queue */
-	// @src src/run/run.c: int n = run_list(c, xc_llist_close(&c->urgentq), true);
+	// @src src/run/run.c: int n = run_list(c, xc_llist_close(&c->mbox.urgentq), true);
 	atomic { taken = urgentq[me].nodes; urgentq[me].nodes = 0; urgentq[me].closed = true; deferred[me] = false }
 	run_list(taken);
 #if RING
@@ -1325,7 +1325,7 @@ inline cpu_drain(me)
 	// @src src/run/run.c: n += xc_rings_close(c);
 	rings_close(me);
 #else
-	// @src src/run/run.c: n += run_list(c, xc_llist_close(&c->callq), false);
+	// @src src/run/run.c: n += run_list(c, xc_llist_close(&c->mbox.callq), false);
 	atomic { taken = callq[me].nodes; callq[me].nodes = 0; callq[me].closed = true }
 	if :: taken != 0 -> WITNESS(10) :: else -> skip fi;
 #if FOLLOW
@@ -1343,7 +1343,7 @@ inline cpu_drain(me)
 #if WORK
 	;
 	/* xc_drain_work: close the work queue, run every item taken */
-	// @src src/run/work.c: work_adopt(c, xc_llist_close(&c->workq));
+	// @src src/run/work.c: work_adopt(c, xc_llist_close(&c->mbox.workq));
 	atomic { work_head = work_head | workq[me].nodes; workq[me].nodes = 0; workq[me].closed = true }
 	atomic {
 		assert((work_head & ~work_accepted) == 0 && (work_ran & work_head) == 0);
@@ -1354,7 +1354,7 @@ inline cpu_drain(me)
 #if FOLLOW || DETACH
 	;
 	/* cpu_drain: online = false (release), after the drain */
-	// @src src/cpu/worker.c: atomic_store_explicit(&c->online, false, memory_order_release);
+	// @src src/cpu/worker.c: atomic_store_explicit(&c->life.online, false, memory_order_release);
 	online = false
 #endif
 }
@@ -1399,7 +1399,7 @@ proctype worker(byte me)
 	/* worker_loop (src/cpu/worker.c) */
 loop_top:
 	/* ctl = atomic_load(&c->ctl, acquire) */
-	// @src src/cpu/worker.c: uint32_t ctl = atomic_load_explicit(&c->ctl, memory_order_acquire);
+	// @src src/cpu/worker.c: uint32_t ctl = atomic_load_explicit(&c->life.ctl, memory_order_acquire);
 	if
 	:: ctl[me] == CTL_OFFLINE -> goto offline
 	:: else -> skip
@@ -1539,13 +1539,13 @@ wait_over:
 idle_loop:	/* cpu_idle's loop: xc_idle_wait(c, ready_idle, NULL, window, 0, watch) */
 idle_wait:
 	/* xc_idle_wait (mode says which): prev = load(idle), relaxed */
-	// @src src/proto/wake.c: uint32_t prev = atomic_load_explicit(&c->idle, memory_order_relaxed);
+	// @src src/proto/wake.c: uint32_t prev = atomic_load_explicit(&c->mbox.idle, memory_order_relaxed);
 	prev = idle[me];
 	/* "only this thread writes RUNNING or POLLING": cpu_idle waits POLLING;
 	 * a wait inside a work item RUNNING */
 	assert(mode == MODE_IDLE && prev == POLLING || mode == MODE_SYNC && prev == RUNNING);
 	/* idle = POLLING, relaxed */
-	// @src src/proto/wake.c: atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
+	// @src src/proto/wake.c: atomic_store_explicit(&c->mbox.idle, XC_IDLE_POLLING, memory_order_relaxed);
 	idle[me] = POLLING;
 	/*
 	 * poll_until: while (!ready()) spin, until the window ends. Polling only
@@ -1591,7 +1591,7 @@ idle_poll:
 #endif
 sleep_loop:
 	/* W1: idle = SLEEPING, seq_cst */
-	// @src src/proto/wake.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
+	// @src src/proto/wake.c: atomic_store_explicit(&c->mbox.idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
 	idle[me] = SLEEPING;
 #ifndef MUTANT_NORECHECK
 	/* W2: if (ready(c, ctx)) break; - seq_cst loads */
@@ -1618,7 +1618,7 @@ sleep_loop:
 	fi;
 #if RING
 	/* xc_calls_pending: ... || (c->rings_held && xc_rings_pending(c)): a ring U3 kept */
-	// @src src/proto/wake.h: (c->rings_held && xc_rings_pending(c));
+	// @src src/proto/wake.h: (c->worker.rings_held && xc_rings_pending(c));
 	if
 	:: RINGS_PENDING -> WITNESS(57); goto idle_out
 	:: else -> skip
@@ -1626,7 +1626,7 @@ sleep_loop:
 #endif
 	/* ready_idle: task_work_pending = xc_work_queued || ctl_pending (work_head is empty here) */
 #if WORK
-	// @src src/proto/wake.h: return c->work_head || xc_llist_nonempty(&c->workq, memory_order_seq_cst) ||
+	// @src src/proto/wake.h: return c->worker.work_head || xc_llist_nonempty(&c->mbox.workq, memory_order_seq_cst) ||
 	if
 	:: mode == MODE_IDLE && PENDING(workq[me]) -> WITNESS(32); goto idle_out	/* ... a work item */
 	:: else -> skip
@@ -1651,7 +1651,7 @@ sleep_loop:
 	 * (deadline 0 and no sleep limit - follow_os off: no timeout)
 	 * W3: futex_wait(&c->idle, SLEEPING): compare and queue
 	 */
-	// @src src/proto/wake.c: bool timed_out = xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout) == -ETIMEDOUT; /* W3 */
+	// @src src/proto/wake.c: bool timed_out = xc_futex_wait(&c->mbox.idle, XC_IDLE_SLEEPING, timeout) == -ETIMEDOUT; /* W3 */
 	atomic {
 		if
 		:: idle[me] == SLEEPING -> waiter[me] = true
@@ -1671,7 +1671,7 @@ end_futex:
 #endif
 	fi;
 	/* W4: exchange(idle, POLLING), seq_cst */
-	// @src src/proto/wake.c: atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
+	// @src src/proto/wake.c: atomic_exchange_explicit(&c->mbox.idle, XC_IDLE_POLLING, memory_order_seq_cst);
 	idle[me] = POLLING;
 	/* if (ready(c, ctx)) break; - the same loads as W2 */
 	if
@@ -1703,7 +1703,7 @@ end_futex:
 	fi;
 #endif
 	/* ctl_pending */
-	// @src src/proto/wake.h: atomic_load_explicit(&c->ctl, memory_order_seq_cst) != XC_CTL_NONE;
+	// @src src/proto/wake.h: atomic_load_explicit(&c->life.ctl, memory_order_seq_cst) != XC_CTL_NONE;
 	if
 	:: mode == MODE_IDLE && CTL_READY(me) -> goto idle_out
 	:: else -> skip
@@ -1715,7 +1715,7 @@ end_futex:
 	fi;
 	/* timed out, nothing ready: xc_idle_wait returns false; cpu_idle sets
 	 * os_recheck and leaves for the task loop's full check */
-	// @src src/cpu/worker.c: atomic_store_explicit(&c->os_recheck, true, memory_order_relaxed);
+	// @src src/cpu/worker.c: atomic_store_explicit(&c->worker.os_recheck, true, memory_order_relaxed);
 	if
 	:: slept_out -> atomic { slept_out = false; idle[me] = prev; prev = 0; os_recheck = true }; goto leave_idle
 	:: else -> skip
@@ -1781,8 +1781,8 @@ os_took:
 	 * cpu_taken: park = WAIT (before the drain, so that xc_cpu_online's
 	 * release is not lost), offline_by_os = true; then cpu_drain, as hotplug's.
 	 */
-	// @src src/cpu/worker.c: atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
-	// @src src/cpu/worker.c: c->offline_by_os = true;
+	// @src src/cpu/worker.c: atomic_store_explicit(&c->life.park, XC_PARK_WAIT, memory_order_relaxed);
+	// @src src/cpu/worker.c: c->life.offline_by_os = true;
 	atomic { park[me] = PARK_WAIT; offline_by_os = true; by_os = true }
 #endif
 offline:
@@ -1823,7 +1823,7 @@ end_parked:
 	// @src src/cpu/worker.c: if (ctl == XC_CTL_OFFLINE) {
 	:: park[me] == PARK_WAIT && ctl[me] == CTL_OFFLINE ->
 		ctl[me] = CTL_NONE;
-		// @src src/cpu/worker.c: xc_complete(&c->offline_done);
+		// @src src/cpu/worker.c: xc_complete(&c->life.offline_done);
 		atomic { offline_done = true; if :: offline_by_os -> WITNESS(36) :: else -> skip fi }
 	/* park_watch: taken: xc_os_come_back (pinned there again: c->taken cleared) */
 	// @src src/cpu/worker.c: if (!xc_os_come_back(c))
@@ -1841,7 +1841,7 @@ end_parked:
 	goto loop_top;
 watch_reopen:
 	/* return c->offline_by_os && taken_cpu_reopen(c); */
-	// @src src/cpu/worker.c: return c->offline_by_os && xc_taken_cpu_reopen(c);
+	// @src src/cpu/worker.c: return c->life.offline_by_os && xc_taken_cpu_reopen(c);
 	if
 	:: !offline_by_os -> goto end_parked
 	:: else -> skip
@@ -1863,12 +1863,12 @@ watch_reopen:
 	/* MUTANT: no lock: the checks and the reopen race xc_cpu_offline and xc_cpu_online */
 #endif
 	/* under the lock: user_offline and park are written only under it (and park by this thread) */
-	// @src src/cpu/worker.c: if (c->user_offline) {
+	// @src src/cpu/worker.c: if (c->life.user_offline) {
 	if
 	:: user_offline ->
-		// @src src/cpu/worker.c: c->offline_by_os = false;	/* the user's offline now: xc_cpu_online brings it back */
+		// @src src/cpu/worker.c: c->life.offline_by_os = false;	/* the user's offline now: xc_cpu_online brings it back */
 		offline_by_os = false; WITNESS(39)	/* stays parked */
-	// @src src/cpu/worker.c: atomic_load_explicit(&c->park, memory_order_acquire) == XC_PARK_WAIT) {
+	// @src src/cpu/worker.c: atomic_load_explicit(&c->life.park, memory_order_acquire) == XC_PARK_WAIT) {
 	:: !user_offline && park[me] == PARK_WAIT ->
 		/* (xc_rt.state is XC_RT_UP: no exit is modelled) */
 		WITNESS(34);
@@ -1905,7 +1905,7 @@ inline fd_exchange(me, w2)
 		idle[me] = RUNNING;
 #ifndef MUTANT_FDNOCOUNT
 		// @src src/proto/wake.c: if (old == XC_IDLE_WAKING || old == XC_IDLE_WOKENUP)
-		// @src src/proto/wake.c: c->fd_kicks_seen++;
+		// @src src/proto/wake.c: c->worker.fd_kicks_seen++;
 		if
 		:: old == WAKING || old == WOKENUP ->
 			fd_kicks_seen++;
@@ -1947,10 +1947,10 @@ inline fd_exchange(me, w2)
  */
 inline fd_settle(me)
 {
-	// @src src/proto/wake.c: if (c->fd_kicks_drained == c->fd_kicks_seen)
-	// @src src/proto/wake.c: uint64_t done = atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire);
-	// @src src/proto/wake.c: (void)!read(c->kick_fd, &val, sizeof(val));
-	// @src src/proto/wake.c: if (done == c->fd_kicks_seen)
+	// @src src/proto/wake.c: if (c->worker.fd_kicks_drained == c->worker.fd_kicks_seen)
+	// @src src/proto/wake.c: uint64_t done = atomic_load_explicit(&c->sent.fd_kicks_done, memory_order_acquire);
+	// @src src/proto/wake.c: (void)!read(c->sent.kick_fd, &val, sizeof(val));
+	// @src src/proto/wake.c: if (done == c->worker.fd_kicks_seen)
 	atomic {
 		if
 		:: fd_kicks_drained != fd_kicks_seen ->
@@ -1981,9 +1981,9 @@ inline attached_offline(me)
 	// @src src/cpu/attach.c: xc_cpu_offline_served(c);	/* the thread stays attached, its CPU offline */
 	// @src src/cpu/worker.c: xc_cpu_drain(c);
 	cpu_drain(me);
-	// @src src/cpu/worker.c: atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
+	// @src src/cpu/worker.c: atomic_store_explicit(&c->life.ctl, XC_CTL_NONE, memory_order_relaxed);
 	ctl[me] = CTL_NONE;
-	// @src src/cpu/worker.c: xc_complete(&c->offline_done);
+	// @src src/cpu/worker.c: xc_complete(&c->life.offline_done);
 	offline_done = true
 }
 
@@ -2046,7 +2046,7 @@ loop_top:
 	// @src src/cpu/attach.c: xc_fd_sleep_end(c);	/* RUNNING already: it reads the eventfd only while a kick is owed */
 	fd_settle(me);
 	/* attached_ctl: ctl (acquire) == OFFLINE: attached_offline */
-	// @src src/cpu/attach.c: if (atomic_load_explicit(&c->ctl, memory_order_acquire) != XC_CTL_OFFLINE)
+	// @src src/cpu/attach.c: if (atomic_load_explicit(&c->life.ctl, memory_order_acquire) != XC_CTL_OFFLINE)
 	if
 	:: ctl[me] == CTL_OFFLINE -> attached_offline(me)
 	:: else -> skip
@@ -2082,7 +2082,7 @@ work_loop:
 	fi;
 #endif
 	/* W1: idle = SLEEPING_FD, seq_cst */
-	// @src src/proto/wake.c: atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING_FD, memory_order_seq_cst);
+	// @src src/proto/wake.c: atomic_store_explicit(&c->mbox.idle, XC_IDLE_SLEEPING_FD, memory_order_seq_cst);
 	idle[me] = SLEEPING_FD;
 #ifndef MUTANT_FDNORECHECK
 	/*
@@ -2146,7 +2146,7 @@ end_fdwait:
 	 * xc_worker_sleep_end -> xc_fd_sleep_end: idle (relaxed) is not RUNNING
 	 * (only this thread stores RUNNING): W4, exchange idle -> RUNNING, seq_cst
 	 */
-	// @src src/proto/wake.c: old = atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst);
+	// @src src/proto/wake.c: old = atomic_exchange_explicit(&c->mbox.idle, XC_IDLE_RUNNING, memory_order_seq_cst);
 	fd_exchange(me, 0);
 	// @src src/proto/wake.c: fd_settle(c, old);
 	fd_settle(me);
@@ -2154,7 +2154,7 @@ end_fdwait:
 
 fd_ready:
 	/* W2 found something: exchange idle -> RUNNING, seq_cst, and fd_settle; returns 1 */
-	// @src src/proto/wake.c: fd_settle(c, atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst));
+	// @src src/proto/wake.c: fd_settle(c, atomic_exchange_explicit(&c->mbox.idle, XC_IDLE_RUNNING, memory_order_seq_cst));
 	fd_exchange(me, 1);
 	fd_settle(me);
 	/* xc_worker_sleep_end: RUNNING, so fd_settle only */
@@ -2185,23 +2185,23 @@ leave:
 		run_calls(me)
 	od;
 	/* under the lock: drain an online CPU as an offline does */
-	// @src src/cpu/attach.c: if (atomic_load_explicit(&c->online, memory_order_acquire)) {
+	// @src src/cpu/attach.c: if (atomic_load_explicit(&c->life.online, memory_order_acquire)) {
 	if
 	:: online -> cpu_drain(me)
 	:: else -> skip
 	fi;
 	/* xc_fd_quiesce: until fd_kicks_done (acquire) == fd_kicks_seen */
-	// @src src/proto/wake.c: while (atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire) != c->fd_kicks_seen)
+	// @src src/proto/wake.c: while (atomic_load_explicit(&c->sent.fd_kicks_done, memory_order_acquire) != c->worker.fd_kicks_seen)
 	if
 	:: fd_kicks_done != fd_kicks_seen -> WITNESS(48)	/* a write in flight: wait for it */
 	:: else -> skip
 	fi;
 	fd_kicks_done == fd_kicks_seen;
 	/* close(c->kick_fd): no sender is between its S3 and its write, nor can one start */
-	// @src src/cpu/attach.c: close(c->kick_fd);
+	// @src src/cpu/attach.c: close(c->sent.kick_fd);
 	atomic { assert(fd_writes == fd_claims); fd_closed = true }
 	/* c->attached = false, then unlock (the wait for urgent senders and the signal mask: not modelled) */
-	// @src src/cpu/attach.c: c->attached = false;
+	// @src src/cpu/attach.c: c->life.attached = false;
 	atomic { attached_on = false; hp_lock = 0 }
 #endif
 }
@@ -2299,7 +2299,7 @@ queue:
 		:: r == PUSH_WAS_EMPTY && !URGENT ->
 #ifndef MUTANT_LOADFIRST
 			/* S2: s = atomic_load(&c->idle, seq_cst) */
-			// @src src/proto/wake.h: uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
+			// @src src/proto/wake.h: uint32_t s = atomic_load_explicit(&c->mbox.idle, memory_order_seq_cst);
 			s = idle[0];
 #endif
 			xc_kick(0, s, ok, 0)
@@ -2309,8 +2309,8 @@ queue:
 			 * The load and the signal are one step: only the handler reads
 			 * sig_pending, and it may run arbitrarily late anyway.
 			 */
-			// @src src/proto/urgent.c: uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
-			// @src src/proto/urgent.c: syscall(SYS_tgkill, getpid(), c->tid, xc_rt.cfg.urgent_signal);
+			// @src src/proto/urgent.c: uint32_t s = atomic_load_explicit(&c->mbox.idle, memory_order_seq_cst);
+			// @src src/proto/urgent.c: syscall(SYS_tgkill, getpid(), c->life.tid, xc_rt.cfg.urgent_signal);
 			atomic {
 #ifndef MUTANT_LOADFIRST
 				s = idle[0];
@@ -2521,7 +2521,7 @@ ring_put:
 				atomic { CLEAR_C; DRAIN(RI) };
 #endif
 				/* S1: push the ring on callq - one CAS, or CLOSED seen */
-				// @src src/proto/ring.c: pushed = xc_llist_push(&c->callq, &r->link);
+				// @src src/proto/ring.c: pushed = xc_llist_push(&c->mbox.callq, &r->link);
 				atomic {
 					if
 					:: callq[0].closed -> r = PUSH_CLOSED
@@ -2654,7 +2654,7 @@ proctype work_queuer()
 
 	do
 	:: j < NWORK ->
-		// @src src/run/work.c: r = xc_llist_push(&c->workq, &work->_link);
+		// @src src/run/work.c: r = xc_llist_push(&c->mbox.workq, &work->_link);
 		atomic {
 			if
 			:: workq[0].closed -> r = PUSH_CLOSED; work_refused = work_refused | (1 << j)
@@ -2715,26 +2715,26 @@ active proctype hotplug()
 	/* xc_cpu_offline */
 	atomic { hp_lock == 0 -> hp_lock = LOCK_USER }
 	/* (user_offline is false: this is the first request) */
-	// @src src/cpu/hotplug.c: } else if (!atomic_load_explicit(&c->online, memory_order_acquire)) {
+	// @src src/cpu/hotplug.c: } else if (!atomic_load_explicit(&c->life.online, memory_order_acquire)) {
 	if
 	:: !online ->
 		/* the OS took it (DETACH: the thread detached): it stays offline when it comes back */
-		// @src src/cpu/hotplug.c: c->user_offline = true;	/* the OS took it: it stays offline when it comes back */
+		// @src src/cpu/hotplug.c: c->life.user_offline = true;	/* the OS took it: it stays offline when it comes back */
 		user_offline = true
 #if FOLLOW
 		; WITNESS(35)
 #endif
 	:: else ->
 		/* xc_completion_init(&c->offline_done, 1); xc_cpu_request(c, XC_CTL_OFFLINE) */
-		// @src src/cpu/hotplug.c: xc_completion_init(&c->offline_done, 1);
+		// @src src/cpu/hotplug.c: xc_completion_init(&c->life.offline_done, 1);
 		offline_done = false;
-		// @src src/cpu/hotplug.c: atomic_store_explicit(&c->ctl, ctl, memory_order_seq_cst);
+		// @src src/cpu/hotplug.c: atomic_store_explicit(&c->life.ctl, ctl, memory_order_seq_cst);
 		ctl[0] = CTL_OFFLINE;
 		/* xc_kick(c): S2 then S3; xc_futex_wake(&c->park): a parked worker looks
 		 * at ctl (its park wait is modelled as "until something to do") */
 		s = idle[0];
 		xc_kick(0, s, ok, 0);
-		// @src src/cpu/hotplug.c: xc_completion_wait_until(&c->offline_done, 0);
+		// @src src/cpu/hotplug.c: xc_completion_wait_until(&c->life.offline_done, 0);
 		offline_done;
 		atomic { user_offline = true; s = 0; ok = false }
 	fi;
@@ -2743,23 +2743,23 @@ active proctype hotplug()
 	/* xc_cpu_online */
 	atomic { hp_lock == 0 -> hp_lock = LOCK_USER }
 #if FOLLOW
-	// @src src/cpu/hotplug.c: } else if (atomic_load_explicit(&c->taken, memory_order_relaxed) != XC_TAKEN_NONE) {
+	// @src src/cpu/hotplug.c: } else if (atomic_load_explicit(&c->life.taken, memory_order_relaxed) != XC_TAKEN_NONE) {
 	if
 	:: taken_flag -> WITNESS(38)	/* -ENXIO: the OS has it */
 	:: else ->
 #endif
-		// @src src/cpu/hotplug.c: } else if (atomic_load_explicit(&c->online, memory_order_acquire) || !c->user_offline) {
+		// @src src/cpu/hotplug.c: } else if (atomic_load_explicit(&c->life.online, memory_order_acquire) || !c->life.user_offline) {
 		if
 		:: online || !user_offline -> skip	/* -EINVAL */
 #if DETACH
 		/* the thread detached: online once a thread attaches */
-		// @src src/cpu/hotplug.c: } else if (c->attach_cpu && !c->attached) {
+		// @src src/cpu/hotplug.c: } else if (c->life.attach_cpu && !c->life.attached) {
 		:: !online && user_offline && !attached_on -> user_offline = false
 		:: !online && user_offline && attached_on ->
 #else
 		:: else ->
 #endif
-			// @src src/cpu/hotplug.c: c->user_offline = false;
+			// @src src/cpu/hotplug.c: c->life.user_offline = false;
 			user_offline = false;
 			cpu_open(0);
 			// @src src/cpu/hotplug.c: xc_park_release(c, XC_PARK_RUN);
@@ -2977,7 +2977,7 @@ sv_idle_ret:
 	 * then run the held ring, re-reading head at each entry (ring_run).
 	 */
 serve:
-	// @src src/proto/ring.h: struct xc__link *l = xc_llist_take(&c->callq);
+	// @src src/proto/ring.h: struct xc__link *l = xc_llist_take(&c->mbox.callq);
 	atomic {
 		if
 		:: !callq[me].closed && callq[me].nodes != 0 ->
@@ -3089,7 +3089,7 @@ mr_loop:
 	:: else -> skip
 	fi;
 	if
-	// @src src/proto/ring.c: if (atomic_load_explicit(&c->callq, memory_order_relaxed) == XC_LLIST_CLOSED)
+	// @src src/proto/ring.c: if (atomic_load_explicit(&c->mbox.callq, memory_order_relaxed) == XC_LLIST_CLOSED)
 	:: callq[o].closed -> atomic { refused = refused | cb[d]; WITNESS(80) }; goto rc_done
 	// @src src/proto/ring.c: if (atomic_load_explicit(&r->state, memory_order_relaxed) == XC_RING_IDLE &&
 	:: !callq[o].closed && rstate[me] == RING_IDLE -> WITNESS(81); goto mr_doorbell
@@ -3169,7 +3169,7 @@ put:
 	:: !ok -> goto rc_done	/* the worker re-linked it */
 	:: else -> ok = false
 	fi;
-	// @src src/proto/ring.c: pushed = xc_llist_push(&c->callq, &r->link);
+	// @src src/proto/ring.c: pushed = xc_llist_push(&c->mbox.callq, &r->link);
 	atomic {
 		if
 		:: callq[o].closed -> r = PUSH_CLOSED
@@ -3261,7 +3261,7 @@ close:
 #if defined(MUTANT_REFUSEDWAIT) || defined(MUTANT_REFUSEDREWIND)
 	close_seq[me]++;
 #endif
-	// @src src/proto/ring.c: for (struct xc__link *l = xc_llist_close(&c->callq); l; l = l->next)
+	// @src src/proto/ring.c: for (struct xc__link *l = xc_llist_close(&c->mbox.callq); l; l = l->next)
 	atomic {
 		if :: callq[me].nodes != 0 -> held = true; dropped = false :: else -> skip fi;
 		callq[me].nodes = 0; callq[me].closed = true;

@@ -32,7 +32,7 @@ HEADERS = ("src/base/internal.h", "src/proto/ring.h", "src/base/llist.h", "inclu
 FUNC_FILE = "src/cpu/bringup.c"
 KEPT_MARK = "scripts/check-fresh.py reads this list"
 # ` *   xc_ring.target, next, size: the reason ...`, continued on lines indented further
-KEPT_ENTRY = re.compile(r"^\s*\*\s+(xc_\w+)\.(\w+(?:\s*,\s*\w+)*)\s*:\s*(.*)$")
+KEPT_ENTRY = re.compile(r"^\s*\*\s+(xc_\w+)\.([\w.]+(?:\s*,\s*[\w.]+)*)\s*:\s*(.*)$")
 
 
 def strip_comments(text):
@@ -54,8 +54,41 @@ def struct_bodies(texts):
     return out
 
 
+def collapse_nested(body):
+    """A struct defined inside @body as `struct name { ... } member` becomes `struct name member`
+    (struct_bodies keeps its own body)."""
+    out, i = [], 0
+    for m in re.finditer(r"\bstruct\s+\w+\s*\{", body):
+        if m.start() < i:
+            continue
+        depth, j = 1, m.end()
+        while depth and j < len(body):
+            depth += {"{": 1, "}": -1}.get(body[j], 0)
+            j += 1
+        out.append(body[i:m.end() - 1])
+        i = j
+    out.append(body[i:])
+    return "".join(out)
+
+
+XCALL_H = [""]	# include/xcall.h's text, read by check()
+
+
+def x_list_members(body):
+    """The counters of XC_STATS_COUNTERS (include/xcall.h) that a group declares with
+    XC_STATS_COUNTERS(XC__SENDER_COUNTER) or (XC__WORKER_COUNTER), as declarations."""
+    header = XCALL_H[0]
+    counters = re.findall(r"^\s*X\((\w+),\s*(\w+),", header[header.index("#define XC_STATS_COUNTERS"):], re.M)
+
+    def expand(m):
+        by = m.group(1)
+        return "".join("_Atomic uint64_t %s;" % name for name, b in counters if b == by)
+    return re.sub(r"XC_STATS_COUNTERS\(XC__(\w+)_COUNTER\)", expand, body)
+
+
 def members(body):
     """(name, embedded struct name or None, is_array) of each member declared in @body."""
+    body = x_list_members(collapse_nested(body))
     body = re.sub(r"__attribute__\s*\(\(.*?\)\)", " ", body)
     body = re.sub(r"\b__xc_(pair_)?aligned\b", " ", body)
     for decl in body.split(";"):
@@ -142,6 +175,7 @@ def is_stored(body, var, path):
 
 def check(root):
     read = lambda p: open(os.path.join(root, p)).read()
+    XCALL_H[0] = read("include/xcall.h")
     bodies = struct_bodies(read(h) for h in HEADERS)
     fresh_text = read(FUNC_FILE)
     body = function_body(fresh_text, FUNC)
@@ -160,7 +194,7 @@ def check(root):
         for path, is_array in leaves(struct, bodies):
             nfields += 1
             top = path.split(".")[0]
-            tops.add(top)
+            tops.update((top, path))
             if top in kept[struct] or path in kept[struct]:
                 continue
             if var and not is_array and is_stored(body, var, path):
@@ -181,11 +215,11 @@ def self_test(root):
     """Each mutation of a copy must make the check fail, naming what it broke."""
     cases = [
         ("a member added to struct xc_cpu", "src/base/internal.h",
-         "\tint llc_id, node_id;", "\tint llc_id, node_id;\n\tint scratch_flag;", "xc_cpu.scratch_flag"),
+         "\tint llc_id, node_id;", "\tint llc_id, node_id;\n\tint scratch_flag;", "xc_cpu.life.scratch_flag"),
         ("a member added to struct xc_ring", "src/proto/ring.h",
          "\tbool dropped;", "\tbool dropped;\n\tstruct xc_ring *scratch_next;", "xc_ring.scratch_next"),
         ("a member added to the slot xc_cpu embeds", "src/base/internal.h",
-         "\tvoid *arg;\n};", "\tvoid *arg;\n\tuint32_t scratch_seq;\n};", "xc_cpu.slot.scratch_seq"),
+         "\tvoid *arg;\n};", "\tvoid *arg;\n\tuint32_t scratch_seq;\n};", "xc_cpu.mbox.slot.scratch_seq"),
         ("the reset of a ring's dropped mark taken out", FUNC_FILE,
          "\t\tr->dropped = false;\n", "", "xc_ring.dropped"),
         ("a kept entry without its reason", FUNC_FILE,

@@ -60,7 +60,7 @@ int main(void)
 	/* the thread is not polling: the item and the request wait for it */
 	CHECK_RET(xc_queue_work(attach_cpu, &w), 0);
 	CHECK(pthread_create(&off, NULL, offline, NULL) == 0);
-	WAIT_UNTIL(atomic_load_explicit(&xc_cpus[attach_cpu].ctl, memory_order_acquire) == XC_CTL_OFFLINE);
+	WAIT_UNTIL(atomic_load_explicit(&xc_cpus[attach_cpu].life.ctl, memory_order_acquire) == XC_CTL_OFFLINE);
 	atomic_store(&detach_go, 1);
 	CHECK(pthread_join(off, &res) == 0);
 	CHECK_RET((intptr_t)res, 0);
@@ -69,7 +69,7 @@ int main(void)
 	CHECK(atomic_load(&item_ran) == 1);
 	CHECK(atomic_load(&item_polled) == 1);
 	/* completed once: a second completion wraps the count below zero */
-	CHECK_RET(atomic_load(&xc_cpus[attach_cpu].offline_done.word) & XC_DONE_COUNT, 0);
+	CHECK_RET(atomic_load(&xc_cpus[attach_cpu].life.offline_done.word) & XC_DONE_COUNT, 0);
 
 	/* the CPU back, attached again: calls run there */
 	CHECK_RET(xc_cpu_online(attach_cpu), 0);

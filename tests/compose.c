@@ -74,12 +74,12 @@ static int call_counted(int cpu, int id, unsigned flags)
 static bool closed(int cpu)
 {
 	/* acquire: a snapshot of the worker's close */
-	return atomic_load_explicit(&xc_cpus[cpu].callq, memory_order_acquire) == XC_LLIST_CLOSED;
+	return atomic_load_explicit(&xc_cpus[cpu].mbox.callq, memory_order_acquire) == XC_LLIST_CLOSED;
 }
 
 static bool ctl_posted(int cpu, uint32_t ctl)
 {
-	return atomic_load_explicit(&xc_cpus[cpu].ctl, memory_order_acquire) == ctl;
+	return atomic_load_explicit(&xc_cpus[cpu].life.ctl, memory_order_acquire) == ctl;
 }
 
 static void spin_until_flag(_Atomic int *flag)

@@ -34,7 +34,7 @@ static inline bool f_all_pinned(const int *cpus, int n)
 	for (int i = 0; i < n; i++) {
 		cpu_set_t m;
 
-		CHECK(sched_getaffinity(xc_cpus[cpus[i]].tid, sizeof(m), &m) == 0);
+		CHECK(sched_getaffinity(xc_cpus[cpus[i]].life.tid, sizeof(m), &m) == 0);
 		if (CPU_COUNT(&m) != 1 || !CPU_ISSET(cpus[i], &m))
 			return false;
 	}

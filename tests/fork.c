@@ -118,7 +118,7 @@ static void child(void *dfl)
 static void until_offline_asked(void *arg)
 {
 	atomic_store(&work_running, 1);
-	while (atomic_load(&xc_cpus[target].ctl) != XC_CTL_OFFLINE)
+	while (atomic_load(&xc_cpus[target].life.ctl) != XC_CTL_OFFLINE)
 		sched_yield();
 }
 
@@ -228,7 +228,7 @@ int main(void)
 	for (int i = 0; i < IN_FLIGHT - 1; i++)
 		CHECK_RET(xc_call_single(target, count, NULL, 0), 0);
 	CHECK(pthread_create(&t, NULL, offline_target, NULL) == 0);
-	WAIT_UNTIL(atomic_load(&xc_cpus[target].ctl) == XC_CTL_OFFLINE);
+	WAIT_UNTIL(atomic_load(&xc_cpus[target].life.ctl) == XC_CTL_OFFLINE);
 
 	pid = fork();
 	CHECK(pid >= 0);

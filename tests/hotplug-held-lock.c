@@ -22,7 +22,7 @@ static int (*w_op)(int cpu);
 static bool request_pending(void)
 {
 	/* acquire: as the library reads it */
-	return atomic_load_explicit(&xc_cpus[d_cpu].ctl, memory_order_acquire) == XC_CTL_OFFLINE;
+	return atomic_load_explicit(&xc_cpus[d_cpu].life.ctl, memory_order_acquire) == XC_CTL_OFFLINE;
 }
 
 /* On W: once the plain thread's request for D is pending, the hotplug call on D. */

@@ -25,7 +25,7 @@ static _Atomic int ran;
 
 static uint32_t counted(int cpu)
 {
-	return atomic_load(&xc_cpus[cpu].waiters_here);
+	return atomic_load(&xc_cpus[cpu].life.waiters_here);
 }
 
 static void on_target(void *arg)

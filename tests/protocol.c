@@ -45,7 +45,7 @@ static bool worker_asleep(int cpu)
 	struct dirent *e;
 	bool found = false;
 
-	snprintf(want, sizeof(want), "%d %p ", SYS_futex, (void *)&xc_cpus[cpu].idle);
+	snprintf(want, sizeof(want), "%d %p ", SYS_futex, (void *)&xc_cpus[cpu].mbox.idle);
 	while (d && (e = readdir(d)) && !found) {
 		FILE *f;
 
@@ -132,7 +132,7 @@ static void free_ride(unsigned ablate)
 
 	xc_stats_get(t, &a);
 	/* play a first sender that has claimed the wakeup but not yet woken the worker */
-	CHECK(atomic_compare_exchange_strong(&xc_cpus[t].idle, &s, XC_IDLE_WOKENUP));
+	CHECK(atomic_compare_exchange_strong(&xc_cpus[t].mbox.idle, &s, XC_IDLE_WOKENUP));
 	CHECK_RET(xc_call_single(t, bump, NULL, 0), 0);	/* the second sender */
 	xc_stats_get(t, &b);
 	if (ablate & XC_ABLATE_FREERIDE) {
@@ -140,7 +140,7 @@ static void free_ride(unsigned ablate)
 	} else {
 		CHECK(b.free_rides - a.free_rides == 1 && b.kicks_sent == a.kicks_sent);
 	}
-	xc_futex_wake(&xc_cpus[t].idle, 1);		/* the first sender's wake lands */
+	xc_futex_wake(&xc_cpus[t].mbox.idle, 1);		/* the first sender's wake lands */
 	WAIT_UNTIL(atomic_load(&runs) == 1);
 	CHECK_RET(xc_exit(), 0);
 	CHECK(atomic_load(&runs) == 1);

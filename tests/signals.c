@@ -273,7 +273,7 @@ static long handler_round(bool traced)
 
 	/* 1. the masks of libxcall's own threads */
 	for (int i = 0; i < n; i++) {
-		int tid = xc_cpus[cpus[i]].tid;
+		int tid = xc_cpus[cpus[i]].life.tid;
 		static const int blocked[] = { SIGALRM, SIGUSR1, SIGUSR2, SIGTERM, SIGINT, SIGCHLD, SIGHUP };
 		static const int open_[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGPIPE, SIGXFSZ };
 
@@ -350,7 +350,7 @@ int main(void)
 	close(fds[0]);
 	CHECK_RET(xc_call_single(target, write_closed_pipe, fds, XC_WAIT), 0);
 	CHECK(atomic_load(&pipe_errno) == EPIPE);
-	CHECK(atomic_load(&pipe_tid) == xc_cpus[target].tid);
+	CHECK(atomic_load(&pipe_tid) == xc_cpus[target].life.tid);
 	close(fds[1]);
 	CHECK_RET(xc_exit(), 0);
 	return T_PASS;

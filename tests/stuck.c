@@ -192,7 +192,7 @@ int main(void)
 	t_clear_reports();
 	CHECK_RET(xc_init(&o), 0);
 	/* in its idle poll, where it stays: not still on its way there from the task loop */
-	WAIT_UNTIL(atomic_load(&xc_cpus[cpus[1]].idle) == XC_IDLE_POLLING);
+	WAIT_UNTIL(atomic_load(&xc_cpus[cpus[1]].mbox.idle) == XC_IDLE_POLLING);
 	snprintf(want, sizeof(want), "CPU %d is running call stuck_test_slow_fn for at least ", cpus[1]);
 	await_set(2, "stuck call:", want);
 	CHECK_RET(xc_call_single(cpus[1], stuck_test_slow_fn, (void *)800L, XC_WAIT), 0);

@@ -79,7 +79,7 @@ static void reset(void)
 
 static bool slot_published(void)
 {
-	return atomic_load(&xc_cpus[cpu].slot.done.word) & XC_SLOT_PUBLISHED;
+	return atomic_load(&xc_cpus[cpu].mbox.slot.done.word) & XC_SLOT_PUBLISHED;
 }
 
 /* Send the urgent call while first_call runs, then let first_call return. */

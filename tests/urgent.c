@@ -229,7 +229,7 @@ int main(void)
 	struct xc_opts o = { .poll_ns = XC_POLL_FOREVER };
 	CHECK_RET(xc_init(&o), 0);
 	atomic_store(&urgent_runs, 0);
-	WAIT_UNTIL(atomic_load(&xc_cpus[cpus[1]].idle) == XC_IDLE_POLLING);
+	WAIT_UNTIL(atomic_load(&xc_cpus[cpus[1]].mbox.idle) == XC_IDLE_POLLING);
 	xc_stats_get(cpus[1], &a);
 	for (int i = 0; i < 100; i++) {
 		CHECK_RET(xc_call_single(cpus[1], urgent_count, NULL, XC_URGENT), 0);

@@ -139,7 +139,7 @@ static void linger(void *arg)
 {
 	for (long i = 0; i < 1000000; i++) {
 		/* relaxed: a look at the waiter's progress, nothing more */
-		if (atomic_load_explicit(&xc_cpus[1].slot.done.word, memory_order_relaxed) & XC_DONE_SLEEPING)
+		if (atomic_load_explicit(&xc_cpus[1].mbox.slot.done.word, memory_order_relaxed) & XC_DONE_SLEEPING)
 			return;
 		cpu_relax();
 	}

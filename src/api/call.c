@@ -42,10 +42,10 @@
 /* Queue one call on @c; returns the push result (XC_PUSH_*). */
 static int call_enqueue(struct xc_cpu *c, struct xc_call *call, bool urgent)
 {
-	call->_src_cpu = (int16_t)(xc_self ? xc_self->cpu : -1);
+	call->_src_cpu = (int16_t)(xc_self ? xc_self->life.cpu : -1);
 	call->_trace_id = xc_trace_flow();
-	xc_trace(XC_EV_QUEUE, c->cpu, call->_trace_id, (const void *)call->fn);
-	return xc_llist_push(urgent ? &c->urgentq : &c->callq, &call->_link);
+	xc_trace(XC_EV_QUEUE, c->life.cpu, call->_trace_id, (const void *)call->fn);
+	return xc_llist_push(urgent ? &c->mbox.urgentq : &c->mbox.callq, &call->_link);
 }
 
 static int call_push(struct xc_cpu *c, struct xc_call *call, unsigned flags)
@@ -71,7 +71,7 @@ static int call_push(struct xc_cpu *c, struct xc_call *call, unsigned flags)
 static bool self_online(struct xc_cpu *self)
 {
 	/* relaxed: this thread's own word, or hotplug's under the lock before the CPU reopens */
-	return atomic_load_explicit(&self->online, memory_order_relaxed);
+	return atomic_load_explicit(&self->life.online, memory_order_relaxed);
 }
 
 /*
@@ -133,10 +133,10 @@ static void call_inline(struct xc_cpu *self, xc_func_t fn, void *arg, struct xc_
 		inline_done(async);
 	xc_os_after_run(self);
 	if (xc_in_urgent) {
-		xc_stat_inc_shared(&self->urgent_calls);
+		xc_stat_inc_shared(&self->worker.urgent_calls);
 		return;
 	}
-	xc_stat_inc_own(&self->calls);
+	xc_stat_inc_own(&self->worker.calls);
 	/* inside another call's function, that call's return runs them: it is never interrupted */
 	if (!xc_in_call)
 		xc_call_returned(self);
@@ -180,7 +180,7 @@ static inline __attribute__((always_inline)) int ring_call(struct xc_cpu *c, xc_
 
 	if (xc_unlikely(!r))
 		return -ENOMEM;
-	xc_trace(XC_EV_QUEUE, c->cpu, flow, traced_fn);
+	xc_trace(XC_EV_QUEUE, c->life.cpu, flow, traced_fn);
 	int err = xc_ring_put(r, fn, arg, flow, &idx);
 
 	if (xc_unlikely(err))
@@ -569,7 +569,7 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 		if (!CPU_ISSET(cpu, mask))
 			continue;
 		/* relaxed: a hint; the queue's closed state is the authority */
-		if (!atomic_load_explicit(&xc_cpus[cpu].online, memory_order_relaxed))
+		if (!atomic_load_explicit(&xc_cpus[cpu].life.online, memory_order_relaxed))
 			continue;
 		if (cond) {
 			struct xc_user_mark m = xc_user_in(XC_USER_HOOK, false);
@@ -579,7 +579,7 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 			if (!wanted)
 				continue;
 		}
-		if (self && cpu == self->cpu)
+		if (self && cpu == self->life.cpu)
 			run_local = flags & XC_RUN_LOCAL;
 		else
 			targets[nt++] = cpu;
@@ -643,11 +643,11 @@ static int cpu_distance(int ref, int cpu)
 {
 	if (ref == cpu)
 		return 0;
-	if (ref < 0 || ref >= XC_MAX_CPUS || !xc_cpus[ref].present)
+	if (ref < 0 || ref >= XC_MAX_CPUS || !xc_cpus[ref].life.present)
 		return 3;
-	if (xc_cpus[ref].llc_id == xc_cpus[cpu].llc_id)
+	if (xc_cpus[ref].life.llc_id == xc_cpus[cpu].life.llc_id)
 		return 1;
-	if (xc_cpus[ref].node_id == xc_cpus[cpu].node_id)
+	if (xc_cpus[ref].life.node_id == xc_cpus[cpu].life.node_id)
 		return 2;
 	return 3;
 }
@@ -659,7 +659,7 @@ static int call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned fla
 
 	if (ret)
 		return ret;
-	ref = xc_self ? xc_self->cpu : sched_getcpu();
+	ref = xc_self ? xc_self->life.cpu : sched_getcpu();
 	CPU_AND(&left, mask, &xc_rt.cfg.cpus);
 	/* retry with the next nearest if the chosen CPU goes offline under us */
 	for (;;) {
@@ -669,7 +669,7 @@ static int call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned fla
 			int cpu = xc_rt.cpu_list[i], d;
 
 			if (!CPU_ISSET(cpu, &left) ||
-			    !atomic_load_explicit(&xc_cpus[cpu].online, memory_order_relaxed))
+			    !atomic_load_explicit(&xc_cpus[cpu].life.online, memory_order_relaxed))
 				continue;
 			d = cpu_distance(ref, cpu);
 			if (d < best_d) {
@@ -694,7 +694,7 @@ int xc_call_any(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags)
 int xc_this_cpu(void)
 {
 	if (xc_likely(xc_self))
-		return xc_self->cpu;
+		return xc_self->life.cpu;
 	/* a worker's bringup hook (worker.c) */
 	return xc_unlikely(xc_tls.boot) ? xc_boot_cpu(xc_tls.boot) : -1;
 }
@@ -717,7 +717,7 @@ static int poll_self(void)
 	 */
 	if (xc_unlikely(xc_in_fd_sleep()))
 		return -EDEADLK;
-	if (xc_unlikely(self->attached) && !self->in_task_loop && !xc_in_call)
+	if (xc_unlikely(self->life.attached) && !self->worker.in_task_loop && !xc_in_call)
 		return xc_attached_poll(self);	/* an attached thread's own loop: its task loop */
 	return xc_wait_serve();	/* a serve as a wait's: below the serve floor it nests no deeper */
 }

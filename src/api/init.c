@@ -91,7 +91,7 @@ static int runtime_exit(void)
 	for (int i = 0; i < xc_rt.nr_cpus; i++) {
 		const struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
 
-		if (c->attached || c->attaching) {
+		if (c->life.attached || c->life.attaching) {
 			pthread_mutex_unlock(&xc_rt.hotplug_lock);
 			return -EBUSY;	/* its thread drains it when it detaches */
 		}

@@ -9,8 +9,8 @@
 #include <string.h>
 
 /* Each counter of XC_STATS_COUNTERS that the CPU counts itself, by the list. */
-#define ADD_COUNTED_SENDER(name) out->name += RD(name);
-#define ADD_COUNTED_WORKER(name) out->name += RD(name);
+#define ADD_COUNTED_SENDER(name) out->name += RD(sent.name);
+#define ADD_COUNTED_WORKER(name) out->name += RD(worker.name);
 #define ADD_COUNTED_READ(name)
 #define ADD_COUNTED(name, by, kind, meaning) ADD_COUNTED_##by(name)
 
@@ -20,9 +20,9 @@ static void stats_add(struct xc_stats *out, struct xc_cpu *c)
 #define RD(f) atomic_load_explicit(&c->f, memory_order_relaxed)
 	XC_STATS_COUNTERS(ADD_COUNTED)
 	/* what is READ when asked, and what counts another's too */
-	out->poll_ns_now += (uint64_t)RD(poll_ns);
-	out->trace_drops += xc_trace_drops(c->cpu);
-	out->calls += RD(urgent_calls);			/* urgent calls are calls */
+	out->poll_ns_now += (uint64_t)RD(worker.poll_ns);
+	out->trace_drops += xc_trace_drops(c->life.cpu);
+	out->calls += RD(worker.urgent_calls);			/* urgent calls are calls */
 	out->kicks_coalesced += xc_rings_rode(c);	/* a call that found its ring linked */
 #undef RD
 }
@@ -40,7 +40,7 @@ static int stats_get(int cpu, struct xc_stats *out)
 	if (cpu == -1) {
 		for (int i = 0; i < xc_rt.nr_cpus; i++)
 			stats_add(out, &xc_cpus[xc_rt.cpu_list[i]]);
-	} else if (cpu < 0 || cpu >= XC_MAX_CPUS || !xc_cpus[cpu].present) {
+	} else if (cpu < 0 || cpu >= XC_MAX_CPUS || !xc_cpus[cpu].life.present) {
 		ret = -ENXIO;
 	} else {
 		stats_add(out, &xc_cpus[cpu]);

@@ -167,25 +167,32 @@ struct xc_slot {
 #define XC__WORKER_COUNTER(name, by, kind, meaning) XC__COUNTER_IN_WORKER_##by(name)
 
 /*
- * One CPU. The first cache line is the mailbox: senders write it (push, the
+ * One CPU, in groups by writer, each a struct of its own that begins a
+ * 128-byte pair (XC_PAIR): a write to one group then takes no line of
+ * another's readers. The mailbox comes first: senders write it (push, the
  * slot) and the idle worker polls it, so a call to an idle worker costs one
- * line transfer there and one back. What follows is kept off that line:
- * counters that senders bump, state of the worker alone, and cold state that
- * the worker polls (ctl) but others write only to take the CPU offline.
+ * line transfer there and one back. The slot claim is a pair of its own
+ * (slot.c). What follows is kept off those lines: the counters senders bump,
+ * the worker's own state, and the CPU's life, cold but for what every
+ * sender reads once (cpu, present, online) and ctl, which the worker polls.
  */
 struct xc_cpu {
-	/* mailbox: written by senders, polled by the worker */
-	_Atomic(struct xc__link *) callq __xc_aligned;
-	_Atomic(struct xc__link *) workq;
-	_Atomic(struct xc__link *) urgentq;	/* XC_URGENT calls */
-	_Atomic uint32_t idle;		/* enum xc_idle_state; futex word */
-	uint32_t slot_flow;		/* the slot call's trace flow id */
-	struct xc_slot slot;
+	/* the mailbox: written by senders, polled by the worker */
+	struct xc_cpu_mbox {
+		_Atomic(struct xc__link *) callq;
+		_Atomic(struct xc__link *) workq;
+		_Atomic(struct xc__link *) urgentq;	/* XC_URGENT calls */
+		_Atomic uint32_t idle;		/* enum xc_idle_state; futex word */
+		uint32_t slot_flow;		/* the slot call's trace flow id */
+		struct xc_slot slot;
+	} mbox __xc_pair_aligned;
 
-	/* counters bumped by senders and waiters; the worker's loops never read them */
-	_Atomic uint64_t fd_kicks_done __xc_aligned;	/* eventfd kicks whose write is done (attach.c) */
-	XC_STATS_COUNTERS(XC__SENDER_COUNTER)
-	int kick_fd;			/* an attached thread's eventfd; -1: none (attach.c) */
+	/* counted by senders and waiters; the worker's loops never read it */
+	struct xc_cpu_sent {
+		_Atomic uint64_t fd_kicks_done;	/* eventfd kicks whose write is done (attach.c) */
+		XC_STATS_COUNTERS(XC__SENDER_COUNTER)
+		int kick_fd;			/* an attached thread's eventfd; -1: none (attach.c) */
+	} sent __xc_aligned;
 
 	/*
 	 * 1: a sender holds the slot (slot.c). Alone in its pair, apart from the
@@ -194,80 +201,91 @@ struct xc_cpu {
 	_Atomic uint32_t slot_claim __xc_pair_aligned;
 
 	/*
-	 * worker-private: written only by this CPU's worker thread (its counters:
-	 * urgent_calls and displaced by its signal handler too)
+	 * written only by this CPU's worker thread (its counters urgent_calls and
+	 * displaced by its signal handler too); read by others as snapshots
 	 */
-	_Atomic long poll_ns __xc_pair_aligned;	/* adaptive window; read by xc_stats_get */
-	XC_STATS_COUNTERS(XC__WORKER_COUNTER)
-	uint64_t poll_quiet_until;	/* no idle poll before this (xc_now_ns); 0: none: its CPU was shared (wake.c) */
-	uint32_t poll_cuts;		/* polls ended by a late yield in a row: the quiet doubles with each */
-	_Atomic bool os_recheck;	/* a run ended elsewhere: the task loop runs the full check */
-	/*
-	 * The slot's call is running (slot.c): a wait inside it must not run
-	 * it again, and a stuck report names it (stuck.c; relaxed, a snapshot)
-	 */
-	_Atomic bool slot_running;
-	uint64_t fd_kicks_seen;		/* attached: eventfd kicks it saw claimed (attach.c) */
-	uint64_t fd_kicks_drained;	/* ... and read off the eventfd */
-	uint64_t os_watch_ns;		/* attached, taken by the OS: its next look (xc_coarse_ns) */
-	bool in_task_loop;		/* attached: inside its xc_poll()'s task loop */
-	/*
-	 * Its thread's stack address below which a wait runs only urgent calls
-	 * and the slot's, and refuses waiting calls (wait.c, "Serving while
-	 * waiting"); 0: no bound known.
-	 */
-	uintptr_t serve_floor;
-	bool serve_floor_told;		/* reported once that a wait reached it */
-	struct xc__link *work_head;	/* taken work items, FIFO, not yet run */
-	struct xc__link *work_tail;
-	struct xc_ring *rings_held;	/* call rings linked to it and taken from callq (ring.c) */
-	struct xc_ring **rings_held_end;	/* the last held ring's held_next, or &rings_held */
-	struct xc_ring *rings_look;	/* the held ring the idle poll looks at first; NULL: none held */
-	struct xc_ring *rings_dropped;	/* unlinked with calls in them, their owner's push to come (ring.c) */
-	/* what the worker runs now, for stuck reports: written by it, read by waiters */
-	_Atomic int cur_kind;		/* XC_ACT_* */
-	_Atomic uint32_t cur_seq;	/* bumped at every start: a waiter tells whether it changed */
-	_Atomic(const void *) cur_fn;
-	_Atomic uint64_t cur_since_ns;	/* a work item's start (CLOCK_MONOTONIC_COARSE); 0 for calls */
+	struct xc_cpu_worker {
+		_Atomic long poll_ns;		/* adaptive window; read by xc_stats_get */
+		XC_STATS_COUNTERS(XC__WORKER_COUNTER)
+		uint64_t poll_quiet_until;	/* no idle poll before this (xc_now_ns); 0: none: its CPU was shared (wake.c) */
+		uint32_t poll_cuts;		/* polls ended by a late yield in a row: the quiet doubles with each */
+		_Atomic bool os_recheck;	/* a run ended elsewhere: the task loop runs the full check */
+		/*
+		 * The slot's call is running (slot.c): a wait inside it must not run
+		 * it again, and a stuck report names it (stuck.c; relaxed, a snapshot)
+		 */
+		_Atomic bool slot_running;
+		uint64_t fd_kicks_seen;		/* attached: eventfd kicks it saw claimed (attach.c) */
+		uint64_t fd_kicks_drained;	/* ... and read off the eventfd */
+		uint64_t os_watch_ns;		/* attached, taken by the OS: its next look (xc_coarse_ns) */
+		bool in_task_loop;		/* attached: inside its xc_poll()'s task loop */
+		/*
+		 * Its thread's stack address below which a wait runs only urgent calls
+		 * and the slot's, and refuses waiting calls (wait.c, "Serving while
+		 * waiting"); 0: no bound known.
+		 */
+		uintptr_t serve_floor;
+		bool serve_floor_told;		/* reported once that a wait reached it */
+		struct xc__link *work_head;	/* taken work items, FIFO, not yet run */
+		struct xc__link *work_tail;
+		struct xc_ring *rings_held;	/* call rings linked to it and taken from callq (ring.c) */
+		struct xc_ring **rings_held_end;	/* the last held ring's held_next, or &rings_held */
+		struct xc_ring *rings_look;	/* the held ring the idle poll looks at first; NULL: none held */
+		struct xc_ring *rings_dropped;	/* unlinked with calls in them, their owner's push to come (ring.c) */
+		/* what the worker runs now, for stuck reports: written by it, read by waiters */
+		_Atomic int cur_kind;		/* XC_ACT_* */
+		_Atomic uint32_t cur_seq;	/* bumped at every start: a waiter tells whether it changed */
+		_Atomic(const void *) cur_fn;
+		_Atomic uint64_t cur_since_ns;	/* a work item's start (CLOCK_MONOTONIC_COARSE); 0 for calls */
+	} worker __xc_pair_aligned;
 
-	/* lifecycle: cold */
-	_Atomic uint32_t ctl __xc_pair_aligned;	/* XC_CTL_*: written by hotplug/exit, read by the worker */
-	int cpu;
-	bool present;			/* in the runtime's set */
-	bool attach_cpu;		/* in xc_opts.attach: an application thread runs it */
-	bool attached;			/* a thread is attached, its attach done: under xc_rt.hotplug_lock */
-	bool attaching;			/* a thread runs its attach (the cpu_init hook): under the lock too */
-	bool urgent_was_blocked;	/* attached: its thread blocked the urgent signal before */
-	_Atomic bool online;
-	_Atomic int taken;		/* XC_TAKEN_*: written by the worker (follow.c) */
-	bool user_offline;		/* xc_cpu_offline'd: under xc_rt.hotplug_lock */
-	bool offline_by_os;		/* worker only: offline because taken, back by itself */
-	_Atomic uint32_t park;		/* XC_PARK_*: futex word of a parked worker */
-	struct xc_boot *boot;		/* the starter's handle on the handshake, until bringup ends */
-	pthread_t thread;
-	int tid;			/* Linux thread id: target of urgent signals */
-	bool thread_live;		/* thread created and not yet joined */
-	struct xc__completion offline_done;	/* completed by the worker once drained */
-	/* an offline request from a worker, and the answer (hotplug.c, wait.c) */
-	_Atomic int ctl_from;		/* the requesting worker's CPU, -1 a plain thread */
-	int offline_result;		/* 0, or -EDEADLK: published by offline_done */
-	_Atomic uint64_t served_empty;	/* requests it waits on, or the lock: serves that found nothing */
-	_Atomic uint32_t lock_wait;	/* XC_LOCK_*: its worker waits for the hotplug lock (hotplug.c) */
 	/*
-	 * Threads on this CPU that wait for this worker (wait.c, plain_wait):
-	 * written from this CPU, so in the worker's cold lines, read by the
-	 * worker after each run (xc_give_way, wake.h)
+	 * the CPU's life: which CPU it is, whether it is up, hotplug and bringup;
+	 * written by the starter, hotplug (under xc_rt.hotplug_lock) and the
+	 * worker, as each field says
 	 */
-	_Atomic uint32_t waiters_here;
-	int llc_id, node_id;		/* topology: first CPU of the shared LLC; NUMA node */
+	struct xc_cpu_life {
+		_Atomic uint32_t ctl;		/* XC_CTL_*: written by hotplug/exit, read by the worker */
+		int cpu;
+		bool present;			/* in the runtime's set */
+		bool attach_cpu;		/* in xc_opts.attach: an application thread runs it */
+		bool attached;			/* a thread is attached, its attach done: under xc_rt.hotplug_lock */
+		bool attaching;			/* a thread runs its attach (the cpu_init hook): under the lock too */
+		bool urgent_was_blocked;	/* attached: its thread blocked the urgent signal before */
+		_Atomic bool online;
+		_Atomic int taken;		/* XC_TAKEN_*: written by the worker (follow.c) */
+		bool user_offline;		/* xc_cpu_offline'd: under xc_rt.hotplug_lock */
+		bool offline_by_os;		/* worker only: offline because taken, back by itself */
+		_Atomic uint32_t park;		/* XC_PARK_*: futex word of a parked worker */
+		struct xc_boot *boot;		/* the starter's handle on the handshake, until bringup ends */
+		pthread_t thread;
+		int tid;			/* Linux thread id: target of urgent signals */
+		bool thread_live;		/* thread created and not yet joined */
+		struct xc__completion offline_done;	/* completed by the worker once drained */
+		/* an offline request from a worker, and the answer (hotplug.c, wait.c) */
+		_Atomic int ctl_from;		/* the requesting worker's CPU, -1 a plain thread */
+		int offline_result;		/* 0, or -EDEADLK: published by offline_done */
+		_Atomic uint64_t served_empty;	/* requests it waits on, or the lock: serves that found nothing */
+		_Atomic uint32_t lock_wait;	/* XC_LOCK_*: its worker waits for the hotplug lock (hotplug.c) */
+		/*
+		 * Threads on this CPU that wait for this worker (wait.c, plain_wait):
+		 * written from this CPU, so in the cold lines, read by the worker
+		 * after each run (xc_give_way, wake.h)
+		 */
+		_Atomic uint32_t waiters_here;
+		int llc_id, node_id;		/* topology: first CPU of the shared LLC; NUMA node */
+	} life __xc_pair_aligned;
 };
 
-_Static_assert(offsetof(struct xc_cpu, slot) + sizeof(struct xc_slot) <= XC_CACHELINE,
+_Static_assert(offsetof(struct xc_cpu, mbox.slot) + sizeof(struct xc_slot) <= XC_CACHELINE,
 	       "the slot must fit in the mailbox line");
 #define XC_PAIR_OF(field) (offsetof(struct xc_cpu, field) / XC_PAIR)
-_Static_assert(XC_PAIR_OF(slot_claim) != XC_PAIR_OF(slot) && XC_PAIR_OF(slot_claim) != XC_PAIR_OF(kick_fd) &&
-	       XC_PAIR_OF(slot_claim) != XC_PAIR_OF(calls),
+_Static_assert(XC_PAIR_OF(slot_claim) != XC_PAIR_OF(mbox.slot) && XC_PAIR_OF(slot_claim) != XC_PAIR_OF(sent.kick_fd) &&
+	       XC_PAIR_OF(slot_claim) != XC_PAIR_OF(worker.calls),
 	       "the slot claim must be alone in its pair: the mailbox's polls fetch the pair (slot.c)");
+_Static_assert(XC_PAIR_OF(mbox) != XC_PAIR_OF(worker) && XC_PAIR_OF(worker) != XC_PAIR_OF(life) &&
+	       offsetof(struct xc_cpu, worker) % XC_PAIR == 0 && offsetof(struct xc_cpu, life) % XC_PAIR == 0,
+	       "the worker's and the life's groups each begin a pair of their own");
 /*
  * xc_cpus is pair-aligned, so each CPU's groups pair alike: the mailbox with
  * the senders' counters, the slot claim alone, the worker's own lines
@@ -439,7 +457,7 @@ static inline struct xc_cpu *xc_cpu_get(int cpu)
 {
 	if (xc_unlikely(!xc_rt_accepting()))
 		return NULL;
-	if (xc_unlikely(cpu < 0 || cpu >= XC_MAX_CPUS || !xc_cpus[cpu].present))
+	if (xc_unlikely(cpu < 0 || cpu >= XC_MAX_CPUS || !xc_cpus[cpu].life.present))
 		return NULL;
 	return &xc_cpus[cpu];
 }

@@ -193,6 +193,6 @@ static int node_id(int cpu)
 
 void xc_topology_read(struct xc_cpu *c)
 {
-	c->llc_id = llc_id(c->cpu);
-	c->node_id = node_id(c->cpu);
+	c->life.llc_id = llc_id(c->life.cpu);
+	c->life.node_id = node_id(c->life.cpu);
 }

@@ -179,7 +179,7 @@ static struct xc_trace_ring *thread_ring(void)
 static struct xc_trace_ring *ring_self(void)
 {
 	if (xc_self)
-		return (xc_in_urgent ? urgent_rings : cpu_rings)[xc_self->cpu];
+		return (xc_in_urgent ? urgent_rings : cpu_rings)[xc_self->life.cpu];
 	return thread_ring();
 }
 

@@ -87,8 +87,8 @@ static void urgent_signal_mask(struct xc_cpu *c, bool attach)
 	sigaddset(&set, xc_rt.cfg.urgent_signal);
 	if (attach) {
 		pthread_sigmask(SIG_UNBLOCK, &set, &old);
-		c->urgent_was_blocked = sigismember(&old, xc_rt.cfg.urgent_signal) == 1;
-	} else if (c->urgent_was_blocked) {
+		c->life.urgent_was_blocked = sigismember(&old, xc_rt.cfg.urgent_signal) == 1;
+	} else if (c->life.urgent_was_blocked) {
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
 	}
 }
@@ -96,26 +96,26 @@ static void urgent_signal_mask(struct xc_cpu *c, bool attach)
 /* Under the hotplug lock, the CPU claimed (attaching): the thread becomes its worker. */
 static void attach_finish(struct xc_cpu *c, int fd)
 {
-	c->kick_fd = fd;
-	c->fd_kicks_seen = c->fd_kicks_drained = 0;
+	c->sent.kick_fd = fd;
+	c->worker.fd_kicks_seen = c->worker.fd_kicks_drained = 0;
 	/* relaxed: no sender writes it before the first SLEEPING_FD, which is seq_cst */
-	atomic_store_explicit(&c->fd_kicks_done, 0, memory_order_relaxed);
-	c->tid = (int)syscall(SYS_gettid);
-	c->thread = pthread_self();
-	c->in_task_loop = false;
-	c->offline_by_os = false;
+	atomic_store_explicit(&c->sent.fd_kicks_done, 0, memory_order_relaxed);
+	c->life.tid = (int)syscall(SYS_gettid);
+	c->life.thread = pthread_self();
+	c->worker.in_task_loop = false;
+	c->life.offline_by_os = false;
 	/* relaxed: this thread's own words from now on */
-	atomic_store_explicit(&c->taken, XC_TAKEN_NONE, memory_order_relaxed);
-	atomic_store_explicit(&c->os_recheck, false, memory_order_relaxed);
-	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
+	atomic_store_explicit(&c->life.taken, XC_TAKEN_NONE, memory_order_relaxed);
+	atomic_store_explicit(&c->worker.os_recheck, false, memory_order_relaxed);
+	atomic_store_explicit(&c->life.park, XC_PARK_WAIT, memory_order_relaxed);
 	xc_idle_state_set(c, XC_IDLE_RUNNING);
 	urgent_signal_mask(c, true);
 	xc_thread_exit_register();	/* an exit while attached detaches (thread.c) */
-	c->attached = true;
+	c->life.attached = true;
 	/* its only open: xc_cpu_online leaves it to us while we are attaching (hotplug.c) */
-	if (!c->user_offline) {
+	if (!c->life.user_offline) {
 		xc_cpu_open(c);		/* release: tid and the rest before any push */
-		xc_trace(XC_EV_ONLINE, c->cpu, 0, NULL);
+		xc_trace(XC_EV_ONLINE, c->life.cpu, 0, NULL);
 	}
 }
 
@@ -126,10 +126,10 @@ static int worker_attach(int cpu)
 
 	if (xc_self)
 		return -EBUSY;
-	if (!rt_up() || cpu < 0 || cpu >= XC_MAX_CPUS || !xc_cpus[cpu].present)
+	if (!rt_up() || cpu < 0 || cpu >= XC_MAX_CPUS || !xc_cpus[cpu].life.present)
 		return -ENXIO;
 	c = &xc_cpus[cpu];
-	if (!c->attach_cpu || !pinned_to(cpu))
+	if (!c->life.attach_cpu || !pinned_to(cpu))
 		return -EINVAL;
 	ret = xc_pool_prepare();	/* the urgent handler's pool, before any urgent call */
 	if (ret)
@@ -141,10 +141,10 @@ static int worker_attach(int cpu)
 	pthread_mutex_lock(&xc_rt.hotplug_lock);
 	if (!rt_up())
 		ret = -ENXIO;
-	else if (c->attached || c->attaching)
+	else if (c->life.attached || c->life.attaching)
 		ret = -EBUSY;
 	else
-		c->attaching = true;	/* claimed: a second attach and xc_exit refuse from here */
+		c->life.attaching = true;	/* claimed: a second attach and xc_exit refuse from here */
 	pthread_mutex_unlock(&xc_rt.hotplug_lock);
 	if (ret) {
 		close(fd);
@@ -164,7 +164,7 @@ static int worker_attach(int cpu)
 		}
 	}
 	pthread_mutex_lock(&xc_rt.hotplug_lock);
-	c->attaching = false;
+	c->life.attaching = false;
 	if (ret) {
 		close(fd);
 	} else {
@@ -184,10 +184,10 @@ int xc_worker_attach(int cpu)
 /* Serve an offline request if one is pending; true if it was. */
 static bool attached_ctl(struct xc_cpu *c)
 {
-	bool was = c->in_task_loop;
+	bool was = c->worker.in_task_loop;
 
 	/* acquire: the request's setup (offline_done) is visible */
-	if (atomic_load_explicit(&c->ctl, memory_order_acquire) != XC_CTL_OFFLINE)
+	if (atomic_load_explicit(&c->life.ctl, memory_order_acquire) != XC_CTL_OFFLINE)
 		return false;
 	/*
 	 * In the task loop while the drain runs: a work item's xc_poll() then
@@ -195,9 +195,9 @@ static bool attached_ctl(struct xc_cpu *c)
 	 * nested, completing it twice (the detach's wait serves it from outside
 	 * the task loop).
 	 */
-	c->in_task_loop = true;
+	c->worker.in_task_loop = true;
 	xc_cpu_offline_served(c);	/* the thread stays attached, its CPU offline */
-	c->in_task_loop = was;
+	c->worker.in_task_loop = was;
 	return true;
 }
 
@@ -206,9 +206,9 @@ static bool os_watch_due(struct xc_cpu *c)
 {
 	uint64_t now = xc_coarse_ns();
 
-	if (now < c->os_watch_ns)
+	if (now < c->worker.os_watch_ns)
 		return false;
-	c->os_watch_ns = now + XC_OS_PARK_WATCH_NS;
+	c->worker.os_watch_ns = now + XC_OS_PARK_WATCH_NS;
 	return true;
 }
 
@@ -216,32 +216,32 @@ static bool os_watch_due(struct xc_cpu *c)
 static void attached_follow(struct xc_cpu *c)
 {
 	/* relaxed: this thread's own word */
-	int taken = atomic_load_explicit(&c->taken, memory_order_relaxed);
+	int taken = atomic_load_explicit(&c->life.taken, memory_order_relaxed);
 
 	if (!xc_rt.cfg.follow_os)
 		return;
-	if (taken != XC_TAKEN_NONE || c->offline_by_os) {
+	if (taken != XC_TAKEN_NONE || c->life.offline_by_os) {
 		if (!os_watch_due(c))
 			return;
 		if (taken != XC_TAKEN_NONE && !xc_os_come_back(c))
 			return;
-		if (c->offline_by_os)
+		if (c->life.offline_by_os)
 			xc_taken_cpu_reopen(c);	/* a held lock: the next watch tries again */
 		return;
 	}
 	if (!xc_os_suspect(c))
 		return;
 	/* relaxed: this thread's own flag */
-	atomic_store_explicit(&c->os_recheck, false, memory_order_relaxed);
+	atomic_store_explicit(&c->worker.os_recheck, false, memory_order_relaxed);
 	if (!xc_os_check(c))
 		return;
-	c->os_watch_ns = xc_coarse_ns() + XC_OS_PARK_WATCH_NS;
+	c->worker.os_watch_ns = xc_coarse_ns() + XC_OS_PARK_WATCH_NS;
 	/* acquire: pairs with xc_cpu_open's release */
-	if (atomic_load_explicit(&c->online, memory_order_acquire))
+	if (atomic_load_explicit(&c->life.online, memory_order_acquire))
 		xc_cpu_taken_drain(c);
 	else
-		xc_report("CPU %d: taken away while offline: %s", c->cpu, xc_taken_name(
-			  atomic_load_explicit(&c->taken, memory_order_relaxed)));
+		xc_report("CPU %d: taken away while offline: %s", c->life.cpu, xc_taken_name(
+			  atomic_load_explicit(&c->life.taken, memory_order_relaxed)));
 }
 
 /* xc_poll() from the attached thread's own loop: its task loop, once around. */
@@ -251,13 +251,13 @@ int xc_attached_poll(struct xc_cpu *c)
 
 	/* xc_poll() refuses inside an announced sleep (call.c): ending it here is behind the loop's back */
 	xc_fd_sleep_end(c);	/* RUNNING already: it reads the eventfd only while a kick is owed */
-	c->in_task_loop = true;
+	c->worker.in_task_loop = true;
 	attached_ctl(c);
 	attached_follow(c);
 	n += xc_run_calls(c);
 	for (int i = 0; i < XC_ATTACHED_WORK_BATCH && xc_run_one_work(c); i++)
 		n += 1 + xc_run_calls(c);
-	c->in_task_loop = false;
+	c->worker.in_task_loop = false;
 	return n;
 }
 
@@ -265,8 +265,8 @@ int xc_attached_poll(struct xc_cpu *c)
 static int ready_attached(struct xc_cpu *c, void *ctx, bool may_run)
 {
 	/* relaxed: this thread's own words; a taken CPU is looked at by the watch, not at every sleep */
-	bool taken = c->offline_by_os ||
-		     atomic_load_explicit(&c->taken, memory_order_relaxed) != XC_TAKEN_NONE;
+	bool taken = c->life.offline_by_os ||
+		     atomic_load_explicit(&c->life.taken, memory_order_relaxed) != XC_TAKEN_NONE;
 
 	return xc_w2_pending(c, true) || (!taken && xc_os_suspect(c));
 }
@@ -276,9 +276,9 @@ static int attached_self(struct xc_cpu **out)
 {
 	struct xc_cpu *c = xc_self;
 
-	if (!c || !c->attached)
+	if (!c || !c->life.attached)
 		return -EINVAL;
-	if (xc_in_call || xc_urgent_rules() || c->in_task_loop)
+	if (xc_in_call || xc_urgent_rules() || c->worker.in_task_loop)
 		return -EDEADLK;
 	*out = c;
 	return 0;
@@ -303,7 +303,7 @@ static int worker_sleep_end(void)
 {
 	struct xc_cpu *c = xc_self;
 
-	if (!c || !c->attached)
+	if (!c || !c->life.attached)
 		return -EINVAL;
 	xc_fd_sleep_end(c);
 	return 0;
@@ -318,7 +318,7 @@ int xc_worker_fd(void)
 {
 	struct xc_cpu *c = xc_self;
 
-	return c && c->attached ? c->kick_fd : -EINVAL;
+	return c && c->life.attached ? c->sent.kick_fd : -EINVAL;
 }
 
 /*
@@ -336,23 +336,23 @@ static void attached_leave(struct xc_cpu *c)
 	}
 	xc_hotplug_hold(true);	/* the drain's calls: a hotplug call of theirs gets -EDEADLK */
 	/* acquire: pairs with xc_cpu_open's release */
-	if (atomic_load_explicit(&c->online, memory_order_acquire)) {
+	if (atomic_load_explicit(&c->life.online, memory_order_acquire)) {
 		xc_cpu_drain(c);
-		xc_trace(XC_EV_OFFLINE, c->cpu, 0, NULL);
+		xc_trace(XC_EV_OFFLINE, c->life.cpu, 0, NULL);
 	}
-	c->offline_by_os = false;
+	c->life.offline_by_os = false;
 	/* relaxed: read by xc_cpu_online under the lock we hold */
-	atomic_store_explicit(&c->taken, XC_TAKEN_NONE, memory_order_relaxed);
+	atomic_store_explicit(&c->life.taken, XC_TAKEN_NONE, memory_order_relaxed);
 	xc_fd_quiesce(c);
-	close(c->kick_fd);
-	c->kick_fd = -1;
+	close(c->sent.kick_fd);
+	c->sent.kick_fd = -1;
 	/*
 	 * Urgent senders that pushed before the drain closed the queue may still
 	 * be on their way to signal this thread: wait them out, so that a
 	 * signal they send is delivered while our handler is installed.
 	 */
 	xc_urgent_quiesce();
-	c->attached = false;
+	c->life.attached = false;
 	xc_hotplug_hold(false);
 	pthread_mutex_unlock(&xc_rt.hotplug_lock);
 	urgent_signal_mask(c, false);
@@ -380,7 +380,7 @@ void xc_attach_thread_exit(void)
 {
 	struct xc_cpu *c = xc_self;
 
-	if (c && c->attached)
+	if (c && c->life.attached)
 		attached_leave(c);
 }
 

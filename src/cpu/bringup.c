@@ -37,7 +37,7 @@
  * What a fresh runtime keeps from the last one, each for its reason
  * (scripts/check-fresh.py reads this list: every other member of struct
  * xc_cpu and struct xc_ring must be set in xc_cpu_fresh, or it fails):
- *   xc_cpu.llc_id, node_id: the CPU's topology, not a runtime's: each
+ *   xc_cpu.life.llc_id, life.node_id: the CPU's topology, not a runtime's: each
  *	xc_init reads it from sysfs after this (cpu_reset), a fork child never
  *   xc_ring.head: the ring's index: tail, tail_seen and head_seen are set
  *	equal to it (only their differences count)
@@ -62,77 +62,52 @@
 void xc_cpu_fresh(struct xc_cpu *c, int cpu)
 {
 	/* the mailbox */
-	atomic_store_explicit(&c->callq, XC_LLIST_CLOSED, memory_order_relaxed);
-	atomic_store_explicit(&c->workq, XC_LLIST_CLOSED, memory_order_relaxed);
-	atomic_store_explicit(&c->urgentq, XC_LLIST_CLOSED, memory_order_relaxed);
-	atomic_store_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_relaxed);
-	c->slot_flow = 0;
-	atomic_store_explicit(&c->slot.done.word, XC_SLOT_CLOSED, memory_order_relaxed);
-	c->slot.done.waiter = NULL;
-	atomic_store_explicit(&c->slot.fn, NULL, memory_order_relaxed);
-	c->slot.arg = NULL;
+	atomic_store_explicit(&c->mbox.callq, XC_LLIST_CLOSED, memory_order_relaxed);
+	atomic_store_explicit(&c->mbox.workq, XC_LLIST_CLOSED, memory_order_relaxed);
+	atomic_store_explicit(&c->mbox.urgentq, XC_LLIST_CLOSED, memory_order_relaxed);
+	atomic_store_explicit(&c->mbox.idle, XC_IDLE_RUNNING, memory_order_relaxed);
+	c->mbox.slot_flow = 0;
+	atomic_store_explicit(&c->mbox.slot.done.word, XC_SLOT_CLOSED, memory_order_relaxed);
+	c->mbox.slot.done.waiter = NULL;
+	atomic_store_explicit(&c->mbox.slot.fn, NULL, memory_order_relaxed);
+	c->mbox.slot.arg = NULL;
 
-	/* senders' counters and claims */
-	atomic_store_explicit(&c->kicks_sent, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->kicks_elided, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->kicks_coalesced, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->free_rides, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->signals_sent, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->stuck_reports, 0, memory_order_relaxed);
+	/* senders' counters and claims: every counter of the list (xcall.h) is zero */
+	memset(&c->sent, 0, sizeof(c->sent));
+	c->sent.kick_fd = -1;
 	atomic_store_explicit(&c->slot_claim, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->fd_kicks_done, 0, memory_order_relaxed);
-	c->kick_fd = -1;
 
-	/* the worker's */
-	atomic_store_explicit(&c->calls, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->sleeps, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->wakeups, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->work_run, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->poll_ns, 0, memory_order_relaxed);
-	c->poll_quiet_until = 0;
-	c->poll_cuts = 0;
-	atomic_store_explicit(&c->urgent_calls, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->displaced, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->barriers, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->os_recheck, false, memory_order_relaxed);
-	atomic_store_explicit(&c->slot_running, false, memory_order_relaxed);
-	c->fd_kicks_seen = c->fd_kicks_drained = 0;
-	c->os_watch_ns = 0;
-	c->in_task_loop = false;
-	c->serve_floor = 0;	/* its thread sets it (xc_serve_floor_set) */
-	c->serve_floor_told = false;
-	c->work_head = c->work_tail = NULL;
-	c->rings_held = c->rings_dropped = c->rings_look = NULL;
-	c->rings_held_end = &c->rings_held;
-	atomic_store_explicit(&c->cur_kind, XC_ACT_NONE, memory_order_relaxed);
-	atomic_store_explicit(&c->cur_seq, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->cur_fn, NULL, memory_order_relaxed);
-	atomic_store_explicit(&c->cur_since_ns, 0, memory_order_relaxed);
+	/*
+	 * the worker's: nothing held, queued, counted or running (XC_ACT_NONE
+	 * is 0); the serve floor is set by its thread (xc_serve_floor_set)
+	 */
+	memset(&c->worker, 0, sizeof(c->worker));
+	c->worker.rings_held_end = &c->worker.rings_held;
 
 	/* lifecycle */
-	atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
-	c->cpu = cpu;
-	c->present = false;	/* cpu_reset adds it to the set */
-	c->attach_cpu = CPU_ISSET(cpu, &xc_rt.cfg.attach);
-	c->attached = false;
-	c->attaching = false;
-	c->urgent_was_blocked = false;
-	atomic_store_explicit(&c->online, false, memory_order_relaxed);
-	atomic_store_explicit(&c->taken, XC_TAKEN_NONE, memory_order_relaxed);
-	c->user_offline = false;
-	c->offline_by_os = false;
-	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
-	c->boot = NULL;		/* a fork child's copy: the parent's to free */
-	memset(&c->thread, 0, sizeof(c->thread));
-	c->tid = 0;
-	c->thread_live = false;
-	atomic_store_explicit(&c->offline_done.word, 0, memory_order_relaxed);
-	c->offline_done.waiter = NULL;
-	atomic_store_explicit(&c->ctl_from, 0, memory_order_relaxed);
-	c->offline_result = 0;
-	atomic_store_explicit(&c->served_empty, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->lock_wait, XC_LOCK_NONE, memory_order_relaxed);
-	atomic_store_explicit(&c->waiters_here, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->life.ctl, XC_CTL_NONE, memory_order_relaxed);
+	c->life.cpu = cpu;
+	c->life.present = false;	/* cpu_reset adds it to the set */
+	c->life.attach_cpu = CPU_ISSET(cpu, &xc_rt.cfg.attach);
+	c->life.attached = false;
+	c->life.attaching = false;
+	c->life.urgent_was_blocked = false;
+	atomic_store_explicit(&c->life.online, false, memory_order_relaxed);
+	atomic_store_explicit(&c->life.taken, XC_TAKEN_NONE, memory_order_relaxed);
+	c->life.user_offline = false;
+	c->life.offline_by_os = false;
+	atomic_store_explicit(&c->life.park, XC_PARK_WAIT, memory_order_relaxed);
+	c->life.boot = NULL;		/* a fork child's copy: the parent's to free */
+	memset(&c->life.thread, 0, sizeof(c->life.thread));
+	c->life.tid = 0;
+	c->life.thread_live = false;
+	atomic_store_explicit(&c->life.offline_done.word, 0, memory_order_relaxed);
+	c->life.offline_done.waiter = NULL;
+	atomic_store_explicit(&c->life.ctl_from, 0, memory_order_relaxed);
+	c->life.offline_result = 0;
+	atomic_store_explicit(&c->life.served_empty, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->life.lock_wait, XC_LOCK_NONE, memory_order_relaxed);
+	atomic_store_explicit(&c->life.waiters_here, 0, memory_order_relaxed);
 
 	/* its rings: empty (what was in flight is dropped), idle, on no list */
 	for (struct xc_ring *r = xc_rings_of(cpu); r; r = r->next) {
@@ -158,7 +133,7 @@ static void cpu_reset(struct xc_cpu *c, int cpu)
 {
 	xc_cpu_fresh(c, cpu);
 	xc_topology_read(c);
-	c->present = true;
+	c->life.present = true;
 }
 
 void xc_boot_put(struct xc_boot *b)
@@ -171,15 +146,15 @@ void xc_boot_put(struct xc_boot *b)
 /* The starter is done with a CPU's handshake. */
 static void boot_forget(struct xc_cpu *c)
 {
-	if (c->boot)
-		xc_boot_put(c->boot);
-	c->boot = NULL;
+	if (c->life.boot)
+		xc_boot_put(c->life.boot);
+	c->life.boot = NULL;
 }
 
 static int boot_state(const struct xc_cpu *c)
 {
 	/* acquire: pairs with the thread's release report, so err and tid are visible */
-	return c->boot ? atomic_load_explicit(&c->boot->state, memory_order_acquire) : XC_BOOT_NONE;
+	return c->life.boot ? atomic_load_explicit(&c->life.boot->state, memory_order_acquire) : XC_BOOT_NONE;
 }
 
 static int cpu_start(struct xc_cpu *c)
@@ -188,7 +163,7 @@ static int cpu_start(struct xc_cpu *c)
 	int err;
 
 	if (!b) {
-		xc_report("CPU %d: cannot start its worker: %s", c->cpu, strerror(ENOMEM));
+		xc_report("CPU %d: cannot start its worker: %s", c->life.cpu, strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	b->c = c;
@@ -198,14 +173,14 @@ static int cpu_start(struct xc_cpu *c)
 	/* relaxed: published to the thread by pthread_create */
 	atomic_init(&b->state, XC_BOOT_STARTING);
 	atomic_init(&b->refs, 2);
-	err = xc_thread_create(&c->thread, xc_worker_main, b);
+	err = xc_thread_create(&c->life.thread, xc_worker_main, b);
 	if (err) {
 		free(b);
-		xc_report("CPU %d: cannot start its worker: %s", c->cpu, strerror(err));
+		xc_report("CPU %d: cannot start its worker: %s", c->life.cpu, strerror(err));
 		return -err;
 	}
-	c->boot = b;
-	c->thread_live = true;
+	c->life.boot = b;
+	c->life.thread_live = true;
 	return 0;
 }
 
@@ -224,16 +199,16 @@ static int boot_verdict(int first, int n)
 		int b = boot_state(c);
 		int err = 0;
 
-		if (c->attach_cpu) {
+		if (c->life.attach_cpu) {
 			continue;	/* no thread of ours */
 		} else if (b == XC_BOOT_ALIVE) {
-			c->tid = c->boot->tid;
+			c->life.tid = c->life.boot->tid;
 		} else if (b == XC_BOOT_FAILED) {
-			err = c->boot->err;
-			xc_report("CPU %d: bringup failed: %s", c->cpu, strerror(-err));
+			err = c->life.boot->err;
+			xc_report("CPU %d: bringup failed: %s", c->life.cpu, strerror(-err));
 		} else if (b == XC_BOOT_STARTING) {
 			err = -ETIMEDOUT;
-			xc_report("CPU %d: did not report alive within %u ms", c->cpu,
+			xc_report("CPU %d: did not report alive within %u ms", c->life.cpu,
 				  xc_rt.cfg.bringup_timeout_ms);
 		} else {
 			err = -EAGAIN;
@@ -247,7 +222,7 @@ static int boot_verdict(int first, int n)
 /* Tell a started worker to exit: online, through its queues (it drains them); parked, at once. */
 static void cpu_stop(struct xc_cpu *c)
 {
-	if (atomic_load_explicit(&c->online, memory_order_acquire))
+	if (atomic_load_explicit(&c->life.online, memory_order_acquire))
 		xc_cpu_request(c, XC_CTL_EXIT);
 	else
 		xc_park_release(c, XC_PARK_EXIT);
@@ -260,10 +235,10 @@ static void cpu_stop(struct xc_cpu *c)
  */
 static void cpu_release_online(struct xc_cpu *c)
 {
-	if (c->attach_cpu)
+	if (c->life.attach_cpu)
 		return;
-	if (c->offline_by_os) {
-		xc_report("CPU %d: offline in the OS at start; online once the OS brings it back", c->cpu);
+	if (c->life.offline_by_os) {
+		xc_report("CPU %d: offline in the OS at start; online once the OS brings it back", c->life.cpu);
 		return;
 	}
 	xc_cpu_open(c);
@@ -275,10 +250,10 @@ static int start_workers(int first, int n)
 	int ret = 0, threads = 0;
 
 	for (int i = first; i < first + n; i++)
-		threads += !xc_cpus[xc_rt.cpu_list[i]].attach_cpu;
+		threads += !xc_cpus[xc_rt.cpu_list[i]].life.attach_cpu;
 	xc_completion_init(&xc_rt.boot_done, (uint32_t)threads);
 	for (int i = first; i < first + n; i++)
-		if (!xc_cpus[xc_rt.cpu_list[i]].attach_cpu && cpu_start(&xc_cpus[xc_rt.cpu_list[i]]))
+		if (!xc_cpus[xc_rt.cpu_list[i]].life.attach_cpu && cpu_start(&xc_cpus[xc_rt.cpu_list[i]]))
 			xc_complete(&xc_rt.boot_done);	/* nothing will report */
 	xc_completion_wait_until(&xc_rt.boot_done,
 			   xc_now_ns() + (uint64_t)xc_rt.cfg.bringup_timeout_ms * 1000000u);
@@ -332,7 +307,7 @@ static bool boot_abandon(struct xc_cpu *c)
 	int expect = XC_BOOT_STARTING;
 
 	/* relaxed: one CAS against the thread's report decides who owns its exit; nothing else is published */
-	return atomic_compare_exchange_strong_explicit(&c->boot->state, &expect, XC_BOOT_ABANDONED,
+	return atomic_compare_exchange_strong_explicit(&c->life.boot->state, &expect, XC_BOOT_ABANDONED,
 						       memory_order_relaxed, memory_order_relaxed);
 }
 
@@ -353,25 +328,25 @@ bool xc_bringup_undo(void)
 		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
 		bool in_hook, gone = false;
 
-		if (!c->thread_live)
+		if (!c->life.thread_live)
 			continue;
 		in_hook = boot_state(c) == XC_BOOT_STARTING;
 		if (in_hook)
-			pthread_cancel(c->thread);
+			pthread_cancel(c->life.thread);
 		cpu_stop(c);
-		if (in_hook && join_within(c->thread, XC_CANCEL_GRACE_MS) == 0)
+		if (in_hook && join_within(c->life.thread, XC_CANCEL_GRACE_MS) == 0)
 			gone = true;
 		else if (in_hook && boot_abandon(c)) {
 			xc_report("CPU %d: init hook still running %d ms after cancellation; "
 				  "its thread is left to exit when the hook returns",
-				  c->cpu, XC_CANCEL_GRACE_MS);
-			pthread_detach(c->thread);
+				  c->life.cpu, XC_CANCEL_GRACE_MS);
+			pthread_detach(c->life.thread);
 			gone = abandoned = true;
 		}
 		if (!gone)
-			pthread_join(c->thread, NULL);	/* in libxcall's code: parked or leaving */
+			pthread_join(c->life.thread, NULL);	/* in libxcall's code: parked or leaving */
 		boot_forget(c);
-		c->thread_live = false;
+		c->life.thread_live = false;
 	}
 	return abandoned;
 }
@@ -380,7 +355,7 @@ bool xc_bringup_undo(void)
 void xc_runtime_clear(void)
 {
 	for (int i = 0; i < xc_rt.nr_cpus; i++)
-		xc_cpus[xc_rt.cpu_list[i]].present = false;
+		xc_cpus[xc_rt.cpu_list[i]].life.present = false;
 	xc_rt.nr_cpus = 0;
 }
 
@@ -396,9 +371,9 @@ static void slot_fast_open(void)
 	if (xc_tracing_on() || xc_ablated(XC_ABLATE_SLOT))
 		return;
 	for (int cpu = 0; cpu < top; cpu++)
-		if (!xc_cpus[cpu].present)
+		if (!xc_cpus[cpu].life.present)
 			/* relaxed: published by the release below */
-			atomic_store_explicit(&xc_cpus[cpu].slot.done.word, XC_SLOT_CLOSED,
+			atomic_store_explicit(&xc_cpus[cpu].mbox.slot.done.word, XC_SLOT_CLOSED,
 					      memory_order_relaxed);
 	/* release: the configuration, every CPU's setup and the closed slots before a straight call */
 	atomic_store_explicit(&xc_rt.slot_fast_cpus, top, memory_order_release);
@@ -460,14 +435,14 @@ void xc_workers_stop(void)
 	for (int i = 0; i < xc_rt.nr_cpus; i++) {
 		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
 
-		if (c->thread_live)
+		if (c->life.thread_live)
 			cpu_stop(c);
 	}
 	for (int i = 0; i < xc_rt.nr_cpus; i++) {
 		struct xc_cpu *c = &xc_cpus[xc_rt.cpu_list[i]];
 
-		if (c->thread_live)
-			pthread_join(c->thread, NULL);
-		c->thread_live = false;
+		if (c->life.thread_live)
+			pthread_join(c->life.thread, NULL);
+		c->life.thread_live = false;
 	}
 }

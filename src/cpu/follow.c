@@ -230,22 +230,22 @@ static int check_mask(struct xc_cpu *c, bool *widened)
 	*widened = false;
 	if (sched_getaffinity(0, sizeof(mask), &mask))
 		return XC_TAKEN_NONE;	/* cannot tell: keep going */
-	if (CPU_ISSET(c->cpu, &mask) && CPU_COUNT(&mask) == 1)
+	if (CPU_ISSET(c->life.cpu, &mask) && CPU_COUNT(&mask) == 1)
 		return XC_TAKEN_NONE;	/* the common answer: one syscall */
-	active = CPU_ISSET(c->cpu, &mask);	/* the syscall's mask holds active CPUs only */
+	active = CPU_ISSET(c->life.cpu, &mask);	/* the syscall's mask holds active CPUs only */
 	raw_affinity(&mask);		/* else the mask above is the best there is */
-	if (!CPU_ISSET(c->cpu, &mask))
-		return taken_reason(c->cpu, false);
+	if (!CPU_ISSET(c->life.cpu, &mask))
+		return taken_reason(c->life.cpu, false);
 	if (CPU_COUNT(&mask) == 1) {
 		refused = true;		/* pinned there, yet the CPU is not active: going down */
-	} else if (c->attached) {
+	} else if (c->life.attached) {
 		/* an application's thread, never pinned by us: an inactive CPU is on its way down */
-		return taken_reason(c->cpu, !active);
+		return taken_reason(c->life.cpu, !active);
 	} else {
 		*widened = true;
-		refused = xc_pin_self(c->cpu) != 0;
+		refused = xc_pin_self(c->life.cpu) != 0;
 	}
-	return refused ? taken_reason(c->cpu, true) : XC_TAKEN_NONE;
+	return refused ? taken_reason(c->life.cpu, true) : XC_TAKEN_NONE;
 }
 
 /*
@@ -260,15 +260,15 @@ bool xc_os_check(struct xc_cpu *c)
 
 	if (taken == XC_TAKEN_NONE) {
 		/* relaxed: the worker alone writes it; a CPU given back while parked is not taken now */
-		if (atomic_load_explicit(&c->taken, memory_order_relaxed) != XC_TAKEN_NONE)
-			atomic_store_explicit(&c->taken, XC_TAKEN_NONE, memory_order_relaxed);
+		if (atomic_load_explicit(&c->life.taken, memory_order_relaxed) != XC_TAKEN_NONE)
+			atomic_store_explicit(&c->life.taken, XC_TAKEN_NONE, memory_order_relaxed);
 		if (widened)
 			xc_report("CPU %d: its worker's affinity had been widened; pinned to CPU %d again",
-				  c->cpu, c->cpu);
+				  c->life.cpu, c->life.cpu);
 		return false;
 	}
 	/* relaxed: a hint for xc_cpu_online (-ENXIO); the worker alone writes it */
-	atomic_store_explicit(&c->taken, taken, memory_order_relaxed);
+	atomic_store_explicit(&c->life.taken, taken, memory_order_relaxed);
 	return true;
 }
 
@@ -279,12 +279,12 @@ bool xc_os_check(struct xc_cpu *c)
 bool xc_os_come_back(struct xc_cpu *c)
 {
 	bool widened;
-	int was = atomic_load_explicit(&c->taken, memory_order_relaxed);
+	int was = atomic_load_explicit(&c->life.taken, memory_order_relaxed);
 
 	if (check_mask(c, &widened) != XC_TAKEN_NONE)
 		return false;
-	atomic_store_explicit(&c->taken, XC_TAKEN_NONE, memory_order_relaxed);
-	xc_report("CPU %d: back (%s before); its worker is pinned there again", c->cpu,
+	atomic_store_explicit(&c->life.taken, XC_TAKEN_NONE, memory_order_relaxed);
+	xc_report("CPU %d: back (%s before); its worker is pinned there again", c->life.cpu,
 		  xc_taken_name(was));
 	return true;
 }

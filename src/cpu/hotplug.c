@@ -38,12 +38,12 @@
 static int lock_spin(struct xc_cpu *self)
 {
 	/* relaxed: the word carries no data; a nested spin keeps the outer's state */
-	uint32_t outer = atomic_exchange_explicit(&self->lock_wait, XC_LOCK_SPIN, memory_order_relaxed);
+	uint32_t outer = atomic_exchange_explicit(&self->life.lock_wait, XC_LOCK_SPIN, memory_order_relaxed);
 	int ret = 0;
 
 	while (pthread_mutex_trylock(&xc_rt.hotplug_lock)) {
 		/* acquire: a request for our own CPU is pending */
-		uint32_t ctl = atomic_load_explicit(&self->ctl, memory_order_acquire);
+		uint32_t ctl = atomic_load_explicit(&self->life.ctl, memory_order_acquire);
 
 		/* acquire: as every look at the runtime's state */
 		if (ctl == XC_CTL_EXIT || atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP) {
@@ -52,16 +52,16 @@ static int lock_spin(struct xc_cpu *self)
 		}
 		/* relaxed: the refusal carries no data */
 		if (ctl != XC_CTL_NONE ||
-		    atomic_load_explicit(&self->lock_wait, memory_order_relaxed) == XC_LOCK_REFUSED) {
+		    atomic_load_explicit(&self->life.lock_wait, memory_order_relaxed) == XC_LOCK_REFUSED) {
 			ret = -EDEADLK;
 			break;
 		}
 		if (!xc_wait_serve())
 			/* release: after the take that found nothing (pairs with wait.c's acquire) */
-			atomic_fetch_add_explicit(&self->served_empty, 1, memory_order_release);
+			atomic_fetch_add_explicit(&self->life.served_empty, 1, memory_order_release);
 		sched_yield();
 	}
-	atomic_store_explicit(&self->lock_wait, outer, memory_order_relaxed);
+	atomic_store_explicit(&self->life.lock_wait, outer, memory_order_relaxed);
 	return ret;
 }
 
@@ -92,13 +92,13 @@ void xc_hotplug_unlock(void)
 /* Worker parked (or not yet started): accept calls and work again. */
 void xc_cpu_open(struct xc_cpu *c)
 {
-	atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
-	xc_llist_open(&c->callq);
-	xc_llist_open(&c->workq);
-	xc_llist_open(&c->urgentq);
+	atomic_store_explicit(&c->life.ctl, XC_CTL_NONE, memory_order_relaxed);
+	xc_llist_open(&c->mbox.callq);
+	xc_llist_open(&c->mbox.workq);
+	xc_llist_open(&c->mbox.urgentq);
 	xc_slot_open(c);
 	/* release: queues are open before anyone reads the CPU as online */
-	atomic_store_explicit(&c->online, true, memory_order_release);
+	atomic_store_explicit(&c->life.online, true, memory_order_release);
 }
 
 /*
@@ -108,17 +108,17 @@ void xc_cpu_open(struct xc_cpu *c)
 void xc_cpu_request(struct xc_cpu *c, uint32_t ctl)
 {
 	/* seq_cst: S1 of the wakeup protocol; the worker's W2 re-check reads ctl */
-	atomic_store_explicit(&c->ctl, ctl, memory_order_seq_cst);
+	atomic_store_explicit(&c->life.ctl, ctl, memory_order_seq_cst);
 	xc_kick(c);
-	xc_futex_wake(&c->park, 1);
+	xc_futex_wake(&c->life.park, 1);
 }
 
 /* End a parked (or booting) worker's wait with XC_PARK_RUN or XC_PARK_EXIT. */
 void xc_park_release(struct xc_cpu *c, uint32_t how)
 {
 	/* release: the reopened queues (or the exit) are visible to the worker */
-	atomic_store_explicit(&c->park, how, memory_order_release);
-	xc_futex_wake(&c->park, 1);
+	atomic_store_explicit(&c->life.park, how, memory_order_release);
+	xc_futex_wake(&c->life.park, 1);
 }
 
 /*
@@ -133,13 +133,13 @@ static void offline_wait(struct xc_cpu *c)
 	struct xc_cpu *self = xc_self;
 
 	if (!self) {
-		xc_completion_wait_until(&c->offline_done, 0);
+		xc_completion_wait_until(&c->life.offline_done, 0);
 		return;
 	}
-	while (xc_completion_wait_until(&c->offline_done, xc_now_ns() + XC_DEADLOCK_LOOK_NS))
+	while (xc_completion_wait_until(&c->life.offline_done, xc_now_ns() + XC_DEADLOCK_LOOK_NS))
 		if (!xc_wait_serve())
 			/* release: after the take that found nothing (pairs with wait.c's acquire) */
-			atomic_fetch_add_explicit(&self->served_empty, 1, memory_order_release);
+			atomic_fetch_add_explicit(&self->life.served_empty, 1, memory_order_release);
 }
 
 static int cpu_offline(int cpu)
@@ -158,20 +158,20 @@ static int cpu_offline(int cpu)
 		return ret;
 	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP) {
 		ret = -ENXIO;
-	} else if (c->user_offline) {
+	} else if (c->life.user_offline) {
 		ret = -EINVAL;
-	} else if (!atomic_load_explicit(&c->online, memory_order_acquire)) {
-		c->user_offline = true;	/* the OS took it: it stays offline when it comes back */
+	} else if (!atomic_load_explicit(&c->life.online, memory_order_acquire)) {
+		c->life.user_offline = true;	/* the OS took it: it stays offline when it comes back */
 	} else {
-		c->offline_result = 0;
+		c->life.offline_result = 0;
 		/* relaxed: published by the request's seq_cst store of ctl */
-		atomic_store_explicit(&c->ctl_from, xc_self ? xc_self->cpu : -1, memory_order_relaxed);
-		xc_completion_init(&c->offline_done, 1);
+		atomic_store_explicit(&c->life.ctl_from, xc_self ? xc_self->life.cpu : -1, memory_order_relaxed);
+		xc_completion_init(&c->life.offline_done, 1);
 		xc_cpu_request(c, XC_CTL_OFFLINE);
 		offline_wait(c);
-		ret = c->offline_result;	/* ordered by the completion's acquire */
+		ret = c->life.offline_result;	/* ordered by the completion's acquire */
 		if (!ret)
-			c->user_offline = true;
+			c->life.user_offline = true;
 	}
 	xc_hotplug_unlock();
 	return ret;
@@ -196,14 +196,14 @@ static int cpu_online(int cpu)
 		return ret;
 	if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) != XC_RT_UP) {
 		ret = -ENXIO;
-	} else if (atomic_load_explicit(&c->taken, memory_order_relaxed) != XC_TAKEN_NONE) {
+	} else if (atomic_load_explicit(&c->life.taken, memory_order_relaxed) != XC_TAKEN_NONE) {
 		ret = -ENXIO;	/* relaxed: a snapshot of what the worker last found (follow.c) */
-	} else if (atomic_load_explicit(&c->online, memory_order_acquire) || !c->user_offline) {
+	} else if (atomic_load_explicit(&c->life.online, memory_order_acquire) || !c->life.user_offline) {
 		ret = -EINVAL;
-	} else if (c->attach_cpu && !c->attached) {
-		c->user_offline = false;	/* online once a thread attaches, or one attaching ends (attach.c) */
+	} else if (c->life.attach_cpu && !c->life.attached) {
+		c->life.user_offline = false;	/* online once a thread attaches, or one attaching ends (attach.c) */
 	} else {
-		c->user_offline = false;
+		c->life.user_offline = false;
 		xc_cpu_open(c);
 		xc_park_release(c, XC_PARK_RUN);
 	}
@@ -227,7 +227,7 @@ static int online_mask(cpu_set_t *out)
 		int cpu = xc_rt.cpu_list[i];
 
 		/* relaxed: a snapshot; hotplug may change it right after */
-		if (atomic_load_explicit(&xc_cpus[cpu].online, memory_order_relaxed)) {
+		if (atomic_load_explicit(&xc_cpus[cpu].life.online, memory_order_relaxed)) {
 			CPU_SET(cpu, out);
 			n++;
 		}

@@ -58,7 +58,7 @@ static __attribute__((noinline)) int ready_rings(struct xc_cpu *c)
 	if (!first)
 		return xc_calls_pending_unheld(c) || xc_task_pending(c) || xc_os_suspect(c);
 	/* relaxed: urgent calls only jump the order; the call loop's own loads order the take */
-	if (xc_ablated(XC_ABLATE_NOTIFY) || xc_llist_nonempty(&c->urgentq, memory_order_relaxed) ||
+	if (xc_ablated(XC_ABLATE_NOTIFY) || xc_llist_nonempty(&c->mbox.urgentq, memory_order_relaxed) ||
 	    xc_os_suspect(c) || xc_task_pending(c))
 		return XC_READY_YES;
 	if (xc_rings_run_streak(c, first))
@@ -80,7 +80,7 @@ static inline __attribute__((always_inline)) int ready_idle_in(struct xc_cpu *c,
 								bool traced)
 {
 	/* seq_cst: a W2 re-check load (wake.c) that also acquires the slot's fields */
-	uint32_t w = atomic_load_explicit(&c->slot.done.word, memory_order_seq_cst);
+	uint32_t w = atomic_load_explicit(&c->mbox.slot.done.word, memory_order_seq_cst);
 
 	/* published, the waiter spinning or asleep; neither closed nor nested (slot.c) */
 	if (may_run && (w & ~XC_DONE_SLEEPING) == XC_SLOT_PUBLISHED) {
@@ -89,7 +89,7 @@ static inline __attribute__((always_inline)) int ready_idle_in(struct xc_cpu *c,
 		if (xc_slot_run_fast(c))
 			return XC_READY_RAN;
 	}
-	if (!traced && may_run && c->rings_held)
+	if (!traced && may_run && c->worker.rings_held)
 		return ready_rings(c);
 	return xc_w2_pending(c, true) || xc_os_suspect(c);
 }
@@ -123,7 +123,7 @@ static void cpu_idle(struct xc_cpu *c)
 	for (;;) {
 		if (!xc_idle_wait(c, ready, NULL, window, 0, watch)) {
 			/* relaxed: this thread reads it */
-			atomic_store_explicit(&c->os_recheck, true, memory_order_relaxed);
+			atomic_store_explicit(&c->worker.os_recheck, true, memory_order_relaxed);
 			break;
 		}
 		window = xc_poll_window(c);
@@ -149,12 +149,12 @@ bool xc_taken_cpu_reopen(struct xc_cpu *c)
 
 	if (pthread_mutex_trylock(&xc_rt.hotplug_lock))
 		return false;
-	if (c->user_offline) {
-		c->offline_by_os = false;	/* the user's offline now: xc_cpu_online brings it back */
+	if (c->life.user_offline) {
+		c->life.offline_by_os = false;	/* the user's offline now: xc_cpu_online brings it back */
 	} else if (atomic_load_explicit(&xc_rt.state, memory_order_acquire) == XC_RT_UP &&
-		   atomic_load_explicit(&c->park, memory_order_acquire) == XC_PARK_WAIT) {
+		   atomic_load_explicit(&c->life.park, memory_order_acquire) == XC_PARK_WAIT) {
 		xc_cpu_open(c);
-		c->offline_by_os = false;
+		c->life.offline_by_os = false;
 		run = true;
 	}
 	pthread_mutex_unlock(&xc_rt.hotplug_lock);
@@ -165,15 +165,15 @@ bool xc_taken_cpu_reopen(struct xc_cpu *c)
 static bool park_watch(struct xc_cpu *c)
 {
 	/* relaxed: only this thread writes it */
-	if (atomic_load_explicit(&c->taken, memory_order_relaxed) != XC_TAKEN_NONE) {
+	if (atomic_load_explicit(&c->life.taken, memory_order_relaxed) != XC_TAKEN_NONE) {
 		if (!xc_os_come_back(c))
 			return false;
 	} else if (xc_os_check(c)) {
 		xc_report("CPU %d: taken away while offline: %s",
-			  c->cpu, xc_taken_name(atomic_load_explicit(&c->taken, memory_order_relaxed)));
+			  c->life.cpu, xc_taken_name(atomic_load_explicit(&c->life.taken, memory_order_relaxed)));
 		return false;
 	}
-	return c->offline_by_os && xc_taken_cpu_reopen(c);
+	return c->life.offline_by_os && xc_taken_cpu_reopen(c);
 }
 
 /*
@@ -188,9 +188,9 @@ static uint32_t cpu_park(struct xc_cpu *c)
 
 	for (;;) {
 		/* acquire: pairs with xc_cpu_online's release, so the reopened queues are seen */
-		uint32_t p = atomic_load_explicit(&c->park, memory_order_acquire);
+		uint32_t p = atomic_load_explicit(&c->life.park, memory_order_acquire);
 		/* acquire: the request's setup (offline_done) is visible */
-		uint32_t ctl = atomic_load_explicit(&c->ctl, memory_order_acquire);
+		uint32_t ctl = atomic_load_explicit(&c->life.ctl, memory_order_acquire);
 
 		if (p != XC_PARK_WAIT)
 			return p;
@@ -198,13 +198,13 @@ static uint32_t cpu_park(struct xc_cpu *c)
 			return XC_PARK_EXIT;
 		if (ctl == XC_CTL_OFFLINE) {
 			/* relaxed: read again only after the next request's setup */
-			atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
-			xc_complete(&c->offline_done);
+			atomic_store_explicit(&c->life.ctl, XC_CTL_NONE, memory_order_relaxed);
+			xc_complete(&c->life.offline_done);
 			continue;
 		}
 		if (xc_rt.cfg.follow_os && park_watch(c))
 			return XC_PARK_RUN;
-		xc_futex_wait(&c->park, XC_PARK_WAIT, xc_rt.cfg.follow_os ? &watch : NULL);
+		xc_futex_wait(&c->life.park, XC_PARK_WAIT, xc_rt.cfg.follow_os ? &watch : NULL);
 	}
 }
 
@@ -214,7 +214,7 @@ void xc_cpu_drain(struct xc_cpu *c)
 	xc_drain_calls(c);
 	xc_drain_work(c);
 	/* release: the drain's effects happen before anyone sees the CPU offline */
-	atomic_store_explicit(&c->online, false, memory_order_release);
+	atomic_store_explicit(&c->life.online, false, memory_order_release);
 }
 
 /* Parked until online again; returns false when the worker must exit. */
@@ -223,8 +223,8 @@ static bool cpu_park_offline(struct xc_cpu *c)
 	bool run = cpu_park(c) == XC_PARK_RUN;
 
 	if (run) {
-		c->offline_by_os = false;	/* online again, whoever opened it */
-		xc_trace(XC_EV_ONLINE, c->cpu, 0, NULL);
+		c->life.offline_by_os = false;	/* online again, whoever opened it */
+		xc_trace(XC_EV_ONLINE, c->life.cpu, 0, NULL);
 	}
 	return run;
 }
@@ -236,11 +236,11 @@ static bool cpu_park_offline(struct xc_cpu *c)
 void xc_cpu_offline_served(struct xc_cpu *c)
 {
 	xc_cpu_drain(c);
-	xc_trace(XC_EV_OFFLINE, c->cpu, 0, NULL);
+	xc_trace(XC_EV_OFFLINE, c->life.cpu, 0, NULL);
 	/* relaxed: both are read only after offline_done's completion orders them */
-	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
-	atomic_store_explicit(&c->ctl, XC_CTL_NONE, memory_order_relaxed);
-	xc_complete(&c->offline_done);
+	atomic_store_explicit(&c->life.park, XC_PARK_WAIT, memory_order_relaxed);
+	atomic_store_explicit(&c->life.ctl, XC_CTL_NONE, memory_order_relaxed);
+	xc_complete(&c->life.offline_done);
 }
 
 /* Returns false when the worker must exit. */
@@ -259,23 +259,23 @@ static bool cpu_offline(struct xc_cpu *c)
 void xc_cpu_taken_drain(struct xc_cpu *c)
 {
 	/* relaxed: counters and this thread's own word */
-	uint64_t before = atomic_load_explicit(&c->displaced, memory_order_relaxed);
-	int taken = atomic_load_explicit(&c->taken, memory_order_relaxed);
+	uint64_t before = atomic_load_explicit(&c->worker.displaced, memory_order_relaxed);
+	int taken = atomic_load_explicit(&c->life.taken, memory_order_relaxed);
 	int where = xc_running_cpu();
 
 	/*
 	 * relaxed: before the drain's release of online == false, which an
 	 * exiting xc_exit reads before it stores PARK_EXIT: that store wins.
 	 */
-	atomic_store_explicit(&c->park, XC_PARK_WAIT, memory_order_relaxed);
-	c->offline_by_os = true;
+	atomic_store_explicit(&c->life.park, XC_PARK_WAIT, memory_order_relaxed);
+	c->life.offline_by_os = true;
 	xc_cpu_drain(c);
-	xc_trace(XC_EV_OFFLINE, c->cpu, 0, NULL);
+	xc_trace(XC_EV_OFFLINE, c->life.cpu, 0, NULL);
 	xc_report("CPU %d: offline: %s; %llu calls and work items ran displaced (the %s is on CPU %d); %s",
-		  c->cpu, xc_taken_name(taken),
-		  (unsigned long long)(atomic_load_explicit(&c->displaced, memory_order_relaxed) - before),
-		  c->attached ? "attached thread" : "worker", where,
-		  c->attached ? "online again once the thread runs pinned there (libxcall never moves it)"
+		  c->life.cpu, xc_taken_name(taken),
+		  (unsigned long long)(atomic_load_explicit(&c->worker.displaced, memory_order_relaxed) - before),
+		  c->life.attached ? "attached thread" : "worker", where,
+		  c->life.attached ? "online again once the thread runs pinned there (libxcall never moves it)"
 			      : "online again when the OS gives it back");
 }
 
@@ -290,7 +290,7 @@ static void worker_loop(struct xc_cpu *c)
 {
 	for (;;) {
 		/* acquire: the request's setup (offline_done) is visible */
-		uint32_t ctl = atomic_load_explicit(&c->ctl, memory_order_acquire);
+		uint32_t ctl = atomic_load_explicit(&c->life.ctl, memory_order_acquire);
 
 		if (ctl == XC_CTL_EXIT) {
 			xc_cpu_drain(c);
@@ -303,7 +303,7 @@ static void worker_loop(struct xc_cpu *c)
 		}
 		if (xc_unlikely(xc_os_suspect(c))) {
 			/* relaxed: this thread's own flag */
-			atomic_store_explicit(&c->os_recheck, false, memory_order_relaxed);
+			atomic_store_explicit(&c->worker.os_recheck, false, memory_order_relaxed);
 			if (xc_rt.cfg.follow_os && xc_os_check(c)) {
 				if (!cpu_taken(c))
 					return;
@@ -341,7 +341,7 @@ static void boot_put_cancelled(void *b)
  */
 int xc_boot_cpu(struct xc_boot *b)
 {
-	return atomic_load_explicit(&b->state, memory_order_acquire) == XC_BOOT_ABANDONED ? -1 : b->c->cpu;
+	return atomic_load_explicit(&b->state, memory_order_acquire) == XC_BOOT_ABANDONED ? -1 : b->c->life.cpu;
 }
 
 /* Run the cpu_init hook, the one place a worker may be cancelled (a bringup that timed out). */
@@ -354,7 +354,7 @@ static int run_init_hook(struct xc_boot *b)
 	struct xc_user_mark m = xc_user_in(XC_USER_BOOT, false);
 
 	xc_tls.boot = b;	/* xc_this_cpu(): the thread is no CPU's worker until its report */
-	r = b->cpu_init(b->c->cpu, b->cpu_init_arg);
+	r = b->cpu_init(b->c->life.cpu, b->cpu_init_arg);
 	xc_tls.boot = NULL;
 	xc_user_out(XC_USER_BOOT, false, m);
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
@@ -405,15 +405,15 @@ void *xc_worker_main(void *arg)
 
 	/* only the cpu_init hook may be cancelled */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-	worker_name(c->cpu);	/* before the cpu_init hook, which may look */
+	worker_name(c->life.cpu);	/* before the cpu_init hook, which may look */
 	xc_inside_store(XC_INSIDE_CODE);	/* a worker runs libxcall's code, but for the application's functions; never listed (inflight.c) */
-	err = xc_pin_self(c->cpu);
-	if (err && xc_rt.cfg.follow_os && xc_os_cpu_offline(c->cpu)) {
+	err = xc_pin_self(c->life.cpu);
+	if (err && xc_rt.cfg.follow_os && xc_os_cpu_offline(c->life.cpu)) {
 		/* offline in the OS now: the worker starts parked, as if the OS took it (cpu_park) */
 		err = 0;
 		/* relaxed: this thread's own word; the starter reads offline_by_os after the report */
-		atomic_store_explicit(&c->taken, XC_TAKEN_OFFLINE, memory_order_relaxed);
-		c->offline_by_os = true;
+		atomic_store_explicit(&c->life.taken, XC_TAKEN_OFFLINE, memory_order_relaxed);
+		c->life.offline_by_os = true;
 	} else if (err) {
 		failed = "cannot pin the worker";
 	}
@@ -430,7 +430,7 @@ void *xc_worker_main(void *arg)
 	/* from here this thread is the CPU's: the starter joins it */
 	xc_self = c;
 	if (failed)
-		xc_report("CPU %d: %s: %s", c->cpu, failed, strerror(-err));
+		xc_report("CPU %d: %s: %s", c->life.cpu, failed, strerror(-err));
 	/* before the starter can see it alive: xc_init returns with every worker's mask final */
 	if (!err)
 		unblock_urgent_signal();

@@ -23,7 +23,7 @@ static inline __attribute__((always_inline)) bool xc_slot_publish(struct xc_cpu 
 								  void *arg, struct xc_cpu *self,
 								  bool traced)
 {
-	struct xc_slot *s = &c->slot;
+	struct xc_slot *s = &c->mbox.slot;
 	uint32_t w = 0;
 
 	/* acquire: the previous use of the fields happens before our writes */
@@ -31,8 +31,8 @@ static inline __attribute__((always_inline)) bool xc_slot_publish(struct xc_cpu 
 						     memory_order_relaxed))
 		return false;
 	if (traced) {
-		c->slot_flow = xc_trace_flow();
-		xc_trace(XC_EV_QUEUE, c->cpu, c->slot_flow, (const void *)fn);
+		c->mbox.slot_flow = xc_trace_flow();
+		xc_trace(XC_EV_QUEUE, c->life.cpu, c->mbox.slot_flow, (const void *)fn);
 	}
 	/* relaxed: published by the CAS below */
 	atomic_store_explicit(&s->fn, fn, memory_order_relaxed);
@@ -57,8 +57,8 @@ static inline bool xc_slot_pending(struct xc_cpu *c)
 {
 	/* seq_cst: a W2 re-check load of the wakeup protocol (wake.c) */
 	/* relaxed: this thread's own flag */
-	return !atomic_load_explicit(&c->slot_running, memory_order_relaxed) &&
-	       (atomic_load_explicit(&c->slot.done.word, memory_order_seq_cst) & XC_SLOT_PUBLISHED);
+	return !atomic_load_explicit(&c->worker.slot_running, memory_order_relaxed) &&
+	       (atomic_load_explicit(&c->mbox.slot.done.word, memory_order_seq_cst) & XC_SLOT_PUBLISHED);
 }
 
 #endif /* XC_MAILBOX_H */

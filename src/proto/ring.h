@@ -134,7 +134,7 @@ static inline struct xc_ring *xc_ring_get(struct xc_cpu *c)
 	struct xc_ring_table *t = xc_my_rings[xc_in_urgent];
 	struct xc_ring *r;
 
-	if (xc_likely(t && t->generation == xc_rt.generation && (r = t->ring[c->cpu])))
+	if (xc_likely(t && t->generation == xc_rt.generation && (r = t->ring[c->life.cpu])))
 		return r;
 	return xc_ring_get_slow(c);
 }
@@ -187,7 +187,7 @@ static inline uint32_t xc_ring_push(struct xc_ring *r, uint32_t h, xc_func_t fn,
 	if (xc_unlikely(flow)) {
 		r->meta[h & (r->size - 1)].flow = flow;
 		/* the sender's CPU, looked up only while tracing */
-		r->meta[h & (r->size - 1)].from = xc_self ? xc_self->cpu : -1;
+		r->meta[h & (r->size - 1)].from = xc_self ? xc_self->life.cpu : -1;
 	}
 	/* release: the entry's contents before the worker's acquire of head */
 	atomic_store_explicit(&r->head, h + 1, memory_order_release);
@@ -249,7 +249,7 @@ bool xc_rings_release_held(struct xc_cpu *c);
 /* Take the doorbells: hold the rings linked since the last look; how many. */
 static inline int xc_ring_take_doorbells(struct xc_cpu *c)
 {
-	struct xc__link *l = xc_llist_take(&c->callq);
+	struct xc__link *l = xc_llist_take(&c->mbox.callq);
 
 	return l ? xc_rings_hold(c, l) : 0;
 }
@@ -257,7 +257,7 @@ static inline int xc_ring_take_doorbells(struct xc_cpu *c)
 /* U1-U3 before a sleep (ring.c); true: do not sleep yet. None held, none to release. */
 static inline bool xc_rings_release(struct xc_cpu *c)
 {
-	return c->rings_held && xc_rings_release_held(c);
+	return c->worker.rings_held && xc_rings_release_held(c);
 }
 struct xc_ring *xc_rings_close_unlink(struct xc_cpu *c);
 struct xc_ring *xc_rings_dropped_pop(struct xc_cpu *c);
@@ -279,7 +279,7 @@ static inline bool xc_ring_has_calls(struct xc_ring *r)
  */
 static inline struct xc_ring *xc_rings_next_pending(struct xc_cpu *c)
 {
-	struct xc_ring *from = c->rings_look, *r = from;
+	struct xc_ring *from = c->worker.rings_look, *r = from;
 
 #ifdef XC_SANITIZED
 	if (!from || !from->held)
@@ -289,7 +289,7 @@ static inline struct xc_ring *xc_rings_next_pending(struct xc_cpu *c)
 		if (xc_ring_has_calls(r))
 			goto found;
 	} while ((r = r->held_next));
-	for (r = c->rings_held; r != from; r = r->held_next)
+	for (r = c->worker.rings_held; r != from; r = r->held_next)
 		if (xc_ring_has_calls(r))
 			goto found;
 	return NULL;
@@ -305,7 +305,7 @@ found:
  */
 static inline bool xc_rings_unlooked(struct xc_cpu *c)
 {
-	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+	for (struct xc_ring *r = c->worker.rings_held; r; r = r->held_next)
 		/* relaxed: a look; the refusal's own acquire of head orders the entries */
 		if (atomic_load_explicit(&r->head, memory_order_relaxed) != r->looked)
 			return true;
@@ -315,7 +315,7 @@ static inline bool xc_rings_unlooked(struct xc_cpu *c)
 /* Whether a held ring has calls to run. Inline: waiters' spins call nothing (slot.c). */
 static inline bool xc_rings_pending(struct xc_cpu *c)
 {
-	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+	for (struct xc_ring *r = c->worker.rings_held; r; r = r->held_next)
 		if (xc_ring_has_calls(r))
 			return true;
 	return false;

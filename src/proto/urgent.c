@@ -47,15 +47,15 @@ void xc_urgent_quiesce(void)
 void xc_kick_urgent(struct xc_cpu *c)
 {
 	/* seq_cst: after the push (S1), as in xc_kick's S2 */
-	uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
+	uint32_t s = atomic_load_explicit(&c->mbox.idle, memory_order_seq_cst);
 
 	if (s != XC_IDLE_RUNNING) {
 		xc_kick(c);
 		return;
 	}
-	syscall(SYS_tgkill, getpid(), c->tid, xc_rt.cfg.urgent_signal);
-	xc_stat_inc_shared(&c->signals_sent);
-	xc_trace(XC_EV_KICK_SIGNAL, c->cpu, 0, NULL);
+	syscall(SYS_tgkill, getpid(), c->life.tid, xc_rt.cfg.urgent_signal);
+	xc_stat_inc_shared(&c->sent.signals_sent);
+	xc_trace(XC_EV_KICK_SIGNAL, c->life.cpu, 0, NULL);
 }
 
 /* Before an urgent push: count ourselves, then make sure calls are still accepted. */

@@ -108,9 +108,9 @@
 
 static void kick_futex(struct xc_cpu *c)
 {
-	xc_futex_wake(&c->idle, 1);
-	xc_stat_inc_shared(&c->kicks_sent);
-	xc_trace(XC_EV_KICK_SENT, c->cpu, 0, NULL);
+	xc_futex_wake(&c->mbox.idle, 1);
+	xc_stat_inc_shared(&c->sent.kicks_sent);
+	xc_trace(XC_EV_KICK_SENT, c->life.cpu, 0, NULL);
 }
 
 /* An attached thread sleeps in its own loop: its eventfd ends that sleep. */
@@ -119,12 +119,12 @@ static void kick_fd(struct xc_cpu *c)
 	uint64_t one = 1;
 
 	/* the fd is open: its owner closes it only after fd_kicks_done counts this write */
-	while (write(c->kick_fd, &one, sizeof(one)) < 0 && errno == EINTR)
+	while (write(c->sent.kick_fd, &one, sizeof(one)) < 0 && errno == EINTR)
 		;
 	/* release: the write happens before the owner that sees the count closes or reads */
-	atomic_fetch_add_explicit(&c->fd_kicks_done, 1, memory_order_release);
-	xc_stat_inc_shared(&c->kicks_sent);
-	xc_trace(XC_EV_KICK_SENT, c->cpu, 0, NULL);
+	atomic_fetch_add_explicit(&c->sent.fd_kicks_done, 1, memory_order_release);
+	xc_stat_inc_shared(&c->sent.kicks_sent);
+	xc_trace(XC_EV_KICK_SENT, c->life.cpu, 0, NULL);
 }
 
 /*
@@ -139,7 +139,7 @@ void xc_kick_slow(struct xc_cpu *c, uint32_t s)
 		case XC_IDLE_SLEEPING:
 		case XC_IDLE_SLEEPING_FD:
 			/* S3, seq_cst: on failure s holds the new state and we decide again */
-			if (!atomic_compare_exchange_strong_explicit(&c->idle, &s, XC_IDLE_WAKING,
+			if (!atomic_compare_exchange_strong_explicit(&c->mbox.idle, &s, XC_IDLE_WAKING,
 								     memory_order_seq_cst,
 								     memory_order_seq_cst))
 				continue;
@@ -149,7 +149,7 @@ void xc_kick_slow(struct xc_cpu *c, uint32_t s)
 				kick_futex(c);
 			/* relaxed: publishes nothing; fails harmlessly if the worker moved on */
 			s = XC_IDLE_WAKING;
-			atomic_compare_exchange_strong_explicit(&c->idle, &s, XC_IDLE_WOKENUP,
+			atomic_compare_exchange_strong_explicit(&c->mbox.idle, &s, XC_IDLE_WOKENUP,
 								memory_order_relaxed,
 								memory_order_relaxed);
 			return;
@@ -159,8 +159,8 @@ void xc_kick_slow(struct xc_cpu *c, uint32_t s)
 				kick_futex(c);
 				return;
 			}
-			xc_stat_inc_shared(&c->free_rides);
-			xc_trace(XC_EV_FREE_RIDE, c->cpu, 0, NULL);
+			xc_stat_inc_shared(&c->sent.free_rides);
+			xc_trace(XC_EV_FREE_RIDE, c->life.cpu, 0, NULL);
 			return;
 		default: /* RUNNING or POLLING (a CAS above failed to it, or ablated): it re-checks */
 			if (xc_unlikely(xc_ablated(XC_ABLATE_ELIDE))) {
@@ -184,15 +184,15 @@ static void fd_settle(struct xc_cpu *c, uint32_t old)
 	uint64_t val;
 
 	if (old == XC_IDLE_WAKING || old == XC_IDLE_WOKENUP)
-		c->fd_kicks_seen++;
-	if (c->fd_kicks_drained == c->fd_kicks_seen)
+		c->worker.fd_kicks_seen++;
+	if (c->worker.fd_kicks_drained == c->worker.fd_kicks_seen)
 		return;
 	/* acquire: the writes it counts happened before the read below */
-	uint64_t done = atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire);
+	uint64_t done = atomic_load_explicit(&c->sent.fd_kicks_done, memory_order_acquire);
 
-	(void)!read(c->kick_fd, &val, sizeof(val));	/* EAGAIN: the loop read it, or it is on its way */
-	if (done == c->fd_kicks_seen)
-		c->fd_kicks_drained = done;
+	(void)!read(c->sent.kick_fd, &val, sizeof(val));	/* EAGAIN: the loop read it, or it is on its way */
+	if (done == c->worker.fd_kicks_seen)
+		c->worker.fd_kicks_drained = done;
 }
 
 /*
@@ -206,13 +206,13 @@ bool xc_fd_sleep_begin(struct xc_cpu *c, xc_ready_fn ready, void *ctx)
 	if (xc_rings_release(c))	/* U1-U3 (ring.c), as in xc_idle_wait */
 		return false;		/* not yet: the loop polls on and comes back */
 	/* W1, seq_cst: ordered before the re-check W2 */
-	atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING_FD, memory_order_seq_cst);
+	atomic_store_explicit(&c->mbox.idle, XC_IDLE_SLEEPING_FD, memory_order_seq_cst);
 	if (ready(c, ctx, false)) {	/* W2 */
 		/* seq_cst: as W4; a sender may have claimed a kick meanwhile */
-		fd_settle(c, atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst));
+		fd_settle(c, atomic_exchange_explicit(&c->mbox.idle, XC_IDLE_RUNNING, memory_order_seq_cst));
 		return false;
 	}
-	xc_stat_inc_own(&c->sleeps);
+	xc_stat_inc_own(&c->worker.sleeps);
 	xc_trace(XC_EV_SLEEP, -1, 0, NULL);
 	xc_tls.in_fd_sleep = 1;
 	return true;
@@ -222,13 +222,13 @@ bool xc_fd_sleep_begin(struct xc_cpu *c, xc_ready_fn ready, void *ctx)
 void xc_fd_sleep_end(struct xc_cpu *c)
 {
 	/* relaxed: only this thread stores RUNNING, and senders never move it on */
-	uint32_t old = atomic_load_explicit(&c->idle, memory_order_relaxed);
+	uint32_t old = atomic_load_explicit(&c->mbox.idle, memory_order_relaxed);
 
 	xc_tls.in_fd_sleep = 0;
 	if (old != XC_IDLE_RUNNING) {
 		/* W4, seq_cst: leave SLEEPING_FD/WAKING/WOKENUP; senders from now on skip the syscall */
-		old = atomic_exchange_explicit(&c->idle, XC_IDLE_RUNNING, memory_order_seq_cst);
-		xc_stat_inc_own(&c->wakeups);
+		old = atomic_exchange_explicit(&c->mbox.idle, XC_IDLE_RUNNING, memory_order_seq_cst);
+		xc_stat_inc_own(&c->worker.wakeups);
 		xc_trace(XC_EV_WAKE, -1, 0, NULL);
 	}
 	fd_settle(c, old);
@@ -243,7 +243,7 @@ void xc_fd_sleep_end(struct xc_cpu *c)
 void xc_fd_quiesce(struct xc_cpu *c)
 {
 	/* acquire: the writes are done before the close */
-	while (atomic_load_explicit(&c->fd_kicks_done, memory_order_acquire) != c->fd_kicks_seen)
+	while (atomic_load_explicit(&c->sent.fd_kicks_done, memory_order_acquire) != c->worker.fd_kicks_seen)
 		sched_yield();
 }
 
@@ -256,8 +256,8 @@ void xc_call_kick(struct xc_cpu *c, int pushed, bool urgent)
 		else
 			xc_kick(c);
 	} else if (pushed == XC_PUSH_NONEMPTY) {
-		xc_stat_inc_shared(&c->kicks_coalesced);
-		xc_trace(XC_EV_KICK_COALESCED, c->cpu, 0, NULL);
+		xc_stat_inc_shared(&c->sent.kicks_coalesced);
+		xc_trace(XC_EV_KICK_COALESCED, c->life.cpu, 0, NULL);
 	}
 }
 
@@ -272,7 +272,7 @@ void xc_call_kick(struct xc_cpu *c, int pushed, bool urgent)
 /* haltpoll's rule: grow after an idle period the window could have covered, shrink after a long one. */
 static void poll_window_adapt(struct xc_cpu *c, uint64_t idle_ns)
 {
-	long w = atomic_load_explicit(&c->poll_ns, memory_order_relaxed);
+	long w = atomic_load_explicit(&c->worker.poll_ns, memory_order_relaxed);
 
 	if (xc_rt.cfg.poll_ns != XC_POLL_ADAPTIVE)
 		return;
@@ -283,7 +283,7 @@ static void poll_window_adapt(struct xc_cpu *c, uint64_t idle_ns)
 	} else if ((long)idle_ns > XC_POLL_MAX_NS) {
 		w /= 2;
 	}
-	atomic_store_explicit(&c->poll_ns, w, memory_order_relaxed);
+	atomic_store_explicit(&c->worker.poll_ns, w, memory_order_relaxed);
 }
 
 /*
@@ -318,20 +318,20 @@ static bool poll_cut(struct xc_cpu *c, bool timed)
 		return false;
 	now = xc_now_ns();
 	if (now - before <= XC_YIELD_LATE_NS) {
-		c->poll_cuts = 0;	/* the CPU was free a moment ago */
+		c->worker.poll_cuts = 0;	/* the CPU was free a moment ago */
 		return false;
 	}
-	k = c->poll_cuts < 8 ? c->poll_cuts++ : 8;
+	k = c->worker.poll_cuts < 8 ? c->worker.poll_cuts++ : 8;
 	quiet = (uint64_t)XC_POLL_QUIET_MIN_NS << k;
-	c->poll_quiet_until = now + (quiet > XC_POLL_QUIET_MAX_NS ? XC_POLL_QUIET_MAX_NS : quiet);
+	c->worker.poll_quiet_until = now + (quiet > XC_POLL_QUIET_MAX_NS ? XC_POLL_QUIET_MAX_NS : quiet);
 	return true;
 }
 
 bool xc_poll_quiet(struct xc_cpu *c)
 {
-	if (xc_now_ns() < c->poll_quiet_until)
+	if (xc_now_ns() < c->worker.poll_quiet_until)
 		return true;
-	c->poll_quiet_until = 0;
+	c->worker.poll_quiet_until = 0;
 	return false;
 }
 
@@ -397,7 +397,7 @@ bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns
 		  uint64_t deadline_ns, long sleep_limit_ns)
 {
 	/* relaxed: only this thread writes RUNNING or POLLING */
-	uint32_t prev = atomic_load_explicit(&c->idle, memory_order_relaxed);
+	uint32_t prev = atomic_load_explicit(&c->mbox.idle, memory_order_relaxed);
 	uint64_t start = 0;
 	bool ok = true;
 
@@ -407,7 +407,7 @@ bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns
 	 * and a store would take that line from the senders (slot.c).
 	 */
 	if (prev != XC_IDLE_POLLING)
-		atomic_store_explicit(&c->idle, XC_IDLE_POLLING, memory_order_relaxed);
+		atomic_store_explicit(&c->mbox.idle, XC_IDLE_POLLING, memory_order_relaxed);
 	if (window_ns && poll_until(c, ready, ctx, window_ns, deadline_ns, &start))
 		goto out;
 	if (!start)
@@ -429,7 +429,7 @@ bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns
 		struct timespec rel, *timeout = NULL;
 
 		/* W1, seq_cst: ordered before the re-check W2 */
-		atomic_store_explicit(&c->idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
+		atomic_store_explicit(&c->mbox.idle, XC_IDLE_SLEEPING, memory_order_seq_cst);
 		if (ready(c, ctx, false))	/* W2 */
 			break;
 		if (deadline_ns) {
@@ -447,12 +447,12 @@ bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns
 			rel.tv_nsec = sleep_limit_ns % 1000000000L;
 			timeout = &rel;
 		}
-		xc_stat_inc_own(&c->sleeps);
+		xc_stat_inc_own(&c->worker.sleeps);
 		xc_trace(XC_EV_SLEEP, -1, 0, NULL);
-		bool timed_out = xc_futex_wait(&c->idle, XC_IDLE_SLEEPING, timeout) == -ETIMEDOUT; /* W3 */
+		bool timed_out = xc_futex_wait(&c->mbox.idle, XC_IDLE_SLEEPING, timeout) == -ETIMEDOUT; /* W3 */
 		/* W4, seq_cst: leave SLEEPING/WAKING/WOKENUP; senders from now on skip the syscall */
-		atomic_exchange_explicit(&c->idle, XC_IDLE_POLLING, memory_order_seq_cst);
-		xc_stat_inc_own(&c->wakeups);
+		atomic_exchange_explicit(&c->mbox.idle, XC_IDLE_POLLING, memory_order_seq_cst);
+		xc_stat_inc_own(&c->worker.wakeups);
 		xc_trace(XC_EV_WAKE, -1, 0, NULL);
 		if (ready(c, ctx, false))
 			break;
@@ -464,7 +464,7 @@ bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns
 	poll_window_adapt(c, xc_now_ns() - start);
 out:
 	/* relaxed: only this thread writes RUNNING or POLLING, and senders only move SLEEPING on */
-	if (atomic_load_explicit(&c->idle, memory_order_relaxed) != prev)
+	if (atomic_load_explicit(&c->mbox.idle, memory_order_relaxed) != prev)
 		xc_idle_state_set(c, prev);
 	return ok;
 }

@@ -18,8 +18,8 @@ void xc_call_kick(struct xc_cpu *c, int pushed, bool urgent);
 /* A kick that found the worker RUNNING or POLLING: it re-checks before it sleeps. */
 static inline void xc_kick_elided(struct xc_cpu *c)
 {
-	xc_stat_inc_shared(&c->kicks_elided);
-	xc_trace(XC_EV_KICK_ELIDED, c->cpu, 0, NULL);
+	xc_stat_inc_shared(&c->sent.kicks_elided);
+	xc_trace(XC_EV_KICK_ELIDED, c->life.cpu, 0, NULL);
 }
 
 /*
@@ -30,7 +30,7 @@ static inline void xc_kick_elided(struct xc_cpu *c)
 static inline void xc_kick(struct xc_cpu *c)
 {
 	/* S2, seq_cst: ordered after the push S1 (see the argument in wake.c) */
-	uint32_t s = atomic_load_explicit(&c->idle, memory_order_seq_cst);
+	uint32_t s = atomic_load_explicit(&c->mbox.idle, memory_order_seq_cst);
 
 	if (xc_likely(s == XC_IDLE_RUNNING || s == XC_IDLE_POLLING) && !xc_ablated(XC_ABLATE_ELIDE)) {
 		xc_kick_elided(c);
@@ -62,12 +62,12 @@ static inline long xc_poll_window(struct xc_cpu *c)
 		return 0;
 	if (p == XC_POLL_FOREVER)
 		return -1;
-	if (xc_unlikely(c->poll_quiet_until) && xc_poll_quiet(c))
+	if (xc_unlikely(c->worker.poll_quiet_until) && xc_poll_quiet(c))
 		return 0;	/* its CPU was shared a moment ago: sleep at once (wake.c, poll_cut) */
 	if (p > 0)
 		return p;
 	/* relaxed: only this worker writes it; xc_stats_get reads a snapshot */
-	return atomic_load_explicit(&c->poll_ns, memory_order_relaxed);
+	return atomic_load_explicit(&c->worker.poll_ns, memory_order_relaxed);
 }
 bool xc_fd_sleep_begin(struct xc_cpu *c, xc_ready_fn ready, void *ctx);
 void xc_fd_sleep_end(struct xc_cpu *c);
@@ -80,7 +80,7 @@ void xc_fd_quiesce(struct xc_cpu *c);
  */
 static inline void xc_idle_state_set(struct xc_cpu *c, uint32_t state)
 {
-	atomic_store_explicit(&c->idle, state,
+	atomic_store_explicit(&c->mbox.idle, state,
 			      state == XC_IDLE_RUNNING ? memory_order_seq_cst : memory_order_relaxed);
 }
 
@@ -89,22 +89,22 @@ static inline bool xc_calls_pending_unheld(struct xc_cpu *c)
 {
 	/* seq_cst: this is the W2 re-check of the wakeup protocol (wake.c) */
 	return xc_slot_pending(c) ||
-	       xc_llist_nonempty(&c->callq, memory_order_seq_cst) ||
-	       xc_llist_nonempty(&c->urgentq, memory_order_seq_cst);
+	       xc_llist_nonempty(&c->mbox.callq, memory_order_seq_cst) ||
+	       xc_llist_nonempty(&c->mbox.urgentq, memory_order_seq_cst);
 }
 
 /* Owner only: whether calls wait to run on @c. */
 static inline bool xc_calls_pending(struct xc_cpu *c)
 {
-	return xc_calls_pending_unheld(c) || (c->rings_held && xc_rings_pending(c));
+	return xc_calls_pending_unheld(c) || (c->worker.rings_held && xc_rings_pending(c));
 }
 
 /* Owner only: whether task work waits on @c: work items, or a hotplug or exit request. */
 static inline bool xc_task_pending(struct xc_cpu *c)
 {
 	/* seq_cst: W2 re-check loads; hotplug stores ctl, then kicks */
-	return c->work_head || xc_llist_nonempty(&c->workq, memory_order_seq_cst) ||
-	       atomic_load_explicit(&c->ctl, memory_order_seq_cst) != XC_CTL_NONE;
+	return c->worker.work_head || xc_llist_nonempty(&c->mbox.workq, memory_order_seq_cst) ||
+	       atomic_load_explicit(&c->life.ctl, memory_order_seq_cst) != XC_CTL_NONE;
 }
 
 /*
@@ -126,7 +126,7 @@ static inline bool xc_w2_pending(struct xc_cpu *c, bool task)
 static inline void xc_give_way(struct xc_cpu *c)
 {
 	/* relaxed: a hint; missed, the waiter runs at the spin's next yield, as without it */
-	if (xc_unlikely(atomic_load_explicit(&c->waiters_here, memory_order_relaxed)))
+	if (xc_unlikely(atomic_load_explicit(&c->life.waiters_here, memory_order_relaxed)))
 		sched_yield();
 }
 

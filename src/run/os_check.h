@@ -59,22 +59,22 @@ static inline const volatile int *xc_running_cpu_word(void)
 /* The cheap check, whether @c's worker runs on another CPU now. */
 static inline bool xc_os_elsewhere(const struct xc_cpu *c)
 {
-	return xc_rt.cfg.follow_os && xc_unlikely(xc_running_cpu() != c->cpu);
+	return xc_rt.cfg.follow_os && xc_unlikely(xc_running_cpu() != c->life.cpu);
 }
 
 /* A run ended on another CPU, or the worker runs on one now: time for the full check. */
 static inline bool xc_os_suspect(struct xc_cpu *c)
 {
 	/* relaxed: set by this thread (xc_os_after_run) */
-	return atomic_load_explicit(&c->os_recheck, memory_order_relaxed) || xc_os_elsewhere(c);
+	return atomic_load_explicit(&c->worker.os_recheck, memory_order_relaxed) || xc_os_elsewhere(c);
 }
 
 /* A run ended on another CPU: count it, and have the task loop look (xc_os_check, cpu/follow.c). */
 static inline void xc_os_displaced(struct xc_cpu *c)
 {
-	xc_stat_inc_shared(&c->displaced);
+	xc_stat_inc_shared(&c->worker.displaced);
 	/* relaxed: read by this same thread's task loop */
-	atomic_store_explicit(&c->os_recheck, true, memory_order_relaxed);
+	atomic_store_explicit(&c->worker.os_recheck, true, memory_order_relaxed);
 }
 
 /* After a call's function or a work item returned on @c's worker: count a run that ended elsewhere. */
@@ -97,14 +97,14 @@ static inline const volatile int *xc_os_run_word(const struct xc_cpu *c)
 	const volatile int *word;
 
 	if (!xc_rt.cfg.follow_os)
-		return (const volatile int *)&c->cpu;
+		return (const volatile int *)&c->life.cpu;
 	word = xc_running_cpu_word();
 	return word ? word : &unknown;
 }
 
 static inline void xc_os_after_run_at(struct xc_cpu *c, const volatile int *word)
 {
-	if (xc_unlikely(*word != c->cpu))
+	if (xc_unlikely(*word != c->life.cpu))
 		xc_os_after_run(c);
 }
 

@@ -110,7 +110,7 @@ static inline __attribute__((always_inline)) void entry_go(struct xc_cpu *c, str
 	xc_user_run(XC_USER_CALL, fn, arg);
 	if (alone)
 		xc_trace(XC_EV_CALL_EXIT, from, flow, (const void *)fn);
-	xc_stat_inc_own(&c->calls);	/* before the completion: its waiter sees it counted */
+	xc_stat_inc_own(&c->worker.calls);	/* before the completion: its waiter sees it counted */
 	xc_call_complete(done, async);
 	if (alone) {
 		xc_activity_end(c, &own);
@@ -263,7 +263,7 @@ int xc_rings_run(struct xc_cpu *c)
 {
 	int n = 0;
 
-	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+	for (struct xc_ring *r = c->worker.rings_held; r; r = r->held_next)
 		n += ring_run(c, r, false);
 	return n;
 }
@@ -290,7 +290,7 @@ int xc_rings_run_streak(struct xc_cpu *c, struct xc_ring *from)
 		r = r->held_next;
 	} while (r && xc_ring_has_calls(r));
 	/* held: read after the run, and nothing runs between it and the store */
-	c->rings_look = r ? r : c->rings_held;
+	c->worker.rings_look = r ? r : c->worker.rings_held;
 	return n;
 }
 
@@ -302,7 +302,7 @@ int xc_rings_refuse_waited(struct xc_cpu *c)
 {
 	int n = 0;
 
-	for (struct xc_ring *r = c->rings_held; r; r = r->held_next)
+	for (struct xc_ring *r = c->worker.rings_held; r; r = r->held_next)
 		n += ring_refuse_waited(r);
 	return n;
 }

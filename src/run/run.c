@@ -111,8 +111,8 @@ int xc_run_urgent(struct xc_cpu *c)
 	 * (xc_idle_state_set); with the sender's seq_cst push and idle load it
 	 * is store-buffering, which only seq_cst on all four accesses forbids.
 	 */
-	while (xc_llist_nonempty(&c->urgentq, memory_order_seq_cst)) {
-		struct xc__link *l = xc_llist_take(&c->urgentq);
+	while (xc_llist_nonempty(&c->mbox.urgentq, memory_order_seq_cst)) {
+		struct xc__link *l = xc_llist_take(&c->mbox.urgentq);
 
 		if (!l)
 			break;
@@ -135,13 +135,13 @@ static inline __attribute__((always_inline)) int run_calls(struct xc_cpu *c, boo
 
 	n += xc_slot_run(c);
 	if (xc_unlikely(xc_ablated(XC_ABLATE_RING))) {
-		struct xc__link *l = xc_llist_take(&c->callq);
+		struct xc__link *l = xc_llist_take(&c->mbox.callq);
 
 		return l ? n + run_list(c, l, false) : n;
 	}
 	/* the doorbells' look is inline (ring.h); none held, nothing to run */
 	xc_ring_take_doorbells(c);
-	if (!c->rings_held)
+	if (!c->worker.rings_held)
 		return n;
 	return n + (deep ? xc_rings_refuse_waited(c) : xc_rings_run(c));
 }
@@ -159,10 +159,10 @@ int xc_run_calls_deep(struct xc_cpu *c)
 /* Offline or exit: refuse new calls, run every queued one (the slot after the queue: slot.c). */
 int xc_drain_calls(struct xc_cpu *c)
 {
-	int n = run_list(c, xc_llist_close(&c->urgentq), true);
+	int n = run_list(c, xc_llist_close(&c->mbox.urgentq), true);
 
 	if (xc_ablated(XC_ABLATE_RING))
-		n += run_list(c, xc_llist_close(&c->callq), false);
+		n += run_list(c, xc_llist_close(&c->mbox.callq), false);
 	else
 		n += xc_rings_close(c);
 	return n + xc_slot_close(c);

@@ -34,9 +34,9 @@ static inline void xc_call_run_fn(struct xc_cpu *c, xc_func_t fn, void *arg, int
 	xc_trace(urgent ? XC_EV_URGENT_EXIT : XC_EV_CALL_EXIT, from, flow, (const void *)fn);
 	/* an urgent call may interrupt the worker in the middle of its own count */
 	if (urgent)
-		xc_stat_inc_shared(&c->urgent_calls);
+		xc_stat_inc_shared(&c->worker.urgent_calls);
 	else
-		xc_stat_inc_own(&c->calls);
+		xc_stat_inc_own(&c->worker.calls);
 }
 
 _Static_assert(sizeof(struct xc_call) == XC_CACHELINE,
@@ -104,7 +104,7 @@ int xc_drain_calls(struct xc_cpu *c);
 static inline void xc_call_returned(struct xc_cpu *c)
 {
 	/* acquire: a cheap look; xc_run_urgent's own loads order the take */
-	if (!xc_in_urgent && xc_llist_nonempty(&c->urgentq, memory_order_acquire))
+	if (!xc_in_urgent && xc_llist_nonempty(&c->mbox.urgentq, memory_order_acquire))
 		xc_run_urgent(c);
 }
 

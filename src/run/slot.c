@@ -116,7 +116,7 @@ int xc_slot_call(struct xc_cpu *c, xc_func_t fn, void *arg, const struct xc_wait
 	 * would lose do not take the lines. The word is non-zero while a call
 	 * is in the slot or the CPU is offline.
 	 */
-	if (atomic_load_explicit(&c->slot.done.word, memory_order_relaxed) != 0 ||
+	if (atomic_load_explicit(&c->mbox.slot.done.word, memory_order_relaxed) != 0 ||
 	    atomic_load_explicit(&c->slot_claim, memory_order_relaxed) != 0)
 		return -EAGAIN;
 	if (!xc_slot_publish(c, fn, arg, xc_self, true))
@@ -132,10 +132,10 @@ int xc_slot_call(struct xc_cpu *c, xc_func_t fn, void *arg, const struct xc_wait
 static __attribute__((noinline, cold)) int slot_wait_rest(struct xc_cpu *c,
 							   const struct xc_waitinfo *wi)
 {
-	struct xc_slot *s = &c->slot;
+	struct xc_slot *s = &c->mbox.slot;
 	/* relaxed: our own call's fields, which only we write */
 	struct xc_waitinfo named = { atomic_load_explicit(&s->fn, memory_order_relaxed), s->arg,
-				     &c->cpu, 1 };
+				     &c->life.cpu, 1 };
 
 	xc_completion_wait_rest(&s->done, XC_SLOT_PUBLISHED, wi ? wi : &named);
 	/* release: our use of the fields happens before the next claimer's */
@@ -154,7 +154,7 @@ static __attribute__((noinline, cold)) int slot_wait_rest(struct xc_cpu *c,
 static inline __attribute__((always_inline)) int slot_wait_in(struct xc_cpu *c,
 							      const struct xc_waitinfo *wi)
 {
-	if (xc_unlikely(!xc_completion_spin(&c->slot.done, XC_SLOT_PUBLISHED)))
+	if (xc_unlikely(!xc_completion_spin(&c->mbox.slot.done, XC_SLOT_PUBLISHED)))
 		return slot_wait_rest(c, wi);
 	/* release: as slot_wait_rest's */
 	atomic_store_explicit(&c->slot_claim, 0, memory_order_release);
@@ -206,28 +206,28 @@ int xc_slot_finish_straight(struct xc_cpu *c)
  */
 static inline __attribute__((always_inline)) void slot_run(struct xc_cpu *c, uint32_t after, bool idle)
 {
-	struct xc_slot *s = &c->slot;
+	struct xc_slot *s = &c->mbox.slot;
 	struct xc_cpu *waiter = s->done.waiter;	/* the slot may be the next call's once completed */
 	struct xc_activity outer;
 	uint32_t old;
 
 	/* relaxed, both: read by this thread, and by stuck reports as a snapshot */
-	atomic_store_explicit(&c->slot_running, true, memory_order_relaxed);
+	atomic_store_explicit(&c->worker.slot_running, true, memory_order_relaxed);
 	if (!idle) {
 		/* relaxed, here and below: the seq_cst load that saw PUBLISHED acquired the fields */
 		const void *fn = (const void *)atomic_load_explicit(&s->fn, memory_order_relaxed);
 
 		xc_activity_begin(c, XC_ACT_CALL, fn, 0, &outer);
-		xc_trace(XC_EV_CALL_ENTRY, waiter ? waiter->cpu : -1, c->slot_flow, fn);
+		xc_trace(XC_EV_CALL_ENTRY, waiter ? waiter->life.cpu : -1, c->mbox.slot_flow, fn);
 	}
 	struct xc_user_mark m = xc_user_in(XC_USER_CALL, idle);
 
 	atomic_load_explicit(&s->fn, memory_order_relaxed)(s->arg);
 	if (!idle)
-		xc_trace(XC_EV_CALL_EXIT, waiter ? waiter->cpu : -1, c->slot_flow,
+		xc_trace(XC_EV_CALL_EXIT, waiter ? waiter->life.cpu : -1, c->mbox.slot_flow,
 			 (const void *)atomic_load_explicit(&s->fn, memory_order_relaxed));
 	/* before the completion: a waiter that returns sees its call counted */
-	xc_stat_inc_own(&c->calls);
+	xc_stat_inc_own(&c->worker.calls);
 	/*
 	 * seq_cst: releases fn's effects and the slot to the owner and the next
 	 * claimer, is ordered against the owner's SLEEPING CAS, and comes before
@@ -238,7 +238,7 @@ static inline __attribute__((always_inline)) void slot_run(struct xc_cpu *c, uin
 	 */
 	old = atomic_exchange_explicit(&s->done.word, after, memory_order_seq_cst);
 	xc_user_out(XC_USER_CALL, idle, m);
-	atomic_store_explicit(&c->slot_running, false, memory_order_relaxed);
+	atomic_store_explicit(&c->worker.slot_running, false, memory_order_relaxed);
 	if (old & XC_DONE_SLEEPING)
 		xc_completion_wake(&s->done, waiter);
 	if (!idle)
@@ -258,7 +258,7 @@ static inline __attribute__((always_inline)) void slot_run(struct xc_cpu *c, uin
 int xc_slot_run_idle(struct xc_cpu *c)
 {
 	/* relaxed: urgent calls only jump the order; xc_run_urgent's own loads order the take */
-	if (xc_llist_nonempty(&c->urgentq, memory_order_relaxed))
+	if (xc_llist_nonempty(&c->mbox.urgentq, memory_order_relaxed))
 		return XC_READY_YES;
 	slot_run(c, 0, true);
 	return XC_READY_RAN;
@@ -274,7 +274,7 @@ void xc_slot_run_published(struct xc_cpu *c)
 int xc_slot_close(struct xc_cpu *c)
 {
 	/* acq_rel: acquire a published call's fields; one RMW against the publication's CAS */
-	uint32_t w = atomic_fetch_or_explicit(&c->slot.done.word, XC_SLOT_CLOSED,
+	uint32_t w = atomic_fetch_or_explicit(&c->mbox.slot.done.word, XC_SLOT_CLOSED,
 					      memory_order_acq_rel);
 
 	if (!(w & XC_SLOT_PUBLISHED))
@@ -287,5 +287,5 @@ int xc_slot_close(struct xc_cpu *c)
 void xc_slot_open(struct xc_cpu *c)
 {
 	/* release: like the queues' reopening, the owner's state comes before any claim */
-	atomic_fetch_and_explicit(&c->slot.done.word, ~XC_SLOT_CLOSED, memory_order_release);
+	atomic_fetch_and_explicit(&c->mbox.slot.done.word, ~XC_SLOT_CLOSED, memory_order_release);
 }

@@ -44,7 +44,7 @@ static inline int xc_slot_run(struct xc_cpu *c)
 static inline bool xc_slot_run_fast(struct xc_cpu *c)
 {
 	/* relaxed: urgent calls only jump the order; the queue's acquire comes in xc_run_urgent */
-	if (!xc_slot_pending(c) || xc_llist_nonempty(&c->urgentq, memory_order_relaxed) ||
+	if (!xc_slot_pending(c) || xc_llist_nonempty(&c->mbox.urgentq, memory_order_relaxed) ||
 	    xc_os_elsewhere(c))
 		return false;
 	xc_slot_run_published(c);

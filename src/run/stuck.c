@@ -50,8 +50,8 @@
  */
 static uint32_t activity_seq(struct xc_cpu *c)
 {
-	return atomic_load_explicit(&c->cur_seq, memory_order_relaxed) +
-	       (uint32_t)atomic_load_explicit(&c->calls, memory_order_relaxed);
+	return atomic_load_explicit(&c->worker.cur_seq, memory_order_relaxed) +
+	       (uint32_t)atomic_load_explicit(&c->worker.calls, memory_order_relaxed);
 }
 
 static int described(const struct xc_waitinfo *wi)
@@ -62,7 +62,7 @@ static int described(const struct xc_waitinfo *wi)
 static void describe_caller(char *buf, size_t n)
 {
 	if (xc_self)
-		snprintf(buf, n, "CPU %d", xc_self->cpu);
+		snprintf(buf, n, "CPU %d", xc_self->life.cpu);
 	else
 		snprintf(buf, n, "thread %ld", (long)syscall(SYS_gettid));
 }
@@ -109,7 +109,7 @@ static bool thread_not_run(struct xc_cpu *c, struct xc_stuck_seen *seen, uint64_
 {
 	uint64_t run;
 
-	if (!thread_run_ns(c->tid, &run)) {
+	if (!thread_run_ns(c->life.tid, &run)) {
 		seen->run_ns = 0;
 		return false;
 	}
@@ -148,11 +148,11 @@ static void describe_cpu(int cpu, struct xc_stuck_seen *seen, char *buf, size_t 
 {
 	struct xc_cpu *c = &xc_cpus[cpu];
 	/* relaxed: a diagnostic snapshot */
-	int kind = atomic_load_explicit(&c->cur_kind, memory_order_relaxed);
-	const void *fn = atomic_load_explicit(&c->cur_fn, memory_order_relaxed);
-	uint64_t since = atomic_load_explicit(&c->cur_since_ns, memory_order_relaxed);
+	int kind = atomic_load_explicit(&c->worker.cur_kind, memory_order_relaxed);
+	const void *fn = atomic_load_explicit(&c->worker.cur_fn, memory_order_relaxed);
+	uint64_t since = atomic_load_explicit(&c->worker.cur_since_ns, memory_order_relaxed);
 	uint32_t seq = activity_seq(c);
-	uint32_t idle = atomic_load_explicit(&c->idle, memory_order_relaxed);
+	uint32_t idle = atomic_load_explicit(&c->mbox.idle, memory_order_relaxed);
 	uint64_t now = xc_now_ns(), not_run_ns;
 	bool same = seen->seq == seq, polls = false;
 	char name[96], age[48] = "", what[160], queued[24] = "", other[24];
@@ -162,14 +162,14 @@ static void describe_cpu(int cpu, struct xc_stuck_seen *seen, char *buf, size_t 
 		seen->seq = seq;	/* a new activity: from now on it is watched */
 		seen->ns = now;
 	}
-	if (!atomic_load_explicit(&c->online, memory_order_relaxed)) {
+	if (!atomic_load_explicit(&c->life.online, memory_order_relaxed)) {
 		snprintf(buf, n, "CPU %d is offline", cpu);
 		return;
 	}
-	if (kind == XC_ACT_NONE && atomic_load_explicit(&c->slot_running, memory_order_relaxed)) {
+	if (kind == XC_ACT_NONE && atomic_load_explicit(&c->worker.slot_running, memory_order_relaxed)) {
 		/* the slot's call from the idle poll, which notes no activity (see above) */
 		kind = XC_ACT_CALL;
-		fn = (const void *)atomic_load_explicit(&c->slot.fn, memory_order_relaxed);
+		fn = (const void *)atomic_load_explicit(&c->mbox.slot.fn, memory_order_relaxed);
 		since = 0;
 	}
 	if (kind != XC_ACT_NONE) {
@@ -192,7 +192,7 @@ static void describe_cpu(int cpu, struct xc_stuck_seen *seen, char *buf, size_t 
 			polls = true;
 			break;
 		case XC_IDLE_RUNNING:
-			if (c->attached) {
+			if (c->life.attached) {
 				who = "attached thread";
 				snprintf(what, sizeof(what), "in its own loop, not calling xc_poll()");
 			} else {
@@ -209,14 +209,14 @@ static void describe_cpu(int cpu, struct xc_stuck_seen *seen, char *buf, size_t 
 			break;
 		}
 		/* a snapshot from outside: the worker's own held list is its alone */
-		bool q = (atomic_load_explicit(&c->slot.done.word, memory_order_relaxed) & XC_SLOT_PUBLISHED) ||
-			 xc_llist_nonempty(&c->callq, memory_order_relaxed) ||
-			 xc_llist_nonempty(&c->urgentq, memory_order_relaxed) || xc_rings_queued(c);
+		bool q = (atomic_load_explicit(&c->mbox.slot.done.word, memory_order_relaxed) & XC_SLOT_PUBLISHED) ||
+			 xc_llist_nonempty(&c->mbox.callq, memory_order_relaxed) ||
+			 xc_llist_nonempty(&c->mbox.urgentq, memory_order_relaxed) || xc_rings_queued(c);
 
 		snprintf(queued, sizeof(queued), q ? ", calls queued" : ", nothing queued");
 	}
 	if (thread_not_run(c, seen, now, &not_run_ns)) {
-		const char *why = not_running_why(thread_state(c->tid), other, sizeof(other));
+		const char *why = not_running_why(thread_state(c->life.tid), other, sizeof(other));
 
 		/* asleep in the kernel while the worker's own word says it polls: blocked there */
 		if (!why && polls)
@@ -230,7 +230,7 @@ static void describe_cpu(int cpu, struct xc_stuck_seen *seen, char *buf, size_t 
 		/* an idle word is what the worker said when it last ran: the OS's view goes first */
 		if (why) {
 			snprintf(buf, n, "CPU %d's %s has not run in the last %llu ms: %s (last noted: %s%s)",
-				 cpu, c->attached ? "attached thread" : "worker",
+				 cpu, c->life.attached ? "attached thread" : "worker",
 				 (unsigned long long)(not_run_ns / 1000000u), why, what, queued);
 			return;
 		}
@@ -295,7 +295,7 @@ void xc_stuck_check(struct xc_stuck *st)
 		  (unsigned long long)((now - st->start_ns) / 1000000u),
 		  xc_symbol((const void *)st->wi->fn, fn, sizeof(fn)), st->wi->arg, targets);
 	if (st->wi->ncpus > 0)
-		xc_stat_inc_shared(&xc_cpus[st->wi->cpus[0]].stuck_reports);
+		xc_stat_inc_shared(&xc_cpus[st->wi->cpus[0]].sent.stuck_reports);
 }
 
 void xc_stuck_unstuck(struct xc_stuck *st)

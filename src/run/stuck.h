@@ -82,16 +82,16 @@ static inline bool xc_activity_begin(struct xc_cpu *c, int kind, const void *fn,
 	/* relaxed, all: a snapshot for diagnostics, never for synchronisation; only this thread writes */
 	if (xc_rt.cfg.stuck_ms <= 0)
 		return false;
-	outer->kind = atomic_load_explicit(&c->cur_kind, memory_order_relaxed);
+	outer->kind = atomic_load_explicit(&c->worker.cur_kind, memory_order_relaxed);
 	if (outer->kind != XC_ACT_NONE) {
-		outer->fn = atomic_load_explicit(&c->cur_fn, memory_order_relaxed);
-		outer->since_ns = atomic_load_explicit(&c->cur_since_ns, memory_order_relaxed);
+		outer->fn = atomic_load_explicit(&c->worker.cur_fn, memory_order_relaxed);
+		outer->since_ns = atomic_load_explicit(&c->worker.cur_since_ns, memory_order_relaxed);
 	}
-	atomic_store_explicit(&c->cur_fn, fn, memory_order_relaxed);
-	atomic_store_explicit(&c->cur_since_ns, since_ns, memory_order_relaxed);
-	atomic_store_explicit(&c->cur_seq, atomic_load_explicit(&c->cur_seq, memory_order_relaxed) + 1,
+	atomic_store_explicit(&c->worker.cur_fn, fn, memory_order_relaxed);
+	atomic_store_explicit(&c->worker.cur_since_ns, since_ns, memory_order_relaxed);
+	atomic_store_explicit(&c->worker.cur_seq, atomic_load_explicit(&c->worker.cur_seq, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
-	atomic_store_explicit(&c->cur_kind, kind, memory_order_relaxed);
+	atomic_store_explicit(&c->worker.cur_kind, kind, memory_order_relaxed);
 	return true;
 }
 
@@ -103,8 +103,8 @@ static inline bool xc_activity_begin(struct xc_cpu *c, int kind, const void *fn,
 static inline void xc_activity_next(struct xc_cpu *c, const void *fn)
 {
 	/* relaxed, all: as above */
-	atomic_store_explicit(&c->cur_fn, fn, memory_order_relaxed);
-	atomic_store_explicit(&c->cur_seq, atomic_load_explicit(&c->cur_seq, memory_order_relaxed) + 1,
+	atomic_store_explicit(&c->worker.cur_fn, fn, memory_order_relaxed);
+	atomic_store_explicit(&c->worker.cur_seq, atomic_load_explicit(&c->worker.cur_seq, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 }
 
@@ -118,10 +118,10 @@ static inline void xc_activity_end(struct xc_cpu *c, const struct xc_activity *o
 	if (xc_rt.cfg.stuck_ms <= 0)
 		return;
 	if (outer->kind != XC_ACT_NONE) {
-		atomic_store_explicit(&c->cur_fn, outer->fn, memory_order_relaxed);
-		atomic_store_explicit(&c->cur_since_ns, outer->since_ns, memory_order_relaxed);
+		atomic_store_explicit(&c->worker.cur_fn, outer->fn, memory_order_relaxed);
+		atomic_store_explicit(&c->worker.cur_since_ns, outer->since_ns, memory_order_relaxed);
 	}
-	atomic_store_explicit(&c->cur_kind, outer->kind, memory_order_relaxed);
+	atomic_store_explicit(&c->worker.cur_kind, outer->kind, memory_order_relaxed);
 }
 
 #endif /* XC_STUCK_H */

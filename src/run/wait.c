@@ -87,17 +87,17 @@ static inline __attribute__((always_inline)) bool below_floor(const struct xc_cp
 {
 	char here;
 
-	return xc_unlikely((uintptr_t)&here < self->serve_floor);
+	return xc_unlikely((uintptr_t)&here < self->worker.serve_floor);
 }
 
 /* Below the serve floor: once per runtime and CPU, say why calls are refused. */
 static __attribute__((noinline, cold)) int serve_deep(struct xc_cpu *self)
 {
-	if (!self->serve_floor_told) {
-		self->serve_floor_told = true;
+	if (!self->worker.serve_floor_told) {
+		self->worker.serve_floor_told = true;
 		xc_report("CPU %d: waits nested so deep that its stack is three quarters used; "
 			  "waiting calls to it get -ELOOP, and nowait calls wait, until the nest unwinds",
-			  self->cpu);
+			  self->life.cpu);
 	}
 	return xc_run_calls_deep(self);
 }
@@ -134,12 +134,12 @@ void xc_serve_floor_set(struct xc_cpu *c)
 	size_t size;
 	char here;
 
-	c->serve_floor = 0;
+	c->worker.serve_floor = 0;
 	if (pthread_getattr_np(pthread_self(), &a))
 		return;
 	if (!pthread_attr_getstack(&a, &addr, &size) && (uintptr_t)&here > (uintptr_t)addr &&
 	    (uintptr_t)&here <= (uintptr_t)addr + size)
-		c->serve_floor = (uintptr_t)addr + ((uintptr_t)&here - (uintptr_t)addr) / 4;
+		c->worker.serve_floor = (uintptr_t)addr + ((uintptr_t)&here - (uintptr_t)addr) / 4;
 	pthread_attr_destroy(&a);
 }
 
@@ -224,7 +224,7 @@ static int ready_done(struct xc_cpu *c, void *ctx, bool may_run)
 	/* seq_cst: a W2 re-check; an offline request is stored, then kicked: its look begins now */
 	return ref_done(w->r) ||
 	       (w->deep ? xc_calls_pending_unheld(c) || xc_rings_unlooked(c) : xc_w2_pending(c, false)) ||
-	       (!w->looking && atomic_load_explicit(&c->ctl, memory_order_seq_cst) == XC_CTL_OFFLINE);
+	       (!w->looking && atomic_load_explicit(&c->life.ctl, memory_order_seq_cst) == XC_CTL_OFFLINE);
 }
 
 /* Sleep on the completion word until done or the deadline (0: none); 0 or -ETIMEDOUT. */
@@ -330,7 +330,7 @@ static int lock_waiter(const struct xc_waitinfo *wi)
 {
 	for (int i = 0; i < wi->ncpus; i++)
 		/* relaxed: a hint; its served_empty, read with acquire, carries the proof */
-		if (atomic_load_explicit(&xc_cpus[wi->cpus[i]].lock_wait, memory_order_relaxed) == XC_LOCK_SPIN)
+		if (atomic_load_explicit(&xc_cpus[wi->cpus[i]].life.lock_wait, memory_order_relaxed) == XC_LOCK_SPIN)
 			return wi->cpus[i];
 	return -1;
 }
@@ -341,7 +341,7 @@ static void refuse_lock(int cpu)
 	uint32_t spin = XC_LOCK_SPIN;
 
 	/* relaxed: the refusal carries no data; a wait that ended meanwhile keeps its state */
-	atomic_compare_exchange_strong_explicit(&xc_cpus[cpu].lock_wait, &spin, XC_LOCK_REFUSED,
+	atomic_compare_exchange_strong_explicit(&xc_cpus[cpu].life.lock_wait, &spin, XC_LOCK_REFUSED,
 						memory_order_relaxed, memory_order_relaxed);
 }
 
@@ -354,9 +354,9 @@ static long deadlock_look(struct xc_cpu *self, const struct wait_ref *r, const s
 	uint64_t empty;
 
 	/* acquire: the requester's ctl_from and offline_done are visible */
-	if (atomic_load_explicit(&self->ctl, memory_order_acquire) == XC_CTL_OFFLINE) {
+	if (atomic_load_explicit(&self->life.ctl, memory_order_acquire) == XC_CTL_OFFLINE) {
 		/* relaxed: ordered by the acquire above */
-		from = atomic_load_explicit(&self->ctl_from, memory_order_relaxed);
+		from = atomic_load_explicit(&self->life.ctl_from, memory_order_relaxed);
 		cpu = from >= 0 && waits_on(wi, from) ? from : -1;
 	} else if (xc_hotplug_holding()) {
 		cpu = -1;	/* a detach's drain: only a lock's waiter can wait for it */
@@ -379,7 +379,7 @@ static long deadlock_look(struct xc_cpu *self, const struct wait_ref *r, const s
 		}
 	}
 	/* acquire: pairs with the worker's release after a take that found nothing */
-	empty = atomic_load_explicit(&xc_cpus[cpu].served_empty, memory_order_acquire);
+	empty = atomic_load_explicit(&xc_cpus[cpu].life.served_empty, memory_order_acquire);
 	if (dl->cpu != cpu || dl->lock != lock) {
 		*dl = (struct deadlock_look){ cpu, lock, false, empty };
 		return lock ? XC_DEADLOCK_LOOK_LOCK_NS : XC_DEADLOCK_LOOK_NS;
@@ -392,10 +392,10 @@ static long deadlock_look(struct xc_cpu *self, const struct wait_ref *r, const s
 		return XC_DEADLOCK_LOOK_LOCK_NS;	/* the request stays; the call returns once it gives up */
 	}
 	dl->cpu = -1;
-	self->offline_result = -EDEADLK;	/* published by the completion */
+	self->life.offline_result = -EDEADLK;	/* published by the completion */
 	/* relaxed: read by the requester only after offline_done, as in xc_cpu_offline_served */
-	atomic_store_explicit(&self->ctl, XC_CTL_NONE, memory_order_relaxed);
-	xc_complete(&self->offline_done);
+	atomic_store_explicit(&self->life.ctl, XC_CTL_NONE, memory_order_relaxed);
+	xc_complete(&self->life.offline_done);
 	return 0;
 }
 
@@ -439,9 +439,9 @@ static int plain_wait(const struct wait_ref *r, uint64_t deadline_ns, struct xc_
 	if (!here)
 		return plain_wait_for(r, deadline_ns, st, poll, false);
 	/* relaxed, both: a hint the worker reads after its runs; late, it yields at its spin's period */
-	atomic_fetch_add_explicit(&here->waiters_here, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&here->life.waiters_here, 1, memory_order_relaxed);
 	ret = plain_wait_for(r, deadline_ns, st, poll, true);
-	atomic_fetch_sub_explicit(&here->waiters_here, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&here->life.waiters_here, 1, memory_order_relaxed);
 	return ret;
 }
 
@@ -496,7 +496,7 @@ static int wait_after_spin(const struct wait_ref *r, uint64_t deadline_ns, struc
 		 * xc_run_urgent's own first look, made here so that an empty
 		 * queue costs no call.
 		 */
-		if (xc_llist_nonempty(&self->urgentq, memory_order_seq_cst))
+		if (xc_llist_nonempty(&self->mbox.urgentq, memory_order_seq_cst))
 			xc_run_urgent(self);
 		return ret;
 	}

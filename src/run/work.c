@@ -32,10 +32,10 @@ static int queue_work(int cpu, struct xc_work *work)
 	if (!atomic_compare_exchange_strong_explicit(&work->_flags, &idle, XC_WORK_PENDING,
 						     memory_order_acq_rel, memory_order_relaxed))
 		return -EBUSY;
-	work->_src_cpu = xc_self ? xc_self->cpu : -1;
+	work->_src_cpu = xc_self ? xc_self->life.cpu : -1;
 	work->_trace_id = xc_trace_flow();
 	xc_trace(XC_EV_WORK_QUEUE, cpu, work->_trace_id, (const void *)work->fn);
-	r = xc_llist_push(&c->workq, &work->_link);
+	r = xc_llist_push(&c->mbox.workq, &work->_link);
 	if (r == XC_PUSH_CLOSED) {
 		atomic_store_explicit(&work->_flags, 0, memory_order_release);
 		return -ENXIO;
@@ -43,7 +43,7 @@ static int queue_work(int cpu, struct xc_work *work)
 	if (r == XC_PUSH_WAS_EMPTY || xc_ablated(XC_ABLATE_COALESCE)) {
 		xc_kick(c);
 	} else {
-		xc_stat_inc_shared(&c->kicks_coalesced);
+		xc_stat_inc_shared(&c->sent.kicks_coalesced);
 		xc_trace(XC_EV_KICK_COALESCED, cpu, 0, NULL);
 	}
 	return 0;
@@ -68,13 +68,13 @@ static void work_adopt(struct xc_cpu *c, struct xc__link *lifo)
 
 	if (!l)
 		return;
-	if (c->work_tail)
-		c->work_tail->next = l;
+	if (c->worker.work_tail)
+		c->worker.work_tail->next = l;
 	else
-		c->work_head = l;
+		c->worker.work_head = l;
 	while (l->next)
 		l = l->next;
-	c->work_tail = l;
+	c->worker.work_tail = l;
 }
 
 /* Run the oldest work item, if any. */
@@ -88,14 +88,14 @@ bool xc_run_one_work(struct xc_cpu *c)
 	uint32_t flow;
 	int from;
 
-	if (!c->work_head)
-		work_adopt(c, xc_llist_take(&c->workq));
-	l = c->work_head;
+	if (!c->worker.work_head)
+		work_adopt(c, xc_llist_take(&c->mbox.workq));
+	l = c->worker.work_head;
 	if (!l)
 		return false;
-	c->work_head = l->next;
-	if (!c->work_head)
-		c->work_tail = NULL;
+	c->worker.work_head = l->next;
+	if (!c->worker.work_head)
+		c->worker.work_tail = NULL;
 	work = xc_container_of(l, struct xc_work, _link);
 	fn = work->fn;
 	arg = work->arg;
@@ -110,7 +110,7 @@ bool xc_run_one_work(struct xc_cpu *c)
 	xc_os_after_run(c);
 	xc_trace(XC_EV_WORK_EXIT, from, flow, (const void *)fn);
 	xc_activity_end(c, &outer);
-	xc_stat_inc_own(&c->work_run);
+	xc_stat_inc_own(&c->worker.work_run);
 	return true;
 }
 
@@ -119,7 +119,7 @@ int xc_drain_work(struct xc_cpu *c)
 {
 	int n = 0;
 
-	work_adopt(c, xc_llist_close(&c->workq));
+	work_adopt(c, xc_llist_close(&c->mbox.workq));
 	while (xc_run_one_work(c))
 		n++;
 	return n;
