@@ -2479,7 +2479,7 @@ ring_put:
 			:: else ->
 				/* F1 (relaxed; only with membarrier: the model's case), then R1' */
 				// @src src/proto/ring.h: atomic_store_explicit(&r->unfenced, 1, memory_order_relaxed);
-				// @src src/proto/ring.h: /* R1': the store-load order of the argument in ring.c */
+				// @src src/proto/ring.h: /* R1': the store-load order the wakeup protocol argues (wake.c) */
 				SET_F1;
 				DRAIN(RI);
 				rhead[RI] = idx + 1
@@ -2513,7 +2513,7 @@ ring_put:
 			if
 			:: ok ->
 				/* C: unfenced = 0 (release): the next call is fenced */
-				// @src src/proto/ring.c: /* C, release: this CAS follows every head store before it (see "Owners without a fence") */
+				// @src src/proto/ring.c: /* C, release: this CAS follows every head store before it (wake.c, "Owners without a fence") */
 #ifndef ACQUIRE_CAS
 				CLEAR_C;
 #else

@@ -86,7 +86,7 @@ struct xc_ring {
 	/* the owner's line */
 	_Atomic uint32_t head __xc_pair_aligned;	/* entries published (release) */
 	_Atomic uint32_t state;			/* XC_RING_*: see ring.c */
-	_Atomic uint32_t unfenced;		/* owner: calls skip R1' (ring.c, "Owners without a fence") */
+	_Atomic uint32_t unfenced;		/* owner: calls skip R1' (wake.c, "Owners without a fence") */
 	uint32_t tail_seen;			/* owner: a tail read earlier, never ahead of tail */
 	uint32_t size;				/* entries, a power of two; fixed when made */
 	_Atomic uint64_t rode;			/* owner: calls that found the ring linked (kicks_coalesced) */
@@ -215,7 +215,7 @@ static inline bool xc_ring_rides_when(struct xc_ring *r, bool coalesce)
 		/* F1, relaxed: the fence below orders it before this call's R2 */
 		if (atomic_load_explicit(&xc_ring_asym, memory_order_relaxed))	/* relaxed: set at xc_init */
 			atomic_store_explicit(&r->unfenced, 1, memory_order_relaxed);
-		/* R1': the store-load order of the argument in ring.c */
+		/* R1': the store-load order the wakeup protocol argues (wake.c) */
 		atomic_thread_fence(memory_order_seq_cst);
 	}
 	/* relaxed: R1' or the worker's membarrier orders it after the head store */

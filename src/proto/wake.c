@@ -52,9 +52,80 @@
  * Calls through per-sender rings (ring.c) enter this protocol at their
  * doorbell: the push of the ring on callq is S1. A ring the worker already
  * holds needs no doorbell, because the worker unlinks every held ring
- * (ring.c's U1-U3) before its W1, and keeps one that has
- * calls, which W2 then finds; where it cannot unlink yet (another worker's
- * membarrier is under way, ring.c) it polls on instead of sleeping.
+ * (U1-U3, below) before its W1, and keeps one that has calls, which W2
+ * then finds; where it cannot unlink yet (another worker's membarrier is
+ * under way) it polls on instead of sleeping.
+ *
+ * == A ring's doorbell (ring.c): why no ring call is stranded ==
+ *
+ * Owner (xc_ring_put, _doorbell):        Worker (xc_rings_release), before
+ *                                          it may sleep, on every held ring:
+ *   R1 store entry, head (release)         U1 state = IDLE
+ *   R1' seq_cst fence                      U2 seq_cst fence
+ *   R2 s = load(state)
+ *   R3 s == IDLE: CAS state -> LINKED,     U3 load(head): calls left?
+ *      push on callq (S1), kick (S2)          CAS state IDLE -> LINKED: won, keep
+ *                                             it; lost, the owner pushed it
+ *
+ * R1 -> R2 is a store followed by a load of another word, as U1 -> U3:
+ * store buffering, which only a full fence on each side orders. With them,
+ * either R2 reads IDLE (it comes after U1) or U3 sees R1; both may happen,
+ * neither missing cannot. So either the owner rings the doorbell, which
+ * goes through the protocol above (the push is S1), or the worker sees the
+ * call at U3 and does not sleep.
+ *
+ * == Owners without a fence ==
+ *
+ * R1' is a store-buffer drain per call, and it waits for the head's line,
+ * which the polling worker keeps reading: on its own it costs 3-5 times a
+ * plain ring's push. So in a burst the owner skips it, and the worker pays
+ * instead, once per sleep, with membarrier(2) PRIVATE_EXPEDITED: every
+ * running thread of the process runs a full barrier before the call
+ * returns (and one not running passed one when it was switched out).
+ *
+ *   Owner, a fenced call:                  Worker (xc_rings_release):
+ *     F1 unfenced = 1 (relaxed)              U1 state = IDLE, on each
+ *     R1' seq_cst fence; R2 as above:        U2 seq_cst fence
+ *       LINKED, and calls skip R1' until     U2' any unfenced == 1 (acquire):
+ *   Owner, a doorbell whose CAS won:             membarrier
+ *     C unfenced = 0 (release)               U3 as above
+ *
+ * Take a call P that skipped R1', and its last F1 and R1' before it, whose
+ * R2 read LINKED (else that call would have linked the ring and stored C);
+ * no C lies between them. Say P's R2 read a state from before this
+ * release's U1 (else it read IDLE and rings the doorbell, or a re-link:
+ * U3's own, and the worker keeps the ring, or its owner's, with a push).
+ * If U2' read unfenced from before that F1, U2 precedes that R1', and
+ * every later load of the owner, P's R2 among them, reads U1 or later:
+ * not so. So U2' reads 1, and membarrier runs: either P's head store comes
+ * before the owner's barrier point and U3 sees it, or P's R2 comes after
+ * and reads IDLE. Or U2' reads a C after P: C follows the doorbell's CAS,
+ * after P's head store, and U2' acquires it, so U3 sees the head. That CAS
+ * also releases the heads before it (acq_rel), for the close, which runs a
+ * ring dropped at a lost U3 CAS without reading its unfenced flag: its U2
+ * fence follows its own read of that CAS's LINKED (model/wakeup.pml found
+ * a call stranded there with an acquire CAS, which C11 and weaker CPUs than
+ * x86 and ARMv8 allow).
+ *
+ * A call after C is fenced again, until its R2 finds the ring linked: so
+ * a worker pays a membarrier only for rings that took two calls or more
+ * between a doorbell and its sleep. Expedited membarriers are serialised
+ * machine-wide by the kernel (a global mutex), and a worker queued behind
+ * another's runs no calls: a worker that finds one of this process under
+ * way polls on and tries again (xc_idle_wait), as Seastar's reactors do before
+ * they sleep. Where membarrier is refused (an old kernel, seccomp) or
+ * XC_ABLATE_MEMBARRIER is set, no owner ever stores F1, and every call
+ * fences. A ring that changes owner starts fenced (xc_ring_get_slow).
+ *
+ * In a 16-vCPU TCG guest a membarrier takes 0.4 s on average (every vCPU
+ * must take the IPI). Asked at every sleep and waited for, it made the
+ * stress test there 8-20x slower than the fences (161-405 s against 14-22
+ * s); asked only after a burst and never waited for, the same test took
+ * 38 s, and 53 s with the OS taking CPUs away (tests/scale).
+ *
+ * The worker never unlinks while it may run calls soon: it holds its rings
+ * while polling, so a stream of calls costs no doorbell at all, and a
+ * worker that sleeps without a ring held is covered by S1-S3 and W1-W4 alone.
  *
  * The worker's POLLING stores are relaxed: they only weaken a sender's duty
  * (no syscall), and the worker's W1 + W2 still follow before any sleep. Its
