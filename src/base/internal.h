@@ -5,33 +5,7 @@
  * diagnostics choke point. What each file offers the others is declared in
  * a header of its own, included where it is used.
  *
- * Map of src/ (one concern per file; layers from the bottom):
- *   llist.h             the per-CPU MPSC lock-free list (empty -> non-empty, close)
- *   futex.h             futex(2) wrappers
- *   wake.c, wake.h      THE wakeup protocol, argued once: the idle word, kicks,
- *                       the W2 re-check; calls nothing above it
- *   wait.c, wait.h      completions and the waiter: spin, the idle wait (W1-W4),
- *                       sleep, serve its own CPU's calls meanwhile if it is a worker
- *   run.c (call.h)      the worker's side: run the urgent queue, the slot, the rings
- *   call.c, call.h      call single / many / cond / all / any / async: the senders
- *   ring.c, ring.h      per-sender call rings: FIFO per (thread, CPU), a doorbell per burst
- *   slot.c (call.h)     the mailbox slot: a waiting single call in the line the worker polls
- *   work.c, work.h      deferred per-CPU work items
- *   pool.c, pool.h      per-thread descriptor pools for nowait and many calls
- *   worker.c, worker.h  the worker thread: task loop, idle loop, offline drain, park
- *   attach.c, attach.h  an application thread as a CPU's worker: its loop, its sleeps
- *   bringup.c           xc_init / xc_exit: parallel and serial bringup, teardown
- *   hotplug.c, .h       xc_cpu_offline / xc_cpu_online
- *   follow.c, .h        the OS takes a worker's CPU away (hotplug, affinity, cpuset) and back
- *   options.c, .h       the options table: struct xc_opts, XCALL_* environment, defaults
- *   topology.c, .h      cpulists, sysfs LLC and NUMA ids
- *   stats.c             per-CPU counters
- *   stuck.c, stuck.h    stuck-call reports (CSD_LOCK_WAIT_DEBUG)
- *   urgent.c, urgent.h  XC_URGENT: the signal that interrupts a busy worker
- *   trace.c, trace.h    per-CPU event rings, Chrome trace export
- *   report.c            the one diagnostic choke point
- *   symbol.c            function names: dladdr, else the executable's ELF symbols
- *   fork.c, fork.h      a child forked after xc_init: no runtime, xc_init afresh
+ * The files and their layers: docs/layout.md.
  */
 #ifndef XC_INTERNAL_H
 #define XC_INTERNAL_H
