@@ -18,7 +18,7 @@
  *                trace_events (4), urgent_signal (4), follow_os (4).
  * XCALL_FOLLOW_OS is not fuzzed (it takes "0" or "1", as XCALL_VERBOSE does),
  * nor XCALL_ATTACH (a cpulist, the parser XCALL_CPUS exercises), nor
- * XCALL_RING_ENTRIES (fuzz/roundtrip.c covers it); they stay out of the
+ * XCALL_RING_ENTRIES nor XCALL_STACK_KB (fuzz/roundtrip.c covers both); they stay out of the
  * fields so that earlier inputs keep their meaning.
  *
  * Properties: the return is 0 or -EINVAL; -EINVAL says why through the report
@@ -27,7 +27,7 @@
  * within the process's affinity, poll_ns >= XC_POLL_FOREVER, stuck_ms >= 0, a
  * real-time signal, trace_events 0 or 16..2^24, known ablate bits, a
  * NUL-terminated trace file name, no CPU attached outside the set), and
- * xc_config_print() (XCALL_VERBOSE's table) prints it in 14 lines.
+ * xc_config_print() (XCALL_VERBOSE's table) prints it in 15 lines.
  */
 #include "base/internal.h"
 
@@ -150,8 +150,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      "trace file name not owned or not terminated");
 	lines = 0;
 	xc_config_print(cfg);
-	/* + XCALL_FOLLOW_OS, XCALL_ATTACH, XCALL_RING_ENTRIES */
-	CHECK(lines == 1 + (int)NVARS + 3, "config table of %d lines", lines);
+	/* + XCALL_FOLLOW_OS, XCALL_ATTACH, XCALL_RING_ENTRIES, XCALL_STACK_KB */
+	CHECK(lines == 1 + (int)NVARS + 4, "config table of %d lines", lines);
 out:
 	memset(cfg, 0, sizeof(*cfg));
 	for (size_t i = 0; i < nenv; i++)

@@ -43,12 +43,13 @@ void xc_config_print(const struct xc_config *cfg);
 
 enum opt {
 	O_CPUS, O_ATTACH, O_SERIAL, O_POLL, O_TIMEOUT, O_STUCK, O_TRACE,
-	O_TRACE_EVENTS, O_SIGNAL, O_FOLLOW, O_RING, NOPTS
+	O_TRACE_EVENTS, O_SIGNAL, O_FOLLOW, O_RING, O_STACK, NOPTS
 };
 static const char *const vars[NOPTS] = {
 	"XCALL_CPUS", "XCALL_ATTACH", "XCALL_SERIAL_BRINGUP", "XCALL_POLL_NS",
 	"XCALL_BRINGUP_TIMEOUT_MS", "XCALL_STUCK_MS", "XCALL_TRACE",
 	"XCALL_TRACE_EVENTS", "XCALL_URGENT_SIGNAL", "XCALL_FOLLOW_OS", "XCALL_RING_ENTRIES",
+	"XCALL_STACK_KB",
 };
 
 /* --- the value stream: the input's bytes, then splitmix64 seeded from them --- */
@@ -181,6 +182,8 @@ static void random_opts(struct sample *s, const cpu_set_t *usable)
 	o->follow_os = byte() & 1 ? XC_FOLLOW_OS_OFF : 0;
 	if (byte() & 3)
 		o->ring_entries = 16u << (byte() % 13);
+	if (!(byte() & 3))
+		o->stack_kb = (unsigned)range(64, 1u << 20);
 }
 
 /* @o with only the field of @opt taken from @from (the rest zero: defaults). */
@@ -199,6 +202,7 @@ static void only(enum opt opt, const struct xc_opts *from, struct xc_opts *o)
 	case O_SIGNAL: o->urgent_signal = from->urgent_signal; break;
 	case O_FOLLOW: o->follow_os = from->follow_os; break;
 	case O_RING: o->ring_entries = from->ring_entries; break;
+	case O_STACK: o->stack_kb = from->stack_kb; break;
 	case NOPTS: break;
 	}
 }
@@ -239,6 +243,7 @@ static bool same_value(enum opt opt, const struct xc_config *a, const struct xc_
 	case O_SIGNAL: return a->urgent_signal == b->urgent_signal;
 	case O_FOLLOW: return a->follow_os == b->follow_os;
 	case O_RING: return a->ring_entries == b->ring_entries;
+	case O_STACK: return a->stack_kb == b->stack_kb;
 	case NOPTS: break;
 	}
 	return false;

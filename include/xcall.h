@@ -187,6 +187,12 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  *                      to that CPU (24 bytes an entry: 16 for the call,
  *                      8 of trace data beside it); a power of two,
  *                      16..65536; 0 = 256.
+ * @stack_kb:           each libxcall worker thread's stack, in KiB, 64..1048576;
+ *                      0 = the process's default thread stack (RLIMIT_STACK,
+ *                      or what pthread_setattr_default_np() set). A waiting
+ *                      call to a worker whose waits nest past three quarters
+ *                      of it gets -ELOOP ("Nesting has a limit"). Attached
+ *                      threads keep their own stacks.
  *
  * A field left zero takes its XCALL_* environment variable, if set, else the
  * default (see the options table in the README, or run with XCALL_VERBOSE=1).
@@ -214,6 +220,7 @@ struct xc_opts {
 	int follow_os;
 	const char *attach;
 	unsigned ring_entries;
+	unsigned stack_kb;
 };
 
 struct xc__link {

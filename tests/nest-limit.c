@@ -1,9 +1,10 @@
 /*
  * nest-limit: an application's recursion of waiting calls between two CPUs
  * ends with -ELOOP when a worker's stack is three quarters used, never with
- * a stack overflow or a hang. Workers have 1 MiB stacks
- * (pthread_setattr_default_np), so the limit comes within a few thousand
- * levels:
+ * a stack overflow or a hang. Workers have 1 MiB stacks, so the limit comes
+ * within a few thousand levels; the first run sets them with xc_opts.stack_kb
+ * (the process's default is larger: it must not reach as deep), the others
+ * with pthread_setattr_default_np:
  *   1. A -> B -> A -> ... waiting calls alone: exactly one call is refused,
  *      its function never runs, every other level runs once and returns;
  *   2. the same, each level first sending the next CPU a nowait call: each
@@ -75,9 +76,9 @@ static void level(void *arg)
 	}
 }
 
-static void recurse(const char *what, bool nowait, bool many)
+static void recurse(const char *what, bool nowait, bool many, unsigned stack_kb)
 {
-	struct xc_opts o = { .report = t_capture };
+	struct xc_opts o = { .report = t_capture, .stack_kb = stack_kb };
 	char two[32];
 
 	with_nowait = nowait;
@@ -120,12 +121,15 @@ int main(void)
 		t_skip("needs 2 CPUs");
 	cpu_a = cpus[0];
 	cpu_b = cpus[1];
+
+	recurse("xc_opts.stack_kb 1024, waiting calls alone", false, false, 1024);
+	/* the process's default stack (8 MiB on most systems) reaches some 12,000 levels */
+	CHECK(atomic_load(&deepest) < 4000);
 	CHECK(pthread_attr_init(&small) == 0);
 	CHECK(pthread_attr_setstacksize(&small, 1024 * 1024) == 0);
 	CHECK(pthread_setattr_default_np(&small) == 0);
-
-	recurse("waiting calls alone", false, false);
-	recurse("a nowait call before each waiting call", true, false);
-	recurse("waiting many calls", false, true);
+	recurse("waiting calls alone", false, false, 0);
+	recurse("a nowait call before each waiting call", true, false, 0);
+	recurse("waiting many calls", false, true, 0);
 	return T_PASS;
 }

@@ -71,6 +71,8 @@ static void opts_set_get(void)
 	set_get("XCALL_TRACE_EVENTS", "1024", "1024");
 	set_get("XCALL_RING_ENTRIES", "64", "64");
 	set_get("XCALL_RING_ENTRIES", "65536", "65536");
+	set_get("XCALL_STACK_KB", "256", "256");
+	set_get("XCALL_STACK_KB", "0", "0");
 	set_get("XCALL_SERIAL_BRINGUP", "1", "1");
 	set_get("XCALL_FOLLOW_OS", "0", "0");
 	set_get("XCALL_TRACE", "/tmp/t.json", "/tmp/t.json");
@@ -248,6 +250,8 @@ static void opts_get_contract(void)
 	refused(&o, "XCALL_RING_ENTRIES", "xc_opts.ring_entries");
 	o = zero, o.ring_entries = 1u << 17;
 	refused(&o, "XCALL_RING_ENTRIES", "xc_opts.ring_entries");
+	o = zero, o.stack_kb = 63;
+	refused(&o, "XCALL_STACK_KB", "xc_opts.stack_kb");
 	o = zero, o.urgent_signal = 5;
 	refused(&o, "XCALL_URGENT_SIGNAL", "xc_opts.urgent_signal");
 	o = zero, o.urgent_signal = SIGRTMAX + 1;
@@ -278,7 +282,7 @@ static void defaults_round_trip(void)
 	static const char *const vars[] = {
 		"XCALL_CPUS", "XCALL_ATTACH", "XCALL_SERIAL_BRINGUP", "XCALL_POLL_NS",
 		"XCALL_BRINGUP_TIMEOUT_MS", "XCALL_STUCK_MS", "XCALL_TRACE",
-		"XCALL_TRACE_EVENTS", "XCALL_URGENT_SIGNAL", "XCALL_FOLLOW_OS", "XCALL_RING_ENTRIES",
+		"XCALL_TRACE_EVENTS", "XCALL_URGENT_SIGNAL", "XCALL_FOLLOW_OS", "XCALL_RING_ENTRIES", "XCALL_STACK_KB",
 	};
 	struct xc_opts zero = { 0 };
 	char first[4096];

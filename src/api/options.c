@@ -462,6 +462,34 @@ static void ring_entries_show(const struct xc_config *cfg, char *buf, size_t n)
 	snprintf(buf, n, "%u", cfg->ring_entries);
 }
 
+/* --- stack_kb --- */
+#define STACK_KB_MIN 64u
+#define STACK_KB_MAX (1u << 20)
+static int stack_env(const char *val, struct xc_config *cfg)
+{
+	unsigned long v;
+
+	if (parse_ulong(val, STACK_KB_MAX, &v) || (v && v < STACK_KB_MIN))
+		return -EINVAL;
+	cfg->stack_kb = (unsigned)v;
+	return 0;
+}
+static int stack_opt(const struct xc_opts *o, struct xc_config *cfg)
+{
+	if (!o->stack_kb)
+		return 0;
+	if (o->stack_kb < STACK_KB_MIN || o->stack_kb > STACK_KB_MAX) {
+		opt_report("xc_opts.stack_kb %u: out of range (%u..%u)", o->stack_kb, STACK_KB_MIN, STACK_KB_MAX);
+		return -EINVAL;
+	}
+	cfg->stack_kb = o->stack_kb;
+	return 1;
+}
+static void stack_show(const struct xc_config *cfg, char *buf, size_t n)
+{
+	snprintf(buf, n, "%u", cfg->stack_kb);
+}
+
 static int trace_events_env(const char *val, struct xc_config *cfg)
 {
 	unsigned long v;
@@ -627,6 +655,10 @@ static void signal_to(const struct xc_config *cfg, const char *val, struct xc_op
 {
 	o->urgent_signal = cfg->urgent_signal;
 }
+static void stack_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
+{
+	o->stack_kb = cfg->stack_kb;
+}
 static void follow_to(const struct xc_config *cfg, const char *val, struct xc_opts *o)
 {
 	o->follow_os = cfg->follow_os ? 0 : XC_FOLLOW_OS_OFF;
@@ -669,6 +701,9 @@ static const struct xc_option options[] = {
 	{ "XCALL_FOLLOW_OS", "follow_os",
 	  "1: a worker whose CPU the OS takes away (hotplug, affinity, cpuset) takes it offline until it comes back; 0: never look",
 	  follow_env, follow_opt, follow_show, follow_to },
+	{ "XCALL_STACK_KB", "stack_kb",
+	  "each worker thread's stack in KiB, 64..1048576; 0: the process's default (RLIMIT_STACK)",
+	  stack_env, stack_opt, stack_show, stack_to },
 	{ "XCALL_VERBOSE", "-",
 	  "1: print this table at xc_init",
 	  verbose_env, no_opt, verbose_show, NULL },

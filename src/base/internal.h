@@ -289,6 +289,7 @@ struct xc_config {
 	int urgent_signal;
 	bool follow_os;			/* watch for the OS taking CPUs away (follow.c) */
 	unsigned ring_entries;		/* entries of each call ring (ring.c), a power of two */
+	unsigned stack_kb;		/* a worker thread's stack in KiB; 0: the process's default */
 	char trace_file_buf[256];	/* XCALL_TRACE's value, owned here */
 };
 

@@ -130,30 +130,34 @@ void *xc_map(size_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-int xc_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
+int xc_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg, size_t stack)
 {
+	pthread_attr_t attr;
 	sigset_t set;
 	int err;
 
 	xc_signals_async(&set);
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-	/* the new thread's mask alone: the creator's stays as it is throughout */
-	pthread_attr_t attr;
-
 	err = pthread_attr_init(&attr);
 	if (err)
 		return err;
-	err = pthread_attr_setsigmask_np(&attr, &set);
+	if (stack)
+		err = pthread_attr_setstacksize(&attr, stack);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+	/* the new thread's mask alone: the creator's stays as it is throughout */
+	if (!err)
+		err = pthread_attr_setsigmask_np(&attr, &set);
 	if (!err)
 		err = pthread_create(thread, &attr, fn, arg);
-	pthread_attr_destroy(&attr);
 #else
 	/* the thread inherits the creator's mask: block around the create, then put it back */
 	sigset_t old;
 
-	pthread_sigmask(SIG_BLOCK, &set, &old);
-	err = pthread_create(thread, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!err) {
+		pthread_sigmask(SIG_BLOCK, &set, &old);
+		err = pthread_create(thread, &attr, fn, arg);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 #endif
+	pthread_attr_destroy(&attr);
 	return err;
 }

@@ -232,7 +232,10 @@ enum xc_exit_slot { XC_EXIT_ATTACH, XC_EXIT_RINGS, XC_EXIT_TRACE, XC_EXIT_POOL, 
 /* The file that holds the resource names its release, once, from a constructor. */
 void xc_thread_exit_hook(enum xc_exit_slot slot, void (*fn)(void));
 
-/* pthread_create with the asynchronous signals blocked in the new thread from its first instruction. */
-int xc_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
+/*
+ * pthread_create with the asynchronous signals blocked in the new thread from
+ * its first instruction; @stack bytes of stack, 0: the process's default.
+ */
+int xc_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg, size_t stack);
 
 #endif /* XC_THREAD_H */

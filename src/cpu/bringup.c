@@ -173,7 +173,7 @@ static int cpu_start(struct xc_cpu *c)
 	/* relaxed: published to the thread by pthread_create */
 	atomic_init(&b->state, XC_BOOT_STARTING);
 	atomic_init(&b->refs, 2);
-	err = xc_thread_create(&c->life.thread, xc_worker_main, b);
+	err = xc_thread_create(&c->life.thread, xc_worker_main, b, (size_t)xc_rt.cfg.stack_kb * 1024);
 	if (err) {
 		free(b);
 		xc_report("CPU %d: cannot start its worker: %s", c->life.cpu, strerror(err));

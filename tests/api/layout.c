@@ -25,6 +25,7 @@ int main(void)
 	F(struct xc_opts, report); F(struct xc_opts, report_ctx); F(struct xc_opts, stuck_ms);
 	F(struct xc_opts, trace_file); F(struct xc_opts, trace_events); F(struct xc_opts, urgent_signal);
 	F(struct xc_opts, follow_os); F(struct xc_opts, attach); F(struct xc_opts, ring_entries);
+	F(struct xc_opts, stack_kb);
 	S(struct xc_stats);
 	XC_STATS_COUNTERS(F_STAT)
 	S(struct xc__link);

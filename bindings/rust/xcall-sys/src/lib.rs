@@ -130,6 +130,8 @@ c_structs! {
         pub attach: *const c_char,
         /// Ring size per (thread, CPU); 0 = 256.
         pub ring_entries: c_uint,
+        /// Worker thread stack in KiB; 0 = the process's default.
+        pub stack_kb: c_uint,
     }
 
     /// `struct xc__link` (private).

@@ -78,6 +78,7 @@ impl Builder {
                 follow_os: 0,
                 attach: std::ptr::null(),
                 ring_entries: 0,
+                stack_kb: 0,
             },
             strings: Vec::new(),
             hook: None,
@@ -174,6 +175,13 @@ impl Builder {
     /// (`XCALL_RING_ENTRIES`): a power of two, 16..65536.
     pub fn ring_entries(mut self, entries: u32) -> Builder {
         self.opts.ring_entries = entries;
+        self
+    }
+
+    /// Stack of each worker thread in KiB (`XCALL_STACK_KB`), 64..1048576; calls that nest
+    /// deeper than a quarter of it are refused with [`ErrorKind::NestedTooDeep`].
+    pub fn stack_kb(mut self, kb: u32) -> Builder {
+        self.opts.stack_kb = kb;
         self
     }
 
