@@ -22,8 +22,10 @@
  * bound. It runs in the SIGALRM handler, so it formats into buffers on its
  * stack and writes them with write(2); the handler runs once.
  *
- *   t_dump_on_alarm(extra)   SIGALRM dumps, then kills the process
+ *   t_dump_on_alarm(extra)   SIGALRM dumps, then kills the process; a
+ *                            WAIT_UNTIL that gives up (test.h) dumps too
  *   t_dump(extra)            the dump alone, for a test's own handler
+ *                            (t_dump_prepare() first)
  */
 #ifndef XC_TEST_DUMP_H
 #define XC_TEST_DUMP_H
@@ -416,18 +418,34 @@ static inline void t_dump_alarm_handler(int sig)
 	raise(sig);
 }
 
+static inline void t_dump_gave_up(void)
+{
+	t_dump(t_dump_extra);
+}
+
+/*
+ * For a test whose own handler calls t_dump(): backtrace() called once
+ * beforehand, so that the handler's calls load nothing (a dynamic build's
+ * first one loads libgcc_s, through malloc).
+ */
+static inline void t_dump_prepare(void)
+{
+	void *pc[2];
+
+	backtrace(pc, 2);
+}
+
 /*
  * Make SIGALRM dump before it kills: the test arms alarm() as before, and
- * a parent still sees its child die of SIGALRM. backtrace() is called once
- * here, so that the handler's calls load nothing.
+ * a parent still sees its child die of SIGALRM.
  */
 static inline void t_dump_on_alarm(void (*extra)(void))
 {
 	struct sigaction sa = { .sa_handler = t_dump_alarm_handler, .sa_flags = SA_RESETHAND };
-	void *pc[2];
 
-	backtrace(pc, 2);
+	t_dump_prepare();
 	t_dump_extra = extra;
+	t_gave_up = t_dump_gave_up;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
 }
