@@ -92,6 +92,38 @@
  * s); asked only after a burst and never waited for, the same test took
  * 38 s, and 53 s with the OS taking CPUs away (tests/scale).
  *
+ * == Slow membarriers ==
+ *
+ * Never waiting for one of this process's own is not enough there: the
+ * kernel's mutex is machine-wide, and another process's membarrier (a
+ * fork child's parent, any other program using them) holds it. With a busy
+ * parent beside a fork child (tests/fork-random.c), that guest's barriers
+ * took 0.2 s to 22 s each, 0.66-0.8 s on average, on a loaded host; all
+ * that while a worker runs no call, though it reads "idle, polling" (its
+ * idle word) and its thread runs (the kernel spins for the IPIs): waiting
+ * calls stuck for up to 32 s, and children 48-96 s long instead of 3 s.
+ * Deciding after the fact does not help a young runtime: by its first
+ * membarrier's end, a burst to every CPU has marked every ring unfenced,
+ * and each of those costs its worker one membarrier more.
+ *
+ * So owners skip R1' only where a membarrier was measured cheap. A
+ * runtime starts with every call fenced (xc_ring_asym false) and
+ * xc_ring_probe set; the first worker about to sleep (xc_rings_release)
+ * times up to BARRIER_SLOW_RUN membarriers, while the other workers poll
+ * or sleep as they please: the fastest under BARRIER_SLOW_NS (10 ms, some
+ * thousand times what they cost where the CPUs run: microseconds) lets
+ * owners skip from then on; none, and the machine's CPUs do not run when
+ * asked (emulated, or an overcommitted host): every call fences, as where
+ * membarrier is refused. Later, BARRIER_SLOW_RUN membarriers in a row over
+ * the bound (barrier_timed) say the same, for a machine that grew busy. A
+ * slow verdict is the machine's: later runtimes of the process and its
+ * fork children keep it (a child forked beside a busy parent pays none);
+ * a cheap one too, until membarriers turn slow. The report hook says once
+ * that calls fence. A ring already marked unfenced when owners stop
+ * skipping costs one membarrier more at most: its next doorbell's C
+ * clears the mark for good. Either value of xc_ring_asym is safe to an
+ * owner at any moment: U2' reads each ring's own mark, not the flag.
+ *
  * The worker never unlinks while it may run calls soon: it holds its rings
  * while polling, so a stream of calls costs no doorbell at all, and a
  * worker that sleeps without a ring held is covered by wake.c alone.
@@ -167,6 +199,15 @@ _Atomic bool xc_ring_asym;
 static int barrier_registered;
 /* a worker of this process is in membarrier (see "Owners without a fence") */
 static _Atomic bool barrier_busy;
+_Atomic bool xc_ring_probe;
+/* what a membarrier costs here (see "Slow membarriers"): the process's, kept across runtimes and forks */
+enum { BARRIER_UNMEASURED = 0, BARRIER_CHEAP, BARRIER_SLOW };
+static _Atomic int barrier_cost;
+/* membarriers in a row slower than BARRIER_SLOW_NS, this runtime */
+static _Atomic unsigned barrier_slow;
+
+#define BARRIER_SLOW_NS	 (10 * 1000 * 1000)
+#define BARRIER_SLOW_RUN 3	/* slow ones in a row, and the probe's tries */
 
 /* Every ring ever made, per target CPU id, newest first. */
 static _Atomic(struct xc_ring *) registry[XC_MAX_CPUS];
@@ -178,14 +219,82 @@ static long membarrier(int cmd)
 	return syscall(__NR_membarrier, cmd, 0, 0);
 }
 
-/* At each xc_init: whether owners may skip R1' (see "Owners without a fence"). */
+/* At each xc_init: whether owners may skip R1', or a worker measures first (see "Slow membarriers"). */
 void xc_ring_init(void)
 {
+	bool usable;
+	int cost;
+
 	if (!barrier_registered)
 		barrier_registered = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 ? 1 : -1;
-	/* relaxed: a flag read by owners; a call still in flight from before this xc_init reads either value */
-	atomic_store_explicit(&xc_ring_asym, barrier_registered > 0 && !xc_ablated(XC_ABLATE_MEMBARRIER),
-			      memory_order_relaxed);
+	usable = barrier_registered > 0 && !xc_ablated(XC_ABLATE_MEMBARRIER);
+	/* relaxed, here and below: a verdict for a heuristic; either value of the flags is safe */
+	cost = atomic_load_explicit(&barrier_cost, memory_order_relaxed);
+	/* a call still in flight from before this xc_init reads either value */
+	atomic_store_explicit(&xc_ring_asym, usable && cost == BARRIER_CHEAP, memory_order_relaxed);
+	atomic_store_explicit(&xc_ring_probe, usable && cost == BARRIER_UNMEASURED, memory_order_relaxed);
+	atomic_store_explicit(&barrier_slow, 0, memory_order_relaxed);
+}
+
+/* Membarriers are slow here: every call fences from now on; said once. Relaxed: as above. */
+static void barrier_slow_verdict(struct xc_cpu *c, uint64_t ns, bool probe)
+{
+	atomic_store_explicit(&xc_ring_asym, false, memory_order_relaxed);
+	if (atomic_exchange_explicit(&barrier_cost, BARRIER_SLOW, memory_order_relaxed) != BARRIER_SLOW)
+		xc_report("CPU %d: membarrier(2) took %llu ms (%s of %d %s over %d ms; a worker runs no "
+			  "call meanwhile): this machine's CPUs do not run when asked (emulated or "
+			  "overcommitted), so each call fences instead, in this process and its fork children",
+			  c->cpu, (unsigned long long)(ns / 1000000), probe ? "the fastest" : "the last",
+			  BARRIER_SLOW_RUN, probe ? "before a first sleep after calls, all" : "in a row",
+			  BARRIER_SLOW_NS / 1000000);
+}
+
+/*
+ * Before @c's worker sleeps, while xc_ring_probe is set: time up to
+ * BARRIER_SLOW_RUN membarriers, and let owners skip R1' if one was cheap
+ * (see "Slow membarriers"). One worker at a time (barrier_busy); another
+ * finds it under way and sleeps, its rings fenced. The exchange of the
+ * flag claims the probe: one per runtime.
+ */
+void xc_ring_barrier_probe(struct xc_cpu *c)
+{
+	uint64_t best = UINT64_MAX;
+
+	/* relaxed: a claim among workers; the syscalls order what matters */
+	if (atomic_exchange_explicit(&barrier_busy, true, memory_order_relaxed))
+		return;
+	if (atomic_exchange_explicit(&xc_ring_probe, false, memory_order_relaxed)) {
+		for (int i = 0; i < BARRIER_SLOW_RUN && best > BARRIER_SLOW_NS; i++) {
+			uint64_t t0 = xc_now_ns(), ns;
+
+			if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED))
+				break;	/* refused after all: calls stay fenced */
+			ns = xc_now_ns() - t0;
+			best = ns < best ? ns : best;
+		}
+		if (best <= BARRIER_SLOW_NS) {
+			atomic_store_explicit(&barrier_cost, BARRIER_CHEAP, memory_order_relaxed);
+			atomic_store_explicit(&xc_ring_asym, true, memory_order_relaxed);
+		} else if (best != UINT64_MAX) {
+			barrier_slow_verdict(c, best, true);
+		}
+	}
+	atomic_store_explicit(&barrier_busy, false, memory_order_relaxed);
+}
+
+/*
+ * A membarrier of @c's for owners that took @ns: the last of
+ * BARRIER_SLOW_RUN slow ones in a row gives the slow verdict (see "Slow
+ * membarriers"). Relaxed: a count for a heuristic.
+ */
+static void barrier_timed(struct xc_cpu *c, uint64_t ns)
+{
+	if (ns <= BARRIER_SLOW_NS) {
+		atomic_store_explicit(&barrier_slow, 0, memory_order_relaxed);
+		return;
+	}
+	if (atomic_fetch_add_explicit(&barrier_slow, 1, memory_order_relaxed) + 1 >= BARRIER_SLOW_RUN)
+		barrier_slow_verdict(c, ns, false);
 }
 
 /*
@@ -200,13 +309,17 @@ static bool owners_barrier(struct xc_cpu *c, bool may_skip)
 
 	if (busy && may_skip)
 		return false;
+	uint64_t t0 = xc_now_ns();
+
 	/* registered at xc_init, so it does not fail; if it did, polling on would still be safe */
 	while (!(done = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) && !may_skip)
 		sched_yield();
 	if (!busy)
 		atomic_store_explicit(&barrier_busy, false, memory_order_relaxed);
-	if (done)
+	if (done) {
 		xc_stat_inc_shared(&c->barriers);	/* shared: a close may run on another thread */
+		barrier_timed(c, xc_now_ns() - t0);
+	}
 	return done;
 }
 
@@ -611,6 +724,7 @@ void xc_ring_fork_child(void)
 {
 	xc_my_rings[0] = xc_my_rings[1] = NULL;	/* their memory stays mapped, unused */
 	barrier_registered = 0;	/* a new process: the next xc_init asks membarrier again */
+	/* barrier_cost stays: what membarriers cost is the machine's ("Slow membarriers") */
 	/* relaxed: the child has one thread */
 	atomic_store_explicit(&barrier_busy, false, memory_order_relaxed);
 	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++)
