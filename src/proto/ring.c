@@ -106,23 +106,24 @@
  * membarrier's end, a burst to every CPU has marked every ring unfenced,
  * and each of those costs its worker one membarrier more.
  *
- * So owners skip R1' only where a membarrier was measured cheap. A
- * runtime starts with every call fenced (xc_ring_asym false) and
- * xc_ring_probe set; the first worker about to sleep (xc_rings_release)
- * times up to BARRIER_SLOW_RUN membarriers, while the other workers poll
- * or sleep as they please: the fastest under BARRIER_SLOW_NS (10 ms, some
- * thousand times what they cost where the CPUs run: microseconds) lets
- * owners skip from then on; none, and the machine's CPUs do not run when
- * asked (emulated, or an overcommitted host): every call fences, as where
- * membarrier is refused. Later, BARRIER_SLOW_RUN membarriers in a row over
- * the bound (barrier_timed) say the same, for a machine that grew busy. A
- * slow verdict is the machine's: later runtimes of the process and its
- * fork children keep it (a child forked beside a busy parent pays none);
- * a cheap one too, until membarriers turn slow. The report hook says once
- * that calls fence. A ring already marked unfenced when owners stop
- * skipping costs one membarrier more at most: its next doorbell's C
- * clears the mark for good. Either value of xc_ring_asym is safe to an
- * owner at any moment: U2' reads each ring's own mark, not the flag.
+ * So owners skip R1' only where a membarrier was measured cheap. A runtime
+ * starts with every call fenced (xc_ring_asym false) and barrier_probe_due set;
+ * the first worker about to unlink its rings to sleep
+ * (xc_rings_release_held) times up to BARRIER_SLOW_RUN membarriers, while
+ * the other workers poll or sleep as they please: the fastest under
+ * BARRIER_SLOW_NS (10 ms, some thousand times what they cost where the CPUs
+ * run: microseconds) lets owners skip from then on; none, and the machine's
+ * CPUs do not run when asked (emulated, or an overcommitted host): every
+ * call fences, as where membarrier is refused. Later, BARRIER_SLOW_RUN
+ * membarriers in a row over the bound (barrier_timed) say the same, for a
+ * machine that grew busy. A slow verdict is the machine's: later runtimes
+ * of the process and its fork children keep it (a child forked beside a
+ * busy parent pays none); a cheap one too, until membarriers turn slow. The
+ * report hook says once that calls fence. A ring already marked unfenced
+ * when owners stop skipping costs one membarrier more at most: its next
+ * doorbell's C clears the mark for good. Either value of xc_ring_asym is
+ * safe to an owner at any moment: U2' reads each ring's own mark, not the
+ * flag.
  *
  * The worker never unlinks while it may run calls soon: it holds its rings
  * while polling, so a stream of calls costs no doorbell at all, and a
@@ -199,7 +200,8 @@ _Atomic bool xc_ring_asym;
 static int barrier_registered;
 /* a worker of this process is in membarrier (see "Owners without a fence") */
 static _Atomic bool barrier_busy;
-_Atomic bool xc_ring_probe;
+/* a worker is to time membarriers before owners may skip R1' (see "Slow membarriers") */
+static _Atomic bool barrier_probe_due;
 /* what a membarrier costs here (see "Slow membarriers"): the process's, kept across runtimes and forks */
 enum { BARRIER_UNMEASURED = 0, BARRIER_CHEAP, BARRIER_SLOW };
 static _Atomic int barrier_cost;
@@ -232,7 +234,7 @@ void xc_ring_init(void)
 	cost = atomic_load_explicit(&barrier_cost, memory_order_relaxed);
 	/* a call still in flight from before this xc_init reads either value */
 	atomic_store_explicit(&xc_ring_asym, usable && cost == BARRIER_CHEAP, memory_order_relaxed);
-	atomic_store_explicit(&xc_ring_probe, usable && cost == BARRIER_UNMEASURED, memory_order_relaxed);
+	atomic_store_explicit(&barrier_probe_due, usable && cost == BARRIER_UNMEASURED, memory_order_relaxed);
 	atomic_store_explicit(&barrier_slow, 0, memory_order_relaxed);
 }
 
@@ -250,20 +252,23 @@ static void barrier_slow_verdict(struct xc_cpu *c, uint64_t ns, bool probe)
 }
 
 /*
- * Before @c's worker sleeps, while xc_ring_probe is set: time up to
- * BARRIER_SLOW_RUN membarriers, and let owners skip R1' if one was cheap
- * (see "Slow membarriers"). One worker at a time (barrier_busy); another
- * finds it under way and sleeps, its rings fenced. The exchange of the
- * flag claims the probe: one per runtime.
+ * Before @c's worker unlinks its rings to sleep, while barrier_probe_due is
+ * set: time up to BARRIER_SLOW_RUN membarriers, and let owners skip R1' if
+ * one was cheap (see "Slow membarriers"). Then, not at the runtime's first
+ * sleep: calls have just come, so their senders and the workers that run
+ * them may be running, and a membarrier costs what it will cost. One
+ * worker at a time (barrier_busy); another finds it under way and sleeps,
+ * its rings fenced. The exchange of the flag claims the probe: one per
+ * runtime.
  */
-void xc_ring_barrier_probe(struct xc_cpu *c)
+static void barrier_probe(struct xc_cpu *c)
 {
 	uint64_t best = UINT64_MAX;
 
 	/* relaxed: a claim among workers; the syscalls order what matters */
 	if (atomic_exchange_explicit(&barrier_busy, true, memory_order_relaxed))
 		return;
-	if (atomic_exchange_explicit(&xc_ring_probe, false, memory_order_relaxed)) {
+	if (atomic_exchange_explicit(&barrier_probe_due, false, memory_order_relaxed)) {
 		for (int i = 0; i < BARRIER_SLOW_RUN && best > BARRIER_SLOW_NS; i++) {
 			uint64_t t0 = xc_now_ns(), ns;
 
@@ -584,6 +589,10 @@ bool xc_rings_release_held(struct xc_cpu *c)
 {
 	struct xc_ring **p = &c->rings_held, *r;
 	bool keep_all = false;
+
+	/* relaxed: a hint; the probe claims it by exchange */
+	if (xc_unlikely(atomic_load_explicit(&barrier_probe_due, memory_order_relaxed)))
+		barrier_probe(c);
 
 	for (r = c->rings_held; r; r = r->held_next)
 		/* U1; release: our reads of the link before an owner's push rewrites it */

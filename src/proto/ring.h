@@ -125,9 +125,6 @@ extern __xc_tls struct xc_ring_table *xc_my_rings[2];
 
 /* membarrier carries the owners' R1' (ring.c, "Slow membarriers"): written by xc_init and workers, read by owners */
 extern _Atomic bool xc_ring_asym;
-/* a worker is to time membarriers before owners may skip R1' (ring.c, "Slow membarriers") */
-extern _Atomic bool xc_ring_probe;
-void xc_ring_barrier_probe(struct xc_cpu *c);
 
 /* The calling thread's ring to @c, or NULL with -ENOMEM in *err (ring.c). */
 struct xc_ring *xc_ring_get_slow(struct xc_cpu *c);
@@ -257,15 +254,9 @@ static inline int xc_ring_take_doorbells(struct xc_cpu *c)
 	return l ? xc_rings_hold(c, l) : 0;
 }
 
-/*
- * U1-U3 before a sleep (ring.c); true: do not sleep yet. None held, none
- * to release. The runtime's first sleep measures membarrier first.
- */
+/* U1-U3 before a sleep (ring.c); true: do not sleep yet. None held, none to release. */
 static inline bool xc_rings_release(struct xc_cpu *c)
 {
-	/* relaxed: a hint; the probe claims it by exchange */
-	if (xc_unlikely(atomic_load_explicit(&xc_ring_probe, memory_order_relaxed)))
-		xc_ring_barrier_probe(c);
 	return c->rings_held && xc_rings_release_held(c);
 }
 struct xc_ring *xc_rings_close_unlink(struct xc_cpu *c);
