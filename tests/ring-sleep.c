@@ -1,20 +1,21 @@
 /*
- * ring-sleep: the last call of a burst is never left unseen by a worker
- * that unlinks its rings and sleeps. Calls in a burst skip their sender's
- * fence (src/proto/ring.c, "Owners without a fence"); the worker's membarrier
+ * ring-sleep: the last call of a burst is never left unseen by a worker that
+ * unlinks its rings and sleeps. Calls in a burst skip their sender's fence
+ * (src/proto/ring.c, "Owners without a fence"); the worker's membarrier
  * before it sleeps stands in for it. A sender makes bursts of 1-8 nowait
  * calls to a worker that sleeps as soon as it is idle (XC_POLL_NONE), spins
- * until all of them ran, and starts the next burst at once, while the
- * worker is unlinking its ring: a call left unseen leaves the sender
- * spinning with the worker asleep, and the bound turns that into a
- * failure. The worker must have paid membarriers (xc_stats.barriers), or
- * the path was never taken. With XC_ABLATE_MEMBARRIER every call fences
- * and no membarrier is paid; the calls all run just the same. So too where
+ * until all of them ran, and starts the next burst at once, while the worker
+ * is unlinking its ring: a call left unseen leaves the sender spinning with
+ * the worker asleep, and the bound turns that into a dump (dump.h) and a
+ * failure. The worker must have paid membarriers (xc_stats.barriers), or the
+ * path was never taken. With XC_ABLATE_MEMBARRIER every call fences and no
+ * membarrier is paid; the calls all run just the same. So too where
  * membarriers are slow (the library's report says so: src/proto/ring.c,
  * "Slow membarriers"), and the test skips.
  */
 #include "test.h"
 #include "ablate.h"
+#include "dump.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -63,6 +64,7 @@ static void wait_ran(unsigned long want, unsigned long burst)
 		} else if (!(spins & 0xffff) && now_s() - since > STRANDED_S) {
 			fprintf(stderr, "burst %lu: %lu of %lu calls ran, none for %d s: one was left unseen\n",
 				burst, seen, want, STRANDED_S);
+			t_dump(NULL);
 			exit(T_FAIL);
 		}
 	}
@@ -114,6 +116,7 @@ int main(void)
 	int cpus[CPU_SETSIZE], n = 0;
 	cpu_set_t mine;
 
+	t_dump_prepare();
 	CHECK(sched_getaffinity(0, sizeof(mine), &mine) == 0);
 	for (int c = 0; c < CPU_SETSIZE; c++)
 		if (CPU_ISSET(c, &mine))
