@@ -48,7 +48,7 @@
  *                  xc_rings_release (U1-U3, before W1), xc_rings_close (the
  *                  offline drain);
  *                  the owners without a fence: F1, C, rings_unfenced and
- *                  owners_barrier (U2': membarrier, or keep_all while
+ *                  xc_owners_barrier (U2': membarrier, or keep_all while
  *                  another's is under way, and xc_idle_wait's retry);
  *                  slot_in_order (src/api/call.c); with NEST (RING and PAIR)
  *                  xc_ring_wait_room, xc_ring_put's second read of head,
@@ -1049,7 +1049,7 @@ inline rings_unfenced(set)
 }
 
 /*
- * owners_barrier's membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): every
+ * xc_owners_barrier's membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): every
  * thread of the process runs a full barrier before it returns, so every
  * owner's buffered head stores drain (one step: the owners' barrier points
  * are all before the worker's next load). wn: the witness for a drain that
@@ -1097,15 +1097,15 @@ inline rings_release(c)
 		od;
 		// @src src/proto/ring.c: atomic_thread_fence(memory_order_seq_cst);	/* U2 */
 		rings_unfenced(held);
-		// @src src/proto/ring.c: if (rings_unfenced(c->worker.rings_held) && !owners_barrier(c, true))
+		// @src src/proto/ring.c: if (rings_unfenced(c->worker.rings_held) && !xc_owners_barrier(c, true))
 		if
 		:: anyunf ->
 #ifndef MUTANT_NOMEMBARRIER
 			if
-			// @src src/proto/ring.c: while (!(done = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) && !may_skip)
+			// @src src/proto/barrier.c: while (!(done = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) && !may_skip)
 			:: MEMBARRIER(70)
-			/* owners_barrier: another worker's is under way (barrier_busy) */
-			// @src src/proto/ring.c: if (busy && may_skip)
+			/* xc_owners_barrier: another worker's is under way (barrier_busy) */
+			// @src src/proto/barrier.c: if (busy && may_skip)
 			:: atomic { busy > 0 -> busy--; anyunf = false;
 #ifndef MUTANT_BUSYSLEEP
 				// @src src/proto/ring.c: keep_all = true;
@@ -1185,7 +1185,7 @@ inline rings_close(me)
 	if
 	:: anyunf ->
 #ifndef MUTANT_NOMEMBARRIER
-		// @src src/proto/ring.c: owners_barrier(c, false);	/* U2', waiting its turn: the CPU is closing */
+		// @src src/proto/ring.c: xc_owners_barrier(c, false);	/* U2', waiting its turn: the CPU is closing */
 		MEMBARRIER(73)
 #else
 		anyunf = false	/* MUTANT: no membarrier */

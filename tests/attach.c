@@ -30,6 +30,7 @@
  *     attached; detach inside a call; an attach set outside the CPUs.
  */
 #include "test.h"
+#include "dump.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -813,6 +814,7 @@ static void timed_out(int sig)
 		atomic_load(&l->in_epoll), l->cpu, (unsigned long long)st.calls,
 		(unsigned long long)st.kicks_sent, (unsigned long long)st.kicks_elided,
 		(unsigned long long)st.sleeps, (unsigned long long)st.wakeups, t_online(l->cpu));
+	t_dump(NULL);
 	os_put_back();
 	_exit(T_FAIL);
 }
@@ -829,6 +831,7 @@ int main(void)
 			cpus[ncpu++] = c;
 	if (ncpu < 2)
 		t_skip("needs 2 CPUs");
+	t_dump_prepare();
 	signal(SIGALRM, timed_out);
 	alarm((unsigned)t_env_long("XCALL_ATTACH_TIMEOUT", 240));
 	/* every other CPU attached, the first libxcall's own */

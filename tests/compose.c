@@ -15,7 +15,7 @@
  * A watchdog turns a hang into a failure that names the scenario.
  */
 #include "test.h"
-#include "base/internal.h"
+#include "dump.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -39,6 +39,7 @@ static void on_alarm(int sig)
 	(void)!write(2, msg, sizeof(msg) - 1);
 	(void)!write(2, scenario, strlen(scenario));
 	(void)!write(2, "\n", 1);
+	t_dump(NULL);
 	_exit(T_FAIL);
 }
 
@@ -323,6 +324,7 @@ int main(void)
 	int cpus[CPU_SETSIZE], n, rounds = (int)t_env_long("XCALL_COMPOSE_ROUNDS", 5),
 	    only = (int)t_env_long("XCALL_COMPOSE_ONLY", 0);
 
+	t_dump_prepare();
 	signal(SIGALRM, on_alarm);
 	CHECK_RET(xc_init(NULL), 0);
 	n = t_cpus(cpus);

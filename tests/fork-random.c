@@ -22,9 +22,12 @@
  * its empty dropped list when the child called through it: SIGSEGV.)
  *
  * XCALL_FORKS forks (default 200); XCALL_FORK_SEED picks the pauses (a
- * failed run prints its seed).
+ * failed run prints its seed). A hung child dumps its step, its tallies,
+ * every CPU's and ring's state and every thread's stack before it dies
+ * (dump.h).
  */
 #include "test.h"
+#include "dump.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -32,7 +35,7 @@
 
 #define SENDERS	   2		/* streaming threads, parent and child */
 #define STREAM	   64		/* nowait calls per CPU in a burst, parent and child */
-#define WATCHDOG_S 20		/* a child still running after this is hung */
+#define WATCHDOG_S 20		/* a child still running after this is hung (XCALL_FORK_WATCHDOG) */
 
 struct tally {
 	_Atomic long ran;
@@ -41,9 +44,11 @@ struct tally {
 };
 
 static int cpus[CPU_SETSIZE], ncpu, attach_cpu;
+static unsigned watchdog_s;
 static struct tally parent_tally[CPU_SETSIZE], child_tally[CPU_SETSIZE];
 static _Atomic long parent_accepted[CPU_SETSIZE];
 static _Atomic int stop, stop_loop, attached;
+static const char *_Atomic child_step = "start";	/* what a hung child was doing, for its dump */
 
 static void tally(void *arg)
 {
@@ -133,22 +138,35 @@ static void child_expect(long want)
 	}
 }
 
+/* A hung child's own lines of its dump: its step and what ran where. */
+static void child_dump(void)
+{
+	t_dumpf("fork-random child: step: %s\n", atomic_load(&child_step));
+	for (int i = 0; i < ncpu; i++)
+		t_dumpf("fork-random child: CPU %d: %ld calls ran, %ld on another CPU\n", cpus[i],
+			atomic_load(&child_tally[cpus[i]].ran), atomic_load(&child_tally[cpus[i]].wrong));
+}
+
 static void child(void)
 {
 	pthread_t senders[SENDERS - 1];
 	int last = cpus[ncpu - 1];
 	long want;
 
-	alarm(WATCHDOG_S);
+	t_dump_on_alarm(child_dump);
+	alarm(watchdog_s);
 	for (int i = 0; i < ncpu; i++) {
 		child_tally[cpus[i]].cpu = cpus[i];
 		atomic_store(&child_tally[cpus[i]].ran, 0);
 		atomic_store(&child_tally[cpus[i]].wrong, 0);
 	}
+	atomic_store(&child_step, "xc_init");
 	CHECK_RET(xc_init(NULL), 0);
+	atomic_store(&child_step, "a waiting call to every CPU in turn");
 	for (int i = 0; i < ncpu; i++)
 		CHECK_RET(xc_call_single(cpus[i], tally, &child_tally[cpus[i]], XC_WAIT), 0);
 	child_expect(1);
+	atomic_store(&child_step, "streams of nowait calls");
 	for (int i = 0; i < SENDERS - 1; i++)
 		CHECK(pthread_create(&senders[i], NULL, child_stream, NULL) == 0);
 	child_stream(NULL);
@@ -157,12 +175,14 @@ static void child(void)
 	want = 1 + SENDERS * STREAM;
 	child_expect(want);
 
+	atomic_store(&child_step, "the last CPU offline and back");
 	CHECK_RET(xc_cpu_offline(last), 0);
 	CHECK_RET(xc_call_single(last, tally, &child_tally[last], 0), -ENXIO);
 	CHECK_RET(xc_call_single(last, tally, &child_tally[last], XC_WAIT), -ENXIO);
 	CHECK_RET(xc_cpu_online(last), 0);
 	for (int i = 0; i < ncpu; i++)
 		CHECK_RET(xc_call_single(cpus[i], tally, &child_tally[cpus[i]], 0), 0);
+	atomic_store(&child_step, "xc_exit");
 	CHECK_RET(xc_exit(), 0);	/* drains: every accepted call has run */
 	child_expect(want + 1);
 	/* _exit: the parent's threads' copies of pools and rings belong to no thread here */
@@ -185,7 +205,9 @@ int main(void)
 	char attach[16];
 	struct xc_opts o = { .attach = attach };
 	pthread_t senders[SENDERS], churner, loop;
+	double slowest = 0;
 
+	watchdog_s = (unsigned)t_env_long("XCALL_FORK_WATCHDOG", WATCHDOG_S);
 	attach_cpu = t_attach_first_cpu(attach, sizeof(attach));
 	CHECK_RET(xc_init(&o), 0);
 	CHECK(pthread_create(&loop, NULL, attached_loop, (void *)(uintptr_t)seed0) == 0);
@@ -199,15 +221,20 @@ int main(void)
 	CHECK(pthread_create(&churner, NULL, churn, NULL) == 0);
 
 	for (long f = 0; f < forks; f++) {
+		struct timespec t0, t1;
 		int status;
 		pid_t pid;
 
 		pause_random(&seed, 200000);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		pid = fork();
 		CHECK(pid >= 0);
 		if (pid == 0)
 			child();
 		CHECK(waitpid(pid, &status, 0) == pid);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9 > slowest)
+			slowest = t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != T_PASS) {
 			if (WIFSIGNALED(status))
 				fprintf(stderr, "fork %ld of %ld: the child died of signal %d (%s)%s\n",
@@ -234,6 +261,8 @@ int main(void)
 		CHECK(atomic_load(&t->ran) == atomic_load(&parent_accepted[cpus[i]]));
 		CHECK(atomic_load(&t->wrong) == 0);
 	}
-	printf("%ld forks, every child passed\n", forks);
+	/* how near the watchdog the children came: a slow machine's margin */
+	printf("%ld forks, every child passed; the slowest in %.1f s (watchdog %u s)\n", forks, slowest,
+	       watchdog_s);
 	return T_PASS;
 }

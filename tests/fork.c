@@ -21,8 +21,7 @@
  * nowait call waited for that close's end.)
  */
 #include "test.h"
-#include "base/internal.h"
-#include "proto/ring.h"
+#include "dump.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -74,6 +73,7 @@ static void child(void *dfl)
 	struct xc_stats st;
 	cpu_set_t one, online;
 
+	t_dump_on_alarm(NULL);	/* the parent's watchdog (child_passed) sends SIGALRM */
 	CPU_ZERO(&one);
 	CPU_SET(target, &one);
 	CHECK(signal_handler_now() == dfl);
@@ -136,6 +136,7 @@ static void child_of_close(const char *attach)
 {
 	struct xc_opts o = { .attach = attach };
 
+	t_dump_on_alarm(NULL);
 	alarm(WATCHDOG_S);
 	CHECK_RET(xc_init(&o), 0);
 	CHECK_RET(xc_call_single(target, count, NULL, 0), -ENXIO);
@@ -184,7 +185,11 @@ static void fork_in_close(void)
 	CHECK_RET(xc_exit(), 0);
 }
 
-/* Whether child @pid exited passing, given 20 s; a hung one is killed and named as @who. */
+/*
+ * Whether child @pid exited passing, given 20 s; a hung one is named as
+ * @who, and SIGALRM makes it dump (dump.h) before it dies, or SIGKILL
+ * after two minutes more.
+ */
 static bool child_passed(pid_t pid, const char *who)
 {
 	int status = -1;
@@ -192,9 +197,14 @@ static bool child_passed(pid_t pid, const char *who)
 	for (int i = 0; i < 20000 && waitpid(pid, &status, WNOHANG) == 0; i++)
 		t_sleep_ms(1);
 	if (status == -1) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
 		fprintf(stderr, "%s hung\n", who);
+		kill(pid, SIGALRM);
+		for (int i = 0; i < 120000 && waitpid(pid, &status, WNOHANG) == 0; i++)
+			t_sleep_ms(1);
+		if (status == -1) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+		}
 		return false;
 	}
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == T_PASS);
@@ -252,6 +262,7 @@ int main(void)
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
+		t_dump_on_alarm(NULL);
 		CHECK_RET(xc_call_single(target, count, NULL, XC_WAIT), -ENXIO);
 		_exit(T_PASS);
 	}

@@ -163,12 +163,17 @@ static inline void t_attach_pinned(int cpu)
 	CHECK_RET(xc_worker_attach(cpu), 0);
 }
 
+/* What a test that gave up waiting says before it fails: dump.h's dump, where set. */
+static void (*t_gave_up)(void) __attribute__((unused));
+
 /* Wait (bounded) until cond holds; the bound only turns a hang into a failure. */
 #define WAIT_UNTIL(cond) do {							\
 	for (int __i = 0; !(cond); __i++) {					\
 		if (__i > 20000) {						\
 			fprintf(stderr, "%s:%d: gave up waiting for %s\n",	\
 				__FILE__, __LINE__, #cond);			\
+			if (t_gave_up)						\
+				t_gave_up();					\
 			exit(T_FAIL);						\
 		}								\
 		t_sleep_ms(1);							\

@@ -10,6 +10,7 @@
 #include "base/inflight.h"
 #include "base/trace.h"
 #include "proto/ring.h"
+#include "proto/barrier.h"
 #include "run/urgent_signal.h"
 #include "cpu/bringup.h"
 #include "cpu/fork.h"
@@ -38,7 +39,7 @@ static int runtime_init(const struct xc_opts *opts)
 		xc_config_print(&xc_rt.cfg);
 	xc_rt.generation++;
 	xc_spin_calibrate();
-	xc_ring_init();
+	xc_barrier_init();
 	xc_cpus_reset();
 
 	ret = xc_urgent_install();

@@ -34,6 +34,7 @@
  */
 #include "base/internal.h"
 #include "proto/ring.h"
+#include "proto/barrier.h"
 #include "base/thread.h"
 #include "proto/urgent.h"
 #include "run/urgent_signal.h"
@@ -80,6 +81,7 @@ static void fork_child(void)
 	xc_urgent_fork_child();
 	xc_pool_fork_child();
 	xc_ring_fork_child();
+	xc_barrier_fork_child();
 	xc_trace_fork_child();
 	xc_inflight_fork_child();
 	/* a later xc_init's CAS starts from here */

@@ -85,64 +85,20 @@
 #include "proto/ring.h"
 #include "proto/completion.h"
 #include "proto/wake.h"
+#include "proto/barrier.h"
 #include "base/thread.h"
 
 #include <errno.h>
-#include <linux/membarrier.h>
 #include <sched.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 __xc_tls struct xc_ring_table *xc_my_rings[2];
-_Atomic bool xc_ring_asym;
-
-/* membarrier's expedited command for this process: 0 not asked yet, 1 registered, -1 refused */
-static int barrier_registered;
-/* a worker of this process is in membarrier (wake.c, "Owners without a fence") */
-static _Atomic bool barrier_busy;
 
 /* Every ring ever made, per target CPU id, newest first. */
 static _Atomic(struct xc_ring *) registry[XC_MAX_CPUS];
 
 _Static_assert(sizeof(struct xc_ring_entry) == 16, "four entries a line");
-
-static long membarrier(int cmd)
-{
-	return syscall(__NR_membarrier, cmd, 0, 0);
-}
-
-/* At each xc_init: whether owners may skip R1' (wake.c, "Owners without a fence"). */
-void xc_ring_init(void)
-{
-	if (!barrier_registered)
-		barrier_registered = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 ? 1 : -1;
-	/* relaxed: a flag read by owners; a call still in flight from before this xc_init reads either value */
-	atomic_store_explicit(&xc_ring_asym, barrier_registered > 0 && !xc_ablated(XC_ABLATE_MEMBARRIER),
-			      memory_order_relaxed);
-}
-
-/*
- * A full barrier on every running thread of the process (membarrier), for
- * the owners' skipped R1'. False if another worker's is under way and
- * @may_skip: the caller must not sleep yet, and polls on instead.
- */
-static bool owners_barrier(struct xc_cpu *c, bool may_skip)
-{
-	/* relaxed: a rate limit, not an order; the syscall orders */
-	bool busy = atomic_exchange_explicit(&barrier_busy, true, memory_order_relaxed), done;
-
-	if (busy && may_skip)
-		return false;
-	/* registered at xc_init, so it does not fail; if it did, polling on would still be safe */
-	while (!(done = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) && !may_skip)
-		sched_yield();
-	if (!busy)
-		atomic_store_explicit(&barrier_busy, false, memory_order_relaxed);
-	if (done)
-		xc_stat_inc_shared(&c->worker.barriers);	/* shared: a close may run on another thread */
-	return done;
-}
 
 static size_t ring_bytes(uint32_t entries)
 {
@@ -406,11 +362,12 @@ bool xc_rings_release_held(struct xc_cpu *c)
 	struct xc_ring **p = &c->worker.rings_held, *r;
 	bool keep_all = false;
 
+	xc_barrier_probe(c);
 	for (r = c->worker.rings_held; r; r = r->held_next)
 		/* U1; release: our reads of the link before an owner's push rewrites it */
 		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);	/* U2 */
-	if (rings_unfenced(c->worker.rings_held) && !owners_barrier(c, true))
+	if (rings_unfenced(c->worker.rings_held) && !xc_owners_barrier(c, true))
 		keep_all = true;
 	while ((r = *p)) {
 		uint32_t s = XC_RING_IDLE;
@@ -461,7 +418,7 @@ struct xc_ring *xc_rings_close_unlink(struct xc_cpu *c)
 		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_release);	/* U1, as above */
 	atomic_thread_fence(memory_order_seq_cst);	/* U2 */
 	if (rings_unfenced(list))
-		owners_barrier(c, false);	/* U2', waiting its turn: the CPU is closing */
+		xc_owners_barrier(c, false);	/* U2', waiting its turn: the CPU is closing */
 	return list;
 }
 
@@ -544,9 +501,6 @@ __attribute__((constructor)) static void ring_exit_hook(void)
 void xc_ring_fork_child(void)
 {
 	xc_my_rings[0] = xc_my_rings[1] = NULL;	/* their memory stays mapped, unused */
-	barrier_registered = 0;	/* a new process: the next xc_init asks membarrier again */
-	/* relaxed: the child has one thread */
-	atomic_store_explicit(&barrier_busy, false, memory_order_relaxed);
 	for (int cpu = 0; cpu < XC_MAX_CPUS; cpu++)
 		for (struct xc_ring *r = atomic_load_explicit(&registry[cpu], memory_order_relaxed);
 		     r; r = r->next)

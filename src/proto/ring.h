@@ -7,6 +7,7 @@
 #define XC_RING_H
 
 #include "base/internal.h"
+#include "proto/barrier.h"
 
 #include <errno.h>
 
@@ -123,8 +124,6 @@ struct xc_ring_table {
  */
 extern __xc_tls struct xc_ring_table *xc_my_rings[2];
 
-/* membarrier carries the owners' R1' (ring.c); set at xc_init, read by owners */
-extern _Atomic bool xc_ring_asym;
 
 /* The calling thread's ring to @c, or NULL with -ENOMEM in *err (ring.c). */
 struct xc_ring *xc_ring_get_slow(struct xc_cpu *c);
@@ -209,11 +208,11 @@ static inline bool xc_ring_rides_when(struct xc_ring *r, bool coalesce)
 {
 	/* relaxed: only the owner writes unfenced */
 	if (xc_likely(atomic_load_explicit(&r->unfenced, memory_order_relaxed))) {
-		/* a worker that unlinks this ring runs a membarrier for R1' (ring.c) */
+		/* a worker that unlinks this ring runs a membarrier for R1' (barrier.c) */
 		atomic_signal_fence(memory_order_seq_cst);
 	} else {
 		/* F1, relaxed: the fence below orders it before this call's R2 */
-		if (atomic_load_explicit(&xc_ring_asym, memory_order_relaxed))	/* relaxed: set at xc_init */
+		if (atomic_load_explicit(&xc_ring_asym, memory_order_relaxed))	/* relaxed: either value is safe (barrier.c) */
 			atomic_store_explicit(&r->unfenced, 1, memory_order_relaxed);
 		/* R1': the store-load order the wakeup protocol argues (wake.c) */
 		atomic_thread_fence(memory_order_seq_cst);
@@ -321,8 +320,7 @@ static inline bool xc_rings_pending(struct xc_cpu *c)
 	return false;
 }
 
-/* Process and thread lifecycle (ring.c). */
-void xc_ring_init(void);
+/* Thread and process lifecycle (ring.c). */
 void xc_ring_thread_exit(void);
 void xc_ring_fork_child(void);
 

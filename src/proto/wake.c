@@ -337,7 +337,7 @@ void xc_call_kick(struct xc_cpu *c, int pushed, bool urgent)
 /* Adaptive poll window bounds, after the kernel's cpuidle-haltpoll governor. */
 #define XC_POLL_MAX_NS        200000L
 #define XC_POLL_GROW_START_NS  50000L
-/* A worker about to sleep polls this long when another's membarrier is under way (ring.c). */
+/* A worker about to sleep polls this long when another's membarrier is under way (barrier.c). */
 #define XC_RELEASE_RETRY_NS    20000L
 
 /* haltpoll's rule: grow after an idle period the window could have covered, shrink after a long one. */
@@ -487,7 +487,7 @@ bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns
 	while (xc_rings_release(c)) {
 		uint64_t again = 0;
 
-		/* another worker's membarrier is under way (ring.c): poll on a while, then try again */
+		/* another worker's membarrier is under way (barrier.c): poll on a while, then try again */
 		if (poll_until(c, ready, ctx, XC_RELEASE_RETRY_NS, deadline_ns, &again))
 			goto out;
 		if (deadline_ns && xc_now_ns() >= deadline_ns) {

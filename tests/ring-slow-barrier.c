@@ -1,0 +1,161 @@
+/*
+ * ring-slow-barrier: where membarrier(2) is slow, no worker pays one for
+ * its senders, and every call still runs once, on its CPU. A burst of
+ * nowait calls may skip its sender's fences only if the worker makes up
+ * for them with a membarrier before it sleeps (src/proto/ring.c, "Owners
+ * without a fence"), and it runs no call meanwhile. In an emulated or
+ * overcommitted machine one takes 0.2-22 s (a 16-vCPU TCG guest beside
+ * other work, with a second process making its own): calls waited behind
+ * them for half a minute, and a fork child beside a busy parent took 48-96
+ * s instead of 3. Here the test interposes the C library's syscall(2),
+ * through which libxcall asks for membarriers, and makes each take SLOW_MS.
+ * A sender makes bursts of nowait calls to a worker that sleeps as soon as
+ * it is idle, each burst after the worker fell asleep: the runtime's first
+ * sleep times membarrier and finds it slow (src/proto/barrier.c),
+ * the report hook says so once, and no burst costs a membarrier: its calls
+ * fence. A child forked afterwards keeps the verdict: its own runtime's
+ * bursts cost none either, and it times none. (Before, every burst cost
+ * one: BURSTS in the parent, BURSTS in the child.)
+ *
+ * Needs a dynamic build (dlsym finds the C library's syscall) and a kernel
+ * with expedited private membarriers; skips otherwise.
+ */
+#include "test.h"
+#include "base/internal.h"
+#include <dlfcn.h>
+#include <linux/membarrier.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#define SLOW_MS	  50	/* each membarrier: far over the library's bound for a slow one */
+#define SLOW_RUN  3	/* ring.c's BARRIER_SLOW_RUN: the first sleep times up to this many */
+#define BURSTS	  12
+#define BURST	  4	/* calls a burst: the second on finds the ring linked and may skip its fence */
+
+static long (*libc_syscall)(long, ...);
+static _Atomic int slowed;		/* membarriers delayed */
+static _Atomic long delayed;
+static long timed;			/* delayed before xc_exit, whose own membarrier is not the workers' */
+static _Atomic long ran, wrong;
+static _Atomic int reports;
+static int target;
+
+/*
+ * libxcall's membarriers, futexes and the rest come here. Six arguments
+ * are passed on whatever the call took, as the C library's own syscall()
+ * does: the unused ones are ignored by the kernel.
+ */
+long syscall(long nr, ...)
+{
+	long a[6];
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (nr == __NR_membarrier && a[0] == MEMBARRIER_CMD_PRIVATE_EXPEDITED && atomic_load(&slowed)) {
+		atomic_fetch_add(&delayed, 1);
+		t_sleep_ms(SLOW_MS);
+	}
+	return libc_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+static void count(void *arg)
+{
+	if (sched_getcpu() != target)
+		atomic_fetch_add(&wrong, 1);
+	atomic_fetch_add(&ran, 1);
+}
+
+static void report(void *ctx, const char *line)
+{
+	if (strstr(line, "membarrier"))
+		atomic_fetch_add(&reports, 1);
+	fprintf(stderr, "ring-slow-barrier: report: %s\n", line);
+}
+
+static bool membarrier_expedited(void)
+{
+	long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+
+	return cmds >= 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+}
+
+/* BURSTS bursts to the target, each after its worker fell asleep; the target's membarriers. */
+static uint64_t bursts(void)
+{
+	struct xc_opts o = { .poll_ns = XC_POLL_NONE, .report = report };
+	struct xc_stats st;
+
+	atomic_store(&ran, 0);
+	CHECK_RET(xc_init(&o), 0);
+	for (long b = 0, sent = 0; b < BURSTS; b++) {
+		for (int i = 0; i < BURST; i++)
+			CHECK_RET(xc_call_single(target, count, NULL, 0), 0);
+		sent += BURST;
+		WAIT_UNTIL(atomic_load(&ran) == sent);
+		/* asleep: its rings unlinked, and the membarrier before, if any, done */
+		WAIT_UNTIL(atomic_load(&xc_cpus[target].mbox.idle) == XC_IDLE_SLEEPING);
+	}
+	CHECK_RET(xc_stats_get(target, &st), 0);
+	timed = atomic_load(&delayed);
+	CHECK_RET(xc_exit(), 0);
+	CHECK(atomic_load(&ran) == BURSTS * BURST);
+	CHECK(atomic_load(&wrong) == 0);
+	return st.barriers;
+}
+
+int main(void)
+{
+	int cpus[CPU_SETSIZE], n = 0, status;
+	cpu_set_t mine, home;
+	uint64_t paid;
+	pid_t pid;
+
+	libc_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	if (!libc_syscall)
+		t_skip("no C library syscall() to pass calls on to (a static build)");
+	if (!membarrier_expedited())
+		t_skip("membarrier has no private expedited command here: every call fences");
+	CHECK(sched_getaffinity(0, sizeof(mine), &mine) == 0);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &mine))
+			cpus[n++] = c;
+	if (n < 2)
+		t_skip("needs 2 CPUs");
+	target = cpus[1];
+	CPU_ZERO(&home);
+	CPU_SET(cpus[0], &home);
+	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(home), &home) == 0);
+
+	atomic_store(&slowed, 1);
+	paid = bursts();
+	printf("ring-slow-barrier: %d bursts, %llu membarriers for them, %ld of %d ms in all\n", BURSTS,
+	       (unsigned long long)paid, timed, SLOW_MS);
+	CHECK(paid == 0);		/* no burst cost its worker one */
+	CHECK(timed <= SLOW_RUN);	/* the first sleep's timing, at most */
+	CHECK(atomic_load(&reports) == 1);
+
+	/* a fork child keeps the verdict: its runtime times nothing and pays nothing */
+	atomic_store(&delayed, 0);
+	fflush(stdout);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		paid = bursts();
+		printf("ring-slow-barrier: the child: %llu membarriers for its bursts, %ld in all\n",
+		       (unsigned long long)paid, timed);
+		CHECK(paid == 0);
+		CHECK(timed == 0);
+		CHECK(atomic_load(&reports) == 1);	/* the parent's: nothing new to say */
+		fflush(stdout);
+		_exit(T_PASS);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == T_PASS);
+	atomic_store(&slowed, 0);
+	return T_PASS;
+}
