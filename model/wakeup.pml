@@ -1102,7 +1102,7 @@ inline rings_release(c)
 		:: anyunf ->
 #ifndef MUTANT_NOMEMBARRIER
 			if
-			// @src src/proto/barrier.c: while (!(done = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) && !may_skip)
+			// @src src/proto/barrier.c: while (!(done = expedited(c, &ns) == 0) && !may_skip)
 			:: MEMBARRIER(70)
 			/* xc_owners_barrier: another worker's is under way (barrier_busy) */
 			// @src src/proto/barrier.c: if (busy && may_skip)

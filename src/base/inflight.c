@@ -143,7 +143,7 @@ void xc_inflight_fork_child(void)
 
 /*
  * X2: a full barrier on every running thread of the process. The expedited
- * command is registered at xc_init (ring.c); the global one serves where it
+ * command is registered at xc_init (proto/barrier.c); the global one serves where it
  * is not; where membarrier is refused altogether, a permission change of a
  * touched page of ours sends every CPU that runs the process a TLB
  * shootdown, whose interrupt is as full a barrier.

@@ -211,6 +211,7 @@ struct xc_cpu {
 		_Atomic uint32_t cur_seq;	/* bumped at every start: a waiter tells whether it changed */
 		_Atomic(const void *) cur_fn;
 		_Atomic uint64_t cur_since_ns;	/* a work item's start (CLOCK_MONOTONIC_COARSE); 0 for calls */
+		_Atomic uint64_t barrier_since_ns;	/* in membarrier since (xc_now_ns; barrier.c); 0: not */
 	} worker __xc_pair_aligned;
 
 	/*

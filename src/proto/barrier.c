@@ -70,6 +70,24 @@ static long membarrier(int cmd)
 	return syscall(__NR_membarrier, cmd, 0, 0);
 }
 
+/*
+ * One expedited membarrier by @c's worker, or by the thread closing @c;
+ * stuck reports say that it is in one (run/stuck.c): it runs no call until
+ * the kernel returns, though its idle word says it polls. Its time, in ns.
+ */
+static long expedited(struct xc_cpu *c, uint64_t *ns)
+{
+	uint64_t t0 = xc_now_ns();
+	long ret;
+
+	/* relaxed: a snapshot for diagnostics, as the worker's activity (run/stuck.h) */
+	atomic_store_explicit(&c->worker.barrier_since_ns, t0, memory_order_relaxed);
+	ret = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+	atomic_store_explicit(&c->worker.barrier_since_ns, 0, memory_order_relaxed);
+	*ns = xc_now_ns() - t0;
+	return ret;
+}
+
 /* At each xc_init: whether owners may skip R1', or a worker measures first. */
 void xc_barrier_init(void)
 {
@@ -122,11 +140,10 @@ void xc_barrier_probe(struct xc_cpu *c)
 		return;
 	if (atomic_exchange_explicit(&barrier_probe_due, false, memory_order_relaxed)) {
 		for (int i = 0; i < BARRIER_SLOW_RUN && best > BARRIER_SLOW_NS; i++) {
-			uint64_t t0 = xc_now_ns(), ns;
+			uint64_t ns;
 
-			if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED))
+			if (expedited(c, &ns))
 				break;	/* refused after all: calls stay fenced */
-			ns = xc_now_ns() - t0;
 			best = ns < best ? ns : best;
 		}
 		if (best <= BARRIER_SLOW_NS) {
@@ -165,16 +182,16 @@ bool xc_owners_barrier(struct xc_cpu *c, bool may_skip)
 
 	if (busy && may_skip)
 		return false;
-	uint64_t t0 = xc_now_ns();
+	uint64_t ns;
 
 	/* registered at xc_init, so it does not fail; if it did, polling on would still be safe */
-	while (!(done = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) && !may_skip)
+	while (!(done = expedited(c, &ns) == 0) && !may_skip)
 		sched_yield();
 	if (!busy)
 		atomic_store_explicit(&barrier_busy, false, memory_order_relaxed);
 	if (done) {
 		xc_stat_inc_shared(&c->worker.barriers);	/* shared: a close may run on another thread */
-		barrier_timed(c, xc_now_ns() - t0);
+		barrier_timed(c, ns);
 	}
 	return done;
 }

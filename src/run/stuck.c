@@ -185,6 +185,10 @@ static void describe_cpu(int cpu, struct xc_stuck_seen *seen, char *buf, size_t 
 		snprintf(what, sizeof(what), "running %s %s%s",
 			 kind == XC_ACT_WORK ? "work item" : kind == XC_ACT_URGENT ? "urgent call" : "call",
 			 xc_symbol(fn, name, sizeof(name)), age);
+	} else if ((since = atomic_load_explicit(&c->worker.barrier_since_ns, memory_order_relaxed))) {
+		/* its idle word still says it polls: the kernel runs a barrier on every CPU first */
+		snprintf(what, sizeof(what), "idle, in membarrier(2) for %llu ms, running no call until it returns",
+			 (unsigned long long)(now > since ? (now - since) / 1000000u : 0));
 	} else {
 		switch (idle) {
 		case XC_IDLE_POLLING:
