@@ -22,9 +22,9 @@
  * and each of those costs its worker one membarrier more.
  *
  * So owners skip R1' only where a membarrier was measured cheap. A runtime
- * starts with every call fenced (xc_ring_asym false) and barrier_probe_due
- * set; the first worker about to unlink its rings to sleep
- * (xc_rings_release_held) times up to BARRIER_SLOW_RUN membarriers, while
+ * starts with every call fenced (xc_ring_asym false) and xc_barrier_probe_due
+ * set; the first worker to run dry with ring calls behind it (xc_idle_wait,
+ * or an attached thread about to sleep: xc_rings_release_held) times up to BARRIER_SLOW_RUN membarriers, while
  * the other workers poll or sleep as they please: the fastest under
  * BARRIER_SLOW_NS (10 ms, some thousand times what they cost where the CPUs
  * run: microseconds) lets owners skip from then on; none, and the machine's
@@ -54,8 +54,8 @@ _Atomic bool xc_ring_asym;
 static int barrier_registered;
 /* a worker of this process is in membarrier (wake.c, "Owners without a fence"): one at a time */
 static _Atomic bool barrier_busy;
-/* a worker is to time membarriers before owners may skip R1' */
-static _Atomic bool barrier_probe_due;
+/* a worker is to time membarriers before owners may skip R1' (barrier.h) */
+_Atomic bool xc_barrier_probe_due;
 /* what a membarrier costs here: the process's, kept across runtimes and forks */
 enum { BARRIER_UNMEASURED = 0, BARRIER_CHEAP, BARRIER_SLOW };
 static _Atomic int barrier_cost;
@@ -101,7 +101,7 @@ void xc_barrier_init(void)
 	cost = atomic_load_explicit(&barrier_cost, memory_order_relaxed);
 	/* a call still in flight from before this xc_init reads either value */
 	atomic_store_explicit(&xc_ring_asym, usable && cost == BARRIER_CHEAP, memory_order_relaxed);
-	atomic_store_explicit(&barrier_probe_due, usable && cost == BARRIER_UNMEASURED, memory_order_relaxed);
+	atomic_store_explicit(&xc_barrier_probe_due, usable && cost == BARRIER_UNMEASURED, memory_order_relaxed);
 	atomic_store_explicit(&barrier_slow, 0, memory_order_relaxed);
 }
 
@@ -114,31 +114,30 @@ static void barrier_slow_verdict(struct xc_cpu *c, uint64_t ns, bool probe)
 			  "call meanwhile): this machine's CPUs do not run when asked (emulated or "
 			  "overcommitted), so each call fences instead, in this process and its fork children",
 			  c->life.cpu, (unsigned long long)(ns / 1000000), probe ? "the fastest" : "the last",
-			  BARRIER_SLOW_RUN, probe ? "before a first sleep after calls, all" : "in a row",
+			  BARRIER_SLOW_RUN, probe ? "timed after the first calls, all" : "in a row",
 			  BARRIER_SLOW_NS / 1000000);
 }
 
 /*
- * Before @c's worker unlinks its rings to sleep (xc_rings_release_held),
- * while barrier_probe_due is set: time up to BARRIER_SLOW_RUN membarriers, and let owners skip R1' if
- * one was cheap (above). Then, not at the runtime's first
- * sleep: calls have just come, so their senders and the workers that run
- * them may be running, and a membarrier costs what it will cost. One
- * worker at a time (barrier_busy); another finds it under way and sleeps,
- * its rings fenced. The exchange of the flag claims the probe: one per
- * runtime.
+ * While xc_barrier_probe_due is set (barrier.h), at @c's worker's first
+ * idle moment with rings held: time up to BARRIER_SLOW_RUN membarriers,
+ * and let owners skip R1' if one was cheap (above). Not at bringup, before
+ * any call, when few of the process's threads run and a membarrier times
+ * falsely cheap: ring calls have just come, so their senders and the
+ * workers that run them may be running, and it costs what it will cost.
+ * Nor only before a sleep: a worker that a stream of calls keeps busy
+ * never sleeps, and its senders would fence for good. One worker at a time
+ * (barrier_busy); another finds it under way and goes on, its rings
+ * fenced. The exchange of the flag claims the probe: one per runtime.
  */
-void xc_barrier_probe(struct xc_cpu *c)
+void xc_barrier_probe_slow(struct xc_cpu *c)
 {
 	uint64_t best = UINT64_MAX;
 
-	/* relaxed: a hint, read at every sleep; the exchange below claims the probe */
-	if (xc_likely(!atomic_load_explicit(&barrier_probe_due, memory_order_relaxed)))
-		return;
 	/* relaxed: a claim among workers; the syscalls order what matters */
 	if (atomic_exchange_explicit(&barrier_busy, true, memory_order_relaxed))
 		return;
-	if (atomic_exchange_explicit(&barrier_probe_due, false, memory_order_relaxed)) {
+	if (atomic_exchange_explicit(&xc_barrier_probe_due, false, memory_order_relaxed)) {
 		for (int i = 0; i < BARRIER_SLOW_RUN && best > BARRIER_SLOW_NS; i++) {
 			uint64_t ns;
 

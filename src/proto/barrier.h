@@ -19,8 +19,19 @@ extern _Atomic bool xc_ring_asym;
 void xc_barrier_init(void);
 void xc_barrier_fork_child(void);
 
-/* Before a worker's first sleep after calls, once per runtime: what a membarrier costs here. */
-void xc_barrier_probe(struct xc_cpu *c);
+/*
+ * Once per runtime, by the first worker to run dry with rings held: what a
+ * membarrier costs here (barrier.c). Relaxed: a hint read at every idle
+ * moment; the probe claims it by exchange.
+ */
+extern _Atomic bool xc_barrier_probe_due;
+void xc_barrier_probe_slow(struct xc_cpu *c);
+
+static inline void xc_barrier_probe(struct xc_cpu *c)
+{
+	if (xc_unlikely(atomic_load_explicit(&xc_barrier_probe_due, memory_order_relaxed)))
+		xc_barrier_probe_slow(c);
+}
 
 /*
  * U2': a full barrier on every running thread of the process. False if

@@ -479,6 +479,8 @@ bool xc_idle_wait(struct xc_cpu *c, xc_ready_fn ready, void *ctx, long window_ns
 	 */
 	if (prev != XC_IDLE_POLLING)
 		atomic_store_explicit(&c->mbox.idle, XC_IDLE_POLLING, memory_order_relaxed);
+	if (c->worker.rings_held)
+		xc_barrier_probe(c);	/* once per runtime: may owners skip R1'? (barrier.c) */
 	if (window_ns && poll_until(c, ready, ctx, window_ns, deadline_ns, &start))
 		goto out;
 	if (!start)
