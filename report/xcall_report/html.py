@@ -206,10 +206,10 @@ def machine_card(res, seen=None):
 def figure_card(fig, seen):
     """One summary figure; seen: the glossary terms already linked on the page."""
     cls = "card figure-card" + ("" if fig.present else " absent")
-    lines = fig.value.split("\n") if fig.present else ["not measured"]
+    lines = fig.value.split("\n") if fig.value else ["not measured"]
     value = "<br>".join(esc(x) for x in lines)
     small = " small" if len(lines) > 1 else ""
-    badges = "".join(f' <a class="badge" href="#{glossary.anchor(k)}" '
+    badges = "".join(f' <a class="badge" href="#{glossary.anchor(glossary.slug(k))}" '
                      f'title="{esc(v or marksmod.MEANING[k])}">{esc(k)}</a>'
                      for k, v in fig.marks.items())
     text = "".join(f"<p>{glossary.link(prose(s), seen)}</p>" for s in fig.sentences)
