@@ -295,7 +295,7 @@ def _figures_by_bench(results):
 
 # ---------------------------------------------------------------- tables
 
-def results_table(res, bench, dist=()):
+def results_table(res, bench, dist=(), steps=None):
     """The table of every case of one bench, marks in the last column, and its distribution
     charts, inside a collapsed <details>."""
     rows, flags, every = [], [], []
@@ -338,16 +338,19 @@ def results_table(res, bench, dist=()):
         body += '<p class="note">' + "; ".join(
             f"{esc(k)}: {prose(next(iter(v)) or marksmod.MEANING[k])}"
             for k, v in causes.items()) + "</p>"
-    body += "".join(chart(r, bench, name, fig) for r, name, fig in dist)
+    for r, name, fig in dist:
+        if steps:
+            steps.chart(name)
+        body += chart(r, bench, name, fig)
     return f'<details data-bench="{esc(bench)}"><summary>{esc(label)}</summary>{body}</details>'
 
 
-def tables_section(res, dist):
+def tables_section(res, dist, steps=None):
     note = ('<p class="note">mean ± sd: across repeats when there are several, otherwise the '
             "samples' stddev; percentiles are averaged across repeats. Click a family to open "
             "it.</p>")
-    return note + "\n".join(results_table(res, b, [d for d in dist.get(b, []) if d[0] is res])
-                            for b in res.benches())
+    return note + "\n".join(results_table(res, b, [d for d in dist.get(b, []) if d[0] is res],
+                                          steps) for b in res.benches())
 
 
 def machine_section(results):
@@ -421,9 +424,30 @@ def unmeasured_line(res, bench, reasons, label=None):
                                                       else "") + "</p>")
 
 
-def page(results, references=()):
+class _Progress:
+    """How far the page's charts are, through say(line): at the first chart and then at most
+    every EVERY_S seconds, so that a long page is never silent and a short one says little."""
+    EVERY_S = 5.0
+
+    def __init__(self, say, total):
+        import time
+        self.say, self.total, self.done = say, total, 0
+        self.start = self.last = time.monotonic() - self.EVERY_S
+
+    def chart(self, name):
+        import time
+        now = time.monotonic()
+        self.done += 1
+        if self.say and (self.done == 1 or now - self.last >= self.EVERY_S):
+            self.say(f"chart {self.done} of {self.total} ({name}), "
+                     f"{now - self.start - self.EVERY_S:.0f} s")
+            self.last = now
+
+
+def page(results, references=(), progress=None):
     """The whole report for a list of Results (the first is the comparison baseline), with
-    reference machines beside the first when given."""
+    reference machines beside the first when given; progress(line), when given, hears how far
+    the charts are."""
     labels = ", ".join(r.label for r in results)
     many = len(results) > 1
     created = [summary.when(r.meta.get("created")) for r in results if r.meta.get("created")]
@@ -443,10 +467,12 @@ def page(results, references=()):
         body.append(summary_section(r, references if r is results[0] else (), seen))
     body.append("</section>")
     main, dist = _figures_by_bench(results)
+    steps = _Progress(progress, sum(len(v) for d in (main, dist) for v in d.values()))
     empty = [(r, plots.unmeasured(r)) for r in results]
     body.append('<section id="charts"><h2>One chart per family</h2>')
     for bench in dict.fromkeys(b for r in results for b in r.benches()):
         for r, name, fig in main.get(bench, []):
+            steps.chart(name)
             body.append(chart(r, bench, name, fig, r.label if many else None))
         for r, e in empty:
             if bench in e:
@@ -464,7 +490,7 @@ def page(results, references=()):
     for r in results:
         if many:
             body.append(f"<h3>{esc(r.label)}</h3>")
-        body.append(tables_section(r, dist))
+        body.append(tables_section(r, dist, steps))
     body.append("</section>")
     body += ['<section id="machine"><h2>Machine and run</h2>',
              "<details><summary>Every field the files give</summary>",
