@@ -56,6 +56,7 @@ h3 { font-size: 1em; margin: 0 0 .3em; }
          border: 1px solid var(--warn-line); border-radius: 3px; padding: 0 .35em;
          font-size: .85em; margin: .1em .3em .1em 0; }
 figure.chart { margin: 1.2em 0 2.2em; }
+figure.chart .chart-title { font-weight: 650; margin: 0 0 .3em; max-width: 60em; }
 figure.chart .chart-box { overflow-x: auto; max-width: 100%; }
 figure.chart img { max-width: 100%; height: auto; display: block; }
 figcaption { font-size: .92em; max-width: 60em; margin-top: .3em; }
@@ -268,6 +269,7 @@ def svg_data_uri(fig):
 def chart(res, bench, name, fig, label=None):
     """A figure element: the SVG, then its two-line caption (and its marks, if any)."""
     what, how = captions.caption(bench, name, fig)
+    title = plots.take_title(fig)
     width = round(fig.get_figwidth() * 96)          # CSS pixels, as drawn
     of = f" ({esc(label)})" if label else ""
     line = captions.marked_line(res, bench) if not name.endswith("-distribution") else ""
@@ -275,7 +277,8 @@ def chart(res, bench, name, fig, label=None):
     skipped = 0 if name.endswith("-distribution") else \
         sum(1 for c in res.cases(bench) if res.runs(bench, c)[0].skipped is not None)
     return (f'<figure class="chart" data-bench="{esc(bench)}" data-name="{esc(name)}" '
-            f'data-skipped="{skipped}"><p class="scroll-cue">Wider than the screen: '
+            f'data-skipped="{skipped}"><p class="chart-title">{esc(title)}</p>'
+            '<p class="scroll-cue">Wider than the screen: '
             "scroll sideways in the box ⇢</p>"
             f'<div class="chart-box"><img alt="{esc(name)} chart{of}" '
             f'style="--w:{width}px; width:{width}px" src="{svg_data_uri(fig)}"></div><figcaption><p><b>What{of}:</b> {prose(what)}</p>'

@@ -126,6 +126,28 @@ def _figure(res, title, width, height, nrows=1, ncols=1, notes=(), **grid):
     return fig, axes
 
 
+def title(fig):
+    """A figure's title, in one line: its suptitle, or what take_title took out."""
+    t = fig._suptitle
+    return " ".join(t.get_text().split()) if t is not None else getattr(fig, "xcall_title", "")
+
+
+def take_title(fig):
+    """Take a figure's title (its suptitle) out of it and return the text (title() still
+    says it): the page writes it as its own heading above the chart, where it wraps at any
+    width, instead of a line that a phone's scroll box cuts."""
+    text = title(fig)
+    t = fig._suptitle
+    if t is not None:
+        # the figure gives up the line the title took (its size and the layout's padding
+        # around it), so the heading above it does not make the page longer
+        fig.set_figheight(fig.get_figheight() - t.get_fontsize() * 1.6 / 72)
+        t.remove()
+        fig._suptitle = None
+        fig.xcall_title = text
+    return text
+
+
 def summaries(res, bench):
     """{case: {stat: value averaged over repeats}} plus unit, better, repeats."""
     by_case = {}            # one pass: a 128-CPU heatmap has 32k cases
