@@ -139,6 +139,16 @@ check-rust: deps-rust
 		$(RUST_PATH) $(CARGO) miri test -p xcall --lib borrow; \
 	else echo "check-rust: Miri skipped: cargo miri is not installed (rustup +nightly component add miri)"; fi
 
+# rust-package: the crates as a registry takes them: libxcall's C sources copied into
+# xcall-sys/csrc/ (its build script reads them where the repository's are absent), then
+# `cargo package --workspace`, which builds each packaged crate alone (scripts/rust-package.sh;
+# CARGO_PACKAGE_FLAGS=--allow-dirty on a tree with uncommitted changes)
+CARGO_PACKAGE_FLAGS ?=
+.PHONY: rust-package
+rust-package:
+	@test -x "$(CARGO)" || { echo "rust-package: cargo not found (rustup's stable toolchain, ~/.cargo/bin)" >&2; exit 2; }
+	$(RUST_PATH) scripts/rust-package.sh $(CARGO) $(CARGO_PACKAGE_FLAGS)
+
 # bench-kv: examples/kv_shards.rs under redis-benchmark, beside a mutex per shard, crossbeam
 # channels and Debian's redis-server (bindings/rust/README.md); the client pinned to the last
 # CPU. KV_ARGS adds to the bench's (e.g. KV_ARGS="--rounds 1 --requests 20000").
