@@ -102,6 +102,15 @@ include tests/tests.mk
 -include kmod/kmod.mk
 -include fuzz/fuzz.mk
 
+# check-docs: every relative link and anchor of README.md, docs/ and the parts' READMEs
+# resolves, and the README stays a guide of at most 400 lines (scripts/check-links.py); its
+# self-test must catch a broken link in a scratch tree
+.PHONY: check-docs
+check-docs:
+	scripts/check-links.py
+	scripts/check-links.py --self-test
+CHECK_TARGETS += check-docs
+
 deps: deps-check deps-rust
 deps-rust:
 	@scripts/install-deps.sh $(APT_RUST_PACKAGES)
