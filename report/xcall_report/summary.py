@@ -284,8 +284,8 @@ def kernel(r):
             sentences.append(f"The ipi probe's own run (kernel/{measured[1]}) proves none either"
                              + (f" ({cal:.2f} function-call interrupts a call)." if cal is not None
                                 else "."))
-        sentences.append("Its time is in the kernel table, marked no IPI; `xcall-bench kernel "
-                         "compare` on a quieter machine measures the IPI.")
+        sentences.append("Its time is in the kernel table, marked no IPI; xcall-bench kernel "
+                         "compare on a quieter machine measures the IPI.")
         return Figure("kernel", title, "no IPI sent", sentences, present=False,
                       marks={marksmod.NO_IPI: unproven[case]},
                       sources=[f"kernel/{c} (function-call interrupts)" for c in measured])
