@@ -105,6 +105,15 @@ include tests/tests.mk
 -include kmod/kmod.mk
 -include fuzz/fuzz.mk
 
+# check-docs: every relative link and anchor of README.md, docs/ and the parts' READMEs
+# resolves, and the README stays a guide of at most 400 lines (scripts/check-links.py); its
+# self-test must catch a broken link in a scratch tree
+.PHONY: check-docs
+check-docs:
+	scripts/check-links.py
+	scripts/check-links.py --self-test
+CHECK_TARGETS += check-docs
+
 deps: deps-check deps-rust
 deps-rust:
 	@scripts/install-deps.sh $(APT_RUST_PACKAGES)
@@ -144,6 +153,16 @@ check-rust: deps-rust
 	elif $(RUST_PATH) $(CARGO) +nightly miri --version >/dev/null 2>&1; then \
 		$(RUST_PATH) $(CARGO) +nightly miri test -p xcall --lib; \
 	else echo "check-rust: Miri skipped: cargo miri is not installed (rustup +nightly component add miri)"; fi
+
+# rust-package: the crates as a registry takes them: libxcall's C sources copied into
+# xcall-sys/csrc/ (its build script reads them where the repository's are absent), then
+# `cargo package --workspace`, which builds each packaged crate alone (scripts/rust-package.sh;
+# CARGO_PACKAGE_FLAGS=--allow-dirty on a tree with uncommitted changes)
+CARGO_PACKAGE_FLAGS ?=
+.PHONY: rust-package
+rust-package:
+	@test -x "$(CARGO)" || { echo "rust-package: cargo not found (rustup's stable toolchain, ~/.cargo/bin)" >&2; exit 2; }
+	$(RUST_PATH) scripts/rust-package.sh $(CARGO) $(CARGO_PACKAGE_FLAGS)
 
 # bench-kv: examples/kv_shards.rs under redis-benchmark, beside a mutex per shard, crossbeam
 # channels and Debian's redis-server (bindings/rust/README.md); the client pinned to the last

@@ -91,6 +91,18 @@ _Noreturn void cli_fail(const char *cmd, const char *fmt, ...)
 /* --json's file could not be written: cli_fail() now, before anything runs. */
 void cli_check_json(const char *cmd);
 /*
+ * Before anything runs (env.c): --trace's file can be written, else cli_fail();
+ * libxcall's XCALL_* variables each take their value, else cli_fail() naming
+ * it; one a case's field would override is said in a line (and unset where a
+ * case's own value is the field's zero). Once per process.
+ */
+void cli_check_trace(const char *cmd);
+void cli_check_env(const char *cmd);
+/* 0 when libxcall can write its trace to @path at xc_exit, else -errno and why. */
+int trace_writable(const char *path, char *why, size_t size);
+/* "No such file or directory (ENOENT)" into @buf. */
+const char *errno_text(int err, char *buf, size_t size);
+/*
  * --cpus LIST into *set: a cpulist of CPUs that are online and allowed, else
  * cli_fail() naming the first one that is not. The suite checks its own
  * --cpus with it before anything runs, as each subcommand does.

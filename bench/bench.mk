@@ -6,6 +6,8 @@
 #                        stalled past its plan, skipped and capped records, still pass
 #                        check_bench.py --results (check_slow.sh); the suite's command
 #                        line and results file, a stalled case given up (check_tools.sh);
+#                        libxcall's XCALL_* variables and --trace checked before anything
+#                        runs (check_env.sh);
 #                        a build redone when the liburing probe's answer changes
 #                        (check_uring_stamp.sh); count-lines' test on known patterns
 #                        (check-count-lines: skipped, with the reason, without valgrind)
@@ -60,6 +62,7 @@ check-bench: $(BENCH_BIN)
 	python3 bench/tests/check_bench.py $(BENCH_BIN)
 	python3 bench/tests/check_disturbed.py $(BENCH_BIN)
 	bash bench/tests/check_tools.sh $(BENCH_BIN)
+	bash bench/tests/check_env.sh $(BENCH_BIN)
 	bash bench/tests/check_slow.sh $(BENCH_BIN)
 	@$(MAKE) --no-print-directory check-count-lines
 

@@ -279,7 +279,9 @@ int cli_parse(const struct cmd_desc *d, int argc, char **argv, struct bopts *o, 
 		if (g_out.quiet && !g_out.json && !g_out.trace)
 			cli_fail(d->name, "--quiet prints nothing, and without --json FILE nothing is kept");
 		cli_check_json(d->name);
+		cli_check_trace(d->name);
 	}
+	cli_check_env(d->name);
 
 	o->ncpus = 0;
 	for (int i = 0; i < CPU_SETSIZE; i++)

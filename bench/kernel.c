@@ -234,12 +234,49 @@ static long ipi_op(const struct kctx *k, enum ipi_mode m)
 	}
 }
 
+/*
+ * A normal-mode record's time is one IPI's cost only if about every call sent
+ * one: the kernel interrupts a CPU only while it runs a thread of this process,
+ * and on a busy machine the spinner on the target is often not running. Else
+ * params.no_ipi says what happened, in short (a record's strings are short);
+ * the table's note and xcall-report say it whole, from the same counts.
+ */
+#define IPI_PROVEN_LO 0.9
+#define IPI_PROVEN_HI 1.1
+
+/* What a record's function-call interrupts say; NULL when it is an IPI's cost. */
+static const char *ipi_doubt(const struct rec *r, bool whole, char *buf, size_t size)
+{
+	double cal = rec_param_get(r, "CAL_per_op_target", -1);
+	int target = (int)rec_param_get(r, "target", -1);
+
+	if (cal < 0)
+		snprintf(buf, size, whole ? "/proc/interrupts gave no function-call interrupt counts, "
+			 "so nothing shows that these calls sent IPIs" : "no interrupt counts");
+	else if (cal < IPI_PROVEN_LO && whole)
+		snprintf(buf, size, "%.0f%% of these calls sent no IPI (%.2f function-call interrupts "
+			 "a call on CPU %d): the kernel interrupts only a CPU that runs a thread of this "
+			 "process, and the probe's spinner there was often not running on a busy machine",
+			 (1 - cal) * 100, cal, target);
+	else if (cal < IPI_PROVEN_LO)
+		snprintf(buf, size, "%.0f%% of the calls sent no IPI (%.2f CAL/op)", (1 - cal) * 100, cal);
+	else if (cal > IPI_PROVEN_HI)
+		snprintf(buf, size, whole ? "%.2f function-call interrupts a call on CPU %d: other IPIs "
+			 "reached that CPU meanwhile, so the time is not one IPI's" :
+			 "%.2f CAL/op: other IPIs too", cal, target);
+	else
+		return NULL;
+	return buf;
+}
+
 /* Time one membarrier mode from CPU a; the spinners decide whether an IPI is due. */
 static struct rec *ipi_measure(struct kctx *k, enum ipi_mode m, const char *kase, int rep)
 {
 	int oth[CPU_SETSIZE], no = others(k, oth);
 	struct spinners *sp = NULL;
-	if (m == K_NORMAL)
+	/* a test's: no spinner on the target, as on a machine too busy to run it (ipi_doubt) */
+	const char *lone = getenv("XCALL_BENCH_KERNEL_NO_SPINNER");
+	if (m == K_NORMAL && !(lone && strcmp(lone, "0")))
 		sp = spinners_start(&k->b, 1);
 	else if (m == K_BROADCAST)
 		sp = spinners_start(oth, no);
@@ -285,6 +322,9 @@ static struct rec *ipi_measure(struct kctx *k, enum ipi_mode m, const char *kase
 						      : "membarrier(PRIVATE_EXPEDITED_RSEQ, FLAG_CPU)");
 		irq_record(r, s0, s1, "sender", k->a, i);
 		irq_record(r, s0, s1, "target", k->b, i);
+		char why[64];
+		if (m == K_NORMAL && ipi_doubt(r, false, why, sizeof(why)))
+			rec_param_s(r, "no_ipi", why);
 	}
 	free(s0);
 	free(s1);
@@ -613,6 +653,9 @@ int probe_compare(struct kctx *k)
 		wakeup_case(k, "compare/kernel-wakeup", k->gap_short_us, false, rep);
 		compare_xcall(k, "compare/libxcall-polling", XC_POLL_FOREVER, false, rep);
 		compare_xcall(k, "compare/libxcall-sleeping", XC_POLL_NONE, true, rep);
+		/* no ratio to an IPI that was not sent (ipi_doubt) */
+		if (ki && rec_param_str(ki, "no_ipi"))
+			ki = NULL;
 		for (struct rec *r = rec_first(); r && ki; r = r->next)
 			if (!strncmp(r->kase, "compare/", 8) && r->repeat == rep && r->s.n && ki->s.p50 > 0)
 				rec_param_d(r, "ratio_to_kernel_ipi", r->s.p50 / ki->s.p50);
@@ -671,6 +714,11 @@ static void print_table(const struct kctx *k, struct rec *from)
 		       (unsigned long long)r->s.n, ns ? fmt_ns(r->s.p50, b[0], 32) : b[0],
 		       ns ? fmt_ns(r->s.p99, b[1], 32) : b[1], c[0], c[1], c[2], c[3], c[4], c[5]);
 	}
+	char why[320];
+	for (struct rec *r = from; r; r = r->next)
+		if (!strcmp(r->bench, "kernel") && rec_param_str(r, "no_ipi"))
+			printf("note: %s, repeat %d, is not an IPI's cost: %s\n", r->kase, r->repeat,
+			       ipi_doubt(r, true, why, sizeof(why)));
 	struct irq_snap s;
 	if (!irq_read(&s))
 		for (int row = 0; row < IRQ_NROWS; row++)

@@ -112,6 +112,8 @@ static int suite(int argc, char **argv)
 		g_out.json = json;
 	}
 	cli_check_json(NULL);
+	cli_check_trace(NULL);
+	cli_check_env(NULL);
 	out_header();
 	g_out.suite = true;
 

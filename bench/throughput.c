@@ -326,8 +326,11 @@ static int rt_use(struct tp *tp, int rt)
 	if (tp->rt == rt)
 		return 0;
 	rt_down(tp);
-	if (xh_up(tp->o, tp->tlist, tp->poll_ns, rt_ablate[rt]))
+	int err = xh_up(tp->o, tp->tlist, tp->poll_ns, rt_ablate[rt]);
+	if (err) {
+		tp->err = err;  /* the run's error is xc_init's, not the -ENOMEM of a failed malloc */
 		return -1;
+	}
 	tp->rt = rt;
 	tp->rt_calls = 0;
 	tp->ups++;

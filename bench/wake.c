@@ -187,12 +187,14 @@ static void *sleeper_main(void *arg)
 		while (!atomic_load_explicit(&r->stop, memory_order_acquire))
 			cpu_relax();
 	} else {
-		for (long k = 1;; k++) {
+		for (long k = 0;;) {
 			m->wait(r, 1);
 			uint64_t t = ticks();
 			/* acquire: the stop is stored before the last wake */
 			if (atomic_load_explicit(&r->stop, memory_order_acquire) || r->err)
 				break;
+			/* relaxed: the wake just seen (a release/acquire pair or a syscall) orders it */
+			k += atomic_load_explicit(&r->timed, memory_order_relaxed);
 			if (r->stall_after && k > r->stall_after) {
 				/* the test's stalled sleeper: no answer, until the teardown's stop */
 				struct timespec ms = {0, 1000000};
@@ -311,6 +313,8 @@ static long cell_run(struct wake_run *r, int state, long gap_us, long busy_gap_u
 			budget_start(b);
 			if (rescue)
 				budget_rescue_arm(b, rescue_waker, r);
+			/* relaxed: the wake that follows orders it for the sleeper (stall_after) */
+			atomic_store_explicit(&r->timed, true, memory_order_relaxed);
 		}
 		if (i >= 0 && !budget_more(b, i))
 			break;

@@ -91,9 +91,14 @@ struct wake_run {
 	long counted[2];                /* syscalls per side over the timed part */
 	/*
 	 * A test's (XCALL_BENCH_WAKE_STALL=N): the sleeper stops answering after N
-	 * wakes, as one whose CPU another task holds for seconds; 0: never
+	 * timed wakes, as one whose CPU another task holds for seconds; 0: never.
+	 * Counted from the timed part, which the waker marks in @timed before its
+	 * first timed wake: the warm-up's length depends on the machine's speed,
+	 * and the stall must come where any machine reaches it (the timed loop's
+	 * first wakes always run).
 	 */
 	long stall_after;
+	_Atomic bool timed;
 	bool has_target;
 	struct xc_stats target;
 };

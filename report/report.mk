@@ -1,6 +1,7 @@
 # xcall-report: a Python package installed into a project-local venv (build/venv).
 #
 #   make venv          create build/venv and install report/ (editable) with matplotlib, pytest
+#                      (uv where it is or can be installed, pip otherwise: scripts/venv.sh)
 #   make check-report  run report/tests with pytest        (part of `make check`); the page is
 #                      rendered in headless Chromium (Debian's chromium, from `make deps`)
 #   make report-html   results/latest.json -> results/report.html (part of `make run`)
@@ -22,17 +23,16 @@ BENCH_RUN_TARGET ?=
 venv: $(REPORT_STAMP)
 
 # Re-install only when the package's metadata changes; the editable install picks up code
-# edits by itself. pip is quiet; its errors still show and fail the target.
-$(REPORT_STAMP): report/pyproject.toml
+# edits by itself. scripts/venv.sh installs with uv (seconds) where it can, pip otherwise, and
+# says what it does at least every 15 s; its errors show and fail the target.
+$(REPORT_STAMP): report/pyproject.toml scripts/venv.sh
 	@rm -f $@
-	@$(REPORT_PY) -c '' 2>/dev/null || $(REPORT_PYTHON) -m venv --clear $(REPORT_VENV)
-	@echo "  VENV    $(REPORT_VENV) (xcall-report, matplotlib, pytest)"
-	@$(REPORT_PY) -m pip install --quiet --disable-pip-version-check --no-input \
-		-e 'report[test]'
+	@echo "  VENV    $(REPORT_VENV) (xcall-report, matplotlib, pytest; from PyPI)"
+	@scripts/venv.sh $(REPORT_VENV) $(REPORT_PYTHON) -e 'report[test]'
 	@touch $@
 
-# a line per test (-v): its tests take minutes on a loaded machine, and make check prints
-# progress at least every 30 s
+# a line per test (-v), and one every 15 s while a test runs on (report/tests/conftest.py):
+# its tests take minutes on a loaded machine, and make check prints progress at least every 20 s
 check-report: $(REPORT_STAMP)
 	$(REPORT_ENV) XCALL_BENCH=$(abspath $(BENCH_BIN)) $(REPORT_PY) -m pytest -p no:cacheprovider -v \
 		report/tests

@@ -80,19 +80,24 @@ def whole_runs(tmp_path_factory):
     return out
 
 
-# --- progress: a test still running says so every 20 s (make check prints progress at least
-# every 30 s; one Chromium render took 35 s on a loaded machine). The line goes out with the
-# capture suspended, as pytest's own report lines do.
-_running = {"nodeid": None, "since": 0.0}
+# --- progress: a test still running says so, so that no 20 s pass without a line (make check
+# prints progress at least every 20 s; one Chromium render took 35 s on a loaded machine). A
+# look every 5 s, a line once 14 s passed since the last one (the test's own line, at its start
+# and end, or this one's): at most 19 s apart. The line goes out with the capture suspended, as
+# pytest's own report lines do.
+_running = {"nodeid": None, "since": 0.0, "said": 0.0}
+TICK_S, QUIET_S = 5, 14
 
 
 def pytest_runtest_logstart(nodeid, location):
     import time
-    _running["nodeid"], _running["since"] = nodeid, time.monotonic()
+    now = time.monotonic()
+    _running["nodeid"], _running["since"], _running["said"] = nodeid, now, now
 
 
 def pytest_runtest_logfinish(nodeid, location):
-    _running["nodeid"] = None
+    import time
+    _running["nodeid"], _running["said"] = None, time.monotonic()
 
 
 def pytest_configure(config):
@@ -101,14 +106,16 @@ def pytest_configure(config):
 
     def tick():
         while True:
-            time.sleep(20)
+            time.sleep(TICK_S)
             nodeid = _running["nodeid"]
             # looked up here: the terminal reporter registers after the conftests' configure
             reporter = config.pluginmanager.get_plugin("terminalreporter")
             capture = config.pluginmanager.get_plugin("capturemanager")
-            took = time.monotonic() - _running["since"]
-            if nodeid and reporter and capture and took >= 15:
+            now = time.monotonic()
+            if nodeid and reporter and capture and now - _running["said"] >= QUIET_S:
                 with capture.global_and_fixture_disabled():
-                    reporter.write_line(f"  ... {nodeid} still running, {took:.0f} s")
+                    reporter.write_line(f"  ... {nodeid} still running, "
+                                        f"{now - _running['since']:.0f} s")
+                _running["said"] = now
 
     threading.Thread(target=tick, daemon=True, name="progress").start()

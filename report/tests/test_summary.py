@@ -24,7 +24,7 @@ def real_names(scale=1.0):
         rec("kernel", "ipi/normal", 15000 * s, p50=14000 * s,
             params={"target": 1, "CAL_per_op_target": 1.0}),
         rec("kernel", "compare/kernel-ipi", 13000 * s, p50=12000 * s,
-            params={"ratio_to_kernel_ipi": 1}),
+            params={"target": 1, "CAL_per_op_target": 0.99, "ratio_to_kernel_ipi": 1}),
         rec("kernel", "compare/libxcall-polling", 130 * s, p50=120 * s),
         rec("wake", "futex/parked", 70000 * s, p50=60000 * s,
             params={"mechanism": "futex", "state": "parked"}),
@@ -102,6 +102,58 @@ def test_kernel(figs):
     assert "separate run" in other
     assert f.sources == ["kernel/compare/kernel-ipi (p50)",
                          "kernel/compare/libxcall-polling (p50)"]
+
+
+def _ipi_cal(records, cals):
+    """The records with each kernel IPI case's function-call interrupts a call set, as
+    xcall-bench writes them (with its short params.no_ipi outside 0.9-1.1)."""
+    out = copy.deepcopy(records)
+    for r in out:
+        if r["bench"] == "kernel" and r["case"] in cals:
+            cal = cals[r["case"]]
+            r["params"]["CAL_per_op_target"] = cal
+            if not 0.9 <= cal <= 1.1:
+                r["params"]["no_ipi"] = f"{(1 - cal) * 100:.0f}% of the calls sent no IPI"
+    return out
+
+
+def test_kernel_ipi_only_where_ipis_were_sent(tmp_path_factory):
+    """A record whose target counted 0.14 function-call interrupts a call (86% of its calls
+    sent no IPI: the spinner was not running on a busy machine) is no IPI's cost: no figure,
+    no ratio, nothing in the lead; the card says what happened."""
+    recs = _ipi_cal(real_names(), {"compare/kernel-ipi": 0.14, "ipi/normal": 0.14})
+    res = load_doc(tmp_path_factory, "noipi", doc(recs))
+    figs = summary.figures(res)
+    f = {x.key: x for x in figs}["kernel"]
+    assert not f.present and f.value == "no IPI sent"
+    text = " ".join(f.sentences)
+    assert "86% of these calls sent no IPI (0.14 function-call interrupts a call on CPU 1)" \
+        in text and "spinner there was often not running" in text
+    for shown in ("12 µs", "14 µs", "100×", "costs"):
+        assert shown not in text and shown not in f.value
+    assert f.marks == {"no IPI": f.sentences[0].split("IPI's cost. ")[1].rstrip(".")}
+    lead = summary.lead(res, figs)
+    assert "kernel IPI" not in lead and "12 µs" not in lead
+    # the references table forms no kernel IPI either
+    from xcall_report import machines
+    row = {label: v for label, _, v in machines.ratios(res)}
+    assert row["a kernel IPI, p50"] is None and row["kernel IPI / libxcall's call, same probe"] \
+        is None
+
+
+def test_kernel_ipi_from_the_probe_that_sent_them(tmp_path_factory):
+    """The compare probe sent no IPI, the ipi probe did: its figure is the headline, alone,
+    and the compare probe's miss is said; more than one interrupt a call proves none."""
+    recs = _ipi_cal(real_names(), {"compare/kernel-ipi": 0.14, "ipi/normal": 1.0})
+    f = _figs(tmp_path_factory, recs, "one")["kernel"]
+    assert f.present and f.value == "14 µs" and f.sources == ["kernel/ipi/normal (p50)"]
+    assert "costs" not in " ".join(f.sentences)
+    assert "compare probe's run, which sets it beside libxcall's call, sent no IPI to time" \
+        in f.sentences[1]
+    recs = _ipi_cal(real_names(), {"compare/kernel-ipi": 1.45, "ipi/normal": 1.3})
+    f = _figs(tmp_path_factory, recs, "many")["kernel"]
+    assert not f.present and "1.45 function-call interrupts a call on CPU 1: other IPIs " \
+        "reached that CPU meanwhile" in f.sentences[0]
 
 
 def test_wake_cheapest_and_dearest(figs):
@@ -256,3 +308,25 @@ def test_summary_takes_any_loadable_file(tmp_path_factory, d):
         assert isinstance(f.value, str) and f.sentences and all(isinstance(s, str)
                                                                 for s in f.sentences)
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in summary.machine_card(res))
+
+
+def test_page_of_a_run_that_sent_no_ipi(tmp_path, write):
+    """The page of a run whose kernel IPI records counted 0.14 function-call interrupts a call:
+    no kernel IPI headline on its first screen, the card says what happened, the table marks
+    the records no IPI."""
+    from conftest import run_cli
+    recs = _ipi_cal(real_names(), {"compare/kernel-ipi": 0.14, "ipi/normal": 0.14})
+    out = tmp_path / "r.html"
+    p = run_cli("html", write("noipi.json", recs), "-o", out)
+    assert p.returncode == 0, p.stderr
+    page = out.read_text()
+    lead = page[page.index('id="lead"'):]
+    lead = lead[:lead.index("</p>")]
+    assert "Main result: " in lead and "kernel IPI" not in lead
+    card = page[page.index('data-figure="kernel"'):]
+    card = card[:card.index("</div>")]
+    assert 'class="value">no IPI sent<' in card and "86% of these calls sent no IPI" in card
+    assert "12 µs" not in card and "14 µs" not in card
+    table = page[page.index('<details data-bench="kernel"'):]
+    table = table[:table.index("</details>")]
+    assert table.count("no IPI") >= 2

@@ -46,6 +46,9 @@ def _parser():
     h.add_argument("--reference", action="append", default=[], metavar="NAME",
                    help="set a shipped reference machine beside the run (repeat for more; "
                    "`xcall-report machines` lists them)")
+    h.add_argument("--quiet", action="store_true",
+                   help="no progress lines on stderr (a line every few seconds while the "
+                   "charts are drawn)")
     m = sub.add_parser("machines", help="the shipped reference machines: list, markdown, add",
                        description="List the reference machines shipped with xcall-report, "
                        "write their table (docs/machines.md), or add one.")
@@ -129,7 +132,9 @@ def run(argv):
         results = _warn(load_all(args.files))
         from . import html, machines
         refs = [machines.load_machine(n) for n in args.reference]
-        _write(args.output, html.page(results, references=refs))
+        say = None if args.quiet else \
+            (lambda line: print(f"{PROG} html: {line}", file=sys.stderr, flush=True))
+        _write(args.output, html.page(results, references=refs, progress=say))
         print(args.output)
     return 0
 

@@ -54,6 +54,10 @@ TERMS = [
      "machine's"),
     ("capped", "capped",
      "stopped at --case-limit before its count: fewer operations than asked"),
+    ("no IPI", "no-ipi",
+     "a kernel IPI record whose target did not count about one function-call interrupt a "
+     "call (0.9-1.1): the kernel sent none where no thread of the process ran there, so its "
+     "time is not an IPI's cost"),
     ("stolen by the hypervisor", "steal",
      "steal time: the hypervisor ran something else on the vCPU's real CPU"),
     ("floor subtracted", "floor",
@@ -69,6 +73,11 @@ TERMS = [
 
 def anchor(slug):
     return f"g-{slug}"
+
+
+def slug(term):
+    """The anchor's name of a term ("no IPI": "no-ipi"); a term without an entry as it is."""
+    return _SLUG.get(term, term)
 
 
 _RE = re.compile("|".join(r"(?<![\w-])" + re.escape(t) + r"(?![\w-])"

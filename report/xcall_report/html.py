@@ -56,6 +56,7 @@ h3 { font-size: 1em; margin: 0 0 .3em; }
          border: 1px solid var(--warn-line); border-radius: 3px; padding: 0 .35em;
          font-size: .85em; margin: .1em .3em .1em 0; }
 figure.chart { margin: 1.2em 0 2.2em; }
+figure.chart .chart-title { font-weight: 650; margin: 0 0 .3em; max-width: 60em; }
 figure.chart .chart-box { overflow-x: auto; max-width: 100%; }
 figure.chart img { max-width: 100%; height: auto; display: block; }
 figcaption { font-size: .92em; max-width: 60em; margin-top: .3em; }
@@ -206,10 +207,10 @@ def machine_card(res, seen=None):
 def figure_card(fig, seen):
     """One summary figure; seen: the glossary terms already linked on the page."""
     cls = "card figure-card" + ("" if fig.present else " absent")
-    lines = fig.value.split("\n") if fig.present else ["not measured"]
+    lines = fig.value.split("\n") if fig.value else ["not measured"]
     value = "<br>".join(esc(x) for x in lines)
     small = " small" if len(lines) > 1 else ""
-    badges = "".join(f' <a class="badge" href="#{glossary.anchor(k)}" '
+    badges = "".join(f' <a class="badge" href="#{glossary.anchor(glossary.slug(k))}" '
                      f'title="{esc(v or marksmod.MEANING[k])}">{esc(k)}</a>'
                      for k, v in fig.marks.items())
     text = "".join(f"<p>{glossary.link(prose(s), seen)}</p>" for s in fig.sentences)
@@ -268,6 +269,7 @@ def svg_data_uri(fig):
 def chart(res, bench, name, fig, label=None):
     """A figure element: the SVG, then its two-line caption (and its marks, if any)."""
     what, how = captions.caption(bench, name, fig)
+    title = plots.take_title(fig)
     width = round(fig.get_figwidth() * 96)          # CSS pixels, as drawn
     of = f" ({esc(label)})" if label else ""
     line = captions.marked_line(res, bench) if not name.endswith("-distribution") else ""
@@ -275,7 +277,8 @@ def chart(res, bench, name, fig, label=None):
     skipped = 0 if name.endswith("-distribution") else \
         sum(1 for c in res.cases(bench) if res.runs(bench, c)[0].skipped is not None)
     return (f'<figure class="chart" data-bench="{esc(bench)}" data-name="{esc(name)}" '
-            f'data-skipped="{skipped}"><p class="scroll-cue">Wider than the screen: '
+            f'data-skipped="{skipped}"><p class="chart-title">{esc(title)}</p>'
+            '<p class="scroll-cue">Wider than the screen: '
             "scroll sideways in the box ⇢</p>"
             f'<div class="chart-box"><img alt="{esc(name)} chart{of}" '
             f'style="--w:{width}px; width:{width}px" src="{svg_data_uri(fig)}"></div><figcaption><p><b>What{of}:</b> {prose(what)}</p>'
@@ -295,7 +298,7 @@ def _figures_by_bench(results):
 
 # ---------------------------------------------------------------- tables
 
-def results_table(res, bench, dist=()):
+def results_table(res, bench, dist=(), steps=None):
     """The table of every case of one bench, marks in the last column, and its distribution
     charts, inside a collapsed <details>."""
     rows, flags, every = [], [], []
@@ -338,16 +341,19 @@ def results_table(res, bench, dist=()):
         body += '<p class="note">' + "; ".join(
             f"{esc(k)}: {prose(next(iter(v)) or marksmod.MEANING[k])}"
             for k, v in causes.items()) + "</p>"
-    body += "".join(chart(r, bench, name, fig) for r, name, fig in dist)
+    for r, name, fig in dist:
+        if steps:
+            steps.chart(name)
+        body += chart(r, bench, name, fig)
     return f'<details data-bench="{esc(bench)}"><summary>{esc(label)}</summary>{body}</details>'
 
 
-def tables_section(res, dist):
+def tables_section(res, dist, steps=None):
     note = ('<p class="note">mean ± sd: across repeats when there are several, otherwise the '
             "samples' stddev; percentiles are averaged across repeats. Click a family to open "
             "it.</p>")
-    return note + "\n".join(results_table(res, b, [d for d in dist.get(b, []) if d[0] is res])
-                            for b in res.benches())
+    return note + "\n".join(results_table(res, b, [d for d in dist.get(b, []) if d[0] is res],
+                                          steps) for b in res.benches())
 
 
 def machine_section(results):
@@ -421,9 +427,30 @@ def unmeasured_line(res, bench, reasons, label=None):
                                                       else "") + "</p>")
 
 
-def page(results, references=()):
+class _Progress:
+    """How far the page's charts are, through say(line): at the first chart and then at most
+    every EVERY_S seconds, so that a long page is never silent and a short one says little."""
+    EVERY_S = 5.0
+
+    def __init__(self, say, total):
+        import time
+        self.say, self.total, self.done = say, total, 0
+        self.start = self.last = time.monotonic() - self.EVERY_S
+
+    def chart(self, name):
+        import time
+        now = time.monotonic()
+        self.done += 1
+        if self.say and (self.done == 1 or now - self.last >= self.EVERY_S):
+            self.say(f"chart {self.done} of {self.total} ({name}), "
+                     f"{now - self.start - self.EVERY_S:.0f} s")
+            self.last = now
+
+
+def page(results, references=(), progress=None):
     """The whole report for a list of Results (the first is the comparison baseline), with
-    reference machines beside the first when given."""
+    reference machines beside the first when given; progress(line), when given, hears how far
+    the charts are."""
     labels = ", ".join(r.label for r in results)
     many = len(results) > 1
     created = [summary.when(r.meta.get("created")) for r in results if r.meta.get("created")]
@@ -443,10 +470,12 @@ def page(results, references=()):
         body.append(summary_section(r, references if r is results[0] else (), seen))
     body.append("</section>")
     main, dist = _figures_by_bench(results)
+    steps = _Progress(progress, sum(len(v) for d in (main, dist) for v in d.values()))
     empty = [(r, plots.unmeasured(r)) for r in results]
     body.append('<section id="charts"><h2>One chart per family</h2>')
     for bench in dict.fromkeys(b for r in results for b in r.benches()):
         for r, name, fig in main.get(bench, []):
+            steps.chart(name)
             body.append(chart(r, bench, name, fig, r.label if many else None))
         for r, e in empty:
             if bench in e:
@@ -464,7 +493,7 @@ def page(results, references=()):
     for r in results:
         if many:
             body.append(f"<h3>{esc(r.label)}</h3>")
-        body.append(tables_section(r, dist))
+        body.append(tables_section(r, dist, steps))
     body.append("</section>")
     body += ['<section id="machine"><h2>Machine and run</h2>',
              "<details><summary>Every field the files give</summary>",

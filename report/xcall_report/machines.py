@@ -13,6 +13,7 @@ import re
 import shutil
 
 from . import cases as casenames
+from . import marks as marksmod
 from .load import InputError, load
 from .plots import human
 from .stats import aggregate
@@ -75,8 +76,15 @@ def _call(res):
     return human(*v) if v else None
 
 
+def _ipi(res, case):
+    """A kernel IPI record's p50, or None where it was not measured or sent no IPI."""
+    if marksmod.NO_IPI in marksmod.of_runs(res.runs("kernel", case)):
+        return None
+    return _val(res, "kernel", case)
+
+
 def _kernel_ipi(res):
-    v = _val(res, "kernel", "compare/kernel-ipi") or _val(res, "kernel", "ipi/normal")
+    v = _ipi(res, "compare/kernel-ipi") or _ipi(res, "ipi/normal")
     return human(*v) if v else None
 
 
@@ -97,8 +105,7 @@ def _nowait(res):
 
 
 def _kernel_call(res):
-    k, c = _val(res, "kernel", "compare/kernel-ipi"), _val(res, "kernel",
-                                                         "compare/libxcall-polling")
+    k, c = _ipi(res, "compare/kernel-ipi"), _val(res, "kernel", "compare/libxcall-polling")
     if not k or not c or c[0] <= 0:
         return None
     return _x(k[0] / c[0])

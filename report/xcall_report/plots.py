@@ -114,12 +114,38 @@ def _figure(res, title, width, height, nrows=1, ncols=1, notes=(), **grid):
     """A figure with its axes; notes are lines written above the machine at the bottom, grid
     goes to subplots (sharey, gridspec_kw)."""
     fig = Figure(figsize=(width, height), layout="constrained")
+    # the layout's padding at the sides outside fit_texts' margin: texts the layout placed
+    # there fit as they are, and fit_texts draws a figure once or twice, not its every try
+    pad = (FIT_MARGIN + 2) / fig.dpi
+    fig.get_layout_engine().set(w_pad=pad)
     axes = fig.subplots(nrows, ncols, squeeze=False, **grid)
     fig.suptitle(title, fontsize=12, fontweight="bold")
     # supxlabel: the layout keeps room for it below everything else
-    fig.supxlabel("\n".join([*notes, host_line(res)]), x=0.005, ha="left", fontsize=7,
+    fig.supxlabel("\n".join([*notes, host_line(res)]), x=pad / width, ha="left", fontsize=7,
                   color="#555")
     return fig, axes
+
+
+def title(fig):
+    """A figure's title, in one line: its suptitle, or what take_title took out."""
+    t = fig._suptitle
+    return " ".join(t.get_text().split()) if t is not None else getattr(fig, "xcall_title", "")
+
+
+def take_title(fig):
+    """Take a figure's title (its suptitle) out of it and return the text (title() still
+    says it): the page writes it as its own heading above the chart, where it wraps at any
+    width, instead of a line that a phone's scroll box cuts."""
+    text = title(fig)
+    t = fig._suptitle
+    if t is not None:
+        # the figure gives up the line the title took (its size and the layout's padding
+        # around it), so the heading above it does not make the page longer
+        fig.set_figheight(fig.get_figheight() - t.get_fontsize() * 1.6 / 72)
+        t.remove()
+        fig._suptitle = None
+        fig.xcall_title = text
+    return text
 
 
 def summaries(res, bench):
@@ -988,18 +1014,20 @@ def texts(fig):
             and id(t) not in hidden]
 
 
-def outside(fig, renderer=None, slack=1.0):
-    """[(text, extent)] of the texts that reach past the figure's edges, in display pixels;
-    without a renderer the figure is drawn first (with Agg), as a savefig would."""
+def outside(fig, renderer=None, slack=1.0, slack_y=None):
+    """[(text, extent)] of the texts that reach past the figure's edges, in display pixels
+    (slack past the sides, slack_y past the top and bottom: slack when not given); without a
+    renderer the figure is drawn first (with Agg), as a savefig would."""
     if renderer is None:
         FigureCanvasAgg(fig)
         fig.draw_without_rendering()
         renderer = fig.canvas.get_renderer()
     W, H = fig.bbox.width, fig.bbox.height
+    sy = slack if slack_y is None else slack_y
     out = []
     for t in texts(fig):
         b = t.get_window_extent(renderer)
-        if b.x0 < -slack or b.y0 < -slack or b.x1 > W + slack or b.y1 > H + slack:
+        if b.x0 < -slack or b.y0 < -sy or b.x1 > W + slack or b.y1 > H + sy:
             out.append((t, b))
     return out
 
@@ -1038,7 +1066,9 @@ def fit_texts(fig, tries=6):
     for _ in range(tries):
         fig.draw_without_rendering()
         renderer = fig.canvas.get_renderer()
-        bad = outside(fig, renderer, slack=-FIT_MARGIN)   # a margin: other DPIs, hinting
+        # a margin at the sides (other DPIs, hinting), where wrapping brings a text in; top
+        # and bottom only what is past the edge: a text the layout put there fits
+        bad = outside(fig, renderer, slack=-FIT_MARGIN, slack_y=1.0)
         for ax in fig.axes:             # a value written past its axes' frame
             bad += [(t, t.get_window_extent(renderer)) for t in ax.texts
                     if isinstance(t, Annotation) and t.get_visible() and t.get_text()

@@ -262,18 +262,35 @@ def call(r):
 def kernel(r):
     """The kernel IPI: the compare probe's when it ran (one number beside libxcall's call,
     measured alternating with it), else the ipi probe's; the other probe's figure and the
-    pingpong card's call are said with why they differ."""
+    pingpong card's call are said with why they differ. A record is an IPI's cost only when
+    its target counted about one function-call interrupt a call (marks.IPI_PROVEN): one that
+    did not is never shown as one, and the card says what happened instead."""
     title = "A kernel IPI"
     if not r.has("kernel"):
         return _absent("kernel", title, "kernel", "the host kernel's IPIs")
-    paired = r.measured("kernel", "compare/kernel-ipi") and \
-        r.measured("kernel", "compare/libxcall-polling")
-    case = "compare/kernel-ipi" if paired else \
-        next((c for c in ("ipi/normal", "compare/kernel-ipi") if r.measured("kernel", c)), None)
-    if case is None:
+    measured = [c for c in ("compare/kernel-ipi", "ipi/normal") if r.measured("kernel", c)]
+    if not measured:
         why = r.skipped("kernel", "ipi/normal") or r.skipped("kernel", "compare") or \
             "its run has no ipi probe"
         return Figure("kernel", title, "", [f"Not measured: {why}."], present=False)
+    unproven = {c: marksmod.of_runs(r.res.runs("kernel", c)).get(marksmod.NO_IPI)
+                for c in measured}
+    proven = [c for c in measured if not unproven[c]]
+    if not proven:
+        case = measured[0]
+        sentences = [f"No IPI figure: kernel/{case} is not an IPI's cost. {unproven[case]}."]
+        if len(measured) > 1:
+            cal = r.param("kernel", measured[1], "CAL_per_op_target")
+            sentences.append(f"The ipi probe's own run (kernel/{measured[1]}) proves none either"
+                             + (f" ({cal:.2f} function-call interrupts a call)." if cal is not None
+                                else "."))
+        sentences.append("Its time is in the kernel table, marked no IPI; xcall-bench kernel "
+                         "compare on a quieter machine measures the IPI.")
+        return Figure("kernel", title, "no IPI sent", sentences, present=False,
+                      marks={marksmod.NO_IPI: unproven[case]},
+                      sources=[f"kernel/{c} (function-call interrupts)" for c in measured])
+    case = proven[0]
+    paired = case == "compare/kernel-ipi" and r.measured("kernel", "compare/libxcall-polling")
     s = r.case("kernel", case)
     unit = r.unit("kernel", case)
     target = r.param("kernel", case, "target")
@@ -297,8 +314,12 @@ def kernel(r):
         other = []
         if r.measured("kernel", "ipi/normal"):
             n = r.res.runs("kernel", "ipi/normal")
-            other.append(f"the ipi probe's own run gave {human(aggregate(n)['p50'], n[0].unit)}"
-                         " (kernel/ipi/normal)")
+            if unproven.get("ipi/normal"):
+                other.append("the ipi probe's own run sent no IPI to time (kernel/ipi/normal: "
+                             f"{unproven['ipi/normal']})")
+            else:
+                other.append(f"the ipi probe's own run gave {human(aggregate(n)['p50'], n[0].unit)}"
+                             " (kernel/ipi/normal)")
         if r.measured("pingpong", "libxcall-polling"):
             pp = r.res.runs("pingpong", "libxcall-polling")
             other.append(f"the call card's {human(aggregate(pp)['p50'], pp[0].unit)} is "
@@ -311,6 +332,10 @@ def kernel(r):
     else:
         marks = r.take_marks()
         sentences.append(text + ".")
+        if unproven.get("compare/kernel-ipi"):
+            sentences.append("The compare probe's run, which sets it beside libxcall's call, sent "
+                             f"no IPI to time (kernel/compare/kernel-ipi: "
+                             f"{unproven['compare/kernel-ipi']}).")
     return Figure("kernel", title, human(s["p50"], unit), sentences, marks=marks,
                   sources=sources)
 

@@ -8,6 +8,8 @@
 #   - the README's example, its text taken from README.md (the ```c block under
 #     "libxcall in brief"), builds warning-free and runs in each, linked against
 #     libxcall.so; so does tests/api/cxx.cpp in each C++ standard;
+#   - the README's static recipe (its `cc ... build/libxcall.a` line) builds the example
+#     from the repository's root and it runs;
 #   - every public struct has the same size and field offsets in every build
 #     (tests/api/layout.c);
 #   - libxcall.so exports exactly the functions xcall.h declares with XC_API.
@@ -39,6 +41,27 @@ EXAMPLE="$OUT/readme-example.c"
 if tests/api/readme-example.sh README.md "$EXAMPLE"; then
 	ok "README.md: the example's text found ($(wc -l <"$EXAMPLE") lines)"
 else bad "README.md: the example's text not found"; fi
+
+# The README's own static recipe, the `cc ... build/libxcall.a` line of its first ```sh block
+# under "libxcall in brief", run as a reader runs it from the repository's root: the example
+# as app.c, the build directory as BUILD names it (a missing -Iinclude fails here).
+recipe=$(awk '/^## / { in_brief = ($0 == "## libxcall in brief") }
+	in_brief && /^```sh$/ { sh = 1; next }
+	sh && /^```$/ { exit }
+	sh && /^cc .*build\/libxcall\.a/ { sub(/[ \t]*#.*/, ""); print; exit }' README.md)
+if [ -z "$recipe" ]; then
+	bad "README.md: no \`cc ... build/libxcall.a\` line in a \`\`\`sh block under \"libxcall in brief\""
+else
+	mkdir -p "$OUT/recipe"
+	cp "$EXAMPLE" "$OUT/recipe/app.c"
+	# the recipe's words: app.c and -o app in a scratch directory, build/ as $BUILD
+	cmd=$(printf '%s\n' "$recipe" | sed -e "s|build/libxcall\.a|$BUILD/libxcall.a|" \
+		-e "s| app\.c | $OUT/recipe/app.c |" -e "s|-o app\$|-o $OUT/recipe/app|")
+	case "$cmd" in *"-o $OUT/recipe/app"*) ;; *) cmd="$cmd -o $OUT/recipe/app" ;; esac
+	if sh -c "$cmd" >"$OUT/recipe/log" 2>&1 && "$OUT/recipe/app" >/dev/null; then
+		ok "README.md's static recipe builds and runs: $recipe"
+	else bad "README.md's static recipe: $recipe (see $OUT/recipe/log)"; fi
+fi
 
 # build NAME COMPILER STDFLAG SOURCE [more flags]: compile and link quietly, the log kept
 build() {

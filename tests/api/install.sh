@@ -9,7 +9,7 @@
 #     and loads the staged $SONAME (xcall.pc's rpath), printing what the README says;
 #   - `make uninstall PREFIX=<stage>` removes every file install wrote.
 # Usage: tests/api/install.sh BUILD_DIR   (MAKE, CC, CXX and SONAME from the environment:
-# the Makefile exports SONAME, the library's soname, libxcall.so.MAJOR.MINOR)
+# the Makefile exports SONAME, the library's soname, libxcall.so.MAJOR)
 set -u
 SONAME=${SONAME:?the Makefile exports SONAME}
 BUILD=${1:-build}

@@ -2,6 +2,10 @@
 //! the header's layout (every struct's size, alignment, fields' offsets and sizes, every
 //! XC_* constant) that the layout test compares with the Rust declarations. The table is
 //! written from include/xcall.h itself, so a field added there shows up in it by name.
+//!
+//! The C sources: the repository's own (../../../src and include) when the crate is built
+//! inside it, else the copy that `make rust-package` vendors into csrc/ before `cargo
+//! package`, which is how a packaged crate carries them.
 
 use std::env;
 use std::fmt::Write as _;
@@ -10,7 +14,17 @@ use std::path::{Path, PathBuf};
 
 fn main() {
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
-    let root = manifest.join("../../..");
+    let root = [manifest.join("../../.."), manifest.join("csrc")]
+        .into_iter()
+        .find(|r| r.join("include/xcall.h").is_file() && r.join("src").is_dir())
+        .unwrap_or_else(|| {
+            panic!(
+                "libxcall's C sources: neither {} (the repository) nor {} (vendored by `make \
+                 rust-package`) holds include/xcall.h and src/",
+                manifest.join("../../..").display(),
+                manifest.join("csrc").display()
+            )
+        });
     let include = root.join("include");
     let src = root.join("src");
     let header = include.join("xcall.h");
