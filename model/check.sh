@@ -623,9 +623,9 @@ echo "model: ${#NAMES[@]} verifications with spin ($(spin -V | head -1)), $JOBS 
 start=$(date +%s)
 running=0
 done_=0
-# a progress line every 20 s, counted from the results written, so a long run never looks
+# a progress line every 15 s, counted from the results written, so a long run never looks
 # stuck, even while one verification takes minutes (a loaded machine)
-(while sleep 20; do
+(while sleep 15; do
 	echo "model: $(find "$OUT" -name result -size +0 | wc -l) of ${#NAMES[@]} done, $(( $(date +%s) - start )) s"
 done) &
 ticker=$!
