@@ -7,8 +7,8 @@
  * overcommitted machine one takes 0.2-22 s (a 16-vCPU TCG guest beside
  * other work, with a second process making its own): calls waited behind
  * them for half a minute, and a fork child beside a busy parent took 48-96
- * s instead of 3. Here the test interposes the C library's syscall(2),
- * through which libxcall asks for membarriers, and makes each take SLOW_MS.
+ * s instead of 3. Here the test interposes the C library's syscall(2)
+ * (membarrier-hook.h) and makes each of libxcall's membarriers take SLOW_MS.
  * A sender makes bursts of nowait calls to a worker that sleeps as soon as
  * it is idle, each burst after the worker fell asleep: the runtime's first
  * sleep times membarrier and finds it slow (src/proto/barrier.c),
@@ -20,13 +20,9 @@
  * Needs a dynamic build (dlsym finds the C library's syscall) and a kernel
  * with expedited private membarriers; skips otherwise.
  */
-#include "test.h"
+#include "membarrier-hook.h"
 #include "base/internal.h"
-#include <dlfcn.h>
-#include <linux/membarrier.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #define SLOW_MS	  50	/* each membarrier: far over the library's bound for a slow one */
@@ -34,7 +30,6 @@
 #define BURSTS	  12
 #define BURST	  4	/* calls a burst: the second on finds the ring linked and may skip its fence */
 
-static long (*libc_syscall)(long, ...);
 static _Atomic int slowed;		/* membarriers delayed */
 static _Atomic long delayed;
 static long timed;			/* delayed before xc_exit, whose own membarrier is not the workers' */
@@ -42,25 +37,13 @@ static _Atomic long ran, wrong;
 static _Atomic int reports;
 static int target;
 
-/*
- * libxcall's membarriers, futexes and the rest come here. Six arguments
- * are passed on whatever the call took, as the C library's own syscall()
- * does: the unused ones are ignored by the kernel.
- */
-long syscall(long nr, ...)
+/* Each of libxcall's membarriers, while slowed, takes SLOW_MS. */
+static void t_membarrier_hook(void)
 {
-	long a[6];
-	va_list ap;
-
-	va_start(ap, nr);
-	for (int i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);
-	va_end(ap);
-	if (nr == __NR_membarrier && a[0] == MEMBARRIER_CMD_PRIVATE_EXPEDITED && atomic_load(&slowed)) {
+	if (atomic_load(&slowed)) {
 		atomic_fetch_add(&delayed, 1);
 		t_sleep_ms(SLOW_MS);
 	}
-	return libc_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 static void count(void *arg)
@@ -75,13 +58,6 @@ static void report(void *ctx, const char *line)
 	if (strstr(line, "membarrier"))
 		atomic_fetch_add(&reports, 1);
 	fprintf(stderr, "ring-slow-barrier: report: %s\n", line);
-}
-
-static bool membarrier_expedited(void)
-{
-	long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-
-	return cmds >= 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED);
 }
 
 /* BURSTS bursts to the target, each after its worker fell asleep; the target's membarriers. */
@@ -115,11 +91,7 @@ int main(void)
 	uint64_t paid;
 	pid_t pid;
 
-	libc_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
-	if (!libc_syscall)
-		t_skip("no C library syscall() to pass calls on to (a static build)");
-	if (!membarrier_expedited())
-		t_skip("membarrier has no private expedited command here: every call fences");
+	t_membarrier_hook_setup();
 	CHECK(sched_getaffinity(0, sizeof(mine), &mine) == 0);
 	for (int c = 0; c < CPU_SETSIZE; c++)
 		if (CPU_ISSET(c, &mine))

@@ -1,49 +1,36 @@
 /*
  * stuck-in-barrier: a waiting call stuck behind a worker inside membarrier(2)
- * is reported as such. Before a worker sleeps it may run a membarrier for
- * its rings' owners (src/proto/barrier.c), and it runs no call until the
- * kernel returns; its idle word still says it polls, so the report read
- * "idle, polling", a worker that seemed to ignore its calls. Here the test
- * interposes the C library's syscall(2) and holds the first worker that asks
- * for an expedited membarrier there until the stuck report about its CPU
- * has come; that report must say the worker is in membarrier. The call then
- * runs once, on its CPU.
+ * is reported as such. Before a worker sleeps, or at its first idle moment
+ * after ring calls, it may run a membarrier for its rings' owners
+ * (src/proto/barrier.c), and it runs no call until the kernel returns; its
+ * idle word still says it polls, so the report read "idle, polling", a
+ * worker that seemed to ignore its calls. Here the test interposes the C
+ * library's syscall(2) (membarrier-hook.h) and holds the first worker that
+ * asks for an expedited membarrier until a stuck report has come; that
+ * report must say the worker is in membarrier. The call then runs once, on
+ * its CPU.
  *
  * Needs a dynamic build (dlsym finds the C library's syscall) and a kernel
  * with expedited private membarriers; skips otherwise.
  */
 #include "reports.h"
+#include "membarrier-hook.h"
 #include "base/internal.h"
-#include <dlfcn.h>
-#include <linux/membarrier.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <sys/syscall.h>
 
-static long (*libc_syscall)(long, ...);
 static _Atomic int hold;		/* the next expedited membarrier waits for the report */
 static _Atomic int held_cpu = -1;	/* the CPU of the worker held in one */
 static _Atomic long ran, wrong;
 
-long syscall(long nr, ...)
+/* The first membarrier asked for while hold is set waits for the report. */
+static void t_membarrier_hook(void)
 {
-	long a[6];
-	va_list ap;
-
-	va_start(ap, nr);
-	for (int i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);
-	va_end(ap);
-	if (nr == __NR_membarrier && a[0] == MEMBARRIER_CMD_PRIVATE_EXPEDITED &&
-	    atomic_exchange(&hold, 0)) {
-		int cpu = sched_getcpu();	/* a worker's: pinned */
-
-		atomic_store(&held_cpu, cpu);
-		/* until a call to it is reported stuck, whatever the report says (bounded: 60 s) */
-		for (int i = 0; i < 60000 && !t_reported("stuck call:"); i++)
-			t_sleep_ms(1);
-	}
-	return libc_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (!atomic_exchange(&hold, 0))
+		return;
+	atomic_store(&held_cpu, sched_getcpu());	/* a worker's: pinned */
+	/* until a call to it is reported stuck, whatever the report says (bounded: 60 s) */
+	for (int i = 0; i < 60000 && !t_reported("stuck call:"); i++)
+		t_sleep_ms(1);
 }
 
 static void count(void *arg)
@@ -56,15 +43,9 @@ static void count(void *arg)
 int main(void)
 {
 	struct xc_opts o = { .poll_ns = XC_POLL_NONE, .report = t_capture, .stuck_ms = 50 };
-	long cmds;
 	int cpu;
 
-	libc_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
-	if (!libc_syscall)
-		t_skip("no C library syscall() to pass calls on to (a static build)");
-	cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
-		t_skip("membarrier has no private expedited command here");
+	t_membarrier_hook_setup();
 	CHECK_RET(xc_init(&o), 0);
 	atomic_store(&hold, 1);
 	/* calls to every CPU: the first worker to sleep after them times membarrier (barrier.c) */
