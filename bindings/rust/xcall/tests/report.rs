@@ -10,7 +10,6 @@
 mod common;
 
 use common::{cpus, have_cpus, in_child, throw_bomb};
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::RefCell;
 use std::ffi::CString;
 use std::path::PathBuf;
@@ -18,31 +17,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use xcall::{Attached, CpuSet, ErrorKind, Runtime};
 
-/// Counts the allocations of the process (a child runs one test: they are that test's).
-struct Counting;
-
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: System's allocator, with a count.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::SeqCst);
-        // SAFETY: as the caller promised us.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as the caller promised us.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::SeqCst);
-        // SAFETY: as the caller promised us.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "common/counting.rs"]
+mod counting;
+use counting::ALLOCS;
 
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: counting::Counting = counting::Counting;
 
 /// Where a trace dump fails, and libxcall reports why, from inside `xc_trace_dump`.
 const NOWHERE: &str = "/nonexistent-xcall-dir/trace.json";
