@@ -147,7 +147,7 @@ byte waits;			/* ghost: waits under way, A's and B's */
 /* xc_rings_unlooked: a held ring of A took entries since the last look */
 #define UNLOOKED	(rhead[R_BA] != rlooked[R_BA] || rhead[R_TA] != rlooked[R_TA])
 
-/* A new call @id of program @p, waiting or not, put in ring @r (xc_ring_put: the entry, then head) */
+/* A new call @id of program @p, waiting or not, put in ring @r (ring_put: the entry, then head) */
 inline put(id, p, w, r)
 {
 	atomic {

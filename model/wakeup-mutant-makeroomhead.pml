@@ -3,7 +3,7 @@
  * spin has to find a call written over before it ran, or a head behind
  * tail (model/check.sh requires that).
  *
- * Mutation: xc_ring_wait_room and xc_ring_put (src/proto/ring.c, ring.h) keep
+ * Mutation: xc_ring_wait_room and ring_put (src/run/wait.c, src/api/call.c) keep
  * the head read on entry while make_room serves its own CPU, as the code
  * before the fix did. A call it serves calls the same CPU through the same
  * ring: it writes entry h and publishes h + 1. The outer put then writes

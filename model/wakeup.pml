@@ -40,7 +40,7 @@
  *   src/cpu/follow.c   (FOLLOW) xc_os_elsewhere, the cheap check; xc_os_check
  *                  and xc_os_come_back, the full check, as one read of what
  *                  the OS allows
- *   src/proto/ring.c     (RING) the per-sender call rings: xc_ring_put and
+ *   src/proto/ring.c     (RING) the per-sender call rings: ring_put and
  *                  xc_ring_doorbell (src/proto/ring.h: R1, R2), xc_ring_doorbell_slow
  *                  (R3: the CAS IDLE -> LINKED and the push on callq, S1),
  *                  ring_refused, xc_ring_take_doorbells, ring_run, calls_run
@@ -51,7 +51,7 @@
  *                  xc_owners_barrier (U2': membarrier, or keep_all while
  *                  another's is under way, and xc_idle_wait's retry);
  *                  slot_in_order (src/api/call.c); with NEST (RING and PAIR)
- *                  xc_ring_wait_room, xc_ring_put's second read of head,
+ *                  xc_ring_wait_room, ring_put's second read of head,
  *                  ring_refused's settling of its entry (TAKEN, RETRACTED)
  *                  and the close's closing mode (entry_run, ring_run)
  *   src/cpu/attach.c   (ATTACHED) the attached thread's loop around xc_poll:
@@ -2348,7 +2348,7 @@ queue:
 #if RING
 /*
  * A plain sender with RING: NCALLS calls to CPU 0 through its own ring
- * (ring_call, src/api/call.c; xc_ring_put, xc_ring_doorbell, src/proto/ring.h;
+ * (ring_call, ring_put, src/api/call.c; xc_ring_doorbell, src/proto/ring.h;
  * xc_ring_doorbell_slow, ring_refused, src/proto/ring.c). With RWAIT its last call
  * is XC_WAIT: through the slot if the ring holds nothing of its own untaken
  * (slot_in_order) and the slot can be had, else through the ring, and it
@@ -2458,7 +2458,7 @@ ring_put:
 		ok = (rtail[RI] != OWNHEAD(RI));
 #endif
 		/*
-		 * xc_ring_put: the entry, then R1: head = h + 1 (release), h its own
+		 * ring_put: the entry, then R1: head = h + 1 (release), h its own
 		 * head (its buffered stores forwarded); and xc_ring_doorbell's choice
 		 * on unfenced (its own word: it reads its own last store). Unfenced:
 		 * R1' is skipped, and the head store goes into the store buffer,
@@ -2885,7 +2885,7 @@ proctype nworker(byte me)
 	byte d = 0;		/* ring calls in progress */
 	byte cb[DMAX];		/* level d's call being made */
 	byte idx[DMAX];		/* ... its entry's index */
-	byte hs[DMAX];		/* ... the head read on entry to xc_ring_put */
+	byte hs[DMAX];		/* ... the head read on entry to ring_put */
 	byte from[DMAX];	/* ... who made it */
 	byte sret[DMAX];	/* level d's serve: where it returns */
 	bool sany[DMAX];	/* ... it ran something */
@@ -3057,10 +3057,10 @@ fn_ret:
 
 	/*
 	 * A ring call at level d: cb[d] through ring me to CPU o (ring_call:
-	 * xc_ring_put, then xc_ring_doorbell).
+	 * ring_put, then xc_ring_doorbell).
 	 */
 rc:
-	// @src src/run/wait.h: if (xc_unlikely(h - r->tail_seen == r->size)) {
+	// @src src/api/call.c: if (xc_unlikely(h - r->tail_seen == r->size)) {
 	hs[d] = rhead[me];
 	if
 	:: DIST(hs[d], rtail[me]) == RSIZE -> WITNESS(79); goto mr_loop	/* full */
@@ -3134,9 +3134,9 @@ mr_doorbell:
 	fi;
 	goto mr_loop;
 
-	/* xc_ring_put: the entry, head = h + 1 (release); R1' (every call fences here) */
+	/* ring_put: the entry, head = h + 1 (release); R1' (every call fences here) */
 put:
-	// @src src/run/wait.h: /* calls served while it waited may have put entries of their own: read it again */
+	// @src src/api/call.c: /* calls served while it waited may have put entries of their own: read it again */
 	// @src src/proto/ring.h: atomic_store_explicit(&r->head, h + 1, memory_order_release);
 	atomic {
 #ifndef MUTANT_MAKEROOMHEAD

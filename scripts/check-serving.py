@@ -33,7 +33,7 @@ RUNNERS = {
 
 # (file, function) -> what the wait reads again after each serve
 WAITS = {
-    ("wait.c", "xc_ring_wait_room"): "head and tail, at every pass (xc_ring_room; xc_ring_put reads head again)",
+    ("wait.c", "xc_ring_wait_room"): "head and tail, at every pass (xc_ring_room; ring_put reads head again)",
     ("wait.c", "xc_pool_wait"): "the pool's free list and its returned list, at every pass (xc_pool_try)",
     ("hotplug.c", "lock_spin"): "a trylock, its own ctl and its lock_wait at every pass; holds nothing",
     ("hotplug.c", "offline_wait"): "the offline completion; holds nothing half-done",

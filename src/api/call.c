@@ -165,6 +165,30 @@ static int check_mask_call(const cpu_set_t *mask, xc_func_t fn, unsigned flags)
 	return xc_rt_accepting() ? 0 : -ENXIO;
 }
 
+/*
+ * Owner: write one entry and publish it; its index in *idx. The caller
+ * then rings the doorbell (xc_ring_doorbell) before it returns to the
+ * application, after publishing every entry of a many call. The ring full:
+ * it waits for room (xc_ring_wait_room), or gets its error: -ENOMEM in the
+ * urgent handler, which must not wait; -ENXIO if the CPU is closed.
+ */
+static inline int ring_put(struct xc_ring *r, xc_func_t fn, void *arg, uint32_t flow, uint32_t *idx)
+{
+	/* relaxed: only the owner writes head */
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+	if (xc_unlikely(h - r->tail_seen == r->size)) {
+		int err = xc_ring_wait_room(r);
+
+		if (err)
+			return err;
+		/* calls served while it waited may have put entries of their own: read it again */
+		h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	}
+	*idx = xc_ring_push(r, h, fn, arg, flow);
+	return 0;
+}
+
 /* Whether a call goes through the sender's ring; else as a descriptor on a shared list. */
 static inline bool via_ring(unsigned flags)
 {
@@ -181,7 +205,7 @@ static inline __attribute__((always_inline)) int ring_call(struct xc_cpu *c, xc_
 	if (xc_unlikely(!r))
 		return -ENOMEM;
 	xc_trace(XC_EV_QUEUE, c->life.cpu, flow, traced_fn);
-	int err = xc_ring_put(r, fn, arg, flow, &idx);
+	int err = ring_put(r, fn, arg, flow, &idx);
 
 	if (xc_unlikely(err))
 		return err;
@@ -472,7 +496,7 @@ static int many_ring(const int *targets, int nt, xc_func_t fn, void *arg, unsign
 
 		xc_trace(XC_EV_QUEUE, targets[i], flow, (const void *)fn);
 		/* room was made above in the handler; elsewhere put waits for it, or the CPU is closed */
-		if (xc_ring_put(rings[i], put_fn, put_arg, flow, &idx[i])) {
+		if (ring_put(rings[i], put_fn, put_arg, flow, &idx[i])) {
 			rings[i] = NULL;
 			xc_complete(sync);	/* went offline meanwhile: skipped */
 		}

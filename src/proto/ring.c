@@ -68,7 +68,7 @@
  *     doorbell is settled above, at once.
  *   - A wait that serves calls holds no half-done operation that a served
  *     call can reach (wait.c, "Serving while waiting"). Here: the wait for
- *     room re-reads head at every pass, and xc_ring_put reads it again
+ *     room re-reads head at every pass, and ring_put reads it again
  *     after the room is made.
  *
  * == Lifetime ==

@@ -197,7 +197,7 @@ static inline uint32_t xc_ring_push(struct xc_ring *r, uint32_t h, xc_func_t fn,
 int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx);
 
 /*
- * Owner, after xc_ring_put(): make sure the worker will look at @r. A
+ * Owner, after ring_put(): make sure the worker will look at @r. A
  * linked ring is already its worker's to run (one load of the owner's own
  * line): xc_ring_rides() says so, true. An idle one is linked into the
  * worker's callq (xc_ring_doorbell_slow: one CAS and one push, a kick if

@@ -58,7 +58,7 @@
  *
  * == A ring's doorbell (ring.c): why no ring call is stranded ==
  *
- * Owner (xc_ring_put, _doorbell):        Worker (xc_rings_release), before
+ * Owner (ring_put, xc_ring_doorbell):    Worker (xc_rings_release), before
  *                                          it may sleep, on every held ring:
  *   R1 store entry, head (release)         U1 state = IDLE
  *   R1' seq_cst fence                      U2 seq_cst fence

@@ -447,7 +447,7 @@ static int plain_wait(const struct wait_ref *r, uint64_t deadline_ns, struct xc_
 
 /*
  * The one waiting loop of the library, after its first phase, a short spin
- * without the clock (xc_completion_spin in internal.h). A worker keeps running
+ * without the clock (xc_completion_spin, wait.h). A worker keeps running
  * the calls queued to its own CPU meanwhile, so two workers that wait on
  * each other do not deadlock. @deadline_ns (0: none) bounds the wait; @st,
  * if not NULL, reports the wait when it gets stuck.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wait.h - waiting for a call to complete (wait.c): after the completion's
- * first spin (proto/completion.h), the rest, and the worker's share of any wait
+ * wait.h - waiting for a call to complete (wait.c): the first spin inline,
+ * the rest, and the worker's share of any wait
  */
 #ifndef XC_WAIT_H
 #define XC_WAIT_H
@@ -50,6 +50,37 @@ struct xc_waitinfo {
 #define XC_DEADLOCK_LOOK_NS 1000000L
 #define XC_DEADLOCK_LOOK_LOCK_NS 50000L	/* while a worker it waits on waits for the hotplug lock */
 
+/* Whether completion word @w is done: no count left (@busy 0), or the @busy bit clear. */
+static inline bool xc_completion_word_done(uint32_t w, uint32_t busy)
+{
+	return !(w & (busy ? busy : XC_DONE_COUNT));
+}
+
+/* Every waiter first spins this often without reading the clock. */
+#define XC_WAITER_FAST_SPINS 256
+
+/*
+ * The first phase of every wait: a short spin without the clock, inline
+ * because most calls complete in it, and on the path from seeing a
+ * completion back to the caller every call and every setup lengthens the
+ * round trip. A worker that finds its own calls pending stops, to run them.
+ * True if done.
+ */
+static inline bool xc_completion_spin(struct xc__completion *s, uint32_t busy)
+{
+	struct xc_cpu *self = xc_self;
+
+	for (int i = 0; i < XC_WAITER_FAST_SPINS; i++) {
+		/* seq_cst: acquires the callee's effects; a W2 load when the waiter is a worker */
+		if (xc_completion_word_done(atomic_load_explicit(&s->word, memory_order_seq_cst), busy))
+			return true;
+		if (self && xc_calls_pending(self))
+			break;
+		xc_cpu_relax();
+	}
+	return false;
+}
+
 void xc_completion_wait_rest(struct xc__completion *s, uint32_t busy, const struct xc_waitinfo *wi);
 int xc_completion_wait_until(struct xc__completion *s, uint64_t deadline_ns);
 /* A worker's share of any wait: run its own CPU's calls (0 if not a worker); how many ran. */
@@ -68,30 +99,6 @@ static inline struct xc_call *xc_pool_get(void)
 	struct xc_call *call = xc_pool_try();
 
 	return xc_likely(call) ? call : xc_pool_wait();
-}
-
-/*
- * Owner: write one entry and publish it; its index in *idx. The caller
- * then rings the doorbell (xc_ring_doorbell) before it returns to the
- * application, after publishing every entry of a many call. The ring full:
- * it waits for room (xc_ring_wait_room), or gets its error: -ENOMEM in the
- * urgent handler, which must not wait; -ENXIO if the CPU is closed.
- */
-static inline int xc_ring_put(struct xc_ring *r, xc_func_t fn, void *arg, uint32_t flow, uint32_t *idx)
-{
-	/* relaxed: only the owner writes head */
-	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-
-	if (xc_unlikely(h - r->tail_seen == r->size)) {
-		int err = xc_ring_wait_room(r);
-
-		if (err)
-			return err;
-		/* calls served while it waited may have put entries of their own: read it again */
-		h = atomic_load_explicit(&r->head, memory_order_relaxed);
-	}
-	*idx = xc_ring_push(r, h, fn, arg, flow);
-	return 0;
 }
 
 /*
