@@ -26,10 +26,12 @@ pub struct Plan {
     pub threads: usize,
     /// the shards' loops' poll for answers (`--await-us`)
     pub await_poll: Duration,
+    /// redis-benchmark -r: keys drawn from this many (none: one key a test, its default)
+    pub keyspace: Option<usize>,
 }
 
 impl Plan {
-    fn requests_at(&self, pipeline: usize) -> usize {
+    pub fn requests_at(&self, pipeline: usize) -> usize {
         let n = if pipeline > 1 { self.requests } else { (self.requests / 4).max(1) };
         n.div_ceil(self.clients * pipeline) * self.clients * pipeline // a multiple of -c x -P
     }
@@ -68,6 +70,10 @@ fn load(plan: &Plan, port: u16, pipeline: usize, test: &str) -> Result<[f64; 7],
     args[1] = &list;
     if plan.threads > 1 {
         args.extend(["--threads", &threads]);
+    }
+    let keyspace = plan.keyspace.map(|k| k.to_string());
+    if let Some(k) = &keyspace {
+        args.extend(["-r", k]);
     }
     let out = Command::new("taskset").args(&args).output().map_err(|e| format!("taskset: {e}"))?;
     if !out.status.success() {
@@ -271,10 +277,13 @@ pub fn bench(plan: &Plan, configs: &[&str], label: &str) -> (Vec<String>, String
                     None => measure_redis(plan, pipeline).map(|r| (r, None)),
                 };
                 let params = format!(
-                    "\"shards\": {shards}, \"clients\": {}, \"pipeline\": {pipeline}, \"requests\": {}, \"client_cpus\": {}, \"load1\": {:.2}, \"source\": \"redis-benchmark --csv\"",
+                    "\"shards\": {shards}, \"clients\": {}, \"pipeline\": {pipeline}, \"requests\": {}, \"keyspace\": {}, \"client_cpus\": {}, \"threads\": {}, \"await_us\": {}, \"load1\": {:.2}, \"source\": \"redis-benchmark --csv\"",
                     plan.clients,
                     plan.requests_at(pipeline),
+                    plan.keyspace.unwrap_or(1),
                     json_str(&cpulist(&plan.client_cpus)),
+                    plan.threads,
+                    plan.await_poll.as_micros(),
                     load1()
                 );
                 let (got, report) = match got {
@@ -335,11 +344,12 @@ pub fn bench(plan: &Plan, configs: &[&str], label: &str) -> (Vec<String>, String
     let mut md = String::new();
     let loads_txt = loads.iter().map(|l| format!("{l:.2}")).collect::<Vec<_>>().join(", ");
     md.push_str(&format!(
-        "{label}: {shards} shards on CPUs {}, redis-benchmark on CPUs {} (-c {}, --threads {}), medians of {} rounds, load at each round's start {loads_txt}\n\n",
+        "{label}: {shards} shards on CPUs {}, redis-benchmark on CPUs {} (-c {}, --threads {}, {}), medians of {} rounds, load at each round's start {loads_txt}\n\n",
         cpulist(&plan.cpus),
         cpulist(&plan.client_cpus),
         plan.clients,
         plan.threads,
+        plan.keyspace.map_or("one key a test".to_string(), |k| format!("-r {k}")),
         plan.rounds
     ));
     md.push_str("| config | -P | test | requests/s | p50 ms | p99 ms | server CPU per request |\n|---|--:|---|--:|--:|--:|--:|\n");

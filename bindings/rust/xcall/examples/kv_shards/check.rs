@@ -450,6 +450,57 @@ pub fn check_pipe(mode: Mode, cpus: &[usize], n: usize) -> Result<Option<bool>, 
     Ok(r?.map(|ok| counts_add_up(&report) && ok))
 }
 
+/// The shards' allocations over `rounds` pipelines of `pipeline` requests (GET, SET and INCR
+/// over keys of every shard, all set before), after as many to warm up: `(allocations,
+/// requests)`. A request that allocates shows here once per request.
+pub fn count_allocs(mode: Mode, cpus: &[usize], rounds: usize, pipeline: usize) -> Result<(u64, u64), String> {
+    let shards = cpus.len();
+    let (r, _) = run_server(mode, cpus, 0, AWAIT_POLL, |run: &Running<'_>| -> Result<(u64, u64), String> {
+        let mut c = Client::connect(run.port).map_err(|e| e.to_string())?;
+        let keys: Vec<String> = (0..shards).flat_map(|o| keys_of(o, shards, "alloc:", 4)).collect();
+        let mut out = Vec::new();
+        for (i, k) in keys.iter().enumerate() {
+            out.extend(Client::encode(&[b"SET", k.as_bytes(), format!("{}", 1000 + i).as_bytes()]));
+        }
+        for _ in 0..pipeline {
+            out.extend(Client::encode(&[b"GET", keys[0].as_bytes()]));
+        }
+        let mut stream = Vec::new();
+        for i in 0..pipeline {
+            let k = keys[i % keys.len()].as_bytes();
+            stream.extend(match i % 3 {
+                0 => Client::encode(&[b"GET", k]),
+                1 => Client::encode(&[b"INCR", k]),
+                _ => Client::encode(&[b"SET", k, b"12345"]),
+            });
+        }
+        let mut go = |bytes: &[u8], n: usize| -> Result<(), String> {
+            c.send_raw(bytes).map_err(|e| e.to_string())?;
+            for i in 0..n {
+                match c.reply().map_err(|e| e.to_string())? {
+                    Reply::Error(e) => return Err(format!("reply {i}: -{e}")),
+                    _ => continue,
+                }
+            }
+            Ok(())
+        };
+        go(&out, keys.len() + pipeline)?;
+        let allocs = |srv: &crate::server::Server| -> Result<u64, String> {
+            (0..shards).map(|me| srv.call(me, crate::allocs::this_thread).map_err(|e| e.to_string())).sum()
+        };
+        for _ in 0..rounds {
+            go(&stream, pipeline)?; // the buffers grow to their size here
+        }
+        let before = allocs(run.server)?;
+        for _ in 0..rounds {
+            go(&stream, pipeline)?;
+        }
+        Ok((allocs(run.server)? - before, (rounds * pipeline) as u64))
+    })
+    .map_err(|e| e.to_string())?;
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -490,6 +541,17 @@ mod tests {
         }
         for mode in [Mode::Xcall, Mode::Channel] {
             assert_eq!(check_closing(mode, &cpus, 16, 2000, POLLING), Ok(true), "{mode:?} polling");
+        }
+    }
+
+    #[test]
+    fn a_request_allocates_nothing() {
+        let _g = serial();
+        let cpus = server_cpus(8).unwrap();
+        for mode in Mode::ALL {
+            let (allocs, requests) = count_allocs(mode, &cpus, 40, 500).unwrap();
+            // a few as a buffer meets a bigger batch than before; none per request
+            assert!(allocs * 1000 < requests, "{mode:?}: {allocs} allocations in {requests} requests");
         }
     }
 

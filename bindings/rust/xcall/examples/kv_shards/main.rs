@@ -44,6 +44,7 @@ mod bench;
 mod check;
 mod client;
 mod conn;
+mod profile;
 mod resp;
 mod server;
 mod store;
@@ -65,12 +66,18 @@ const USAGE: &str = "usage: kv_shards [check]            the self-check, every m
        kv_shards bench [options]       every mode and redis-server under redis-benchmark,
                                        alternated round by round
        kv_shards scale [options]       the same at 1, 2, 4, ... shards (a many-core machine)
+       kv_shards profile [options] [--dir D]
+                                       each configuration as a process under perf stat (system
+                                       calls by kind) and callgrind (instructions), a fixed
+                                       redis-benchmark stream (--requests 40000), per request
 options of bench and scale:
   --rounds R          rounds (bench 3, scale 1)
   --requests N        requests a pipelined test (200000); unpipelined tests send N/4
   --clients C         redis-benchmark -c (50)
   --pipelines LIST    redis-benchmark -P values (16,1)
   --tests LIST        redis-benchmark -t tests (set,get,incr)
+  --keyspace K        redis-benchmark -r K: random keys of K (bench: none, one key a test;
+                      scale: 1000000)
   --shards N          bench: shards on the first N CPUs (all); scale: a list (1,2,4,...)
   --client-cpus LIST  where redis-benchmark runs (bench: the last CPU; scale: the last
                       quarter of the CPUs, none of them a shard's)
@@ -82,10 +89,11 @@ options of bench and scale:
 
 /// The options of `cmd` as (name, value) pairs, each one it takes; else the error line.
 fn options(cmd: &str, rest: &[String]) -> Result<Vec<(String, String)>, String> {
-    let bench = ["--await-us", "--rounds", "--requests", "--clients", "--pipelines", "--tests", "--shards", "--client-cpus", "--threads", "--json", "--markdown"];
+    let bench = ["--await-us", "--keyspace", "--rounds", "--requests", "--clients", "--pipelines", "--tests", "--shards", "--client-cpus", "--threads", "--json", "--markdown"];
     let takes: &[&str] = match cmd {
         "serve" => &["--mode", "--port", "--shards", "--await-us"],
         "bench" | "scale" => &bench,
+        "profile" => &["--keyspace", "--requests", "--clients", "--pipelines", "--tests", "--client-cpus", "--json", "--markdown", "--dir", "--await-us"],
         _ => &[],
     };
     let mut out = Vec::new();
@@ -156,6 +164,7 @@ fn plan(cmd: &str, opt: &dyn Fn(&str) -> Option<String>) -> Result<(Plan, Vec<us
     };
     let list = |name: &str| opt(name).map(|v| numbers(&v)).transpose();
     let scale = cmd == "scale";
+    let requests = if cmd == "profile" { 40_000 } else { 200_000 };
     let client_cpus = match list("--client-cpus")? {
         Some(l) => l,
         None if scale => all[all.len() - (all.len() / 4).max(1)..].to_vec(),
@@ -184,7 +193,7 @@ fn plan(cmd: &str, opt: &dyn Fn(&str) -> Option<String>) -> Result<(Plan, Vec<us
     }
     let plan = Plan {
         rounds: num("--rounds", if scale { 1 } else { 3 })?,
-        requests: num("--requests", 200_000)?,
+        requests: num("--requests", requests)?,
         clients: num("--clients", 50)?,
         pipelines: list("--pipelines")?.unwrap_or_else(|| vec![16, 1]),
         tests: opt("--tests").unwrap_or_else(|| "set,get,incr".into()).split(',').map(str::to_string).collect(),
@@ -192,11 +201,34 @@ fn plan(cmd: &str, opt: &dyn Fn(&str) -> Option<String>) -> Result<(Plan, Vec<us
         threads: num("--threads", if scale { client_cpus.len() } else { 1 })?,
         client_cpus,
         await_poll: await_us(opt)?,
+        keyspace: match opt("--keyspace") {
+            Some(_) => Some(num("--keyspace", 1)?),
+            None if scale => Some(1_000_000),
+            None => None,
+        },
     };
     if plan.pipelines.contains(&0) {
         return Err("--pipelines: want positive numbers".into());
     }
     Ok((plan, shards))
+}
+
+/// `profile`: count, print the table, write the files.
+fn run_profile(opt: &dyn Fn(&str) -> Option<String>) -> Result<bool, String> {
+    let (plan, _) = plan("profile", opt)?;
+    let dir = opt("--dir").unwrap_or_else(|| std::env::temp_dir().join("kv_shards-profile").to_string_lossy().into_owned());
+    println!("kv_shards profile: shards on CPUs {:?}, redis-benchmark on CPUs {:?}; counts in {dir}; load {:.2}", plan.cpus, plan.client_cpus, bench::load1());
+    let (records, md) = profile::profile(&plan, &["xcall", "mutex", "channel", "redis-server"], &dir)?;
+    println!("{md}");
+    if let Some(path) = opt("--json") {
+        bench::write_json(&path, &records)?;
+        println!("wrote {path}");
+    }
+    if let Some(path) = opt("--markdown") {
+        std::fs::write(&path, md).map_err(|e| format!("{path}: {e}"))?;
+        println!("wrote {path}");
+    }
+    Ok(true)
 }
 
 /// `--await-us`: how long a loop that awaits answers polls before it sleeps.
@@ -244,6 +276,9 @@ fn self_check() -> Result<bool, String> {
         if cpus.len() > 1 {
             ok &= check::check_closing(mode, &cpus, 16, 2000, server::AWAIT_POLL)?;
         }
+        let (allocs, requests) = check::count_allocs(mode, &cpus, 40, 500)?;
+        println!("{} mode: {allocs} allocations in {requests} requests on keys that exist", mode.name());
+        ok &= allocs * 1000 < requests;
         match check::check_pipe(mode, &cpus, 10_000)? {
             None => println!("redis-cli --pipe: skipped: redis-cli is not installed (Debian's redis-tools)"),
             Some(good) => {
@@ -290,6 +325,7 @@ fn main() -> ExitCode {
             serve(mode, &all[..n], port, await_us(&opt)?).map(|()| true)
         })(),
         "bench" | "scale" => run_bench(cmd, &opt),
+        "profile" => run_profile(&opt),
         "check" => self_check(),
         other => {
             eprintln!("kv_shards: no command {other}\n{USAGE}");

@@ -58,29 +58,28 @@ impl Store {
                 out.extend_from_slice(b"+OK\r\n");
             }
             Op::Incr => {
-                let old = match self.map.get(key) {
-                    None => Some(0),
-                    Some(v) => parse_i64(v),
-                };
-                let Some(old) = old else {
-                    out.extend_from_slice(b"-ERR value is not an integer or out of range\r\n");
-                    return;
-                };
-                let Some(new) = old.checked_add(1) else {
-                    out.extend_from_slice(b"-ERR increment or decrement would overflow\r\n");
-                    return;
-                };
+                // one lookup for a key that is there (the common case), its buffer reused
                 let mut digits = [0u8; 20];
-                let text = format_i64(new, &mut digits);
-                match self.map.get_mut(key) {
+                let text = match self.map.get_mut(key) {
                     Some(v) => {
+                        let Some(old) = parse_i64(v) else {
+                            out.extend_from_slice(b"-ERR value is not an integer or out of range\r\n");
+                            return;
+                        };
+                        let Some(new) = old.checked_add(1) else {
+                            out.extend_from_slice(b"-ERR increment or decrement would overflow\r\n");
+                            return;
+                        };
+                        let text = format_i64(new, &mut digits);
                         v.clear();
                         v.extend_from_slice(text);
+                        text
                     }
                     None => {
-                        self.map.insert(key.to_vec(), text.to_vec());
+                        self.map.insert(key.to_vec(), b"1".to_vec());
+                        b"1"
                     }
-                }
+                };
                 self.incrs += 1;
                 out.push(b':');
                 out.extend_from_slice(text);
