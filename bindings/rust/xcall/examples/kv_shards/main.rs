@@ -136,6 +136,12 @@ fn serve(mode: Mode, cpus: &[usize], port: u16, await_poll: Duration) -> Result<
         let _ = std::io::stdin().read_to_end(&mut sink);
     })
     .map_err(|e| e.to_string())?;
+    for (i, s) in report.shards.iter().enumerate() {
+        println!(
+            "shard {i}: requests {} remote {} forwarded {} batches {} served {} passes {} sleeps {} reads {} writes {}",
+            s.requests, s.remote, s.forwarded, s.batches, s.served, s.passes, s.sleeps, s.reads, s.writes
+        );
+    }
     let t = report.total();
     println!(
         "requests {} ops {} remote {} forwarded {} batches {} passes {} sleeps {} reads {} writes {} epoll_waits {} epoll_ctls {} inbox_wakes {} allocs {}",

@@ -527,7 +527,8 @@ thread_local! {
     static COUNTS: std::cell::Cell<Counts> = std::cell::Cell::new(Counts::default());
     static LISTENER: RefCell<Option<OwnedFd>> = const { RefCell::new(None) };
     static STOP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    static CLOSE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// set by the close call: the loop closes at its top, then answers on it
+    static CLOSE: RefCell<Option<crossbeam_channel::Sender<()>>> = const { RefCell::new(None) };
     /// Channel mode: the shard's store
     static OWN_STORE: RefCell<Store> = RefCell::new(Store::default());
     static INBOX: RefCell<Option<InboxRx>> = const { RefCell::new(None) };
@@ -730,11 +731,12 @@ fn shard_loop(att: Option<&Attached<'_>>, ep: RawFd, efd: Option<RawFd>) -> Resu
         };
         with_server(send_batches);
         with_shard(Shard::flush_dirty);
+        if let Some(closed) = CLOSE.take() {
+            close_shard();
+            let _ = closed.send(());
+        }
         if STOP.get() {
             return Ok(());
-        }
-        if CLOSE.take() {
-            close_shard();
         }
         let awaiting = with_shard(|s| s.in_flight.iter().any(|&n| n > 0)).unwrap_or(false);
         awaiting_since = match (awaiting, awaiting_since) {
@@ -999,11 +1001,13 @@ pub fn run_server<R>(mode: Mode, cpus: &[usize], port: u16, await_poll: Duration
                 (Some(rt), Some(a)) => rt.total_stats().ok().map(|b| stats_delta(&b, &a)),
                 _ => None,
             };
-            // the shards' handles first (each loop drops its own at its top, before it runs
-            // the second call), then ours: Xcall's instances dropped on their CPUs
+            // the shards' handles first (each loop drops its own at its top, which holds no
+            // borrow of it, and answers then), then ours: Xcall's instances dropped on their
+            // CPUs, by the last handle, here
             for me in 0..n {
-                stopper.call(me, || CLOSE.set(true))?;
-                stopper.call(me, || ())?;
+                let (tx, rx) = crossbeam_channel::bounded(1);
+                stopper.send(me, move || CLOSE.set(Some(tx)))?;
+                rx.recv().map_err(|_| Error::from(ErrorKind::Unavailable))?;
             }
             drop(server);
             Ok((out, incrs, ops, xc))
@@ -1014,7 +1018,10 @@ pub fn run_server<R>(mode: Mode, cpus: &[usize], port: u16, await_poll: Duration
         if let Backend::Xcall(h, _) = stopper.backend {
             drop(stopper);
             for &cpu in cpus.iter() {
-                let _ = h.spawn_on(cpu, || STOP.set(true));
+                let r = h.spawn_on(cpu, || STOP.set(true));
+                if r.is_err() {
+                    eprintln!("STOP to {cpu}: {r:?}");
+                }
             }
         } else {
             for me in 0..n {
