@@ -370,6 +370,30 @@ pub fn bench(plan: &Plan, configs: &[&str], label: &str) -> (Vec<String>, String
             }
         }
     }
+    // the goal, as ratios of medians within this run
+    let med = |cfg: &str, p: usize, t: &str, f: fn(&Row) -> f64| rows.get(&(cfg.to_string(), p, t.to_uppercase())).map(|v| median(v.iter().map(f).collect()));
+    if configs.contains(&"xcall") && configs.contains(&"mutex") {
+        md.push_str("\nxcall against the others, medians of this run (rate: higher is better; CPU: lower):\n\n| -P | test | rate / mutex | rate / redis-server | rate / channel | CPU / mutex | CPU / channel |\n|--:|---|--:|--:|--:|--:|--:|\n");
+        for &pipeline in &plan.pipelines {
+            for test in &plan.tests {
+                let x = |cfg: &str, f: fn(&Row) -> f64| -> String {
+                    match (med("xcall", pipeline, test, f), med(cfg, pipeline, test, f)) {
+                        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+                        _ => "-".into(),
+                    }
+                };
+                md.push_str(&format!(
+                    "| {pipeline} | {} | {} | {} | {} | {} | {} |\n",
+                    test.to_uppercase(),
+                    x("mutex", |r| r.rps),
+                    x("redis-server", |r| r.rps),
+                    x("channel", |r| r.rps),
+                    x("mutex", |r| r.cpu_ns),
+                    x("channel", |r| r.cpu_ns)
+                ));
+            }
+        }
+    }
     md.push_str("\nPer request, over each server run (medians of the rounds): system calls the shards made (reads, writes, epoll waits and ctls, eventfd kicks, membarriers), epoll waits and those that slept, kicks, membarriers, allocations, libxcall calls run, ops per forwarded batch, ops on other shards' keys, loop passes:\n\n");
     md.push_str("| config | -P | syscalls | epoll waits | sleeps | kicks | membarriers | allocations | xc calls | ops per batch | remote ops | passes |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for &pipeline in &plan.pipelines {
