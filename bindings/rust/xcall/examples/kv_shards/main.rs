@@ -9,10 +9,10 @@
 //! instance) and sends each other one as a single nowait call (`post_on`: the batch's own box
 //! is the call's argument, nothing allocated). The owner runs it in its loop under its
 //! `&mut Store` and sends the same box back with the answers, which go into each
-//! connection's reply order. A loop that awaits answers polls for them (a while) rather than
-//! sleep, so that the answering shard's call finds it awake and sends no kick. No loop blocks
-//! on a round trip, no lock is taken, and once the buffers have grown a request allocates
-//! nothing.
+//! connection's reply order. A loop that sleeps is woken by libxcall's kick only when it
+//! really sleeps; one that awaits answers may first poll for them (`--await-us`, off by
+//! default: on the 2-vCPU machine it bought nothing, README). No loop blocks on a round
+//! trip, no lock is taken, and once the buffers have grown a request allocates nothing.
 //!
 //! It speaks RESP arrays and inline commands: `PING`, `ECHO`, `SET key value`, `GET key`,
 //! `INCR key`, `DEL key...`, `EXISTS key...` (each key run by its owner, the counts summed:

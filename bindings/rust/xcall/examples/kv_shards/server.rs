@@ -30,7 +30,7 @@ const READ_CHUNK: usize = 64 * 1024;
 /// most twice this: a nowait call never waits for room.
 const IN_FLIGHT: usize = 2;
 /// How long a loop that awaits answers polls for them before it sleeps, by default (see
-/// `wait`).
+/// `wait`): none, as polling bought nothing on the 2-vCPU machine (bindings/rust/README.md).
 pub const AWAIT_POLL: Duration = Duration::from_micros(0);
 const TOK_EVENTFD: u64 = 0;
 const TOK_LISTENER: u64 = 1;
