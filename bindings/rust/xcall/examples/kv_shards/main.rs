@@ -255,7 +255,11 @@ fn run_bench(cmd: &str, opt: &dyn Fn(&str) -> Option<String>) -> Result<bool, St
     for &n in &shards {
         let plan = Plan { cpus: base.cpus[..n].to_vec(), ..base.clone() };
         let label = format!("kv_shards {cmd}");
-        println!("{label}: {n} shards on CPUs {:?}, redis-benchmark on CPUs {:?}; load {:.2}", plan.cpus, plan.client_cpus, bench::load1());
+        let load = bench::load1();
+        println!("{label}: {n} shards on CPUs {:?}, redis-benchmark on CPUs {:?}; load {load:.2}", plan.cpus, plan.client_cpus);
+        if load > 0.5 {
+            eprintln!("{label}: load {load:.2}: other work shares the CPUs, and the rates will show it; rerun when the machine is quiet");
+        }
         let (r, md, good) = bench::bench(&plan, &configs, &label);
         println!("{md}");
         records.extend(r);
