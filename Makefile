@@ -48,13 +48,17 @@ all: lib examples
 # Debian packages, per command; each fragment adds its own. APT_RUN_PACKAGES: what `make run`
 # uses (its deps-run installs only those); APT_PACKAGES: what `make check` uses besides.
 # `make deps` installs all three; each installs only what is missing. APT_RUST_PACKAGES: what
-# `make check-rust` uses (redis-benchmark, which loads examples/kv_shards.rs in its test).
+# `make check-rust` uses (redis-benchmark and redis-cli, which load examples/kv_shards in its
+# tests).
 APT_RUN_PACKAGES := liburing-dev
 APT_PACKAGES := pkgconf liburing-dev
 APT_RUST_PACKAGES := redis-tools
 # APT_KV_PACKAGES: what `make bench-kv` uses (deps-kv, not in `make deps`): Debian's
 # redis-server, the one-thread server it compares with, and redis-benchmark
 APT_KV_PACKAGES := redis-tools redis-server
+# APT_KV_PROFILE_PACKAGES: what `make profile-kv` adds: perf (system calls by tracepoint) and
+# valgrind (callgrind's instruction counts)
+APT_KV_PROFILE_PACKAGES := linux-perf valgrind
 
 lib: $(LIB_A) $(LIB_SO) $(PC_FILE)
 
@@ -164,13 +168,26 @@ rust-package:
 	@test -x "$(CARGO)" || { echo "rust-package: cargo not found (rustup's stable toolchain, ~/.cargo/bin)" >&2; exit 2; }
 	$(RUST_PATH) scripts/rust-package.sh $(CARGO) $(CARGO_PACKAGE_FLAGS)
 
-# bench-kv: examples/kv_shards.rs under redis-benchmark, beside a mutex per shard, crossbeam
-# channels and Debian's redis-server (bindings/rust/README.md); the client pinned to the last
-# CPU. KV_ARGS adds to the bench's (e.g. KV_ARGS="--rounds 1 --requests 20000").
+# bench-kv: examples/kv_shards under redis-benchmark, beside a mutex per shard, crossbeam
+# channels and Debian's redis-server (bindings/rust/README.md), the configurations alternated
+# round by round; SET, GET and INCR at -c 50, -P 16 and unpipelined; the client pinned to the
+# last CPU. Writes results/kv.json and the tables in results/kv.md. KV_ARGS adds to the
+# bench's (e.g. KV_ARGS="--rounds 1 --requests 20000"; kv_shards --help lists them).
+# bench-kv-scale: the same at 1, 2, 4, ... shards on a machine of 8-64 CPUs, redis-benchmark
+# (one thread per client CPU) on the last quarter of the CPUs, none a shard's
+# (results/kv-scale.json, .md). profile-kv: each configuration as a process under perf stat
+# and callgrind, a fixed request stream, per request (results/kv-profile.json, .md).
 KV_ARGS ?=
-.PHONY: bench-kv
-bench-kv: deps-kv
-	@test -x "$(CARGO)" || { echo "bench-kv: cargo not found (rustup's stable toolchain, ~/.cargo/bin)" >&2; exit 2; }
+KV_BIN = target/release/examples/kv_shards
+.PHONY: bench-kv bench-kv-scale profile-kv kv-build
+kv-build:
+	@test -x "$(CARGO)" || { echo "kv: cargo not found (rustup's stable toolchain, ~/.cargo/bin)" >&2; exit 2; }
 	@mkdir -p results
-	cd bindings/rust && $(RUST_PATH) $(CARGO) build -j2 --release --example kv_shards && \
-		target/release/examples/kv_shards bench --json ../../results/kv.json $(KV_ARGS)
+	cd bindings/rust && $(RUST_PATH) $(CARGO) build -j2 --release --example kv_shards
+bench-kv: deps-kv kv-build
+	cd bindings/rust && $(KV_BIN) bench --json ../../results/kv.json --markdown ../../results/kv.md $(KV_ARGS)
+bench-kv-scale: deps-kv kv-build
+	cd bindings/rust && $(KV_BIN) scale --json ../../results/kv-scale.json --markdown ../../results/kv-scale.md $(KV_ARGS)
+profile-kv: deps-kv kv-build
+	@scripts/install-deps.sh $(APT_KV_PROFILE_PACKAGES)
+	cd bindings/rust && $(KV_BIN) profile --json ../../results/kv-profile.json --markdown ../../results/kv-profile.md $(KV_ARGS)
