@@ -66,9 +66,13 @@
 #     (an entry refused and retracted);
 #   - lockwait.pml (the refusal of a wait for the hotplug lock, or of an
 #     offline request, by the worker whose call is up the waiter's stack):
-#     a refusal only once the call was taken, the proof's refusal above it,
-#     every wait ends, also below the floor; the one-empty-serve proof fails
-#     (a refusal while the call is queued);
+#     a refusal only once the call was taken, every refused wait above it
+#     (a spin named by its token), every wait ends, also below the floor and
+#     with a spin that ends by itself; the one-empty-serve proof fails (a
+#     refusal while the call is queued), and so do a refusal of any spin
+#     (the code before the tokens), the word read after the call's
+#     completion, the token taken from the word and the token never lowered
+#     (a wait below the call refused, or the waits hung);
 #   - urgentmark.pml (the urgent function's mark and the bracket around the
 #     application's code): every urgent function's body runs marked, the
 #     mark is clear after the outermost bracket, the urgent handler never
@@ -419,8 +423,8 @@ add mutant-floor-plainrefuse "mutant floor plainrefuse (the refusal a store afte
 # The lock-wait refusal (model/lockwait.pml): X waits for its call C to Y;
 # Y waits for the hotplug lock (held by H, which takes X offline) or for an
 # offline of X it requested, serving its queue. Must pass; the one-serve
-# proof fails.
-add lockwait "lock-wait refusal: X waits for C on Y, Y waits for the lock (work item + C's function) while H takes X offline: refusals only with C taken, the proof's above C, every wait ends" \
+# proof fails, and so does each way of refusing a wait that is not above C.
+add lockwait "lock-wait refusal: X waits for C on Y, Y waits for the lock (work item, N's and C's functions) while H takes X offline: refusals only with C taken, each refused spin above C, every wait ends" \
 	lockwait.pml "" "$SMALL" "-m10000 -w20" pass
 add lockwait-offline "lock-wait refusal: Y requests X's offline and waits for it (work item or C's function): the request refused only with C up Y's stack" \
 	lockwait.pml "-DOFFLINE=1" "$SMALL" "-m10000 -w20" pass
@@ -428,11 +432,23 @@ add lockwait-floor "lock-wait refusal below Y's floor: C refused there with -ELO
 	lockwait.pml "-DFLOOR=1" "$SMALL" "-m10000 -w20" pass
 add lockwait-floor-up "lock-wait refusal: C's own wait below Y's floor, a nowait call left queued (empty serves with entries): the proof holds" \
 	lockwait.pml "-DFLOOR=2" "$SMALL" "-m10000 -w20" pass
-LQUEUED='assertion violated \(c_up&&top_above\)'
+add lockwait-giveup "lock-wait refusal, one of Y's spins ending by itself at any pass (-ENXIO, -EDEADLK for its own CPU): each refused spin above C, every wait ends" \
+	lockwait.pml "-DGIVEUP=1" "$SMALL" "-m10000 -w22" pass
+LQUEUED='assertion violated \(c_up&&above\[etok\]\)'
+LBELOW='assertion violated \(c_up&&above\[\((lock_wait|word)/4\)\]\)'
+LHANG='assertion violated \(\(\(done\[0\]'
 add mutant-lockwait-oneempty "mutant lockwait oneempty (the proof with one empty serve): Y's wait for the lock refused while C is still queued" \
 	lockwait-mutant-oneempty.pml "" "$SMALL" "-m10000 -w20" "$LQUEUED"
 add mutant-lockwait-oneempty-offline "mutant lockwait oneempty (the proof with one empty serve), Y requesting X's offline: the request refused while C is still queued" \
 	lockwait-mutant-oneempty.pml "-DOFFLINE=1" "$SMALL" "-m10000 -w20" "$LQUEUED"
+add mutant-lockwait-notoken "mutant lockwait notoken (refuse_lock a CAS of any SPIN: the code before the tokens): the wait below C, put back by C's refused wait, refused" \
+	lockwait-mutant-notoken.pml "" "$SMALL" "-m10000 -w20" "$LBELOW"
+add mutant-lockwait-lateword "mutant lockwait lateword (lock_wait read after the call was found not done): a wait begun after C completed refused" \
+	lockwait-mutant-lateword.pml "" "$SMALL" "-m10000 -w20" "$LBELOW"
+add mutant-lockwait-nocarry "mutant lockwait nocarry (the proof's token from the word read, not from served_empty): the wait below C refused" \
+	lockwait-mutant-nocarry.pml "" "$SMALL" "-m10000 -w20" "$LBELOW"
+add mutant-lockwait-nolower "mutant lockwait nolower (the first proof's token kept): C's own wait, below a served call's refused one, never refused: the waits hang" \
+	lockwait-mutant-nolower.pml "" "$SMALL" "-m10000 -w20" "$LHANG"
 
 # The urgent mark and the bracket (model/urgentmark.pml): must pass; each
 # mutant fails with its bug.
@@ -592,11 +608,17 @@ LWIT=(
 	"a serve below the floor that refused nothing, entries left: counted empty"
 	"Y's wait for the lock takes it (the holder let it go)"
 	"a look finds no worker waiting for the lock: it ends, and begins again"
+	"a proven look leaves alone the wait below C that a refused wait put back"
+	"(GIVEUP) a refusal's CAS finds another word: its spin ended since the look read it"
+	"a proof's word names a spin before its token: nothing refused, proven all the same"
+	"(GIVEUP) a wait for the lock ends by itself"
+	"a proven look lowers its token: an empty serve names an earlier spin above C"
 )
 for n in $(seq 1 $(( ${#LWIT[@]} - 1 ))); do
 	case $n in
 	3) cfg="-DOFFLINE=1" ;;
 	4|7|8) cfg="-DFLOOR=1" ;;
+	12|14) cfg="-DGIVEUP=1" ;;
 	*) cfg= ;;
 	esac
 	add "witness-lockwait-$n" "lockwait witness $n reached: ${LWIT[$n]}" \

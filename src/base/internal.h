@@ -240,8 +240,8 @@ struct xc_cpu {
 		/* an offline request from a worker, and the answer (hotplug.c, wait.c) */
 		_Atomic int ctl_from;		/* the requesting worker's CPU, -1 a plain thread */
 		int offline_result;		/* 0, or -EDEADLK: published by offline_done */
-		_Atomic uint64_t served_empty;	/* requests it waits on, or the lock: serves that found nothing */
-		_Atomic uint32_t lock_wait;	/* XC_LOCK_*: its worker waits for the hotplug lock (hotplug.c) */
+		_Atomic uint64_t served_empty;	/* its hotplug waits' serves that found nothing, the last one's token */
+		_Atomic uint32_t lock_wait;	/* XC_LOCK_* and its spin's token: waits for the hotplug lock (wait.h) */
 		/*
 		 * Threads on this CPU that wait for this worker (wait.c, plain_wait):
 		 * written from this CPU, so in the cold lines, read by the worker

@@ -24,6 +24,37 @@
 #include <sched.h>
 
 /*
+ * The tokens of this thread's serving waits (lock_wait, served_empty): a
+ * count of those it began, stepped by XC_LOCK_TOKEN (wait.h). A thread's
+ * own, not its CPU's: a CPU's thread changes only between calls (a detach
+ * is refused inside one), and a look compares the tokens of the waits up
+ * one call's stack.
+ */
+static __xc_tls uint32_t wait_tokens;
+
+static uint32_t wait_token(void)
+{
+	return wait_tokens += XC_LOCK_TOKEN;
+}
+
+/*
+ * A serve of this thread's hotplug wait @tok found nothing: count it in
+ * served_empty, with the wait's token (wait.h). Only this thread writes the
+ * word, yet by a read-modify-write, as the count always was: the proof
+ * (wait.c, deadlock_look) wants the next serve's take after this count,
+ * which x86 gives a locked instruction and not a plain store.
+ */
+static void count_empty(struct xc_cpu *self, uint32_t tok)
+{
+	/* relaxed: this thread's own last write */
+	uint64_t was = atomic_load_explicit(&self->life.served_empty, memory_order_relaxed);
+	uint64_t count = XC_EMPTY_COUNT(was) + 1u;
+
+	/* release: after the take that found nothing (pairs with wait.c's acquire) */
+	atomic_exchange_explicit(&self->life.served_empty, count << 32 | tok, memory_order_release);
+}
+
+/*
  * A worker must not block on the lock: the holder may be waiting for this
  * very worker to drain. It keeps serving its calls, and gives up with
  * -ENXIO if the runtime is going down (xc_exit holds the lock while it
@@ -31,14 +62,24 @@
  * holder is this thread, or is taking this CPU away, or waits for a call
  * further up this stack: the worker of the CPU it takes offline, or the
  * holder's own drain (a detach, an attached thread's exit), says so by
- * setting lock_wait to XC_LOCK_REFUSED (wait.c, deadlock_look). For that
- * look this wait counts its serves that found nothing, in served_empty, as
- * an offline's wait does (offline_wait).
+ * turning this spin's lock_wait word from SPIN to REFUSED (wait.c,
+ * deadlock_look). For that look this wait counts its serves that found
+ * nothing, in served_empty, as an offline's wait does (offline_wait).
+ *
+ * The contract with the look: lock_wait holds this spin's own token beside
+ * its state from the exchange to the store that puts back the word it found
+ * (a nested spin's own exchange and store in between leave it as they found
+ * it, a refusal included). The look refuses by a CAS of the exact word it
+ * read, so a refusal lands on this spin only while it spins at this level,
+ * never on the spin below it (whose word it puts back) nor on a later spin.
+ * Both writes are release: a look that reads the word with acquire and then
+ * finds its call not done knows this spin began before the call completed.
  */
 static int lock_spin(struct xc_cpu *self)
 {
-	/* relaxed: the word carries no data; a nested spin keeps the outer's state */
-	uint32_t outer = atomic_exchange_explicit(&self->life.lock_wait, XC_LOCK_SPIN, memory_order_relaxed);
+	uint32_t tok = wait_token();
+	/* release: see above; the outer spin's word (or none) is kept, to put back */
+	uint32_t outer = atomic_exchange_explicit(&self->life.lock_wait, tok | XC_LOCK_SPIN, memory_order_release);
 	int ret = 0;
 
 	while (pthread_mutex_trylock(&xc_rt.hotplug_lock)) {
@@ -52,16 +93,16 @@ static int lock_spin(struct xc_cpu *self)
 		}
 		/* relaxed: the refusal carries no data */
 		if (ctl != XC_CTL_NONE ||
-		    atomic_load_explicit(&self->life.lock_wait, memory_order_relaxed) == XC_LOCK_REFUSED) {
+		    atomic_load_explicit(&self->life.lock_wait, memory_order_relaxed) == (tok | XC_LOCK_REFUSED)) {
 			ret = -EDEADLK;
 			break;
 		}
 		if (!xc_wait_serve())
-			/* release: after the take that found nothing (pairs with wait.c's acquire) */
-			atomic_fetch_add_explicit(&self->life.served_empty, 1, memory_order_release);
+			count_empty(self, tok);
 		sched_yield();
 	}
-	atomic_store_explicit(&self->life.lock_wait, outer, memory_order_relaxed);
+	/* release: as the exchange, for the outer spin's word, refusable again from here */
+	atomic_store_explicit(&self->life.lock_wait, outer, memory_order_release);
 	return ret;
 }
 
@@ -126,20 +167,22 @@ void xc_park_release(struct xc_cpu *c, uint32_t how)
  * serves its own CPU meanwhile, and says each time a serve found nothing
  * (served_empty): @c's worker, itself blocked in a wait for a call to this
  * CPU, learns from two such serves that its call cannot run before this
- * one returns, and refuses the request with -EDEADLK (wait.c).
+ * one returns, and refuses the request with -EDEADLK (wait.c). The wait
+ * takes a token as lock_spin does, so that every count names its wait.
  */
 static void offline_wait(struct xc_cpu *c)
 {
 	struct xc_cpu *self = xc_self;
+	uint32_t tok;
 
 	if (!self) {
 		xc_completion_wait_until(&c->life.offline_done, 0);
 		return;
 	}
+	tok = wait_token();
 	while (xc_completion_wait_until(&c->life.offline_done, xc_now_ns() + XC_DEADLOCK_LOOK_NS))
 		if (!xc_wait_serve())
-			/* release: after the take that found nothing (pairs with wait.c's acquire) */
-			atomic_fetch_add_explicit(&self->life.served_empty, 1, memory_order_release);
+			count_empty(self, tok);
 }
 
 static int cpu_offline(int cpu)

@@ -303,18 +303,46 @@ static bool done_spin(const struct wait_ref *r, long budget_ns, uint64_t deadlin
  * its call was taken and cannot return before the request is served. Then
  * the requester's request is refused with -EDEADLK (it returns, and runs
  * the call), or the lock's waiter is told to give up with -EDEADLK
- * (lock_wait). Once that is proven for a lock's waiter, it holds while this
- * wait is not done: the call is still up that worker's stack, and every wait
- * for the lock it begins meanwhile is above it, so each is refused at once
- * (a worker serving a queue of calls that each want the lock would otherwise
- * pay a proof for each). A lock's waiter is looked at every
+ * (lock_wait).
+ *
+ * Which wait for the lock it refuses: only a spin that lies above the call,
+ * never one the call was taken by (it could take the lock once the call
+ * returns). A wait whose serve found nothing from the second count on lies
+ * above the call: the call was taken before that serve and is not done
+ * after it. served_empty names that wait by its token (wait.h), and tokens
+ * grow as the worker's waits begin, so every spin with that token or a
+ * later one began after the call was taken. The look keeps the earliest
+ * such token it has read (the proof's token): each look reads served_empty
+ * again, since a spin above the call may lie below the wait that served (a
+ * spin of the call's own, below a served call's spin), and it is named
+ * there once it serves nothing in turn. The look reads the worker's
+ * lock_wait with acquire before it finds the call not done, so the spin it
+ * names began before the call completed (its word is written with release
+ * after everything its thread did before, the completion too), hence while
+ * the call was up: if its token is the proof's or later, it lies above the
+ * call, and the look CASes that exact word to REFUSED. The CAS lands only
+ * while that spin still spins at its own level: never on the spin below it
+ * that a refused spin puts back, nor on a spin begun after the call. The
+ * word may name a spin below the call (the wait that served was a spin
+ * above it that has ended, as a refused one does): the look refuses
+ * nothing then, and is proven all the same.
+ *
+ * Once proven, the proof holds while this wait is not done: the call is
+ * still up that worker's stack, and each spin from the proof's token on
+ * that it begins meanwhile is above it, so each is refused at once (a worker
+ * serving a queue of calls that each want the lock would otherwise pay a
+ * proof for each), each by the same reads and CAS. Tokens wrap: a
+ * comparison is right while its two tokens lie fewer than 2^29 of the
+ * worker's waits apart (a spin above the call ends only when a look refuses
+ * it, so that is hours of them). A lock's waiter is looked at every
  * XC_DEADLOCK_LOOK_LOCK_NS. A cycle through a third CPU's wait is not seen.
  */
 struct deadlock_look {
 	int cpu;		/* the worker the look began with; -1 none */
 	bool lock;		/* it waits for the lock, not for this worker */
 	bool proven;		/* lock: this wait's call is up its stack */
-	uint64_t empty0;	/* its served_empty then */
+	uint32_t empty0;	/* its count of empty serves then */
+	uint32_t token;		/* proven: the spins from this token on lie above the call */
 };
 
 static bool waits_on(const struct xc_waitinfo *wi, int cpu)
@@ -325,32 +353,53 @@ static bool waits_on(const struct xc_waitinfo *wi, int cpu)
 	return false;
 }
 
-/* The first worker this wait waits on that waits for the hotplug lock; -1 none. */
-static int lock_waiter(const struct xc_waitinfo *wi)
+/* A worker's lock_wait, read before the look finds its call not done (see above). */
+static uint32_t lock_word(int cpu)
 {
-	for (int i = 0; i < wi->ncpus; i++)
-		/* relaxed: a hint; its served_empty, read with acquire, carries the proof */
-		if (atomic_load_explicit(&xc_cpus[wi->cpus[i]].life.lock_wait, memory_order_relaxed) == XC_LOCK_SPIN)
+	/* acquire: a spin begun after the call completed makes ref_done find it done */
+	return atomic_load_explicit(&xc_cpus[cpu].life.lock_wait, memory_order_acquire);
+}
+
+/* The first worker this wait waits on that waits for the hotplug lock, its word in *word; -1 none. */
+static int lock_waiter(const struct xc_waitinfo *wi, uint32_t *word)
+{
+	for (int i = 0; i < wi->ncpus; i++) {
+		*word = lock_word(wi->cpus[i]);
+		if ((*word & XC_LOCK_STATE) == XC_LOCK_SPIN)
 			return wi->cpus[i];
+	}
 	return -1;
 }
 
-/* Tell @cpu's worker, if it waits for the hotplug lock, to give up with -EDEADLK. */
-static void refuse_lock(int cpu)
+/*
+ * Tell @cpu's worker to give up its wait for the hotplug lock with -EDEADLK,
+ * if @word, its lock_wait as read before the look found the call not done,
+ * is a spin from the proof's token on: it lies above the call.
+ */
+static void refuse_lock(int cpu, uint32_t word, const struct deadlock_look *dl)
 {
-	uint32_t spin = XC_LOCK_SPIN;
+	uint32_t token = word & ~XC_LOCK_STATE;
 
-	/* relaxed: the refusal carries no data; a wait that ended meanwhile keeps its state */
-	atomic_compare_exchange_strong_explicit(&xc_cpus[cpu].life.lock_wait, &spin, XC_LOCK_REFUSED,
+	if ((word & XC_LOCK_STATE) != XC_LOCK_SPIN || !xc_lock_token_since(token, dl->token))
+		return;
+	/* relaxed: the refusal carries no data; the exact word: that spin, while it spins */
+	atomic_compare_exchange_strong_explicit(&xc_cpus[cpu].life.lock_wait, &word, token | XC_LOCK_REFUSED,
 						memory_order_relaxed, memory_order_relaxed);
 }
 
-/* When to look again at a pending offline request, in ns from now; 0: not at all. */
+/*
+ * When to look again at a pending offline request, in ns from now; 0: not at
+ * all. Races with the worker it looks at, which begins and ends its spins and
+ * counts its empty serves meanwhile: the look reads that worker's lock_wait,
+ * then its served_empty, then whether the call is done, and refuses by a CAS
+ * of the word read first (see above: these reads in this order are the proof).
+ */
 static long deadlock_look(struct xc_cpu *self, const struct wait_ref *r, const struct xc_waitinfo *wi,
 			  struct deadlock_look *dl)
 {
 	int from, cpu;
 	bool lock = false;
+	uint32_t word = 0, count;
 	uint64_t empty;
 
 	/* acquire: the requester's ctl_from and offline_done are visible */
@@ -361,37 +410,41 @@ static long deadlock_look(struct xc_cpu *self, const struct wait_ref *r, const s
 	} else if (xc_hotplug_holding()) {
 		cpu = -1;	/* a detach's drain: only a lock's waiter can wait for it */
 	} else {
-		dl->cpu = -1;
+		*dl = (struct deadlock_look){ .cpu = -1 };
 		return 0;
 	}
 	if (cpu < 0) {
-		if (dl->proven) {
-			if (!ref_done(r))
-				refuse_lock(dl->cpu);
-			return XC_DEADLOCK_LOOK_LOCK_NS;
-		}
-		/* a worker may begin to wait for the lock at any time: look again */
-		cpu = lock_waiter(wi);
 		lock = true;
-		if (cpu < 0) {
-			dl->cpu = -1;
-			return XC_DEADLOCK_LOOK_NS;
+		if (dl->proven) {
+			cpu = dl->cpu;	/* the proof holds for it while the call is not done */
+			word = lock_word(cpu);
+		} else {
+			/* a worker may begin to wait for the lock at any time: look again */
+			cpu = lock_waiter(wi, &word);
+			if (cpu < 0) {
+				*dl = (struct deadlock_look){ .cpu = -1 };
+				return XC_DEADLOCK_LOOK_NS;
+			}
 		}
 	}
 	/* acquire: pairs with the worker's release after a take that found nothing */
 	empty = atomic_load_explicit(&xc_cpus[cpu].life.served_empty, memory_order_acquire);
+	count = XC_EMPTY_COUNT(empty);
 	if (dl->cpu != cpu || dl->lock != lock) {
-		*dl = (struct deadlock_look){ cpu, lock, false, empty };
+		*dl = (struct deadlock_look){ cpu, lock, false, count, 0 };
 		return lock ? XC_DEADLOCK_LOOK_LOCK_NS : XC_DEADLOCK_LOOK_NS;
 	}
-	if (empty < dl->empty0 + 2 || ref_done(r))
+	if ((!dl->proven && count - dl->empty0 < 2) || ref_done(r))
 		return lock ? XC_DEADLOCK_LOOK_LOCK_NS : XC_DEADLOCK_LOOK_NS;
 	if (lock) {
+		/* a wait whose serve found nothing lies above the call, as do the spins after it */
+		if (!dl->proven || !xc_lock_token_since(XC_EMPTY_TOKEN(empty), dl->token))
+			dl->token = XC_EMPTY_TOKEN(empty);
 		dl->proven = true;
-		refuse_lock(cpu);
+		refuse_lock(cpu, word, dl);
 		return XC_DEADLOCK_LOOK_LOCK_NS;	/* the request stays; the call returns once it gives up */
 	}
-	dl->cpu = -1;
+	*dl = (struct deadlock_look){ .cpu = -1 };
 	self->life.offline_result = -EDEADLK;	/* published by the completion */
 	/* relaxed: read by the requester only after offline_done, as in xc_cpu_offline_served */
 	atomic_store_explicit(&self->life.ctl, XC_CTL_NONE, memory_order_relaxed);

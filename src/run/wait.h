@@ -14,8 +14,30 @@
 /*
  * xc_cpu.lock_wait: a worker waiting for the hotplug lock (cpu/hotplug.c,
  * lock_spin), and the word by which a deadlock look (wait.c) makes it give up.
+ * The word is a spin's token beside its state (XC_LOCK_*): every serving wait
+ * of hotplug.c takes a token of its own, its thread's next (a multiple of
+ * XC_LOCK_TOKEN, counted by that thread only), so a look that read one spin's
+ * word refuses that spin, and only while it is the one spinning. Tokens grow
+ * as the waits begin: a wait with a later token began after one with an
+ * earlier token (modulo 2^32, compared as xc_lock_token_since does).
  */
 enum { XC_LOCK_NONE, XC_LOCK_SPIN, XC_LOCK_REFUSED };
+#define XC_LOCK_STATE 3u	/* the state's bits of lock_wait */
+#define XC_LOCK_TOKEN 4u	/* one token's step: the bits above the state */
+
+/* Whether token @t was taken at or after token @since, by the same thread (tokens wrap). */
+static inline bool xc_lock_token_since(uint32_t t, uint32_t since)
+{
+	return t - since < 0x80000000u;
+}
+
+/*
+ * xc_cpu.served_empty: how many serves of its hotplug waits found nothing
+ * (high half), and the token of the wait whose serve was the last of them
+ * (low half): that wait lies above every call the look proves up the stack.
+ */
+#define XC_EMPTY_COUNT(word) ((uint32_t)((word) >> 32))
+#define XC_EMPTY_TOKEN(word) ((uint32_t)(word))
 
 /*
  * This thread holds the hotplug lock: a hotplug operation of its own is
