@@ -641,6 +641,19 @@ for n in $(seq 1 $(( ${#UWIT[@]} - 1 ))); do
 		urgentmark.pml "-DCOVER=$n" "$SMALL" "-w18" "assertion violated \\($n!=$n\\)"
 done
 
+# ONLY=GLOB (make check-model MODEL_ONLY=...): the verifications whose names match, e.g.
+# 'lockwait*' or '*urgentmark*' (a name is the folder of its results under the output)
+if [ -n "${ONLY:-}" ]; then
+	keep_n=() keep_l=() keep_c=()
+	for i in "${!NAMES[@]}"; do
+		# shellcheck disable=SC2053
+		[[ ${NAMES[$i]} == $ONLY ]] || continue
+		keep_n+=("${NAMES[$i]}"); keep_l+=("${LABELS[$i]}"); keep_c+=("${CMDS[$i]}")
+	done
+	[ ${#keep_n[@]} -gt 0 ] || { echo "model: no verification is named like '$ONLY'" >&2; exit 2; }
+	NAMES=("${keep_n[@]}") LABELS=("${keep_l[@]}") CMDS=("${keep_c[@]}")
+fi
+
 echo "model: ${#NAMES[@]} verifications with spin ($(spin -V | head -1)), $JOBS at a time, in $OUT"
 start=$(date +%s)
 running=0

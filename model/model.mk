@@ -13,7 +13,9 @@
 #                      in the code; part of `make check`. Verifiers are built in
 #                      build/model/<check>/; a counterexample is replayed into its trail.txt.
 #                      About 4.5 to 7 minutes on 2 idle cores (the three small
-#                      models: about 30 s of CPU of it).
+#                      models: about 36 s of CPU of it).
+#   make check-model MODEL_ONLY='*lockwait*'  only the verifications so named (a glob: here
+#                                    lockwait's models, mutants and witnesses)
 #   make check-model MODEL_QUICK=1   skip the 3-sender run (about 4 minutes)
 #   make check-model MODEL_FULL=1    add the long runs (LTL 2 x 2, no cycle with work,
 #                                    the attached thread 2 x 2 with offline/online,
@@ -28,6 +30,6 @@ MODEL_OUT ?= build/model
 
 .PHONY: check-model
 check-model:
-	QUICK=$(MODEL_QUICK) FULL=$(MODEL_FULL) model/check.sh $(MODEL_OUT)
+	QUICK=$(MODEL_QUICK) FULL=$(MODEL_FULL) ONLY='$(MODEL_ONLY)' model/check.sh $(MODEL_OUT)
 
 CHECK_TARGETS += check-model
