@@ -45,11 +45,12 @@
 #     ring and does not sleep); a fenced call stores F1 only if it reads
 #     xc_ring_asym true, and each read may find the flag changed; the real
 #     model passes every ring check above with the buffer and the flag, and
-#     no U2' reads a mark from before the worker let the ring go; three
+#     no U2' reads a mark from before the worker let the ring go; four
 #     mutants strand a call (safety, and LTL for the first): no
 #     membarrier at U2' (nomembarrier), an owner that skips R1' without
 #     storing F1 (nof1), a worker that sleeps without the membarrier when it
-#     is busy (busysleep);
+#     is busy (busysleep), a U2' that reads the flag, not the rings' marks
+#     (asymflag);
 #   - NEST (two CPUs with rings of 2 entries, each worker the owner of a ring
 #     to the other, each call's fn making one nested call to either CPU, run
 #     by the task loop, a close, or a wait's serve): every call whose caller
@@ -400,6 +401,8 @@ add mutant-nof1 "mutant nof1 (rings, the owner skips R1' without storing F1: unf
 	wakeup-mutant-nof1.pml "$MRL" "$SMALL -DREACH" "-i -w18" "$STRANDED"
 add mutant-busysleep "mutant busysleep (rings, the worker sleeps without the membarrier when another's is under way), 1 sender x (2 nowait, waiting): a ring call stranded, the worker asleep" \
 	wakeup-mutant-busysleep.pml "$MRL" "$SMALL -DREACH" "-i -w18" "$STRANDED"
+add mutant-asymflag "mutant asymflag (rings, U2' decides by xc_ring_asym, not by each ring's unfenced mark), 1 sender x (2 nowait, waiting), the flag true, then false: a ring call stranded, the worker asleep" \
+	wakeup-mutant-asymflag.pml "$MRL" "$SMALL -DREACH" "-i -w18" "$STRANDED"
 
 # The serve floor (model/floor.pml): A's waits below its floor, B's call
 # sending A a nowait and a waiting call through one ring, T's waiting call

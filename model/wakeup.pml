@@ -341,6 +341,10 @@
  *                        unfenced stays 0, the worker never pays, a call stranded
  *   -DMUTANT_BUSYSLEEP   (RING) when another worker's membarrier is under way
  *                        the worker sleeps without one: a call stranded
+ *   -DMUTANT_ASYMFLAG    (RING) U2' reads the process-wide xc_ring_asym, not
+ *                        each held ring's unfenced mark: once the flag turns
+ *                        false, a call that skipped R1' under an earlier F1
+ *                        is stranded
  *   -DMUTANT_REFUSEDWAIT (NEST) ring_refused waits for the target's close to
  *                        end: two drains calling each other wait for ever
  *   -DMUTANT_MAKEROOMHEAD  (NEST) make_room and the put keep the head read
@@ -1079,7 +1083,7 @@ inline rings_run(c)
  * rings_unfenced (U2'): whether the owner of a ring in set may have skipped
  * R1': one acquire load of unfenced per ring, into anyunf. Each ring's own
  * mark, not xc_ring_asym: the flag may have turned false since the F1 that
- * marked a ring whose calls skip R1'. A
+ * marked a ring whose calls skip R1' (MUTANT_ASYMFLAG reads the flag). A
  * mark never outlives the worker's letting the ring go (asserted: a ring
  * let go marked is not read here again before its owner writes unfenced):
  * the owner's next call finds the ring IDLE, and its doorbell stores C
@@ -1089,6 +1093,7 @@ inline rings_run(c)
  */
 inline rings_unfenced(set)
 {
+#ifndef MUTANT_ASYMFLAG
 	do
 	// @src src/proto/ring.c: any |= atomic_load_explicit(&r->unfenced, memory_order_acquire) != 0;
 	:: atomic { rr < NRINGS && (set & (1 << rr)) ->
@@ -1097,6 +1102,10 @@ inline rings_unfenced(set)
 	:: atomic { rr < NRINGS && !(set & (1 << rr)) -> rr++ }
 	:: else -> rr = 0; break
 	od
+#else
+	/* MUTANT: the process-wide flag (relaxed), as if it told whether owners skipped R1' */
+	atomic { ASYM_LOAD; anyunf = asym; ASYM_DEAD }
+#endif
 }
 
 /*
