@@ -607,8 +607,8 @@ byte paid = 0;			/* ghost: membarriers the worker ran since the owner last wrote
 /*
  * A load of xc_ring_asym (relaxed). Its writers (src/proto/barrier.c) are
  * xc_barrier_init at each xc_init (true after a cheap verdict), a worker's
- * probe before its first sleep (true: a membarrier measured cheap) and a
- * slow verdict (false), on any thread, at any moment, relaxed:
+ * probe once per runtime (true: a membarrier measured cheap) and a slow
+ * verdict (false), on any thread, at any moment, relaxed:
  */
 // @src src/proto/barrier.c: atomic_store_explicit(&xc_ring_asym, usable && cost == BARRIER_CHEAP, memory_order_relaxed);
 // @src src/proto/barrier.c: atomic_store_explicit(&xc_ring_asym, true, memory_order_relaxed);
