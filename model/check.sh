@@ -42,11 +42,15 @@
 #   - the rings' owners without a fence: a call that skips R1' leaves its head
 #     store in the owner's store buffer past its R2, and the worker pays with a
 #     membarrier at U2' (or, when another worker's is under way, keeps every
-#     ring and does not sleep); the real model passes every ring check above
-#     with the buffer, and three mutants strand a call (safety, and LTL for
-#     the first): no membarrier at U2' (nomembarrier), an owner that skips R1'
-#     without storing F1 (nof1), a worker that sleeps without the membarrier
-#     when it is busy (busysleep);
+#     ring and does not sleep); a fenced call stores F1 only if it reads
+#     xc_ring_asym true, and each read may find the flag changed; the real
+#     model passes every ring check above with the buffer and the flag, and
+#     no U2' reads a mark from before the worker let the ring go; four
+#     mutants strand a call (safety, and LTL for the first): no
+#     membarrier at U2' (nomembarrier), an owner that skips R1' without
+#     storing F1 (nof1), a worker that sleeps without the membarrier when it
+#     is busy (busysleep), a U2' that reads the flag, not the rings' marks
+#     (asymflag);
 #   - NEST (two CPUs with rings of 2 entries, each worker the owner of a ring
 #     to the other, each call's fn making one nested call to either CPU, run
 #     by the task loop, a close, or a wait's serve): every call whose caller
@@ -401,6 +405,8 @@ add mutant-nof1 "mutant nof1 (rings, the owner skips R1' without storing F1: unf
 	wakeup-mutant-nof1.pml "$MRL" "$SMALL -DREACH" "-i -w18" "$STRANDED"
 add mutant-busysleep "mutant busysleep (rings, the worker sleeps without the membarrier when another's is under way), 1 sender x (2 nowait, waiting): a ring call stranded, the worker asleep" \
 	wakeup-mutant-busysleep.pml "$MRL" "$SMALL -DREACH" "-i -w18" "$STRANDED"
+add mutant-asymflag "mutant asymflag (rings, U2' decides by xc_ring_asym, not by each ring's unfenced mark), 1 sender x (2 nowait, waiting), the flag true, then false: a ring call stranded, the worker asleep" \
+	wakeup-mutant-asymflag.pml "$MRL" "$SMALL -DREACH" "-i -w18" "$STRANDED"
 
 # The serve floor (model/floor.pml): A's waits below its floor, B's call
 # sending A a nowait and a waiting call through one ring, T's waiting call
@@ -553,6 +559,9 @@ WIT=(
 	"(NEST) a refused owner's exchange reads TAKEN: the close runs it (0)"
 	"(NEST) the close runs the ring dropped at a lost U3 CAS"
 	"(NEST) the close's exchange reads RETRACTED: the tombstone is skipped"
+	"a fenced call reads xc_ring_asym false and rides on LINKED: no F1, the next call fences too"
+	"U2' pays a second membarrier for one mark of unfenced (U3 kept the ring in between)"
+	"a doorbell's C clears a mark the worker let its ring go with (before the worker holds the ring again)"
 )
 NWIT=$(( ${#WIT[@]} - 1 ))
 for n in $(seq 1 "$NWIT"); do
@@ -568,7 +577,7 @@ for n in $(seq 1 "$NWIT"); do
 	80) cfg=$MNH2 ;;
 	7[78]|8[3-7]) cfg=$MNH ;;
 	67) cfg=$MR2 ;;
-	5[2-8]|6[2346]|69|7[0-2]) cfg=$MRL ;;
+	5[2-8]|6[2346]|69|7[0-2]|8[89]|90) cfg=$MRL ;;
 	*) cfg=$M2 ;;
 	esac
 	add "witness-$n" "witness $n reached: ${WIT[$n]}" \

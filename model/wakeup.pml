@@ -50,6 +50,8 @@
  *                  the owners without a fence: F1, C, rings_unfenced and
  *                  xc_owners_barrier (U2': membarrier, or keep_all while
  *                  another's is under way, and xc_idle_wait's retry);
+ *                  xc_ring_asym (src/proto/barrier.c), which each fenced
+ *                  call reads to decide on F1, changing at any moment;
  *                  slot_in_order (src/api/call.c); with NEST (RING and PAIR)
  *                  xc_ring_wait_room, ring_put's second read of head,
  *                  ring_refused's settling of its entry (TAKEN, RETRACTED)
@@ -141,24 +143,26 @@
  * RETRACTED: it read TAKEN, the close runs it; else -ENXIO, and the entry
  * stays as a tombstone that every run steps over. callq now
  * holds rings. A call whose ring's unfenced is 0 is fenced: F1 unfenced =
- * 1, R1' a seq_cst fence, before R2; a winning CAS stores C, unfenced = 0:
- * so after a doorbell the next call is fenced, and once one rides on
- * LINKED the calls after it skip R1', their head stores possibly still in
- * the owner's store buffer at R2 (below, Memory model). The worker takes
- * the doorbells (holds those rings), runs each held ring until empty, polls
- * its held rings' heads, and before it sleeps (xc_idle_wait; the attached
- * thread's xc_fd_sleep_begin) lets them go: U1 state = IDLE on each, U2 a
- * seq_cst fence, U2' if a held ring's unfenced is 1 a membarrier (every
- * owner's store buffer drains), or, while another worker's is under way,
- * keep_all: every held ring re-linked and no sleep (xc_idle_wait polls
+ * 1 if it reads xc_ring_asym true, R1' a seq_cst fence, before R2; a
+ * winning CAS stores C, unfenced = 0: so after a doorbell the next call is
+ * fenced, and once one that stored F1 rides on LINKED the calls after it
+ * skip R1', their head stores possibly still in the owner's store buffer
+ * at R2 (below, Memory model). The flag may change between any two reads
+ * of it (ASYM_LOAD): a worker's probe, a slow verdict, an xc_init. The
+ * worker takes the doorbells (holds those rings), runs each held ring until
+ * empty, polls its held rings' heads, and before it sleeps (xc_idle_wait;
+ * the attached thread's xc_fd_sleep_begin) lets them go: U1 state = IDLE on
+ * each, U2 a seq_cst fence, U2' if a held ring's unfenced is 1 a membarrier
+ * (every owner's store buffer drains), or, while another worker's is under
+ * way, keep_all: every held ring re-linked and no sleep (xc_idle_wait polls
  * again, the attached thread's loop goes around); U3 a ring with calls left
  * (or every ring, keep_all) is re-linked by CAS and kept, which W2 then
  * sees (xc_rings_pending); one whose CAS its owner won goes on the worker's
  * dropped list until it takes the ring from callq. The offline drain closes
  * callq, holds what was on it, U1, U2, U2' (the membarrier, waiting its
  * turn), runs every held ring, then every dropped ring without U1 (its
- * owner's push is to come), and empties that list (xc_rings_close), each
- * in closing mode: an entry is taken by exchanging its fn with TAKEN, a
+ * owner's push is to come), and empties that list (xc_rings_close), each in
+ * closing mode: an entry is taken by exchanging its fn with TAKEN, a
  * RETRACTED one is skipped.
  *
  * NEST (RING with PAIR): two CPUs with rings, nested calls, bounded rings;
@@ -210,13 +214,14 @@
  * acquire CAS), a worker's membarrier (U2', one step that drains every
  * owner: as if each ran a full barrier then), or the hardware, at any
  * step (the store_buffer process, one store at a time, oldest first). A
- * fenced call's F1 and R1' are one step with its R1: nothing of the
- * owner's is seen between them, and a store that the fence drains is the
- * same as one made at the fence. C is visible at once: a C seen late only
- * makes U2' read 1, as it can between the CAS and C. The model does not
- * check weak-memory reorderings beyond these, with one more exception:
- * MUTANT_RELAXEDRECHECK lets the worker's RUNNING store sit in a store
- * buffer past its next loads, the reordering that C11 allows when the
+ * fenced call's load of xc_ring_asym, F1 and R1' are one step with its R1:
+ * nothing of the owner's is seen between them, a store that the fence
+ * drains is the same as one made at the fence, and the flag orders nothing
+ * (its load may find it changed, as any load may). C is visible at once: a
+ * C seen late only makes U2' read 1, as it can between the CAS and C. The
+ * model does not check weak-memory reorderings beyond these, with one more
+ * exception: MUTANT_RELAXEDRECHECK lets the worker's RUNNING store sit in a
+ * store buffer past its next loads, the reordering that C11 allows when the
  * re-check after it is relaxed (the code before the fix).
  *
  * Each atomic access of the code is one Promela statement, or one atomic{}
@@ -281,7 +286,10 @@
  *     returns only then); a ring is on callq at most once (asserted at each
  *     push); with -DLIVENESS, a published ring call is eventually taken;
  *     all of it with the owners' head stores buffered past R2 when a call
- *     skips R1' ("published": visible to the worker, drained);
+ *     skips R1' ("published": visible to the worker, drained), and with
+ *     xc_ring_asym read true or false at each fenced call; a ring the
+ *     worker let go marked unfenced is not read at U2' again before its
+ *     owner's C (a mark never outlives a let-go);
  *   - NEST: every call whose caller got 0 runs exactly once, a refused one
  *     never (assertions where calls run, and at quiescence); no entry is
  *     written over before it ran, and head never runs behind tail; no worker
@@ -333,6 +341,10 @@
  *                        unfenced stays 0, the worker never pays, a call stranded
  *   -DMUTANT_BUSYSLEEP   (RING) when another worker's membarrier is under way
  *                        the worker sleeps without one: a call stranded
+ *   -DMUTANT_ASYMFLAG    (RING) U2' reads the process-wide xc_ring_asym, not
+ *                        each held ring's unfenced mark: once the flag turns
+ *                        false, a call that skipped R1' under an earlier F1
+ *                        is stranded
  *   -DMUTANT_REFUSEDWAIT (NEST) ring_refused waits for the target's close to
  *                        end: two drains calling each other wait for ever
  *   -DMUTANT_MAKEROOMHEAD  (NEST) make_room and the put keep the head read
@@ -580,6 +592,39 @@ byte rtail[NRINGS];		/* r->tail: entries taken (the worker, release) */
 byte rstate[NRINGS];		/* r->state: RING_IDLE or RING_LINKED */
 bool unf[NRINGS];		/* r->unfenced: the owner's calls skip R1' (F1 sets it, C clears it) */
 byte busy = BUSY;		/* U2' may find another worker's membarrier under way this many more times */
+bool asym = false;		/* xc_ring_asym (barrier.c): owners may store F1; the value a load
+				 * returned, in the step that uses it (ASYM_LOAD), else false */
+bool letgo[NRINGS];		/* ghost: the worker let the ring go marked (unfenced 1), and its
+				 * owner has not written unfenced since (so it is marked still) */
+#if COVER == 89
+byte paid = 0;			/* ghost: membarriers the worker ran since the owner last wrote unfenced */
+#define PAID		paid++; if :: paid > 1 -> WITNESS(89) :: else -> skip fi
+#define PAID_RESET	paid = 0
+#else
+#define PAID		skip
+#define PAID_RESET	skip
+#endif
+/*
+ * A load of xc_ring_asym (relaxed). Its writers (src/proto/barrier.c) are
+ * xc_barrier_init at each xc_init (true after a cheap verdict), a worker's
+ * probe once per runtime (true: a membarrier measured cheap) and a slow
+ * verdict (false), on any thread, at any moment, relaxed:
+ */
+// @src src/proto/barrier.c: atomic_store_explicit(&xc_ring_asym, usable && cost == BARRIER_CHEAP, memory_order_relaxed);
+// @src src/proto/barrier.c: atomic_store_explicit(&xc_ring_asym, true, memory_order_relaxed);
+// @src src/proto/barrier.c: atomic_store_explicit(&xc_ring_asym, false, memory_order_relaxed);
+/*
+ * The flag orders nothing, and only its loads see it, so a change is
+ * modelled where it is seen: each load finds it true or false, as spin
+ * chooses, whatever earlier loads found. That is a flag that changes any
+ * number of times between any two loads (a stale value read is a change
+ * back): every sequence of values to every reader, with no count of
+ * changes in the state and no process that could change it for ever in a
+ * cycle. After the step that uses the value, asym is put back to false
+ * (ASYM_DEAD), so that states do not split on a value no one reads.
+ */
+#define ASYM_LOAD	if :: asym = true :: asym = false fi
+#define ASYM_DEAD	asym = false
 byte rent[NRINGS * NCALLS + 3];	/* r->e[].fn: the call in each entry (its bit); 0 once taken
 				 * (dead) or retracted (+3: LIVE's guarded reads past the end) */
 byte rmark[NRINGS * NCALLS];	/* ... or a marker in fn: M_TAKEN (a close took it), M_RETRACTED */
@@ -1036,16 +1081,31 @@ inline rings_run(c)
 
 /*
  * rings_unfenced (U2'): whether the owner of a ring in set may have skipped
- * R1': one acquire load of unfenced per ring, into anyunf
+ * R1': one acquire load of unfenced per ring, into anyunf. Each ring's own
+ * mark, not xc_ring_asym: the flag may have turned false since the F1 that
+ * marked a ring whose calls skip R1' (MUTANT_ASYMFLAG reads the flag). A
+ * mark never outlives the worker's letting the ring go (asserted: a ring
+ * let go marked is not read here again before its owner writes unfenced):
+ * the owner's next call finds the ring IDLE, and its doorbell stores C
+ * (witness 90) before the push by which the worker holds the ring again.
+ * So once owners read the flag false, a marked ring costs a membarrier at
+ * each release that keeps it (witness 89), and none after one lets it go.
  */
 inline rings_unfenced(set)
 {
+#ifndef MUTANT_ASYMFLAG
 	do
 	// @src src/proto/ring.c: any |= atomic_load_explicit(&r->unfenced, memory_order_acquire) != 0;
-	:: atomic { rr < NRINGS && (set & (1 << rr)) -> anyunf = anyunf || unf[rr]; rr++ }
+	:: atomic { rr < NRINGS && (set & (1 << rr)) ->
+		assert(!letgo[rr]);	/* held again only after its owner's C */
+		anyunf = anyunf || unf[rr]; rr++ }
 	:: atomic { rr < NRINGS && !(set & (1 << rr)) -> rr++ }
 	:: else -> rr = 0; break
 	od
+#else
+	/* MUTANT: the process-wide flag (relaxed), as if it told whether owners skipped R1' */
+	atomic { ASYM_LOAD; anyunf = asym; ASYM_DEAD }
+#endif
 }
 
 /*
@@ -1053,10 +1113,12 @@ inline rings_unfenced(set)
  * thread of the process runs a full barrier before it returns, so every
  * owner's buffered head stores drain (one step: the owners' barrier points
  * are all before the worker's next load). wn: the witness for a drain that
- * made a head store visible.
+ * made a head store visible. Witness 89: a second one for the same mark
+ * (U3 kept the ring in between).
  */
 #define MEMBARRIER(wn) \
-	atomic { anyunf = false; if :: ANY_BUFFERED -> WITNESS(wn) :: else -> skip fi; DRAIN_ALL }
+	atomic { anyunf = false; if :: ANY_BUFFERED -> WITNESS(wn) :: else -> skip fi; DRAIN_ALL; \
+		PAID }
 
 /*
  * xc_rings_release, before the worker may sleep (xc_idle_wait, and the
@@ -1125,7 +1187,7 @@ inline rings_release(c)
 		/* U3: keep_all, or ring_has_calls - tail (its own) and head, relaxed */
 		// @src src/proto/ring.c: if ((keep_all || xc_ring_has_calls(r)) &&
 		:: atomic { rr < NRINGS && (held & (1 << rr)) && !keep_all && !RUNRUN(rr) ->
-			held = held & ~(1 << rr); rr++; WITNESS(56) }	/* empty: unlinked */
+			held = held & ~(1 << rr); letgo[rr] = unf[rr]; rr++; WITNESS(56) }	/* empty: unlinked */
 		:: atomic { rr < NRINGS && !(held & (1 << rr)) -> rr++ }
 		:: rr < NRINGS && (held & (1 << rr)) && (keep_all || RUNRUN(rr)) ->
 #ifndef MUTANT_RELINKSTORE
@@ -1194,7 +1256,8 @@ inline rings_close(me)
 	fi;
 	do
 	:: rr < NRINGS && (rcl & (1 << rr)) ->
-		if :: RUNRUN(rr) -> WITNESS(59) :: else -> skip fi;	/* the close runs a ring's calls */
+		/* the close runs a ring's calls, and lets it go */
+		atomic { letgo[rr] = unf[rr]; if :: RUNRUN(rr) -> WITNESS(59) :: else -> skip fi };
 		// @src src/run/ring_run.c: n += ring_run(c, r, true);	/* U3, and what it finds */
 		ring_run_closing(me, rr); rr++
 	:: rr < NRINGS && !(rcl & (1 << rr)) -> rr++
@@ -2354,12 +2417,15 @@ queue:
  * (slot_in_order) and the slot can be had, else through the ring, and it
  * waits for the completion. Each call is
  *   R1  the entry, then head = h + 1 (release);
- *       fenced (unfenced == 0): F1 unfenced = 1, R1' a seq_cst fence, which
- *       drains the store buffer; unfenced: no fence, and the head store
- *       may stay in the store buffer (rbuf) past R2;
+ *       fenced (unfenced == 0): F1 unfenced = 1 if xc_ring_asym reads
+ *       true (relaxed, at each fenced call), then R1' a seq_cst fence,
+ *       which drains the store buffer; unfenced: no fence, whatever the
+ *       flag, and the head store may stay in the store buffer (rbuf)
+ *       past R2;
  *   R2  s = state (relaxed); LINKED: done, the worker has the ring (it
- *       rides; a fenced call that rides leaves unfenced = 1, so the next
- *       calls skip R1');
+ *       rides; a fenced call that stored F1 and rides leaves unfenced =
+ *       1, so the next calls skip R1'; one that read the flag false
+ *       leaves it 0, and the next call is fenced again);
  *   R3  IDLE: CAS state IDLE -> LINKED; lost: the worker re-linked it, done;
  *       won (a locked RMW: the store buffer drains): C unfenced = 0
  *       (release), push the ring on callq (S1), and kick if callq was
@@ -2375,8 +2441,9 @@ queue:
 #define WAITCALL	(RWAIT && j == NCALLS - 1)
 #ifndef MUTANT_NOF1
 #define OWNER_UNFENCED	unf[RI]		/* r->unfenced, its own word */
-#define SET_F1		unf[RI] = 1	/* F1 */
-#define CLEAR_C		unf[RI] = 0	/* C */
+#define SET_F1		atomic { unf[RI] = 1; letgo[RI] = false; PAID_RESET }	/* F1 */
+#define CLEAR_C		atomic { if :: letgo[RI] -> WITNESS(90) :: else -> skip fi;	/* C */ \
+			unf[RI] = 0; letgo[RI] = false; PAID_RESET }
 #else
 /* MUTANT: the owner keeps its mode to itself: unfenced stays 0, the worker never pays */
 #define OWNER_UNFENCED	fmode
@@ -2475,12 +2542,21 @@ ring_put:
 			accepted = accepted | ME;
 			if :: idx > rtail[RI] -> WITNESS(64) :: else -> skip fi;	/* behind an untaken entry */
 			if
-			:: OWNER_UNFENCED -> rbuf[RI]++	/* no fence: the worker pays (U2') */
+			:: OWNER_UNFENCED -> rbuf[RI]++	/* no fence, whatever the flag: the worker pays (U2') */
 			:: else ->
-				/* F1 (relaxed; only with membarrier: the model's case), then R1' */
+				/*
+				 * F1 (relaxed) only if this call reads xc_ring_asym true
+				 * (relaxed, one load per fenced call); then R1'
+				 */
+				// @src src/proto/ring.h: if (atomic_load_explicit(&xc_ring_asym, memory_order_relaxed))
 				// @src src/proto/ring.h: atomic_store_explicit(&r->unfenced, 1, memory_order_relaxed);
+				ASYM_LOAD;
+				if
+				:: asym -> SET_F1
+				:: else -> skip	/* no F1: the next call is fenced too */
+				fi;
+				ASYM_DEAD;
 				// @src src/proto/ring.h: /* R1': the store-load order the wakeup protocol argues (wake.c) */
-				SET_F1;
 				DRAIN(RI);
 				rhead[RI] = idx + 1
 			fi
@@ -2496,6 +2572,8 @@ ring_put:
 		if
 		:: atomic { rstate[RI] == RING_LINKED ->	/* the worker has it: rides */
 			WITNESS(52);
+			/* ... fenced, without F1: it read the flag false */
+			if :: !unf[RI] -> WITNESS(88) :: else -> skip fi;
 			/* ... with its head store in the store buffer: a call that skipped R1' */
 			if :: rbuf[RI] > 0 -> WITNESS(72) :: else -> skip fi }
 		:: else ->
@@ -2828,8 +2906,9 @@ active proctype os()
  * Closes: HOTPLUG=1 takes CPU 1 offline (and back online with ONLINE),
  * HOTPLUG=2 is xc_exit: both CPUs drain at once. The close (xc_rings_close)
  * runs its rings in closing mode; an owner refused by a closed callq never
- * waits (ring_refused). Owners always fence (R1'): the store buffer of an
- * owner that skips it is the one-CPU ring model's (its argument is per ring).
+ * waits (ring_refused). Owners always fence (R1'), as with xc_ring_asym
+ * false for good: the store buffer of an owner that skips it, and the flag,
+ * are the one-CPU ring model's (its argument is per ring).
  *
  * Call bits: worker w's call j is OUTER(w, j); the nested call of a call b
  * is b << 4.
