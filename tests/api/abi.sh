@@ -27,9 +27,18 @@ $CC -std=c11 -Wall -Wextra -Werror -Iinclude tests/api/abi-reader.c -o "$OUT/abi
 tree="$OUT/tree"
 mkdir -p "$tree"
 git ls-files -z Makefile xcall.pc.in include src tests/tests.mk | xargs -0 cp --parents -t "$tree"
-sed -i 's/^\(\tX(barriers,.*")\)$/\1 \\\n\tX(abi_test, WORKER, COUNT, "one counter more, at the end")/' \
-	"$tree/include/xcall.h"
-sed -i 's/^\(\tunsigned ring_entries;\)$/\1\n\tunsigned abi_test_option;/' "$tree/include/xcall.h"
+# the list's last line (the one without a continuation) and the struct's closing brace,
+# wherever they are: whatever counter or option came last
+awk '
+	/^#define XC_STATS_COUNTERS\(X\)/ { in_list = 1 }
+	in_list && /^\tX\(/ && !/\\$/ {
+		print $0 " \\"; print "\tX(abi_test, WORKER, COUNT, \"one counter more, at the end\")"
+		in_list = 0; next
+	}
+	/^struct xc_opts \{/ { in_opts = 1 }
+	in_opts && /^\};/ { print "\tunsigned abi_test_option;"; in_opts = 0 }
+	{ print }
+' "$tree/include/xcall.h" >"$tree/include/xcall.h.new" && mv "$tree/include/xcall.h.new" "$tree/include/xcall.h"
 grep -q 'X(abi_test,' "$tree/include/xcall.h" && grep -q 'abi_test_option' "$tree/include/xcall.h" ||
 	fail "the copy's xcall.h did not take the counter and the option more"
 $MAKE -C "$tree" --no-print-directory BUILD=build lib >"$OUT/newer.log" 2>&1 ||

@@ -59,6 +59,7 @@ fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets it"));
     let layout = out.join("xcall_layout.c");
     fs::write(&layout, layout_c(&text)).expect("write the layout table");
+    fs::write(out.join("xc_stats.rs"), stats_rs(&text)).expect("write struct xc_stats");
     base(&include, &src).file(&layout).compile("xcall_layout");
 
     println!("cargo:rustc-link-lib=pthread");
@@ -164,6 +165,46 @@ fn structs(text: &str) -> Vec<(String, Vec<String>)> {
         rest = &rest[end..];
     }
     found
+}
+
+/// `struct xc_stats` in Rust, through the crate's `c_structs!`: one `u64` a counter of
+/// `XC_STATS_COUNTERS`, in its order, its meaning (the list's last argument) as its doc.
+fn stats_rs(text: &str) -> String {
+    let mut s = String::from(
+        "c_structs! {\n    STATS_LAYOUTS;\n    /// `struct xc_stats`: counters, per CPU or summed \
+         (`XC_STATS_COUNTERS` in `xcall.h`).\n    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]\n    \
+         pub struct xc_stats {\n",
+    );
+    for (name, meaning) in x_list_meanings(text, "XC_STATS_COUNTERS") {
+        let mut doc = meaning.replace('\\', "");
+        if let Some(first) = doc.get(..1) {
+            doc = first.to_uppercase() + &doc[1..];
+        }
+        s += &format!("        /// {doc}.\n        pub {name}: u64,\n");
+    }
+    s + "    }\n}\n"
+}
+
+/// Each `X(name, ..., "meaning")` line of the header's `#define LIST(X)`: its name and meaning.
+fn x_list_meanings(text: &str, list: &str) -> Vec<(String, String)> {
+    let head = format!("#define {list}(X)");
+    let start = text.find(&head).unwrap_or_else(|| panic!("xcall.h defines no {list}"));
+    let mut out = Vec::new();
+    for line in text[start + head.len()..].lines() {
+        let l = line.trim();
+        if let Some(args) = l.strip_prefix("X(") {
+            let name: String = args.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            let meaning = match (args.find('"'), args.rfind('"')) {
+                (Some(a), Some(b)) if b > a => args[a + 1..b].to_string(),
+                _ => panic!("xcall.h: {list}'s line for {name} has no meaning in quotes"),
+            };
+            out.push((name, meaning));
+        }
+        if !l.ends_with('\\') && !l.is_empty() {
+            break;
+        }
+    }
+    out
 }
 
 /// The first argument of each `X(...)` line of the header's `#define LIST(X)`, in order.
