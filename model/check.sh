@@ -42,15 +42,20 @@
 #   - the rings' owners without a fence: a call that skips R1' leaves its head
 #     store in the owner's store buffer past its R2, and the worker pays with a
 #     membarrier at U2' (or, when another worker's is under way, keeps every
-#     ring and does not sleep); a fenced call stores F1 only if it reads
-#     xc_ring_asym true, and each read may find the flag changed; the real
-#     model passes every ring check above with the buffer and the flag, and
-#     no U2' reads a mark from before the worker let the ring go; four
-#     mutants strand a call (safety, and LTL for the first): no
-#     membarrier at U2' (nomembarrier), an owner that skips R1' without
-#     storing F1 (nof1), a worker that sleeps without the membarrier when it
-#     is busy (busysleep), a U2' that reads the flag, not the rings' marks
-#     (asymflag);
+#     ring and does not sleep); every call reads xc_ring_asym, and each read
+#     may find the flag changed: a fenced call stores F1 only if it reads it
+#     true, a marked ring's call that reads it false clears the mark (C',
+#     release) and fences; the real model passes every ring check above with
+#     the buffer and the flag, also with a C' across an offline close, and
+#     no U2' reads a mark from before the worker let the ring go; with the
+#     slow verdict as a moment (VERDICT), a ring's mark costs two membarriers
+#     at most after it; five mutants strand a call (safety, and LTL for the
+#     first): no membarrier at U2' (nomembarrier), an owner that skips R1'
+#     without storing F1 (nof1), a worker that sleeps without the membarrier
+#     when it is busy (busysleep), a U2' that reads the flag, not the rings'
+#     marks (asymflag), a C' by relaxed store (unmarkrelaxed: the close pays
+#     none, and runs the ring without a buffered call); and the code before
+#     C' (markkept) pays a third membarrier for one mark after the verdict;
 #   - NEST (two CPUs with rings of 2 entries, each worker the owner of a ring
 #     to the other, each call's fn making one nested call to either CPU, run
 #     by the task loop, a close, or a wait's serve): every call whose caller
@@ -215,6 +220,7 @@ MRU="-DRING=1 -DNSENDERS=2 -DNCALLS=2 -DNURGENT=1 -DHOTPLUG=0"	# urgent calls be
 MRH="-DRING=1 -DNSENDERS=2 -DNCALLS=1 -DNURGENT=0"		# two waiting calls + offline/online
 MRH2="-DRING=1 -DNSENDERS=1 -DNCALLS=2 -DNURGENT=0"		# a nowait then a waiting call + offline/online
 MRH3="-DRING=1 -DNSENDERS=1 -DNCALLS=3 -DNURGENT=0"		# 2 nowait + a waiting call + offline/online
+MRH4="-DRING=1 -DNSENDERS=1 -DNCALLS=4 -DNURGENT=0"		# 3 nowait + a waiting call + offline/online: a C' across a close
 MRL="-DRING=1 -DNSENDERS=1 -DNCALLS=3 -DNURGENT=0 -DHOTPLUG=0"	# 2 nowait + a waiting call
 MRA="-DRING=1 -DATTACHED=1 -DDETACH=1 -DNSENDERS=1 -DNCALLS=2 -DNURGENT=0"	# attached thread, detach + offline/online
 MRA3="-DRING=1 -DATTACHED=1 -DNSENDERS=1 -DNCALLS=3 -DNURGENT=0 -DHOTPLUG=0"	# attached thread, 2 nowait + a waiting call
@@ -317,6 +323,15 @@ add ring-ltl-1x3-hotplug "model, rings, 1 sender x (2 nowait, waiting) + offline
 	wakeup.pml "$MRH3 -DLIVENESS" "-O0" "-a -m10000 -w22" pass
 add ring-burst "model, rings, 1 sender x (3 nowait, waiting): one doorbell per burst, stranded calls, FIFO, end states" \
 	wakeup.pml "$MRB" "$SMALL" "-m10000 -w20" pass
+add ring-hotplug-1x4 "model, rings, 1 sender x (3 nowait, waiting) + offline/online: a call that cleared its mark (C') across a close, stranded calls, FIFO, end states" \
+	wakeup.pml "$MRH4" "$SAFE_BIG" "-m10000 -w22" pass
+# the slow verdict as a moment: a ring's mark costs two membarriers at most after it
+add ring-verdict-1x3 "model, rings, the slow verdict at any load of the flag or membarrier, 1 sender x (2 nowait, waiting): a mark costs two membarriers at most after it, stranded calls, FIFO, end states" \
+	wakeup.pml "$MRL -DVERDICT=1" "$SMALL" "-m10000 -w20" pass
+add ring-verdict-burst "model, rings, the slow verdict, 1 sender x (3 nowait, waiting): a mark costs two membarriers at most after it, stranded calls, FIFO, end states" \
+	wakeup.pml "$MRB -DVERDICT=1" "$SMALL" "-m10000 -w20" pass
+add ring-verdict-hotplug-1x3 "model, rings, the slow verdict, 1 sender x (2 nowait, waiting) + offline/online: a mark costs two membarriers at most after it (the close's too), stranded calls, FIFO, end states" \
+	wakeup.pml "$MRH3 -DVERDICT=1" "$SAFE_BIG" "-m10000 -w22" pass
 add ring-ltl-1x3 "model, rings, 1 sender x (2 nowait, waiting): LTL no_lost_wakeup" \
 	wakeup.pml "$MRL -DLIVENESS" "-O0" "-a -m10000 -w20" pass
 add ring-nocycle-1x3 "model, rings, 1 sender x (2 nowait, waiting): no cycle at all (-DNP)" \
@@ -407,6 +422,10 @@ add mutant-busysleep "mutant busysleep (rings, the worker sleeps without the mem
 	wakeup-mutant-busysleep.pml "$MRL" "$SMALL -DREACH" "-i -w18" "$STRANDED"
 add mutant-asymflag "mutant asymflag (rings, U2' decides by xc_ring_asym, not by each ring's unfenced mark), 1 sender x (2 nowait, waiting), the flag true, then false: a ring call stranded, the worker asleep" \
 	wakeup-mutant-asymflag.pml "$MRL" "$SMALL -DREACH" "-i -w18" "$STRANDED"
+add mutant-unmarkrelaxed "mutant unmarkrelaxed (rings, an owner that reads the flag false clears its mark with a relaxed store, then fences), 1 sender x (3 nowait, waiting) + offline/online: the close pays no membarrier, a ring call stranded, the worker asleep" \
+	wakeup-mutant-unmarkrelaxed.pml "$MRH4" "$SMALL -DREACH" "-i -m10000 -w20" "$STRANDED"
+add mutant-markkept "mutant markkept (rings, the code before C': a marked ring's calls skip R1' whatever the flag), the slow verdict, 1 sender x (2 nowait, waiting): a third membarrier for one mark after the verdict" \
+	wakeup-mutant-markkept.pml "$MRL -DVERDICT=1" "$SMALL -DREACH" "-i -m10000 -w20" 'assertion violated \(latepaid\[0\]<=2\)'
 
 # The serve floor (model/floor.pml): A's waits below its floor, B's call
 # sending A a nowait and a waiting call through one ring, T's waiting call
@@ -562,6 +581,9 @@ WIT=(
 	"a fenced call reads xc_ring_asym false and rides on LINKED: no F1, the next call fences too"
 	"U2' pays a second membarrier for one mark of unfenced (U3 kept the ring in between)"
 	"a doorbell's C clears a mark the worker let its ring go with (before the worker holds the ring again)"
+	"a marked ring's call reads xc_ring_asym false: it clears its mark (C') and fences"
+	"(VERDICT) after the slow verdict, U2' pays a membarrier for a ring's mark"
+	"(VERDICT) ... a second one for the same ring's mark (the bound of two is reached)"
 )
 NWIT=$(( ${#WIT[@]} - 1 ))
 for n in $(seq 1 "$NWIT"); do
@@ -577,7 +599,8 @@ for n in $(seq 1 "$NWIT"); do
 	80) cfg=$MNH2 ;;
 	7[78]|8[3-7]) cfg=$MNH ;;
 	67) cfg=$MR2 ;;
-	5[2-8]|6[2346]|69|7[0-2]|8[89]|90) cfg=$MRL ;;
+	5[2-8]|6[2346]|69|7[0-2]|8[89]|9[01]) cfg=$MRL ;;
+	9[23]) cfg="$MRL -DVERDICT=1" ;;
 	*) cfg=$M2 ;;
 	esac
 	add "witness-$n" "witness $n reached: ${WIT[$n]}" \

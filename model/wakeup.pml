@@ -146,8 +146,10 @@
  * 1 if it reads xc_ring_asym true, R1' a seq_cst fence, before R2; a
  * winning CAS stores C, unfenced = 0: so after a doorbell the next call is
  * fenced, and once one that stored F1 rides on LINKED the calls after it
- * skip R1', their head stores possibly still in the owner's store buffer
- * at R2 (below, Memory model). The flag may change between any two reads
+ * skip R1' while they read the flag true, their head stores possibly
+ * still in the owner's store buffer at R2 (below, Memory model); the
+ * first to read it false clears the mark itself (C' unfenced = 0) and is
+ * fenced. The flag may change between any two reads
  * of it (ASYM_LOAD): a worker's probe, a slow verdict, an xc_init. The
  * worker takes the doorbells (holds those rings), runs each held ring until
  * empty, polls its held rings' heads, and before it sleeps (xc_idle_wait;
@@ -287,9 +289,10 @@
  *     push); with -DLIVENESS, a published ring call is eventually taken;
  *     all of it with the owners' head stores buffered past R2 when a call
  *     skips R1' ("published": visible to the worker, drained), and with
- *     xc_ring_asym read true or false at each fenced call; a ring the
+ *     xc_ring_asym read true or false at each call; a ring the
  *     worker let go marked unfenced is not read at U2' again before its
- *     owner's C (a mark never outlives a let-go);
+ *     owner's C or C' (a mark never outlives a let-go); with -DVERDICT,
+ *     after the slow verdict a ring's mark costs two membarriers at most;
  *   - NEST: every call whose caller got 0 runs exactly once, a refused one
  *     never (assertions where calls run, and at quiescence); no entry is
  *     written over before it ran, and head never runs behind tail; no worker
@@ -345,6 +348,17 @@
  *                        each held ring's unfenced mark: once the flag turns
  *                        false, a call that skipped R1' under an earlier F1
  *                        is stranded
+ *   -DMUTANT_UNMARKRELAXED  (RING) an owner that reads the flag false clears
+ *                        its mark with a relaxed store (C'), then fences:
+ *                        the offline close's U2' reads the mark cleared and
+ *                        pays no membarrier, runs the ring without a call
+ *                        that skipped R1' (still in the store buffer), and
+ *                        the owner's refused doorbell settles only its own
+ *                        call: the other is stranded
+ *   -DMUTANT_MARKKEPT    (RING, VERDICT) the code before C': a marked ring's
+ *                        calls skip R1' whatever the flag, and after the slow
+ *                        verdict a ring that U3 keeps costs a membarrier at
+ *                        each release (a third one found)
  *   -DMUTANT_REFUSEDWAIT (NEST) ring_refused waits for the target's close to
  *                        end: two drains calling each other wait for ever
  *   -DMUTANT_MAKEROOMHEAD  (NEST) make_room and the put keep the head read
@@ -623,7 +637,46 @@ byte paid = 0;			/* ghost: membarriers the worker ran since the owner last wrote
  * cycle. After the step that uses the value, asym is put back to false
  * (ASYM_DEAD), so that states do not split on a value no one reads.
  */
+#ifndef VERDICT
+#define VERDICT 0		/* the slow verdict as a moment, and what a mark costs after it */
+#endif
+#if !VERDICT
 #define ASYM_LOAD	if :: asym = true :: asym = false fi
+#define U2_MARKED(r)	skip
+#define LATE_PAY	skip
+#define LATE_NOPAY	skip
+#else
+/*
+ * VERDICT: besides, the slow verdict as a moment (barrier_slow_verdict,
+ * for good: no probe follows it), after which every load of the flag
+ * reads false; before it, loads read either value, as above. It comes at
+ * a load of the flag (the first to see it) or at a membarrier
+ * (barrier_timed gives it after one): one given between two steps is seen
+ * at the next of these, the only steps it changes. latepaid counts the
+ * membarriers paid for each ring's mark after it (U2' read the ring
+ * marked, then the membarrier ran): two at most (asserted), one at a
+ * release that keeps the ring for calls made before the verdict and one
+ * at the release that lets it go, and none once its owner's next call
+ * cleared the mark (C'). Without C' a ring that U3 keeps stays marked,
+ * and each release pays (MUTANT_MARKKEPT).
+ */
+bool slow = false;		/* ghost: the slow verdict was given */
+byte latepaid[NRINGS];		/* ghost: membarriers paid for each ring's mark since the verdict */
+byte readmarked = 0;		/* ghost: the rings this U2' read marked (bits) */
+#define ASYM_LOAD	if :: !slow -> asym = true :: asym = false :: asym = false; slow = true fi
+#define U2_MARKED(r)	readmarked = readmarked | (1 << (r))
+#define LATE_PAID(r) \
+	if :: slow && (readmarked & (1 << (r))) -> latepaid[r]++; WITNESS(92); \
+		if :: latepaid[r] == 2 -> WITNESS(93) :: else -> skip fi; \
+		assert(latepaid[r] <= 2) \
+	   :: else -> skip fi
+#if NRINGS == 1
+#define LATE_PAY	if :: slow = true :: skip fi; LATE_PAID(0); readmarked = 0
+#else
+#define LATE_PAY	if :: slow = true :: skip fi; LATE_PAID(0); LATE_PAID(1); readmarked = 0
+#endif
+#define LATE_NOPAY	readmarked = 0	/* U2' read a mark, but no membarrier ran */
+#endif
 #define ASYM_DEAD	asym = false
 byte rent[NRINGS * NCALLS + 3];	/* r->e[].fn: the call in each entry (its bit); 0 once taken
 				 * (dead) or retracted (+3: LIVE's guarded reads past the end) */
@@ -1088,8 +1141,10 @@ inline rings_run(c)
  * let go marked is not read here again before its owner writes unfenced):
  * the owner's next call finds the ring IDLE, and its doorbell stores C
  * (witness 90) before the push by which the worker holds the ring again.
- * So once owners read the flag false, a marked ring costs a membarrier at
- * each release that keeps it (witness 89), and none after one lets it go.
+ * A marked ring costs a membarrier at each release that keeps it (witness
+ * 89), until its owner's next call that reads the flag false clears the
+ * mark (C'), and none after a release lets it go; with VERDICT, two at
+ * most after the slow verdict (latepaid).
  */
 inline rings_unfenced(set)
 {
@@ -1098,6 +1153,7 @@ inline rings_unfenced(set)
 	// @src src/proto/ring.c: any |= atomic_load_explicit(&r->unfenced, memory_order_acquire) != 0;
 	:: atomic { rr < NRINGS && (set & (1 << rr)) ->
 		assert(!letgo[rr]);	/* held again only after its owner's C */
+		if :: unf[rr] -> U2_MARKED(rr) :: else -> skip fi;
 		anyunf = anyunf || unf[rr]; rr++ }
 	:: atomic { rr < NRINGS && !(set & (1 << rr)) -> rr++ }
 	:: else -> rr = 0; break
@@ -1114,11 +1170,11 @@ inline rings_unfenced(set)
  * owner's buffered head stores drain (one step: the owners' barrier points
  * are all before the worker's next load). wn: the witness for a drain that
  * made a head store visible. Witness 89: a second one for the same mark
- * (U3 kept the ring in between).
+ * (U3 kept the ring in between). LATE_PAY: VERDICT's count.
  */
 #define MEMBARRIER(wn) \
 	atomic { anyunf = false; if :: ANY_BUFFERED -> WITNESS(wn) :: else -> skip fi; DRAIN_ALL; \
-		PAID }
+		PAID; LATE_PAY }
 
 /*
  * xc_rings_release, before the worker may sleep (xc_idle_wait, and the
@@ -1168,7 +1224,7 @@ inline rings_release(c)
 			:: MEMBARRIER(70)
 			/* xc_owners_barrier: another worker's is under way (barrier_busy) */
 			// @src src/proto/barrier.c: if (busy && may_skip)
-			:: atomic { busy > 0 -> busy--; anyunf = false;
+			:: atomic { busy > 0 -> busy--; anyunf = false; LATE_NOPAY;
 #ifndef MUTANT_BUSYSLEEP
 				// @src src/proto/ring.c: keep_all = true;
 				keep_all = true; WITNESS(71)
@@ -1178,7 +1234,7 @@ inline rings_release(c)
 			   }
 			fi
 #else
-			anyunf = false	/* MUTANT: no membarrier */
+			atomic { anyunf = false; LATE_NOPAY }	/* MUTANT: no membarrier */
 #endif
 		:: else -> skip
 		fi;
@@ -1250,7 +1306,7 @@ inline rings_close(me)
 		// @src src/proto/ring.c: xc_owners_barrier(c, false);	/* U2', waiting its turn: the CPU is closing */
 		MEMBARRIER(73)
 #else
-		anyunf = false	/* MUTANT: no membarrier */
+		atomic { anyunf = false; LATE_NOPAY }	/* MUTANT: no membarrier */
 #endif
 	:: else -> skip
 	fi;
@@ -2416,12 +2472,13 @@ queue:
  * is XC_WAIT: through the slot if the ring holds nothing of its own untaken
  * (slot_in_order) and the slot can be had, else through the ring, and it
  * waits for the completion. Each call is
- *   R1  the entry, then head = h + 1 (release);
- *       fenced (unfenced == 0): F1 unfenced = 1 if xc_ring_asym reads
- *       true (relaxed, at each fenced call), then R1' a seq_cst fence,
- *       which drains the store buffer; unfenced: no fence, whatever the
- *       flag, and the head store may stay in the store buffer (rbuf)
- *       past R2;
+ *   R1  the entry, then head = h + 1 (release); xc_ring_asym read
+ *       (relaxed, at each call);
+ *       fenced (unfenced == 0): F1 unfenced = 1 if the flag reads true,
+ *       then R1' a seq_cst fence, which drains the store buffer;
+ *       unfenced and the flag true: no fence, and the head store may stay
+ *       in the store buffer (rbuf) past R2; unfenced and the flag false:
+ *       C' unfenced = 0 (release), then R1';
  *   R2  s = state (relaxed); LINKED: done, the worker has the ring (it
  *       rides; a fenced call that stored F1 and rides leaves unfenced =
  *       1, so the next calls skip R1'; one that read the flag false
@@ -2434,7 +2491,10 @@ queue:
  * for the burst. The owner reads its own head through its store buffer
  * (idx, slot_in_order's xc_ring_empty). MUTANT_NONEMPTYSKIP skips R2/R3
  * when the ring held untaken entries before the put; MUTANT_NOF1 enters
- * the unfenced mode without F1: the flag the worker reads stays 0.
+ * the unfenced mode without F1: the flag the worker reads stays 0;
+ * MUTANT_UNMARKRELAXED stores C' relaxed, seen before the head stores;
+ * MUTANT_MARKKEPT is the code before C': a marked ring's calls skip R1'
+ * whatever the flag.
  */
 #define RI	(id - NURGENT)		/* the sender's ring */
 #define RB	(1 << RI)		/* ... as a node on callq */
@@ -2444,11 +2504,13 @@ queue:
 #define SET_F1		atomic { unf[RI] = 1; letgo[RI] = false; PAID_RESET }	/* F1 */
 #define CLEAR_C		atomic { if :: letgo[RI] -> WITNESS(90) :: else -> skip fi;	/* C */ \
 			unf[RI] = 0; letgo[RI] = false; PAID_RESET }
+#define CLEAR_OWN	unf[RI] = 0; letgo[RI] = false; PAID_RESET	/* C' */
 #else
 /* MUTANT: the owner keeps its mode to itself: unfenced stays 0, the worker never pays */
 #define OWNER_UNFENCED	fmode
 #define SET_F1		fmode = 1
 #define CLEAR_C		fmode = 0
+#define CLEAR_OWN	fmode = 0
 #endif
 proctype ring_sender(byte id)
 {
@@ -2458,6 +2520,9 @@ proctype ring_sender(byte id)
 	byte idx;	/* its entry's index */
 	byte t;
 	bool ok;
+#ifdef MUTANT_UNMARKRELAXED
+	bool unmark = false;	/* this call cleared its ring's mark (C'): R1' to come */
+#endif
 #ifdef MUTANT_NOF1
 	bool fmode = false;	/* the owner's calls skip R1' (the mutant's private flag) */
 #endif
@@ -2527,28 +2592,56 @@ ring_put:
 		/*
 		 * ring_put: the entry, then R1: head = h + 1 (release), h its own
 		 * head (its buffered stores forwarded); and xc_ring_doorbell's choice
-		 * on unfenced (its own word: it reads its own last store). Unfenced:
-		 * R1' is skipped, and the head store goes into the store buffer,
-		 * where it may stay past R2 until a drain. Fenced: F1 (unfenced = 1)
-		 * and R1', which drains the buffer, so R1 is visible before R2: one
-		 * step, as nothing of the owner's is seen between them (a store
-		 * that a later fence drains is the same as one made at the fence).
+		 * on unfenced (its own word: it reads its own last store) and on
+		 * xc_ring_asym (a relaxed load at each call). Unfenced, the flag
+		 * true: R1' is skipped, and the head store goes into the store
+		 * buffer, where it may stay past R2 until a drain. Unfenced, the
+		 * flag false: C' (unfenced = 0, release) and R1': the release
+		 * makes the head stores before it visible no later than C' (a
+		 * drain at C'), and R1' finds nothing more. Fenced: F1
+		 * (unfenced = 1) if the flag reads true, and R1', which drains the
+		 * buffer, so R1 is visible before R2: one step, as nothing of the
+		 * owner's is seen between them (a store that a later fence drains
+		 * is the same as one made at the fence).
 		 */
 		// @src src/proto/ring.h: atomic_store_explicit(&r->head, h + 1, memory_order_release);
-		// @src src/proto/ring.h: if (xc_likely(atomic_load_explicit(&r->unfenced, memory_order_relaxed))) {
+		// @src src/proto/ring.h: uint32_t unfenced = atomic_load_explicit(&r->unfenced, memory_order_relaxed);
+		// @src src/proto/ring.h: bool asym = atomic_load_explicit(&xc_ring_asym, memory_order_relaxed);
 		atomic {
 			idx = OWNHEAD(RI);
 			rent[RI * NCALLS + idx] = ME;
 			accepted = accepted | ME;
 			if :: idx > rtail[RI] -> WITNESS(64) :: else -> skip fi;	/* behind an untaken entry */
 			if
-			:: OWNER_UNFENCED -> rbuf[RI]++	/* no fence, whatever the flag: the worker pays (U2') */
+			:: OWNER_UNFENCED ->
+				rbuf[RI]++;	/* R1 into the store buffer */
+#ifndef MUTANT_MARKKEPT
+				// @src src/proto/ring.h: if (xc_likely(unfenced & asym)) {
+				ASYM_LOAD;
+				if
+				:: asym -> skip	/* no fence: the worker pays (U2') */
+				:: else ->
+					/*
+					 * the flag turned false: C' (release: seen only with
+					 * the head stores before it), then R1', which finds
+					 * nothing more to drain: one step
+					 */
+					// @src src/proto/ring.h: if (unfenced)
+					// @src src/proto/ring.h: atomic_store_explicit(&r->unfenced, 0, memory_order_release);
+					CLEAR_OWN; WITNESS(91);
+#ifndef MUTANT_UNMARKRELAXED
+					DRAIN(RI)
+#else
+					unmark = true	/* MUTANT: C' relaxed, seen before them; R1' a step later */
+#endif
+				fi;
+				ASYM_DEAD
+#else
+				skip	/* MUTANT: the code before C': no look at the flag, no fence */
+#endif
 			:: else ->
-				/*
-				 * F1 (relaxed) only if this call reads xc_ring_asym true
-				 * (relaxed, one load per fenced call); then R1'
-				 */
-				// @src src/proto/ring.h: if (atomic_load_explicit(&xc_ring_asym, memory_order_relaxed))
+				/* F1 (relaxed) only if this call reads xc_ring_asym true; then R1' */
+				// @src src/proto/ring.h: else if (asym)
 				// @src src/proto/ring.h: atomic_store_explicit(&r->unfenced, 1, memory_order_relaxed);
 				ASYM_LOAD;
 				if
@@ -2561,6 +2654,13 @@ ring_put:
 				rhead[RI] = idx + 1
 			fi
 		}
+#ifdef MUTANT_UNMARKRELAXED
+		/* MUTANT: R1' of a call that cleared its mark with a relaxed C': the buffer drains */
+		if
+		:: unmark -> atomic { DRAIN(RI); unmark = false }
+		:: else -> skip
+		fi;
+#endif
 #ifdef MUTANT_NONEMPTYSKIP
 		if
 		:: ok -> ok = false; goto waitcall

@@ -35,8 +35,11 @@
  * of the process and its fork children keep it (a child forked beside a
  * busy parent pays none); a cheap one too, until membarriers turn slow. The
  * report hook says once that calls fence. A ring already marked unfenced
- * when owners stop skipping costs one membarrier more at most: its next
- * doorbell's C clears the mark for good. Either value of xc_ring_asym is
+ * when owners stop skipping costs its worker two membarriers more at most:
+ * its owner's first call to read the flag false clears the mark (C',
+ * ring.h) and fences, and until then the worker pays at a release that
+ * keeps the ring for calls left in it and at the one that lets it go
+ * (wake.c, "Owners without a fence"). Either value of xc_ring_asym is
  * safe to an owner at any moment: U2' reads each ring's own mark, not the
  * flag.
  */

@@ -198,21 +198,31 @@ int xc_ring_doorbell_slow(struct xc_cpu *c, struct xc_ring *r, uint32_t idx);
 
 /*
  * Owner, after ring_put(): make sure the worker will look at @r. A
- * linked ring is already its worker's to run (one load of the owner's own
- * line): xc_ring_rides() says so, true. An idle one is linked into the
- * worker's callq (xc_ring_doorbell_slow: one CAS and one push, a kick if
- * the queue was empty). xc_ring_doorbell() does both: 0, or -ENXIO when
- * the CPU is closed and entry @idx was taken back unrun.
+ * linked ring is already its worker's to run (loads of the owner's own
+ * line and of xc_ring_asym): xc_ring_rides() says so, true. An idle one is
+ * linked into the worker's callq (xc_ring_doorbell_slow: one CAS and one
+ * push, a kick if the queue was empty). xc_ring_doorbell() does both: 0,
+ * or -ENXIO when the CPU is closed and entry @idx was taken back unrun.
+ * A marked ring's calls skip R1' while xc_ring_asym allows it; the first
+ * to find the flag false clears the mark (C') and fences (wake.c, "Owners
+ * without a fence").
  */
 static inline bool xc_ring_rides_when(struct xc_ring *r, bool coalesce)
 {
 	/* relaxed: only the owner writes unfenced */
-	if (xc_likely(atomic_load_explicit(&r->unfenced, memory_order_relaxed))) {
+	uint32_t unfenced = atomic_load_explicit(&r->unfenced, memory_order_relaxed);
+	/* relaxed: a read-mostly flag, either value safe at any moment (barrier.c) */
+	bool asym = atomic_load_explicit(&xc_ring_asym, memory_order_relaxed);
+
+	if (xc_likely(unfenced & asym)) {	/* &: both 0 or 1, one test */
 		/* a worker that unlinks this ring runs a membarrier for R1' (barrier.c) */
 		atomic_signal_fence(memory_order_seq_cst);
 	} else {
-		/* F1, relaxed: the fence below orders it before this call's R2 */
-		if (atomic_load_explicit(&xc_ring_asym, memory_order_relaxed))	/* relaxed: either value is safe (barrier.c) */
+		if (unfenced)
+			/* C', release as C: the head stores of the calls that skipped R1' before it (wake.c) */
+			atomic_store_explicit(&r->unfenced, 0, memory_order_release);
+		else if (asym)
+			/* F1, relaxed: the fence below orders it before this call's R2 */
 			atomic_store_explicit(&r->unfenced, 1, memory_order_relaxed);
 		/* R1': the store-load order the wakeup protocol argues (wake.c) */
 		atomic_thread_fence(memory_order_seq_cst);

@@ -89,10 +89,13 @@
  *       LINKED, and calls skip R1' until     U2' any unfenced == 1 (acquire):
  *   Owner, a doorbell whose CAS won:             membarrier
  *     C unfenced = 0 (release)               U3 as above
+ *   Owner, a call that would skip R1' but
+ *   reads xc_ring_asym false:
+ *     C' unfenced = 0 (release); R1', R2 as a fenced call
  *
  * Take a call P that skipped R1', and its last F1 and R1' before it, whose
  * R2 read LINKED (else that call would have linked the ring and stored C);
- * no C lies between them. Say P's R2 read a state from before this
+ * no C or C' lies between them. Say P's R2 read a state from before this
  * release's U1 (else it read IDLE and rings the doorbell, or a re-link:
  * U3's own, and the worker keeps the ring, or its owner's, with a push).
  * If U2' read unfenced from before that F1, U2 precedes that R1', and
@@ -105,7 +108,14 @@
  * ring dropped at a lost U3 CAS without reading its unfenced flag: its U2
  * fence follows its own read of that CAS's LINKED (model/wakeup.pml found
  * a call stranded there with an acquire CAS, which C11 and weaker CPUs than
- * x86 and ARMv8 allow).
+ * x86 and ARMv8 allow). Or U2' reads a C' after P: C' follows P's head
+ * store in the owner's order, and U2' acquires it, so U3 sees the head;
+ * the call that stored C' fences after it, and is argued as any fenced
+ * call. C' needs its release all the same: where U2' is the offline
+ * close's, a call's R2 that reads IDLE does not cover the calls before
+ * it, since its doorbell, refused by the closed callq, settles only its
+ * own entry; a relaxed C' seen before P's head store let the close run
+ * the ring without P, for good (model/wakeup.pml, mutant unmarkrelaxed).
  *
  * A call after C is fenced again, until its R2 finds the ring linked: so
  * a worker pays a membarrier only for rings that took two calls or more
@@ -116,6 +126,17 @@
  * they sleep. Where membarrier is refused (an old kernel, seccomp) or
  * XC_ABLATE_MEMBARRIER is set, no owner ever stores F1, and every call
  * fences. A ring that changes owner starts fenced (xc_ring_get_slow).
+ *
+ * Whether a fenced call stores F1 is xc_ring_asym's (barrier.c: whether
+ * membarriers are cheap here), which may turn false at any moment; so a
+ * marked ring's calls read it too, the first to find it false stores C'
+ * and fences, and the calls after it fence. Without C', a ring that its
+ * worker keeps at every release (U3 finds calls left: a stream that
+ * outruns it) rings no doorbell and stays marked, its worker paying a
+ * slow membarrier at every release while its owner skips R1'. With it, a
+ * mark costs two membarriers at most once the flag is false: one at a
+ * release that keeps the ring for calls made before, one at the release
+ * that lets it go (model/wakeup.pml, VERDICT).
  *
  * In a 16-vCPU TCG guest a membarrier takes 0.4 s on average (every vCPU
  * must take the IPI). Asked at every sleep and waited for, it made the
