@@ -158,11 +158,8 @@ static const char *const thr_names[] = { "main", "plain", "attached" };
  * a work item spinning d us on CPU b, then a sigwin whose handler makes a
  * nowait calls to CPU b, past its ring's room. burst with c = 1: every
  * call of the burst runs body d, not only the first. In a body a CPU b of
- * -1 is the body's own CPU (call, work, chain). A call with FZ_ROOM in c
- * is made only while its sender's CPU has fewer than half a ring of such
- * calls to that CPU not yet run (see steer_room).
+ * -1 is the body's own CPU (call, work, chain).
  */
-#define FZ_ROOM 0x100
 struct op {
 	int code, a, b, c, d;
 };
@@ -454,8 +451,8 @@ static void gen3_extras(struct prog *p)
 
 		if (n2 >= 0) {
 			add(&p->fn[n1], (struct op){ OP_CALL, K_SINGLE, b, XC_WAIT, n2 });
-			add(&p->fn[n2], (struct op){ OP_CALL, K_SINGLE, a, FZ_ROOM, -1 });
-			add(&p->fn[n2], (struct op){ OP_CALL, K_SINGLE, a, XC_WAIT | FZ_ROOM, -1 });
+			add(&p->fn[n2], (struct op){ OP_CALL, K_SINGLE, a, 0, -1 });
+			add(&p->fn[n2], (struct op){ OP_CALL, K_SINGLE, a, XC_WAIT, -1 });
 			t = other_thread(p, -1);
 			if (t >= 0)
 				insert(&p->thr[t], (struct op){ OP_BURST, 40 + rn(160), a, 1, n1 });
@@ -597,9 +594,8 @@ static void print_list(FILE *f, const struct list *l)
 
 		fprintf(f, "  %s %d %d %d %d", op_names[o->code], o->a, o->b, o->c, o->d);
 		if (o->code == OP_CALL)
-			fprintf(f, "\t# %s%s%s%s%s", kind_names[o->a], o->c & XC_WAIT ? " wait" : "",
-				o->c & XC_URGENT ? " urgent" : "", o->c & XC_RUN_LOCAL ? " local" : "",
-				o->c & FZ_ROOM ? " room" : "");
+			fprintf(f, "\t# %s%s%s%s", kind_names[o->a], o->c & XC_WAIT ? " wait" : "",
+				o->c & XC_URGENT ? " urgent" : "", o->c & XC_RUN_LOCAL ? " local" : "");
 		fputc('\n', f);
 	}
 }
@@ -694,7 +690,7 @@ struct rec {
 	int32_t caller;			/* the thread that made it (its tid) */
 	uint32_t spin_us;		/* its function spins this long (stream, busy) */
 	uint8_t ctx;			/* CTX_*: where it was made */
-	uint8_t room_from;		/* FZ_ROOM: its sender's CPU index + 1 (steer_room), else 0 */
+	uint8_t room_from;		/* steered: its sender's CPU index + 1 (steer_ring), else 0 */
 	int32_t room_tombs;		/* ... and the refusals counted before it */
 	_Atomic uint32_t runs[NC];
 	_Atomic uint64_t stamp[NC];	/* when its function began on CPU i (clock_seq) */
@@ -1227,11 +1223,28 @@ static uint32_t rec_new(void)
  * from a CPU whose thread never came near it is a refusal made in error.
  */
 static _Atomic uint32_t deep_permille[NC];
-/* the depth of the function running on CPU index i now (its runs nest LIFO on one thread) */
-static _Atomic uint32_t cur_permille[NC];
-static _Atomic int room_out[NC][NC];	/* FZ_ROOM nowait calls from CPU index s to t not yet run */
-static _Atomic int room_tomb[NC][NC];	/* ... and FZ_ROOM waiting calls refused there (steer_room) */
-static bool steer_room_on = true;
+#define DEEP_PERMILLE 500
+
+/*
+ * A worker whose waits nested past its serve floor runs no nowait call
+ * until its nest unwinds, and the waiting calls it refuses stay in their
+ * rings as tombstones until then (xcall.h, "Nesting has a limit"; ring.c,
+ * "Below the floor"). A worker whose ring to it fills waits for room,
+ * serving, and if the deep worker's nest waits on that worker, neither
+ * ever returns: a hang for good, which xcall.h does not promise (found by
+ * this fuzzer on generator 3's nest: docs/fuzz.md). Only programs with
+ * small worker stacks reach a floor. There, until that is settled, a
+ * worker's ring calls are steered so that they never fill a ring: a single
+ * or async call from a worker is made only while fewer than half a ring of
+ * its CPU's entries to that CPU may still stand in the ring (nowait calls
+ * not yet run, waiting calls not yet returned, refusals not yet passed by
+ * a later call of its), and a many, cond, all or any call from a worker
+ * only while each CPU of its mask has fewer than a quarter; steered calls
+ * are not made (recorded as refused). FZS_STEER_RING=0 makes them all.
+ */
+static _Atomic int room_out[NC][NC];	/* entries of CPU index s's calls to t that may stand in the ring */
+static _Atomic int room_tomb[NC][NC];	/* ... and s's waiting calls that t refused, not yet passed */
+static bool steer_ring_on = true;
 
 static int room_src(void)
 {
@@ -1240,38 +1253,29 @@ static int room_src(void)
 	return cpu >= 0 && cpu < CPU_SETSIZE ? cpu_idx[cpu] : -1;
 }
 
-static bool steer_room(int t)
+static int room_held(int s, int t)
+{
+	return atomic_load(&room_out[s][t]) + atomic_load(&room_tomb[s][t]);
+}
+
+/* Whether a call of @kind to @target from this thread is made (a steered one is not). */
+static bool steer_ring(int kind, int target, unsigned flags)
 {
 	int s = room_src();
-
-	return !steer_room_on || s < 0 ||
-	       atomic_load(&room_out[s][t]) + atomic_load(&room_tomb[s][t]) < P.ring / 2;
-}
-
-/*
- * The same hang from any worker's calls: a worker's calls into a ring to a
- * CPU whose nest is past its floor may fill it, and that nest may wait on
- * the sender. So, steered, a worker makes no call (FZ_ROOM aside) to a CPU
- * whose function now runs past 60% of its stack: near its floor. Plain
- * threads' calls go on: no nest waits on them.
- */
-#define STEER_PERMILLE 600
-
-static bool steer_deep(int kind, int target)
-{
 	uint32_t mask;
 
-	if (!steer_room_on || room_src() < 0)
-		return false;
-	mask = kind == K_SINGLE || kind == K_ASYNC ? 1u << (target % ncpu) :
-	       kind == K_ALL ? (1u << ncpu) - 1 : (uint32_t)target;
-	for (int i = 0; i < ncpu; i++)
-		if ((mask & (1u << i)) && atomic_load_explicit(&cur_permille[i], memory_order_relaxed) >= STEER_PERMILLE)
-			return true;
-	return false;
+	if (!steer_ring_on || !P.stack_kb || s < 0 || kind == K_WORK || (flags & XC_URGENT))
+		return true;
+	if (kind == K_SINGLE || kind == K_ASYNC)
+		return target % ncpu == s || room_held(s, target % ncpu) < P.ring / 2;
+	mask = kind == K_ALL ? (1u << ncpu) - 1 : (uint32_t)target;
+	for (int t = 0; t < ncpu; t++)
+		if (t != s && (mask & (1u << t)) && room_held(s, t) >= P.ring / 4)
+			return false;
+	return true;
 }
 
-/* A call-back from CPU index @s has run on @t, or returned 0: the tail passed the refusals before it. */
+/* A later entry of CPU index @s's has run on @t, or returned 0: the tail passed the refusals before it. */
 static void room_passed(int s, int t, int tombs)
 {
 	int old = atomic_load(&room_tomb[s][t]);
@@ -1280,23 +1284,20 @@ static void room_passed(int s, int t, int tombs)
 		;
 }
 
-#define DEEP_PERMILLE 500
-
-/* Notes the depth of a function beginning on CPU index @i; returns the one it nests in. */
-static uint32_t note_depth(int i)
+/* Notes the depth of a function beginning on CPU index @i. */
+static void note_depth(int i)
 {
 	char here;
 	uintptr_t at = (uintptr_t)&here;
 
 	if (!stk_size || at < stk_lo || at >= stk_lo + stk_size)
-		return atomic_load_explicit(&cur_permille[i], memory_order_relaxed);
+		return;
 	uint32_t pm = (uint32_t)((stk_lo + stk_size - at) * 1000 / stk_size);
 	uint32_t old = atomic_load_explicit(&deep_permille[i], memory_order_relaxed);
 
 	while (pm > old && !atomic_compare_exchange_weak_explicit(&deep_permille[i], &old, pm,
 								 memory_order_relaxed, memory_order_relaxed))
 		;
-	return atomic_exchange_explicit(&cur_permille[i], pm, memory_order_relaxed);
 }
 
 /* The run of call @id begins here: on which CPU index (-1: none of the runtime's). */
@@ -1335,13 +1336,11 @@ static void fz_fn(void *arg)
 	bool plain = !urgent && !urgent_depth;
 	int i;
 
-	uint32_t outer_pm = 0;
-
 	if (urgent)
 		urgent_depth++;
 	i = ran(id);
 	if (i >= 0)
-		outer_pm = note_depth(i);
+		note_depth(i);
 	if (r->room_from && i >= 0 && !(r->flags & XC_WAIT)) {
 		atomic_fetch_sub(&room_out[r->room_from - 1][i], 1);
 		room_passed(r->room_from - 1, i, r->room_tombs);
@@ -1352,8 +1351,6 @@ static void fz_fn(void *arg)
 		run_body(r->fn, urgent, false, r->depth + 1);
 	if (plain && i >= 0 && r->kind != K_WORK)
 		atomic_store(&r->end[i], atomic_fetch_add(&clock_seq, 1));
-	if (i >= 0)
-		atomic_store_explicit(&cur_permille[i], outer_pm, memory_order_relaxed);
 	if (urgent)
 		urgent_depth--;
 }
@@ -1459,7 +1456,7 @@ static void do_call_spin(int kind, int target, int flags, int fn, int depth, uin
 
 	if (id == UINT32_MAX)
 		return;
-	if (!(flags & FZ_ROOM) && kind != K_WORK && steer_deep(kind, target)) {
+	if (!steer_ring(kind, target, flags)) {
 		atomic_store_explicit(&recs[id].ret, -ENXIO, memory_order_release);	/* not made: nothing due */
 		return;
 	}
@@ -1475,16 +1472,14 @@ static void do_call_spin(int kind, int target, int flags, int fn, int depth, uin
 	r->slot = -1;
 	r->caller = tid_get();
 	r->spin_us = spin;
-	if (flags & FZ_ROOM) {
+	if (steer_ring_on && P.stack_kb && (kind == K_SINGLE || kind == K_ASYNC) && !(flags & XC_URGENT)) {
 		int src = room_src();
 
-		flags &= ~FZ_ROOM;
-		r->flags = flags;
-		if (src >= 0 && kind == K_SINGLE) {
+		/* its entry may stand in the ring until it runs (a waiting one: until it returns) */
+		if (src >= 0 && target % ncpu != src) {
 			r->room_from = src + 1;
 			r->room_tombs = atomic_load(&room_tomb[src][target % ncpu]);
-			if (!(flags & XC_WAIT))
-				atomic_fetch_add(&room_out[src][target % ncpu], 1);
+			atomic_fetch_add(&room_out[src][target % ncpu], 1);
 		}
 	}
 	/* a many call's urgent flag: generator 3's programs keep it (xcall.h: valid for every call) */
@@ -1556,7 +1551,8 @@ static void do_call_spin(int kind, int target, int flags, int fn, int depth, uin
 		break;
 	}
 	r->ret_stamp = atomic_fetch_add(&clock_seq, 1);
-	if (r->room_from && (flags & XC_WAIT)) {
+	if (r->room_from && (flags & XC_WAIT) && kind == K_SINGLE) {
+		atomic_fetch_sub(&room_out[r->room_from - 1][r->tcpu], 1);
 		if (ret == -ELOOP)
 			atomic_fetch_add(&room_tomb[r->room_from - 1][r->tcpu], 1);
 		else if (ret == 0)
@@ -1582,19 +1578,6 @@ static void do_call_spin(int kind, int target, int flags, int fn, int depth, uin
 	atomic_store_explicit(&r->ret, ret, memory_order_release);
 }
 
-/*
- * A worker whose waits nested past its serve floor runs no nowait call
- * until its nest unwinds, and the waiting calls it refuses stay in their
- * rings as tombstones until then (xcall.h, "Nesting has a limit"; ring.c,
- * "Below the floor"). A sender whose ring to it fills so waits for room,
- * and if the deep worker's nest waits on that sender, neither ever returns
- * (found by this fuzzer on the nest of generator 3; a hang for good, which
- * xcall.h does not promise: docs/fuzz.md). Until that is settled, the
- * nest's call-backs (FZ_ROOM) are made only while fewer than half a ring
- * of their entries from this CPU to that one may still stand in the ring
- * (nowait calls not yet run, refusals not yet passed by a later call);
- * FZS_STEER_ROOM=0 makes them all.
- */
 /* A body's CPU -1: the CPU it runs on (index 0 where it runs on none) */
 static int own_idx(int b)
 {
@@ -1754,9 +1737,9 @@ static void exec_op(const struct op *o, bool urgent, bool handler, int depth)
 
 	switch (o->code) {
 	case OP_CALL:
-		if (depth < MAXDEPTH && (!(o->c & FZ_ROOM) || steer_room(own_idx(o->b))))
+		if (depth < MAXDEPTH)
 			do_call(o->a, o->a == K_SINGLE || o->a == K_ASYNC ? own_idx(o->b) : o->b,
-				o->c & (XC_FLAGS_ALL | FZ_ROOM), o->d, depth);
+				o->c & XC_FLAGS_ALL, o->d, depth);
 		break;
 	case OP_BURST:
 		for (int i = 0; i < o->a && i < 200 && depth < MAXDEPTH; i++)
@@ -2587,7 +2570,8 @@ static int check_deep(uint32_t from, uint32_t to)
 
 	for (uint32_t id = from; id < to && bad < 10; id++) {
 		struct rec *r = &recs[id];
-		uint32_t mask = r->kind <= K_ASYNC || r->kind == K_WORK ? 1u << r->tcpu : r->mask | atomic_load(&r->chosen);
+		uint32_t mask = r->kind == K_SINGLE || r->kind == K_ASYNC || r->kind == K_WORK ? 1u << r->tcpu :
+				r->mask | atomic_load(&r->chosen);
 		uint32_t deepest = 0;
 
 		if (atomic_load(&r->ret) != -ELOOP)
@@ -2877,7 +2861,7 @@ static int run_program(void)
 		slow_factor = atof(getenv("FZS_SLOW"));
 	bound_ms = tmo_ms(10000);
 	nested_hotplug = !getenv("FZS_NESTED_HOTPLUG") || atoi(getenv("FZS_NESTED_HOTPLUG"));
-	steer_room_on = !getenv("FZS_STEER_ROOM") || atoi(getenv("FZS_STEER_ROOM"));
+	steer_ring_on = !getenv("FZS_STEER_RING") || atoi(getenv("FZS_STEER_RING"));
 	if (getenv("FZS_BOUND_MS"))
 		bound_ms = atol(getenv("FZS_BOUND_MS"));
 	memset(cpu_idx, -1, sizeof(cpu_idx));
