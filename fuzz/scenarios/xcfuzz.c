@@ -1087,11 +1087,45 @@ static void hp_book_unlock(const sigset_t *old)
 	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
+/*
+ * The bookings, for the failure that doubts them ("on a CPU the program
+ * had taken offline"): op, CPU, result, clock_seq at the booking, the
+ * offline set after it. Written under hp_book.
+ */
+struct hp_log {
+	char what;		/* b: begin, o: offline ended, n: online ended, c: cycle's reset */
+	int8_t i, changed;
+	uint32_t offline_after;
+	uint64_t stamp;
+};
+#define HPLOG 256
+static struct hp_log hp_log[HPLOG];
+static uint32_t nhp_log;
+
+static void hp_note(char what, int i, bool changed)
+{
+	hp_log[nhp_log++ % HPLOG] = (struct hp_log){ what, (int8_t)i, changed, atomic_load(&hp_offline),
+						     atomic_load(&clock_seq) };
+}
+
+static void hp_log_print(void)
+{
+	uint32_t n = nhp_log < HPLOG ? nhp_log : HPLOG;
+
+	for (uint32_t k = nhp_log - n; k < nhp_log; k++) {
+		const struct hp_log *l = &hp_log[k % HPLOG];
+
+		say("XCF-HP: %c CPU index %d changed %d -> offline 0x%x (clock %" PRIu64 ")\n", l->what, l->i,
+		    l->changed, l->offline_after, l->stamp);
+	}
+}
+
 static void hp_begin(uint32_t cpus_mask)
 {
 	sigset_t old;
 
 	hp_book_lock(&old);
+	hp_note('b', cpus_mask == ~0u ? -1 : __builtin_ctz(cpus_mask), false);
 	if (atomic_load(&hp_active) > 0)
 		hp_overlap = true;
 	hp_touched |= cpus_mask;
@@ -1117,6 +1151,7 @@ static void hp_end(int cpu_idx_, bool offline_now, bool changed)
 		hp_overlap = false;
 		hp_touched = 0;
 	}
+	hp_note(offline_now ? 'o' : 'n', cpu_idx_, changed);
 	atomic_fetch_add(&hp_gen, 1);
 	atomic_fetch_sub(&hp_active, 1);
 	hp_book_unlock(&old);
@@ -2789,6 +2824,10 @@ static int check_recs(uint32_t from, uint32_t to, bool order)
 			     atomic_load(&r->wrong) ? " (ran on a CPU outside the set)" :
 			     on_offline ? " (on a CPU the program had taken offline, all through the call)" :
 			     ret < 0 || (ret == 0 && total == 0) ? "" : " (wrong runs)");
+			if (on_offline && !bad) {
+				say("XCF-HP: the call returned at clock %" PRIu64 "\n", r->ret_stamp);
+				hp_log_print();	/* the bookings it trusted */
+			}
 			if (++bad >= 10)
 				break;
 		}
