@@ -18,19 +18,31 @@
  *   xcfuzz corpus DIR [-r R]             every entry of DIR R times (CI)
  *   xcfuzz run SEED|FILE                 one run in this process (the child)
  *
- * Invariants per program, checked by the child after its final xc_exit():
+ * Invariants per program, checked by the child after its final xc_exit()
+ * (those marked * where they happen):
  *   - a call whose caller got 0 (>= 0 for any/many/cond/all) ran: single,
  *     async, any and work exactly once on their CPU, many/cond/all exactly
  *     the returned number of times, each on a distinct CPU of the mask (of
- *     the CPUs cond said yes to); a refused call never ran;
+ *     the CPUs cond said yes to); a refused call never ran (-ELOOP: but on
+ *     the targets that refused it);
+ *   - * every errno is one xcall.h lists for that call where it was made
+ *     (errno_wrong, do_poll, hp_op, the hooks);
+ *   - * no other thread's call runs inside an announced sleep (ran());
+ *   - -ELOOP only from a CPU whose thread nested deep (check_deep);
+ *   - urgent calls deferred behind a call run before the CPU's next work
+ *     item (check_urgent_deferred);
+ *   - an offline or exit that returned 0 ran what was queued before it
+ *     (check_drained); async chains ran whole, in order (check_chains);
  *   - the calls of one frame (a thread's own steps, one run of a function or
  *     work item, one signal handler) to one CPU started in the order made,
  *     urgent calls and calls made inside urgent functions excepted, and runs
  *     inside a signal handler on the CPU's own thread: a handler's wait runs
  *     the CPU's later calls nested wherever it landed, also inside an earlier
  *     call whose function had begun but not yet taken its stamp;
- *   - every API call returns within a bound (a watchdog thread prints
- *     XCF-STUCK; the parent then takes gdb's stacks and kills the run);
+ *   - every API call returns within a bound, counted only while no thread
+ *     of the process waits for a CPU the OS does not give it (progress.c;
+ *     a watchdog thread prints XCF-STUCK; the parent then takes gdb's
+ *     stacks and kills the run);
  *   - no crash, no sanitizer report; a forked child's own program holds the
  *     same, and none of the parent's calls runs in the child.
  */
@@ -442,8 +454,8 @@ static void gen3_extras(struct prog *p)
 	p->hook = x < 40 ? HOOK_CALL : x < 47 ? HOOK_FAIL : x < 52 ? HOOK_STALL : HOOK_NONE;
 	p->hook_cpu = rn(nc);
 	p->btimeout = 100 + rn(200);
-	if (chance(35))
-		p->stack_kb = 64 << rn(3);
+	if (chance(40))
+		p->stack_kb = 64 << rn(2);
 	/* the nest: needs small stacks (the floor within reach) and two CPUs */
 	if (p->stack_kb && nc >= 2) {
 		int a = rn(nc), b = (a + 1 + rn(nc - 1)) % nc;
@@ -455,7 +467,8 @@ static void gen3_extras(struct prog *p)
 			add(&p->fn[n2], (struct op){ OP_CALL, K_SINGLE, a, XC_WAIT, -1 });
 			t = other_thread(p, -1);
 			if (t >= 0)
-				insert(&p->thr[t], (struct op){ OP_BURST, 40 + rn(160), a, 1, n1 });
+				/* longer than the levels to the floor: about 1.2 KiB a level, 3/4 of the stack */
+				insert(&p->thr[t], (struct op){ OP_BURST, p->stack_kb * 3 / 4 + rn(p->stack_kb / 2 + 30), a, 1, n1 });
 		}
 	}
 	/* urgent streams beside a busy worker and a stream of calls */
