@@ -705,6 +705,7 @@ struct rec {
 	uint8_t ctx;			/* CTX_*: where it was made */
 	uint8_t room_from;		/* steered: its sender's CPU index + 1 (steer_ring), else 0 */
 	int32_t room_tombs;		/* ... and the refusals counted before it */
+	uint8_t room_mask;		/* a waiting mask call's: the CPUs its entries went to (steer_ring) */
 	_Atomic uint32_t runs[NC];
 	_Atomic uint64_t stamp[NC];	/* when its function began on CPU i (clock_seq) */
 	_Atomic uint64_t end[NC];	/* when it returned there, if a call returned right after it runs urgent ones */
@@ -1286,9 +1287,10 @@ static _Atomic uint32_t deep_permille[NC];
  * or async call from a worker is made only while fewer than half a ring of
  * its CPU's entries to that CPU may still stand in the ring (nowait calls
  * not yet run, waiting calls not yet returned, refusals not yet passed by
- * a later call of its), and a many, cond, all or any call from a worker
- * only while each CPU of its mask has fewer than a quarter; steered calls
- * are not made (recorded as refused). FZS_STEER_RING=0 makes them all.
+ * a later call of its), and an any, many, cond or all call from a worker
+ * only if it waits, and only while each CPU of its mask has fewer; steered
+ * calls are not made (recorded as refused). FZS_STEER_RING=0 makes them
+ * all.
  */
 static _Atomic int room_out[NC][NC];	/* entries of CPU index s's calls to t that may stand in the ring */
 static _Atomic int room_tomb[NC][NC];	/* ... and s's waiting calls that t refused, not yet passed */
@@ -1316,9 +1318,12 @@ static bool steer_ring(int kind, int target, unsigned flags)
 		return true;
 	if (kind == K_SINGLE || kind == K_ASYNC)
 		return target % ncpu == s || room_held(s, target % ncpu) < P.ring / 2;
+	/* a mask call's entries are counted only while it waits: one that does not is not made */
+	if (!(flags & XC_WAIT))
+		return false;
 	mask = kind == K_ALL ? (1u << ncpu) - 1 : (uint32_t)target;
 	for (int t = 0; t < ncpu; t++)
-		if (t != s && (mask & (1u << t)) && room_held(s, t) >= P.ring / 4)
+		if (t != s && (mask & (1u << t)) && room_held(s, t) >= P.ring / 2)
 			return false;
 	return true;
 }
@@ -1389,7 +1394,7 @@ static void fz_fn(void *arg)
 	i = ran(id);
 	if (i >= 0)
 		note_depth(i);
-	if (r->room_from && i >= 0 && !(r->flags & XC_WAIT)) {
+	if (r->room_from && i >= 0 && !r->room_mask && (r->kind == K_ASYNC || !(r->flags & XC_WAIT))) {
 		atomic_fetch_sub(&room_out[r->room_from - 1][i], 1);
 		room_passed(r->room_from - 1, i, r->room_tombs);
 	}
@@ -1520,14 +1525,22 @@ static void do_call_spin(int kind, int target, int flags, int fn, int depth, uin
 	r->slot = -1;
 	r->caller = tid_get();
 	r->spin_us = spin;
-	if (steer_ring_on && P.stack_kb && (kind == K_SINGLE || kind == K_ASYNC) && !(flags & XC_URGENT)) {
+	if (steer_ring_on && P.stack_kb && kind != K_WORK && !(flags & XC_URGENT) && room_src() >= 0) {
 		int src = room_src();
 
 		/* its entry may stand in the ring until it runs (a waiting one: until it returns) */
-		if (src >= 0 && target % ncpu != src) {
+		if ((kind == K_SINGLE || kind == K_ASYNC) && target % ncpu != src) {
 			r->room_from = src + 1;
 			r->room_tombs = atomic_load(&room_tomb[src][target % ncpu]);
 			atomic_fetch_add(&room_out[src][target % ncpu], 1);
+		} else if (kind != K_SINGLE && kind != K_ASYNC) {
+			/* a waiting mask call: one entry to each CPU of its mask until it returns */
+			r->room_from = src + 1;
+			r->room_mask = (kind == K_ALL ? (1u << ncpu) - 1 : (uint32_t)target) & ~(1u << src) &
+				       ((1u << ncpu) - 1);
+			for (int t = 0; t < ncpu; t++)
+				if (r->room_mask & (1u << t))
+					atomic_fetch_add(&room_out[src][t], 1);
 		}
 	}
 	/* a many call's urgent flag: generator 3's programs keep it (xcall.h: valid for every call) */
@@ -1599,7 +1612,16 @@ static void do_call_spin(int kind, int target, int flags, int fn, int depth, uin
 		break;
 	}
 	r->ret_stamp = atomic_fetch_add(&clock_seq, 1);
-	if (r->room_from && (flags & XC_WAIT) && kind == K_SINGLE) {
+	if (r->room_mask) {
+		for (int t = 0; t < ncpu; t++) {
+			if (!(r->room_mask & (1u << t)))
+				continue;
+			atomic_fetch_sub(&room_out[r->room_from - 1][t], 1);
+			/* -ELOOP: the targets it did not run on may have refused it (or were offline) */
+			if (ret == -ELOOP && !atomic_load(&r->runs[t]))
+				atomic_fetch_add(&room_tomb[r->room_from - 1][t], 1);
+		}
+	} else if (r->room_from && (flags & XC_WAIT) && kind == K_SINGLE) {
 		atomic_fetch_sub(&room_out[r->room_from - 1][r->tcpu], 1);
 		if (ret == -ELOOP)
 			atomic_fetch_add(&room_tomb[r->room_from - 1][r->tcpu], 1);
@@ -3354,16 +3376,38 @@ static int load_src(const char *arg, struct prog *p, char *src, size_t n)
 	return 0;
 }
 
+/* The machine's load, as the fuzzer says it: the time a runnable thread waits is not counted */
+static void say_load(const char *when)
+{
+	double l1 = 0, l5 = 0, l15 = 0;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%lf %lf %lf", &l1, &l5, &l15) != 3)
+			l1 = l5 = l15 = 0;
+		fclose(f);
+	}
+	printf("xcfuzz: %s: load average %.2f %.2f %.2f on %ld CPUs\n", when, l1, l5, l15, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+static void say_waits(long slow, long os)
+{
+	if (slow || os)
+		printf("xcfuzz: %ld programs waited for a slow machine (XCF-SLOW: a runnable thread not run by the"
+		       " OS, not counted in a bound), %ld followed the OS changing their CPUs (XCF-OS)\n", slow, os);
+}
+
 static int cmd_fuzz(long seconds, uint64_t seed, long count, int gen)
 {
 	uint64_t end = now_ns() + (uint64_t)seconds * 1000000000ull, t0 = now_ns();
-	long n = 0;
+	long n = 0, slow = 0, os = 0;
 	struct prog p;
 	char src[64];
 	int c[NC], nc = ncpu_avail(c);
 
 	printf("xcfuzz: mode %s, generator %d, fresh seeds from %" PRIu64 " for %ld s%s\n", FZ_MODE,
 	       gen, seed, seconds, count ? " (or a count)" : "");
+	say_load("at the start");
 	fflush(stdout);
 	for (; now_ns() < end && (!count || n < count); seed++, n++) {
 		gen_prog(&p, seed, nc, gen);
@@ -3372,8 +3416,12 @@ static int cmd_fuzz(long seconds, uint64_t seed, long count, int gen)
 
 		if (r.kind != R_PASS) {
 			printf("xcfuzz: found after %.1f s, %ld programs\n", (now_ns() - t0) / 1e9, n + 1);
+			say_load("now");
+			say_waits(slow, os);
 			return report_failure(src, &p, &r);
 		}
+		slow += r.log && strstr(r.log, "XCF-SLOW");
+		os += r.log && strstr(r.log, "XCF-OS");
 		free(r.log);
 		if (n % 100 == 99) {
 			printf("xcfuzz: %ld programs, %.0f s\n", n + 1, (now_ns() - t0) / 1e9);
@@ -3381,6 +3429,8 @@ static int cmd_fuzz(long seconds, uint64_t seed, long count, int gen)
 		}
 	}
 	printf("xcfuzz: mode %s: %ld programs passed in %.0f s\n", FZ_MODE, n, (now_ns() - t0) / 1e9);
+	say_load("at the end");
+	say_waits(slow, os);
 	return 0;
 }
 
