@@ -465,7 +465,10 @@ XC_API int xc_exit(void);
  * otherwise overflow the stack, or hang when it waits for a call queued
  * behind nowait calls that the deep worker cannot run. The refusal is eager:
  * the call need not be part of a cycle. Nowait and async calls to such a
- * CPU stay queued and run, in their order, once its nest unwinds. The
+ * CPU stay queued and run, in their order, once its nest unwinds; but one
+ * whose ring to that CPU is full returns -ELOOP without having run, as does
+ * a waiting one, since the room it would wait for comes only with the
+ * unwinding, and the nest may be waiting for its caller. The
  * library reports the first time a worker reaches its floor. A worker's
  * stack is the process's default thread stack (RLIMIT_STACK, 8 MiB on most
  * systems, or what pthread_setattr_default_np() set before xc_init());
@@ -509,8 +512,9 @@ XC_API int xc_exit(void);
  * xc_worker_sleep_begin() and xc_worker_sleep_end(), and there too a nowait
  * call whose ring to @cpu is full (waiting for room would run the thread's
  * CPU's calls behind its loop: see xc_worker_sleep_begin()); -ELOOP XC_WAIT
- * to a CPU whose worker's waits nest past its serve floor (see "Nesting has
- * a limit" above): fn did not run; -EAGAIN from a signal handler that
+ * to a CPU whose worker's waits nest past its serve floor, or a nowait call
+ * to one whose ring to @cpu is full (see "Nesting has a limit" above): fn
+ * did not run; -EAGAIN from a signal handler that
  * interrupted libxcall in this thread.
  */
 XC_API int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags);
@@ -536,9 +540,10 @@ XC_API int xc_call_single(int cpu, xc_func_t fn, void *arg, unsigned flags);
  * runtime's set, or the runtime is not up; -ENOMEM; -EDEADLK as
  * xc_call_single(), also a nowait call between xc_worker_sleep_begin() and
  * _end() when the ring to a target is full (then it was sent to none);
- * -ELOOP XC_WAIT, and one or more targets refused the call, their waits
- * nested past the serve floor (see "Nesting has a limit"): fn ran on every
- * other target, and has returned there, but not on those.
+ * -ELOOP one or more targets refused the call, their waits nested past the
+ * serve floor (see "Nesting has a limit": XC_WAIT, or a nowait call whose
+ * ring to that target was full): fn was sent to every other target (and
+ * with XC_WAIT ran and returned there), but not to those.
  */
 XC_API int xc_call_many(const cpu_set_t *mask, xc_func_t fn, void *arg, unsigned flags);
 

@@ -68,11 +68,13 @@
 #   - floor.pml (a worker's waits below its serve floor): every wait ends,
 #     a worker nests at most one level past its floor, a refused call never
 #     runs and one that ran is never refused, FIFO per ring among the calls
-#     that run; with RETRACT, one exchange wins an entry; the mutants fail:
-#     nothing refused below the floor (the code before 7160e0c) and only a
-#     ring's front refused (both: the two workers' hang), the rings run
-#     below the floor (the nest past its bound), a refusal by load and store
-#     (an entry refused and retracted);
+#     that run; with RETRACT, one exchange wins an entry; with rings of one
+#     entry, a put into a full ring to the deep worker refused (-ELOOP); the
+#     mutants fail: nothing refused below the floor (the code before
+#     7160e0c) and only a ring's front refused (both: the two workers'
+#     hang), the rings run below the floor (the nest past its bound), a
+#     refusal by load and store (an entry refused and retracted), a put
+#     that waits for room in a full ring to the deep worker (the hang);
 #   - lockwait.pml (the refusal of a wait for the hotplug lock, or of an
 #     offline request, by the worker whose call is up the waiter's stack):
 #     a refusal only once the call was taken, every refused wait above it
@@ -435,6 +437,10 @@ add floor "serve floor: the recursion A -> B -> A below A's floor (B's nowait th
 	floor.pml "" "$FSAFE" "-m10000 -w22" pass
 add floor-retract "serve floor + T retracting its entry as a refused doorbell's owner: exactly one exchange wins, a retracted record untouched" \
 	floor.pml "-DRETRACT=1" "$FSAFE" "-m10000 -w22" pass
+add floor-full "serve floor, rings of one entry: a put into a full ring to the deep worker refused (-ELOOP), every wait ends, one level past the floor at most, refused never run, FIFO per ring" \
+	floor.pml "-DRSIZE=1" "$FSAFE" "-m10000 -w22" pass
+add floor-full-retract "serve floor, rings of one entry + T retracting its entry: as above, and exactly one exchange wins" \
+	floor.pml "-DRSIZE=1 -DRETRACT=1" "$FSAFE" "-m10000 -w22" pass
 FHANG='assertion violated \(waits==0\)'
 add mutant-floor-norefuse "mutant floor norefuse (below the floor nothing refused: the code before 7160e0c): A and B wait for each other for ever" \
 	floor-mutant-norefuse.pml "" "$SMALL" "-m10000 -w18" "$FHANG"
@@ -444,6 +450,8 @@ add mutant-floor-runfront "mutant floor runfront (below the floor the rings run)
 	floor-mutant-runfront.pml "" "$SMALL" "-m10000 -w18" 'assertion violated \(\(cpu!=0\)\|\|\(lvl<=\(1\+1\)\)\)'
 add mutant-floor-plainrefuse "mutant floor plainrefuse (the refusal a store after a load, no exchange), RETRACT: an entry both refused and retracted" \
 	floor-mutant-plainrefuse.pml "-DRETRACT=1" "$SMALL" "-m10000 -w20" 'assertion violated +!\(refused\[id\]\)|assertion violated +!\(dead\[i\]\)|assertion violated \(\(!\(ran\[i\]\)&& !\(retracted\[i\]\)\)\)'
+add mutant-floor-roomwaits "mutant floor roomwaits (rings of one entry; a put into a full ring to the deep worker waits for room): A and B wait for each other for ever" \
+	floor-mutant-roomwaits.pml "-DRSIZE=1" "$SMALL" "-m10000 -w18" "$FHANG"
 
 # The lock-wait refusal (model/lockwait.pml): X waits for its call C to Y;
 # Y waits for the hotplug lock (held by H, which takes X offline) or for an
@@ -619,10 +627,13 @@ FWIT=(
 	"(RETRACT) the refusal's exchange reads RETRACTED: the owner took it back first"
 	"(RETRACT) the owner's exchange reads REFUSED: it waits for the completion (-ELOOP)"
 	"(RETRACT) an ordinary run steps over a retracted entry"
+	"(RSIZE 1) B's put into its full ring to the deep worker refused (-ELOOP): no call made"
+	"(RSIZE 1) T's put into its full ring to the deep worker refused (-ELOOP)"
 )
 for n in $(seq 1 $(( ${#FWIT[@]} - 1 ))); do
 	case $n in
 	[789]) cfg="-DRETRACT=1" ;;
+	1[01]) cfg="-DRSIZE=1" ;;
 	*) cfg= ;;
 	esac
 	add "witness-floor-$n" "floor witness $n reached: ${FWIT[$n]}" \

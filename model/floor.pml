@@ -22,7 +22,13 @@
  *                  of a refused doorbell's owner (RETRACT, below); the
  *                  tombstones that runs step over;
  *   src/api/call.c     a waiting call through a ring returns the record's
- *                  error once its completion is done (-ELOOP: refused).
+ *                  error once its completion is done (-ELOOP: refused);
+ *                  ring_put into a full ring waits for room
+ *                  (xc_ring_wait_room), serving its own CPU between looks;
+ *   src/proto/ring.c     xc_ring_room: room, or -ELOOP while the target's
+ *                  worker serves below its floor (worker.deep, stored by
+ *                  run_calls at each serve: `deepA`), else another look;
+ *                  a refused put makes no call, nowait or waiting.
  *
  * Processes. Worker A (CPU 0), whose waits are all below its floor (A's
  * stack is three quarters used: FLOOR = 1, so the wait of a call A runs
@@ -39,7 +45,8 @@
  * no worker, sends A NBURST nowait calls and then a waiting one through
  * its own ring, and waits for it. Every ring is held by its worker (its
  * doorbell and the wakeup protocol are wakeup.pml's), its entries
- * numbered without wrapping; no slot, no urgent calls (they nest one
+ * numbered without wrapping, RSIZE of them untaken at most (a put into a
+ * full ring waits for room, above); no slot, no urgent calls (they nest one
  * level at most and never wait: the slot's claim is held while its call
  * runs); a wait that serves nothing and sees nothing new blocks (a poll
  * that changes nothing), so a wait that never ends is an invalid end
@@ -78,6 +85,11 @@
  *                       grows by a level per round of the recursion
  *   -DMUTANT_PLAINREFUSE (RETRACT) the refusal stores REFUSED after its
  *                       load instead of exchanging: both sides win
+ *   -DMUTANT_ROOMWAITS  (RSIZE 1) a put into a full ring to a worker below
+ *                       its floor waits for room, as before the sender
+ *                       looked at worker.deep: B's X, whose nowait call
+ *                       filled the ring, waits for room that only A's
+ *                       unwinding makes, and A waits for X
  * Coverage witnesses: -DCOVER=n makes the n-th interesting step fail an
  * assertion, so spin proves the step reachable.
  *
@@ -96,6 +108,9 @@
 #endif
 #ifndef RETRACT
 #define RETRACT 0
+#endif
+#ifndef RSIZE
+#define RSIZE 6			/* a ring's entries (RE: never full) */
 #endif
 #ifndef FLOOR
 #define FLOOR 1			/* A's waits at this nesting level or deeper are below its floor */
@@ -139,6 +154,7 @@ bit done[NC];			/* the waiter's completion */
 bit ran[NC], refused[NC], retracted[NC];	/* ghosts */
 bit dead[NC];			/* ghost: its waiter returned (the record is gone) */
 byte a_deep;			/* ghost: A's waits below the floor under way */
+bit deepA;			/* worker.deep of A: its last serve was below the floor */
 byte waits;			/* ghost: waits under way, A's and B's */
 
 /* a held ring of @cpu with entries not taken */
@@ -164,11 +180,50 @@ inline put(id, p, w, r)
 }
 
 /*
+ * ring_put of a call @id of program @p to ring @r by @cpu's thread (NONE:
+ * T, no worker) at level @lvl: room, the put, ok = 1; the ring full and
+ * its target (A; B is never deep) serving below its floor, refused
+ * (-ELOOP), ok = 0, no call made; else a serve of the caller's own CPU and
+ * a poll until something changed (xc_ring_wait_room, xc_wait_step).
+ */
+inline put_wait(id, p, w, rg, cpu, lvl, ok, n, r, i, old, ch)
+{
+	do
+	:: atomic { rhead[rg] - rtail[rg] < RSIZE -> put(id, p, w, rg); ok = 1 }; break
+#ifndef MUTANT_ROOMWAITS
+	// @src src/proto/ring.c: if (atomic_load_explicit(&c->worker.deep, memory_order_relaxed))
+	:: atomic { rhead[rg] - rtail[rg] >= RSIZE && rg != R_AB && deepA ->
+		ok = 0;
+		if :: cpu == B -> WITNESS(10) :: else -> WITNESS(11) fi
+	   }; break
+#endif
+	:: atomic { rhead[rg] - rtail[rg] >= RSIZE && !(rg != R_AB && deepA) };
+		n = 0;
+		if
+		:: cpu != NONE -> serve_run(cpu, lvl, n, r, i, old, ch)
+		:: else -> skip
+		fi;
+		if
+		:: n == 0 ->
+			(rhead[rg] - rtail[rg] < RSIZE || rg != R_AB && deepA ||
+			 cpu != NONE && PENDING(cpu))
+		:: else -> skip
+		fi
+	od;
+	n = 0
+}
+
+/*
  * run_calls(c, false): the held rings of @cpu in order, each entry's tail
  * stored before its function runs (at level @lvl + 1); @n how many.
  */
 inline serve_run(cpu, lvl, n, r, i, old, ch)
 {
+	// @src src/run/run.c: atomic_store_explicit(&c->worker.deep, deep, memory_order_relaxed);
+	if
+	:: cpu == A -> deepA = 0
+	:: else -> skip
+	fi;
 	do
 	:: atomic {
 		/* a ring with entries: their order across rings is any */
@@ -202,6 +257,7 @@ inline serve_run(cpu, lvl, n, r, i, old, ch)
  */
 inline serve_deep(n, r, t, h, e, i, old)
 {
+	deepA = 1;
 #ifdef MUTANT_RUNFRONT
 	serve_run(A, lvl, n, r, i, old, ch);	/* MUTANT: the rings run below the floor too */
 	rlooked[R_BA] = rhead[R_BA];
@@ -331,6 +387,7 @@ proctype wcall(byte cpu; byte id; byte lvl; chan ret)
 {
 	chan ch = [0] of { bit };
 	byte c, n, r, t, h, e, i, old;
+	bit ok;
 
 	/* once, never refused, and in its ring's order */
 	assert(!ran[id] && fnst[id] == F_CALL && !refused[id] && !retracted[id]);
@@ -354,15 +411,21 @@ proctype wcall(byte cpu; byte id; byte lvl; chan ret)
 	if
 	:: prog[id] == P_REC && nx < RMAX ->
 		nx++;
-		put(c, P_X, 1, R_AB);
+		put_wait(c, P_X, 1, R_AB, cpu, lvl, ok, n, r, i, old, ch);
 		wait_for(cpu, c, lvl, n, r, t, h, e, i, old, ch)
 	:: prog[id] == P_X ->
-		put(c, P_TRIV, 0, R_BA);
-		put(c, P_REC, 1, R_BA);
-		wait_for(cpu, c, lvl, n, r, t, h, e, i, old, ch)
+		put_wait(c, P_TRIV, 0, R_BA, cpu, lvl, ok, n, r, i, old, ch);
+		put_wait(c, P_REC, 1, R_BA, cpu, lvl, ok, n, r, i, old, ch);
+		if
+		:: ok -> wait_for(cpu, c, lvl, n, r, t, h, e, i, old, ch)
+		:: else -> ok = 0	/* -ELOOP: no call made, no wait */
+		fi
 	:: prog[id] == P_START ->
-		put(c, P_REC, 1, R_BA);
-		wait_for(cpu, c, lvl, n, r, t, h, e, i, old, ch)
+		put_wait(c, P_REC, 1, R_BA, cpu, lvl, ok, n, r, i, old, ch);
+		if
+		:: ok -> wait_for(cpu, c, lvl, n, r, t, h, e, i, old, ch)
+		:: else -> skip
+		fi
 	:: else -> skip
 	fi;
 	/* xc_call_complete: a waiting call's completion */
@@ -401,16 +464,22 @@ end:	do
 /* T: no worker; NBURST nowait calls to A, then a waiting one, and its wait */
 active proctype sender()
 {
-	byte k, id, old;
+	chan ch = [0] of { bit };
+	byte k, id, old, n, r, i;
+	bit ok;
 
 	k = 0;
 	do
-	:: k < NBURST -> put(id, P_TRIV, 0, R_TA); k++
+	:: k < NBURST -> put_wait(id, P_TRIV, 0, R_TA, NONE, 0, ok, n, r, i, old, ch); k++
 	:: else -> break
 	od;
 	if
 	:: TWAIT ->
-		put(id, P_TRIV, 1, R_TA);
+		put_wait(id, P_TRIV, 1, R_TA, NONE, 0, ok, n, r, i, old, ch);
+		if
+		:: !ok -> goto out	/* -ELOOP: no call made */
+		:: else -> skip
+		fi;
 #if RETRACT
 		/* as a refused doorbell's owner (ring_refused): tail not past it, then the exchange */
 		if

@@ -1341,7 +1341,7 @@ inline rings_close(me)
 /* xc_run_calls (src/run/run.c): xc_run_urgent (urgent queue), the slot, then the call queue */
 inline run_calls(c)
 {
-	// @src src/run/run.c: int n = xc_run_urgent(c);
+	// @src src/run/run.c: n = xc_run_urgent(c);
 	run_urgent(c);
 	/* xc_slot_run: load the word (seq_cst); run the call if published */
 	// @src src/run/run.c: n += xc_slot_run(c);

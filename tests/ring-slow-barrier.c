@@ -86,22 +86,12 @@ static uint64_t bursts(void)
 
 int main(void)
 {
-	int cpus[CPU_SETSIZE], n = 0, status;
-	cpu_set_t mine, home;
+	int home, status;
 	uint64_t paid;
 	pid_t pid;
 
 	t_membarrier_hook_setup();
-	CHECK(sched_getaffinity(0, sizeof(mine), &mine) == 0);
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &mine))
-			cpus[n++] = c;
-	if (n < 2)
-		t_skip("needs 2 CPUs");
-	target = cpus[1];
-	CPU_ZERO(&home);
-	CPU_SET(cpus[0], &home);
-	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(home), &home) == 0);
+	t_home_and_target(&home, &target);
 
 	atomic_store(&slowed, 1);
 	paid = bursts();

@@ -103,22 +103,12 @@ static void asleep_after(long calls)
 int main(void)
 {
 	struct xc_opts o = { .poll_ns = XC_POLL_NONE, .ring_entries = ENTRIES, .report = report };
-	int cpus[CPU_SETSIZE], n = 0;
-	cpu_set_t mine, home;
 	struct xc_ring *r;
 	uint64_t paid;
+	int home;
 
 	t_membarrier_hook_setup();
-	CHECK(sched_getaffinity(0, sizeof(mine), &mine) == 0);
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &mine))
-			cpus[n++] = c;
-	if (n < 2)
-		t_skip("needs 2 CPUs");
-	target = cpus[1];
-	CPU_ZERO(&home);
-	CPU_SET(cpus[0], &home);
-	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(home), &home) == 0);
+	t_home_and_target(&home, &target);
 
 	CHECK_RET(xc_init(&o), 0);
 	/* the worker's first idle moment with a ring call behind it times membarrier */

@@ -91,6 +91,27 @@ static inline int t_cpus(int *out)
 	return n;
 }
 
+/*
+ * The first two CPUs the process may run on, in *home and *target (the test
+ * skips with fewer), the calling thread pinned to *home: a sender apart
+ * from the worker it calls.
+ */
+static inline void t_home_and_target(int *home, int *target)
+{
+	cpu_set_t mine, one;
+	int n = 0;
+
+	CHECK(sched_getaffinity(0, sizeof(mine), &mine) == 0);
+	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &mine))
+			*(n++ ? target : home) = c;
+	if (n < 2)
+		t_skip("needs 2 CPUs");
+	CPU_ZERO(&one);
+	CPU_SET(*home, &one);
+	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0);
+}
+
 /* Whether the runtime has @cpu online now. */
 static inline bool t_online(int cpu)
 {

@@ -14,7 +14,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 ifndef SAN
 TEST_BINS += $(BUILD)/tests/symbol-static
 endif
-TSAN_TESTS := stress fifo nest-limit urgent-mark hotplug-exit call-async-chain report-stderr own-cpu-wait nowait-straight nowait-stream compose exit-inflight nest-depth hotplug-nested hotplug-held-lock hotplug-outer-spin call-async-done attach-offline-nested ring-sleep ring-slow-barrier ring-slow-marked ring-probe-busy stuck-in-barrier attach deadlock hotplug call-many call-async work protocol urgent urgent-deferred stuck trace slot thread-exit follow-affinity follow-cpuset topology stats-race signals exit-attached offline-deadlock attach-contract
+TSAN_TESTS := stress fifo nest-limit urgent-mark hotplug-exit call-async-chain report-stderr own-cpu-wait nowait-straight nowait-stream compose exit-inflight nest-depth hotplug-nested hotplug-held-lock hotplug-outer-spin call-async-done attach-offline-nested ring-sleep ring-slow-barrier ring-slow-marked deep-full-ring bringup ring-probe-busy stuck-in-barrier attach deadlock hotplug call-many call-async work protocol urgent urgent-deferred stuck trace slot thread-exit follow-affinity follow-cpuset topology stats-race signals exit-attached offline-deadlock attach-contract
 SAN_STRESS_OPS ?= 100000
 
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(LIB_A)

@@ -495,10 +495,19 @@ static int many_ring(const int *targets, int nt, xc_func_t fn, void *arg, unsign
 		uint32_t flow = xc_trace_flow();
 
 		xc_trace(XC_EV_QUEUE, targets[i], flow, (const void *)fn);
-		/* room was made above in the handler; elsewhere put waits for it, or the CPU is closed */
-		if (ring_put(rings[i], put_fn, put_arg, flow, &idx[i])) {
+		/*
+		 * room was made above in the handler; elsewhere put waits for it,
+		 * or the CPU is closed (skipped), or its worker serves below its
+		 * floor (refused, as a waiting call it refuses: ring.c)
+		 */
+		int err = ring_put(rings[i], put_fn, put_arg, flow, &idx[i]);
+
+		if (err) {
 			rings[i] = NULL;
-			xc_complete(sync);	/* went offline meanwhile: skipped */
+			if (err == -ELOOP)
+				/* relaxed: this thread reads it once the targets' completions are in */
+				atomic_store_explicit(&w->err, -ELOOP, memory_order_relaxed);
+			xc_complete(sync);
 		}
 	}
 	for (i = 0; i < nt; i++) {
@@ -626,10 +635,10 @@ static int call_many(const cpu_set_t *mask, xc_cond_t cond, xc_func_t fn, void *
 		struct xc_waitinfo wi = { fn, arg, targets, nt };
 
 		xc_completion_wait(&sync, 0, &wi);
-		/* relaxed: the completion's acquire ordered it; a target refused it unrun (ring.c) */
-		if (atomic_load_explicit(&w.err, memory_order_relaxed))
-			return -ELOOP;
 	}
+	/* relaxed: the completion's acquire ordered the targets'; a target refused it unrun (ring.c) */
+	if (atomic_load_explicit(&w.err, memory_order_relaxed))
+		return -ELOOP;
 	return sent;
 }
 

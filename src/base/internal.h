@@ -200,6 +200,12 @@ struct xc_cpu {
 		 */
 		uintptr_t serve_floor;
 		bool serve_floor_told;		/* reported once that a wait reached it */
+		/*
+		 * Its last serve was below the floor: its rings' nowait calls wait
+		 * for its nest to unwind, so a sender whose ring to it is full gets
+		 * -ELOOP (proto/ring.c, xc_ring_room). Written by its thread only.
+		 */
+		_Atomic bool deep;
 		struct xc__link *work_head;	/* taken work items, FIFO, not yet run */
 		struct xc__link *work_tail;
 		struct xc_ring *rings_held;	/* call rings linked to it and taken from callq (ring.c) */

@@ -167,6 +167,8 @@ static int cpu_start(struct xc_cpu *c)
 		return -ENOMEM;
 	}
 	b->c = c;
+	b->cpu = c->life.cpu;
+	b->follow_os = xc_rt.cfg.follow_os;
 	b->cpu_init = xc_rt.cfg.cpu_init;
 	b->cpu_init_arg = xc_rt.cfg.cpu_init_arg;
 	b->err = b->tid = 0;
@@ -258,6 +260,13 @@ static int start_workers(int first, int n)
 	xc_completion_wait_until(&xc_rt.boot_done,
 			   xc_now_ns() + (uint64_t)xc_rt.cfg.bringup_timeout_ms * 1000000u);
 	ret = boot_verdict(first, n);
+	/*
+	 * every thread reported alive, some maybe after the deadline: each
+	 * completes boot_done right after its report, with what it wrote of its
+	 * CPU (offline_by_os, read by cpu_release_online): wait for that too
+	 */
+	if (!ret)
+		xc_completion_wait_until(&xc_rt.boot_done, 0);
 	if (!ret)
 		for (int i = first; i < first + n; i++)
 			boot_forget(&xc_cpus[xc_rt.cpu_list[i]]);

@@ -341,7 +341,7 @@ static void boot_put_cancelled(void *b)
  */
 int xc_boot_cpu(struct xc_boot *b)
 {
-	return atomic_load_explicit(&b->state, memory_order_acquire) == XC_BOOT_ABANDONED ? -1 : b->c->life.cpu;
+	return atomic_load_explicit(&b->state, memory_order_acquire) == XC_BOOT_ABANDONED ? -1 : b->cpu;
 }
 
 /* Run the cpu_init hook, the one place a worker may be cancelled (a bringup that timed out). */
@@ -354,7 +354,7 @@ static int run_init_hook(struct xc_boot *b)
 	struct xc_user_mark m = xc_user_in(XC_USER_BOOT, false);
 
 	xc_tls.boot = b;	/* xc_this_cpu(): the thread is no CPU's worker until its report */
-	r = b->cpu_init(b->c->life.cpu, b->cpu_init_arg);
+	r = b->cpu_init(b->cpu, b->cpu_init_arg);
 	xc_tls.boot = NULL;
 	xc_user_out(XC_USER_BOOT, false, m);
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
@@ -399,25 +399,23 @@ static void worker_name(int cpu)
 void *xc_worker_main(void *arg)
 {
 	struct xc_boot *b = arg;
-	struct xc_cpu *c = b->c;
+	struct xc_cpu *c = b->c;	/* untouched until the report (boot_report) */
 	const char *failed = NULL;
+	bool os_offline = false;
 	int err;
 
 	/* only the cpu_init hook may be cancelled */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-	worker_name(c->life.cpu);	/* before the cpu_init hook, which may look */
+	worker_name(b->cpu);	/* before the cpu_init hook, which may look */
 	xc_inside_store(XC_INSIDE_CODE);	/* a worker runs libxcall's code, but for the application's functions; never listed (inflight.c) */
-	err = xc_pin_self(c->life.cpu);
-	if (err && xc_rt.cfg.follow_os && xc_os_cpu_offline(c->life.cpu)) {
+	err = xc_pin_self(b->cpu);
+	if (err && b->follow_os && xc_os_cpu_offline(b->cpu)) {
 		/* offline in the OS now: the worker starts parked, as if the OS took it (cpu_park) */
 		err = 0;
-		/* relaxed: this thread's own word; the starter reads offline_by_os after the report */
-		atomic_store_explicit(&c->life.taken, XC_TAKEN_OFFLINE, memory_order_relaxed);
-		c->life.offline_by_os = true;
+		os_offline = true;
 	} else if (err) {
 		failed = "cannot pin the worker";
 	}
-	xc_serve_floor_set(c);
 	if (!err) {
 		err = xc_pool_prepare();
 		if (err)
@@ -427,8 +425,18 @@ void *xc_worker_main(void *arg)
 		err = run_init_hook(b);
 	if (!boot_report(b, err))
 		return NULL;	/* abandoned: the bringup failed without us long ago */
-	/* from here this thread is the CPU's: the starter joins it */
+	/*
+	 * from here this thread is the CPU's: the starter joins it. Nothing of
+	 * the CPU is written before: a thread abandoned in its hook would write
+	 * beside the next xc_init's xc_cpu_fresh.
+	 */
 	xc_self = c;
+	xc_serve_floor_set(c);
+	if (os_offline) {
+		/* relaxed: this thread's own word; the starter reads offline_by_os after boot_done */
+		atomic_store_explicit(&c->life.taken, XC_TAKEN_OFFLINE, memory_order_relaxed);
+		c->life.offline_by_os = true;
+	}
 	if (failed)
 		xc_report("CPU %d: %s: %s", c->life.cpu, failed, strerror(-err));
 	/* before the starter can see it alive: xc_init returns with every worker's mask final */

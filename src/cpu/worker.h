@@ -20,7 +20,9 @@
  *   refs    the starter's and the thread's; the last put frees it.
  */
 struct xc_boot {
-	struct xc_cpu *c;
+	struct xc_cpu *c;	/* touched only once the report is in: a later xc_init resets it */
+	int cpu;		/* c's id, for the thread before its report */
+	bool follow_os;		/* copied, as cpu_init */
 	int (*cpu_init)(int cpu, void *arg);	/* copied: a later xc_init rewrites the config */
 	void *cpu_init_arg;
 	_Atomic int state;

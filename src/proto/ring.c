@@ -225,9 +225,12 @@ static void ring_unlink_refused(struct xc_ring *r)
  * room; -EAGAIN if not yet; -ENXIO while the CPU's callq is closed; -ENOMEM
  * in the urgent handler, which never waits; -EDEADLK inside an attached
  * thread's announced sleep, where serving would take its CPU's doorbells
- * behind the loop about to block (wake.c). A full ring that no worker will
- * look at (idle: tombstones, or entries of an outer many-call not yet rung)
- * is linked first.
+ * behind the loop about to block (wake.c); -ELOOP while the target's worker
+ * serves below its floor (run/ring_run.c, "Below the floor"): it runs none
+ * of the ring's entries until its nest unwinds, and its nest may be waiting
+ * for this very owner, so waiting for room could hang both. A full ring
+ * that no worker will look at (idle: tombstones, or entries of an outer
+ * many-call not yet rung) is linked first.
  */
 int xc_ring_room(struct xc_ring *r)
 {
@@ -252,6 +255,9 @@ int xc_ring_room(struct xc_ring *r)
 	}
 	if (xc_in_fd_sleep())
 		return -EDEADLK;
+	/* relaxed: a look, taken again at every pass; the worker stores it before it serves deep */
+	if (atomic_load_explicit(&c->worker.deep, memory_order_relaxed))
+		return -ELOOP;
 	return -EAGAIN;
 }
 

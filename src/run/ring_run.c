@@ -25,7 +25,10 @@
  * refused doorbell's owner (above): either it reads REFUSED, and waits for
  * the completion this worker makes, or it retracted the entry first, and
  * the worker leaves it. Nowait and async calls have no waiter to tell:
- * they stay queued.
+ * they stay queued. While it serves below the floor it says so
+ * (worker.deep, stored at each serve, run.c): a sender whose ring to it is
+ * full would wait for room that only the unwinding makes, so it gets
+ * -ELOOP instead (proto/ring.c, xc_ring_room), its call unsent.
  */
 #include "base/internal.h"
 #include "base/trace.h"

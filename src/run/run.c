@@ -131,7 +131,12 @@ int xc_run_urgent(struct xc_cpu *c)
  */
 static inline __attribute__((always_inline)) int run_calls(struct xc_cpu *c, bool deep)
 {
-	int n = xc_run_urgent(c);
+	int n;
+
+	/* relaxed: senders look at it only for room in a full ring (ring.c), at every pass */
+	if (xc_unlikely(atomic_load_explicit(&c->worker.deep, memory_order_relaxed) != deep))
+		atomic_store_explicit(&c->worker.deep, deep, memory_order_relaxed);
+	n = xc_run_urgent(c);
 
 	n += xc_slot_run(c);
 	if (xc_unlikely(xc_ablated(XC_ABLATE_RING))) {

@@ -52,7 +52,9 @@
  * its sender may be what the nest waits for, so it must not wait for the
  * nest to unwind, and running it would nest once more. The refusal is
  * eager: the call need not be part of a cycle. Nowait and async calls stay
- * queued and run once the nest unwinds, in their order. So no wait hangs,
+ * queued and run once the nest unwinds, in their order; a sender that finds
+ * its ring to this CPU full gets -ELOOP too, since only the unwinding makes
+ * room (worker.deep, proto/ring.c xc_ring_room). So no wait hangs,
  * and no stack overflows, for its depth: the application sees -ELOOP where
  * its recursion went too deep. Such a wait never sleeps: senders ride on
  * the rings it holds (entries it will not run keep them held) without a
@@ -96,7 +98,8 @@ static __attribute__((noinline, cold)) int serve_deep(struct xc_cpu *self)
 	if (!self->worker.serve_floor_told) {
 		self->worker.serve_floor_told = true;
 		xc_report("CPU %d: waits nested so deep that its stack is three quarters used; "
-			  "waiting calls to it get -ELOOP, and nowait calls wait, until the nest unwinds",
+			  "waiting calls to it get -ELOOP, and nowait calls wait (or get -ELOOP where "
+			  "their ring to it is full), until the nest unwinds",
 			  self->life.cpu);
 	}
 	return xc_run_calls_deep(self);

@@ -66,8 +66,8 @@ pub enum ErrorKind {
     NoSpace,
     /// `ELOOP`: a waiting call to a CPU whose worker's waits nest past its serve floor
     /// (three quarters of its stack used: an application's recursion of waiting calls went
-    /// too deep). The closure did not run on that CPU (on every other target of a many call,
-    /// it ran).
+    /// too deep), or a nowait call to such a CPU whose ring to it is full. The closure did
+    /// not run on that CPU (on every other target of a many call, it was sent).
     NestedTooDeep,
     /// Not an errno of libxcall: a [`Sharded`](crate::Sharded) CPU's instance is held by a
     /// closure further up the same thread (a nested access: a call run inline, or served
