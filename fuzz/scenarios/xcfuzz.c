@@ -703,9 +703,6 @@ struct rec {
 	int32_t caller;			/* the thread that made it (its tid) */
 	uint32_t spin_us;		/* its function spins this long (stream, busy) */
 	uint8_t ctx;			/* CTX_*: where it was made */
-	uint8_t room_from;		/* steered: its sender's CPU index + 1 (steer_ring), else 0 */
-	int32_t room_tombs;		/* ... and the refusals counted before it */
-	uint8_t room_mask;		/* a waiting mask call's: the CPUs its entries went to (steer_ring) */
 	_Atomic uint32_t runs[NC];
 	_Atomic uint64_t stamp[NC];	/* when its function began on CPU i (clock_seq) */
 	_Atomic uint64_t end[NC];	/* when it returned there, if a call returned right after it runs urgent ones */
@@ -1274,69 +1271,6 @@ static uint32_t rec_new(void)
 static _Atomic uint32_t deep_permille[NC];
 #define DEEP_PERMILLE 500
 
-/*
- * A worker whose waits nested past its serve floor runs no nowait call
- * until its nest unwinds, and the waiting calls it refuses stay in their
- * rings as tombstones until then (xcall.h, "Nesting has a limit"; ring.c,
- * "Below the floor"). A worker whose ring to it fills waits for room,
- * serving, and if the deep worker's nest waits on that worker, neither
- * ever returns: a hang for good, which xcall.h does not promise (found by
- * this fuzzer on generator 3's nest: docs/fuzz.md). Only programs with
- * small worker stacks reach a floor. There, until that is settled, a
- * worker's ring calls are steered so that they never fill a ring: a single
- * or async call from a worker is made only while fewer than half a ring of
- * its CPU's entries to that CPU may still stand in the ring (nowait calls
- * not yet run, waiting calls not yet returned, refusals not yet passed by
- * a later call of its), and an any, many, cond or all call from a worker
- * only if it waits, and only while each CPU of its mask has fewer; steered
- * calls are not made (recorded as refused). FZS_STEER_RING=0 makes them
- * all.
- */
-static _Atomic int room_out[NC][NC];	/* entries of CPU index s's calls to t that may stand in the ring */
-static _Atomic int room_tomb[NC][NC];	/* ... and s's waiting calls that t refused, not yet passed */
-static bool steer_ring_on = true;
-
-static int room_src(void)
-{
-	int cpu = xc_this_cpu();
-
-	return cpu >= 0 && cpu < CPU_SETSIZE ? cpu_idx[cpu] : -1;
-}
-
-static int room_held(int s, int t)
-{
-	return atomic_load(&room_out[s][t]) + atomic_load(&room_tomb[s][t]);
-}
-
-/* Whether a call of @kind to @target from this thread is made (a steered one is not). */
-static bool steer_ring(int kind, int target, unsigned flags)
-{
-	int s = room_src();
-	uint32_t mask;
-
-	if (!steer_ring_on || !P.stack_kb || s < 0 || kind == K_WORK || (flags & XC_URGENT))
-		return true;
-	if (kind == K_SINGLE || kind == K_ASYNC)
-		return target % ncpu == s || room_held(s, target % ncpu) < P.ring / 2;
-	/* a mask call's entries are counted only while it waits: one that does not is not made */
-	if (!(flags & XC_WAIT))
-		return false;
-	mask = kind == K_ALL ? (1u << ncpu) - 1 : (uint32_t)target;
-	for (int t = 0; t < ncpu; t++)
-		if (t != s && (mask & (1u << t)) && room_held(s, t) >= P.ring / 2)
-			return false;
-	return true;
-}
-
-/* A later entry of CPU index @s's has run on @t, or returned 0: the tail passed the refusals before it. */
-static void room_passed(int s, int t, int tombs)
-{
-	int old = atomic_load(&room_tomb[s][t]);
-
-	while (!atomic_compare_exchange_weak(&room_tomb[s][t], &old, old > tombs ? old - tombs : 0))
-		;
-}
-
 /* Notes the depth of a function beginning on CPU index @i. */
 static void note_depth(int i)
 {
@@ -1394,10 +1328,6 @@ static void fz_fn(void *arg)
 	i = ran(id);
 	if (i >= 0)
 		note_depth(i);
-	if (r->room_from && i >= 0 && !r->room_mask && (r->kind == K_ASYNC || !(r->flags & XC_WAIT))) {
-		atomic_fetch_sub(&room_out[r->room_from - 1][i], 1);
-		room_passed(r->room_from - 1, i, r->room_tombs);
-	}
 	if (r->spin_us && r->kind != K_WORK)
 		spin_us(r->spin_us);
 	if (r->fn >= 0)
@@ -1457,8 +1387,9 @@ static void mask_set(uint32_t bits, cpu_set_t *s)
  * function or an announced sleep, and there always, and for a nowait call
  * only in an announced sleep (a full ring); -ENOMEM for a nowait call only
  * where no wait is allowed (an urgent function, an announced sleep) or in
- * a thread's exit; -ELOOP only for a waiting call (and only from a CPU
- * whose thread nested deep: check_deep). Work items: 0, -ENXIO, -EAGAIN.
+ * a thread's exit; -ELOOP only for a call (a waiting one, or one whose
+ * ring to its target was full), and only from a CPU whose thread nested
+ * deep: check_deep. Work items: 0, -ENXIO, -EAGAIN.
  */
 static const char *errno_wrong(const struct rec *r, int ret)
 {
@@ -1484,7 +1415,7 @@ static const char *errno_wrong(const struct rec *r, int ret)
 			return NULL;
 		return "-ENOMEM where the call may wait for room or a descriptor";
 	case ELOOP:
-		return wait ? NULL : "-ELOOP for a call that does not wait";
+		return work ? "-ELOOP for a work item" : NULL;
 	default:
 		return "an errno xcall.h does not list for this call";
 	}
@@ -1509,10 +1440,6 @@ static void do_call_spin(int kind, int target, int flags, int fn, int depth, uin
 
 	if (id == UINT32_MAX)
 		return;
-	if (!steer_ring(kind, target, flags)) {
-		atomic_store_explicit(&recs[id].ret, -ENXIO, memory_order_release);	/* not made: nothing due */
-		return;
-	}
 	r = &recs[id];
 	r->kind = kind;
 	r->flags = flags;
@@ -1525,24 +1452,6 @@ static void do_call_spin(int kind, int target, int flags, int fn, int depth, uin
 	r->slot = -1;
 	r->caller = tid_get();
 	r->spin_us = spin;
-	if (steer_ring_on && P.stack_kb && kind != K_WORK && !(flags & XC_URGENT) && room_src() >= 0) {
-		int src = room_src();
-
-		/* its entry may stand in the ring until it runs (a waiting one: until it returns) */
-		if ((kind == K_SINGLE || kind == K_ASYNC) && target % ncpu != src) {
-			r->room_from = src + 1;
-			r->room_tombs = atomic_load(&room_tomb[src][target % ncpu]);
-			atomic_fetch_add(&room_out[src][target % ncpu], 1);
-		} else if (kind != K_SINGLE && kind != K_ASYNC) {
-			/* a waiting mask call: one entry to each CPU of its mask until it returns */
-			r->room_from = src + 1;
-			r->room_mask = (kind == K_ALL ? (1u << ncpu) - 1 : (uint32_t)target) & ~(1u << src) &
-				       ((1u << ncpu) - 1);
-			for (int t = 0; t < ncpu; t++)
-				if (r->room_mask & (1u << t))
-					atomic_fetch_add(&room_out[src][t], 1);
-		}
-	}
 	/* a many call's urgent flag: generator 3's programs keep it (xcall.h: valid for every call) */
 	unsigned mflags = P.gen >= 3 ? (unsigned)flags : flags & ~XC_URGENT;
 	void *arg = (void *)(uintptr_t)id;
@@ -1612,24 +1521,6 @@ static void do_call_spin(int kind, int target, int flags, int fn, int depth, uin
 		break;
 	}
 	r->ret_stamp = atomic_fetch_add(&clock_seq, 1);
-	if (r->room_mask) {
-		for (int t = 0; t < ncpu; t++) {
-			if (!(r->room_mask & (1u << t)))
-				continue;
-			atomic_fetch_sub(&room_out[r->room_from - 1][t], 1);
-			/* -ELOOP: the targets it did not run on may have refused it (or were offline) */
-			if (ret == -ELOOP && !atomic_load(&r->runs[t]))
-				atomic_fetch_add(&room_tomb[r->room_from - 1][t], 1);
-		}
-	} else if (r->room_from && (flags & XC_WAIT) && kind == K_SINGLE) {
-		atomic_fetch_sub(&room_out[r->room_from - 1][r->tcpu], 1);
-		if (ret == -ELOOP)
-			atomic_fetch_add(&room_tomb[r->room_from - 1][r->tcpu], 1);
-		else if (ret == 0)
-			room_passed(r->room_from - 1, r->tcpu, r->room_tombs);
-	} else if (r->room_from && ret < 0) {
-		atomic_fetch_sub(&room_out[r->room_from - 1][r->tcpu], 1);	/* refused: it never runs */
-	}
 	if (!busy && atomic_load(&hp_gen) == g0)
 		r->offline = off & ((1u << ncpu) - 1);
 	{
@@ -2935,7 +2826,6 @@ static int run_program(void)
 		slow_factor = atof(getenv("FZS_SLOW"));
 	bound_ms = tmo_ms(10000);
 	nested_hotplug = !getenv("FZS_NESTED_HOTPLUG") || atoi(getenv("FZS_NESTED_HOTPLUG"));
-	steer_ring_on = !getenv("FZS_STEER_RING") || atoi(getenv("FZS_STEER_RING"));
 	if (getenv("FZS_BOUND_MS"))
 		bound_ms = atol(getenv("FZS_BOUND_MS"));
 	memset(cpu_idx, -1, sizeof(cpu_idx));
@@ -2971,16 +2861,6 @@ static int run_program(void)
 	}
 	os_watch_init();
 	pthread_create(&wd, &thread_attr, watchdog, NULL);
-	/*
-	 * A worker left in its hook by a timed-out xc_init wrote its CPU's serve
-	 * floor before the hook (worker.c), and nothing orders that write with
-	 * the next xc_init's reset of the CPU (bringup.c, xc_cpu_fresh): a data
-	 * race TSan reports at once (found here, docs/fuzz.md). Until that is
-	 * settled, TSan's runs steer the stall off: the hook only calls.
-	 * FZS_STEER_STALL=0 keeps it.
-	 */
-	if (FZ_TSAN && P.hook == HOOK_STALL && (!getenv("FZS_STEER_STALL") || atoi(getenv("FZS_STEER_STALL"))))
-		P.hook = HOOK_CALL;
 
 	make_opts(&opts, true, P.trace, cb, ab);
 	r = xc_init(&opts);
