@@ -19,9 +19,9 @@ FZS_R       ?= 10
 FZS_SEED    ?=
 FZS_BIN     := $(BUILD)/fuzz-scenarios/xcfuzz
 
-$(BUILD)/fuzz-scenarios/xcfuzz: fuzz/scenarios/xcfuzz.c include/xcall.h $(LIB_A)
+$(BUILD)/fuzz-scenarios/xcfuzz: fuzz/scenarios/xcfuzz.c fuzz/scenarios/progress.c fuzz/scenarios/progress.h include/xcall.h $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(XC_CFLAGS) $(CFLAGS) $< -o $@ $(LIB_A) $(LDLIBS) -lrt
+	$(CC) $(XC_CFLAGS) $(CFLAGS) fuzz/scenarios/xcfuzz.c fuzz/scenarios/progress.c -o $@ $(LIB_A) $(LDLIBS) -lrt
 
 .PHONY: fuzz-scenarios check-fuzz-scenarios fuzz-scenarios-bins
 fuzz-scenarios-bins:
