@@ -2,7 +2,8 @@
 # fuzz/replay.sh BINDIR NAME... - replay fuzz/regressions/NAME/* and fuzz/corpus/NAME/*
 # through the standalone build of each harness (BINDIR/NAME, made by check-fuzz-regress).
 # Inputs listed in fuzz/regressions/KNOWN (a bug found and not yet fixed) are skipped
-# with their reason. Closes with "fuzz-regress: N passed, N failed, N skipped".
+# with their reason. The driver's lines show as they come (it says how far it got every
+# 10 s). Closes with "fuzz-regress: N passed, N failed, N skipped".
 set -u
 bindir=$1
 shift
@@ -33,8 +34,8 @@ for name in "$@"; do
 		echo "$name: no inputs"
 		continue
 	fi
-	"$bindir/$name" "$name" "$@" >"$tmp"
-	cat "$tmp"
+	echo "$name: $# inputs"
+	"$bindir/$name" "$name" "$@" | tee "$tmp"
 	line=$(tail -n 1 "$tmp")
 	p=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
 	q=$(echo "$line" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p')

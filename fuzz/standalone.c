@@ -7,8 +7,10 @@
  *   standalone NAME FILE...
  *
  * Each FILE runs in a child process of its own (a crash or a sanitizer report
- * fails that input only), with a 20 s limit. Prints one line per failure and
- * "NAME: N passed, N failed"; exits 1 if any failed.
+ * fails that input only), with a 20 s limit. Prints one line per failure,
+ * "NAME: I of N inputs" whenever 10 s passed since its last line (so a long
+ * replay is seen to move), and "NAME: N passed, N failed"; exits 1 if any
+ * failed.
  */
 #include <errno.h>
 #include <signal.h>
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -48,9 +51,18 @@ static int run_one(const char *path)
 	return 0;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0;
+	double told = now_s();
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s NAME FILE...\n", argv[0]);
@@ -60,6 +72,11 @@ int main(int argc, char **argv)
 		LLVMFuzzerInitialize(&argc, &argv);
 	for (int i = 2; i < argc; i++) {
 		int status;
+
+		if (now_s() - told >= 10) {
+			printf("%s: %d of %d inputs\n", argv[1], i - 2, argc - 2);
+			told = now_s();
+		}
 		fflush(NULL);
 		pid_t pid = fork();
 

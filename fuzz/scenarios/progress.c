@@ -5,7 +5,7 @@
  * one. On a machine shared with other work a runnable thread may wait
  * seconds for the OS, and its state letter cannot tell that wait from a
  * hung spin ('R' is both running and runnable): its CPU time can, as the
- * library's stuck report's "has not run" does (src/stuck.c). So each look
+ * library's stuck report's "has not run" does (src/run/stuck.c). So each look
  * reads every thread's CPU time (/proc/PID/task/TID/schedstat, or
  * utime + stime of its stat where schedstat is missing) and state, and a
  * stretch in which some thread got no CPU time while it was runnable is
