@@ -1,8 +1,9 @@
 //! Where a request's CPU goes, counted rather than timed: each configuration as a process of
-//! its own under `perf stat` (every system call by kind, and context switches) and under
-//! `valgrind --tool=callgrind` (user-space instructions), loaded by the same fixed
-//! `redis-benchmark` stream; an idle run of each (started, stopped, no request) is taken
-//! off, so that what remains is per request.
+//! its own under `perf stat` (every system call by kind, and context switches), under
+//! `perf record` (its on-CPU time sampled with kernel call chains, put under the system call
+//! or the kernel path it was spent in) and under `valgrind --tool=callgrind` (user-space
+//! instructions), loaded by the same fixed `redis-benchmark` stream; an idle run of each
+//! (started, stopped, no request) is taken off, so that what remains is per request.
 
 use crate::bench::{json_str, Plan};
 use std::io::Write;
@@ -13,6 +14,75 @@ use std::time::{Duration, Instant};
 /// The system calls counted, by their tracepoints.
 const SYSCALLS: [&str; 12] =
     ["recvfrom", "sendto", "epoll_wait", "epoll_ctl", "read", "write", "futex", "membarrier", "sched_yield", "accept4", "close", "setsockopt"];
+
+/// `perf record`'s sampling period on cpu-clock, in ns of the process's on-CPU time.
+const SAMPLE_NS: f64 = 50_000.0;
+
+/// Where an on-CPU sample was spent, by a frame of its kernel call chain: (the frame, the
+/// class), the first in this order that the chain holds; a kernel chain with none of them
+/// is an interrupt's or a fault's ("kernel, no system call"). A socket's sends and
+/// receives by their TCP functions, whichever system call (redis-server writes and reads);
+/// the epoll waits that slept by `schedule` (the switch away and back, where a VM's halted
+/// vCPU is woken and its timers run); a kick by the eventfd write that wakes a shard; the
+/// other system calls are mostly a connection's accept and close.
+const PATHS: [(&str, &str); 11] = [
+    ("eventfd_write", "eventfd write"),
+    ("eventfd_read", "eventfd read"),
+    ("__x64_sys_membarrier", "membarrier"),
+    ("tcp_sendmsg", "socket send"),
+    ("tcp_recvmsg", "socket receive"),
+    ("__sys_sendto", "socket send"),
+    ("__sys_recvfrom", "socket receive"),
+    ("__x64_sys_futex", "futex"),
+    ("schedule", "sleep and wake"),
+    ("do_epoll_wait", "epoll, awake"),
+    ("do_syscall_64", "other system calls"),
+];
+
+/// The classes of `PATHS` and user space, in a table's order.
+const PATH_COLS: [&str; 11] = [
+    "user space",
+    "socket send",
+    "socket receive",
+    "epoll, awake",
+    "sleep and wake",
+    "eventfd write",
+    "eventfd read",
+    "membarrier",
+    "futex",
+    "other system calls",
+    "kernel, no system call",
+];
+
+/// `perf script -F ip,sym` of a `perf record -g`: on-CPU ns by class (`PATHS`).
+fn perf_paths(data: &str) -> Result<Vec<(String, f64)>, String> {
+    let out = Command::new("perf")
+        .args(["script", "-i", data, "-F", "ip,sym"])
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("perf script: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("perf script -i {data} failed"));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut ns: Vec<(String, f64)> = PATH_COLS.iter().map(|c| (c.to_string(), 0.0)).collect();
+    for sample in text.split("\n\n").filter(|b| !b.trim().is_empty()) {
+        let frames: Vec<&str> = sample.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        let kernel = frames.iter().any(|f| f.starts_with("ffffffff"));
+        let class = if !kernel {
+            "user space"
+        } else {
+            PATHS
+                .iter()
+                .find(|(frame, _)| frames.iter().any(|f| f.split_whitespace().nth(1) == Some(*frame)))
+                .map_or("kernel, no system call", |p| p.1)
+        };
+        if let Some(c) = ns.iter_mut().find(|(n, _)| n == class) {
+            c.1 += SAMPLE_NS;
+        }
+    }
+    Ok(ns)
+}
 
 fn free_port() -> Result<u16, String> {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).map_err(|e| e.to_string())
@@ -159,6 +229,19 @@ pub fn profile(plan: &Plan, configs: &[&str], dir: &str) -> Result<(Vec<String>,
                     cells.push((key, (loaded - idle) * scale / sent));
                 }
             }
+            if perf {
+                let mut paths = Vec::new();
+                for n in [requests, 0] {
+                    let out = format!("{dir}/perf-record-{cfg}-P{pipeline}-{n}.data");
+                    let period = format!("{SAMPLE_NS}");
+                    let wrap: Vec<String> = ["perf", "record", "-q", "-e", "cpu-clock", "-c", &period, "-g", "-o", &out].map(String::from).to_vec();
+                    run(plan, cfg, &wrap, pipeline, n)?;
+                    paths.push(perf_paths(&out)?);
+                }
+                for ((name, loaded), (_, idle)) in paths[0].iter().zip(&paths[1]) {
+                    cells.push((format!("on-CPU {name}"), (loaded - idle) / sent));
+                }
+            }
             if valgrind {
                 let mut ir = Vec::new();
                 for n in [requests, 0] {
@@ -206,6 +289,21 @@ pub fn profile(plan: &Plan, configs: &[&str], dir: &str) -> Result<(Vec<String>,
             })
             .collect();
         md.push_str(&format!("| {cfg} | {p} | {} |\n", v.join(" | ")));
+    }
+    if rows.iter().any(|(_, _, cells)| cells.iter().any(|(n, _)| n.starts_with("on-CPU "))) {
+        md.push_str(&format!(
+            "\nOn-CPU time per request in ns by where it was spent (perf record, cpu-clock every {} us, kernel call chains; an idle run taken off):\n\n| config | -P | {} |\n|---|--:|{}\n",
+            SAMPLE_NS / 1000.0,
+            PATH_COLS.join(" | "),
+            "--:|".repeat(PATH_COLS.len())
+        ));
+        for (cfg, p, cells) in &rows {
+            let v: Vec<String> = PATH_COLS
+                .iter()
+                .map(|c| cells.iter().find(|(n, _)| n.strip_prefix("on-CPU ") == Some(c)).map_or("-".into(), |(_, v)| format!("{v:.0}")))
+                .collect();
+            md.push_str(&format!("| {cfg} | {p} | {} |\n", v.join(" | ")));
+        }
     }
     Ok((records, md))
 }
