@@ -56,8 +56,8 @@ APT_RUST_PACKAGES := redis-tools
 # APT_KV_PACKAGES: what `make bench-kv` uses (deps-kv, not in `make deps`): Debian's
 # redis-server, the one-thread server it compares with, and redis-benchmark
 APT_KV_PACKAGES := redis-tools redis-server
-# APT_KV_PROFILE_PACKAGES: what `make profile-kv` adds: perf (system calls by tracepoint) and
-# valgrind (callgrind's instruction counts)
+# APT_KV_PROFILE_PACKAGES: what `make profile-kv` adds: perf (system calls by tracepoint, on-CPU
+# time by kernel path) and valgrind (callgrind's instruction counts)
 APT_KV_PROFILE_PACKAGES := linux-perf valgrind
 
 lib: $(LIB_A) $(LIB_SO) $(PC_FILE)
@@ -175,8 +175,8 @@ rust-package:
 # bench's (e.g. KV_ARGS="--rounds 1 --requests 20000"; kv_shards --help lists them).
 # bench-kv-scale: the same at 1, 2, 4, ... shards on a machine of 8-64 CPUs, redis-benchmark
 # (one thread per client CPU) on the last quarter of the CPUs, none a shard's
-# (results/kv-scale.json, .md). profile-kv: each configuration as a process under perf stat
-# and callgrind, a fixed request stream, per request (results/kv-profile.json, .md).
+# (results/kv-scale.json, .md). profile-kv: each configuration as a process under perf stat,
+# perf record and callgrind, a fixed request stream, per request (results/kv-profile.json, .md).
 KV_ARGS ?=
 KV_BIN = target/release/examples/kv_shards
 .PHONY: bench-kv bench-kv-scale profile-kv kv-build
