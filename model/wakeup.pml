@@ -143,8 +143,9 @@
  * RETRACTED: it read TAKEN, the close runs it; else -ENXIO, and the entry
  * stays as a tombstone that every run steps over. callq now
  * holds rings. A call whose ring's unfenced is 0 is fenced: F1 unfenced =
- * 1 if it reads xc_ring_asym true, R1' a seq_cst fence, before R2; a
- * winning CAS stores C, unfenced = 0: so after a doorbell the next call is
+ * 1 if it reads xc_ring_asym true (and ends a run of fenced rides, which
+ * the model leaves to that read's choice), R1' a seq_cst fence, before R2; a
+ * winning CAS stores C, unfenced = 0: so after a doorbell the next calls are
  * fenced, and once one that stored F1 rides on LINKED the calls after it
  * skip R1' while they read the flag true, their head stores possibly
  * still in the owner's store buffer at R2 (below, Memory model); the
@@ -2640,8 +2641,13 @@ ring_put:
 				skip	/* MUTANT: the code before C': no look at the flag, no fence */
 #endif
 			:: else ->
-				/* F1 (relaxed) only if this call reads xc_ring_asym true; then R1' */
-				// @src src/proto/ring.h: else if (asym)
+				/*
+				 * F1 (relaxed) only if this call reads xc_ring_asym true
+				 * and ends a run of XC_RING_FENCED_RUN fenced rides since
+				 * the link; then R1'. A call short of the run acts as one
+				 * that read the flag false, a choice ASYM_LOAD makes here
+				 */
+				// @src src/proto/ring.h: else if (asym && ++r->fenced_rides >= XC_RING_FENCED_RUN)
 				// @src src/proto/ring.h: atomic_store_explicit(&r->unfenced, 1, memory_order_relaxed);
 				ASYM_LOAD;
 				if

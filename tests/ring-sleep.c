@@ -2,13 +2,17 @@
  * ring-sleep: the last call of a burst is never left unseen by a worker that
  * unlinks its rings and sleeps. Calls in a burst skip their sender's fence
  * (src/proto/ring.c, "Owners without a fence"); the worker's membarrier
- * before it sleeps stands in for it. A sender makes bursts of 1-8 nowait
- * calls to a worker that sleeps as soon as it is idle (XC_POLL_NONE), spins
+ * before it sleeps stands in for it, once a burst is longer than
+ * XC_RING_FENCED_RUN (src/proto/ring.h); below that every call fences. A
+ * sender makes bursts of 1-8 nowait calls, every other one after a run of
+ * XC_RING_FENCED_RUN, to a worker that sleeps as soon as it is idle (XC_POLL_NONE), spins
  * until all of them ran, and starts the next burst at once, while the worker
  * is unlinking its ring: a call left unseen leaves the sender spinning with
  * the worker asleep, and the bound turns that into a dump (dump.h) and a
  * failure. The worker must have paid membarriers (xc_stats.barriers), or the
- * path was never taken. With XC_ABLATE_MEMBARRIER every call fences and no
+ * path was never taken. Bursts of at most XC_RING_FENCED_RUN calls, each
+ * after the worker fell asleep, cost it none: every one of their calls
+ * fenced. With XC_ABLATE_MEMBARRIER every call fences and no
  * membarrier is paid; the calls all run just the same. So too where
  * membarriers are slow (the library's report says so:
  * src/proto/barrier.c), and the test skips.
@@ -16,6 +20,8 @@
 #include "test.h"
 #include "ablate.h"
 #include "dump.h"
+#include "base/internal.h"
+#include "proto/ring.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -70,8 +76,13 @@ static void wait_ran(unsigned long want, unsigned long burst)
 	}
 }
 
+enum burst_kind {
+	BURSTS_RACING,	/* 1-8 calls, every other burst after a fenced run; at once */
+	BURSTS_SHORT,	/* 1-XC_RING_FENCED_RUN calls, each burst after the worker sleeps */
+};
+
 /* Bursts to @target from a thread on @home; returns the target's membarriers. */
-static uint64_t bursts(int home, int target, unsigned ablate)
+static uint64_t bursts(int home, int target, unsigned ablate, enum burst_kind kind)
 {
 	struct xc_opts o = { .poll_ns = XC_POLL_NONE, .report = report };
 	struct xc_stats st;
@@ -85,12 +96,15 @@ static uint64_t bursts(int home, int target, unsigned ablate)
 	atomic_store(&ran, 0);
 	CHECK_RET(t_init_ablated(&o, ablate), 0);
 	for (unsigned long b = 0; b < BURSTS; b++) {
-		unsigned n = 1 + rand_r(&seed) % 8;
+		unsigned n = kind == BURSTS_SHORT ? 1 + rand_r(&seed) % XC_RING_FENCED_RUN :
+			     (b & 1 ? XC_RING_FENCED_RUN : 0) + 1 + rand_r(&seed) % 8;
 
 		for (unsigned i = 0; i < n; i++)
 			CHECK_RET(xc_call_single(target, count, NULL, 0), 0);
 		sent += n;
 		wait_ran(sent, b);
+		if (kind == BURSTS_SHORT)	/* asleep: its rings let go, the next call rings */
+			WAIT_UNTIL(atomic_load(&xc_cpus[target].mbox.idle) == XC_IDLE_SLEEPING);
 	}
 	/*
 	 * A call is counted after its function returns, so the last may not be
@@ -123,10 +137,11 @@ int main(void)
 			cpus[n++] = c;
 	if (n < 2)
 		t_skip("needs 2 CPUs");
-	uint64_t paid = bursts(cpus[0], cpus[1], 0);
+	uint64_t paid = bursts(cpus[0], cpus[1], 0, BURSTS_RACING);
 
 	printf("ring-sleep: %d bursts, %llu membarriers\n", BURSTS, (unsigned long long)paid);
-	CHECK(bursts(cpus[0], cpus[1], XC_ABLATE_MEMBARRIER) == 0);
+	CHECK(bursts(cpus[0], cpus[1], XC_ABLATE_MEMBARRIER, BURSTS_RACING) == 0);
+	CHECK(bursts(cpus[0], cpus[1], 0, BURSTS_SHORT) == 0);
 	if (!membarrier_expedited()) {
 		CHECK(paid == 0);	/* refused: every call fenced */
 		t_skip("membarrier has no private expedited command here: every call fenced");

@@ -22,13 +22,14 @@
  */
 #include "membarrier-hook.h"
 #include "base/internal.h"
+#include "proto/ring.h"
 #include <stdatomic.h>
 #include <sys/wait.h>
 
 #define SLOW_MS	  50	/* each membarrier: far over the library's bound for a slow one */
 #define SLOW_RUN  3	/* ring.c's BARRIER_SLOW_RUN: the first sleep times up to this many */
 #define BURSTS	  12
-#define BURST	  4	/* calls a burst: the second on finds the ring linked and may skip its fence */
+#define BURST	  ((int)XC_RING_FENCED_RUN + 4)	/* calls a burst: the last 4 may skip their fences */
 
 static _Atomic int slowed;		/* membarriers delayed */
 static _Atomic long delayed;

@@ -21,7 +21,8 @@
  * SLOW_MS, and sends a stream through one ring, each call made when the
  * one before it asks for it from its function: every pass of the worker
  * runs a ring's worth (ENTRIES) and leaves the next call in the ring, so
- * each release keeps the ring. The stream's second call marks the ring;
+ * each release keeps the ring. The call that ends a run of
+ * XC_RING_FENCED_RUN fenced calls (src/proto/ring.h) marks the ring;
  * the first SLOW_RUN releases pay slow membarriers and give the slow
  * verdict; after it, at most one more. (Before the fix, every release
  * paid one: PASSES in all.) The test waits for calls and for the worker's

@@ -115,6 +115,7 @@ void xc_cpu_fresh(struct xc_cpu *c, int cpu)
 
 		atomic_store_explicit(&r->state, XC_RING_IDLE, memory_order_relaxed);
 		atomic_store_explicit(&r->unfenced, 0, memory_order_relaxed);
+		r->fenced_rides = 0;
 		r->tail_seen = h;
 		atomic_store_explicit(&r->rode, 0, memory_order_relaxed);
 		atomic_store_explicit(&r->tail, h, memory_order_relaxed);

@@ -177,6 +177,7 @@ struct xc_ring *xc_ring_get_slow(struct xc_cpu *c)
 		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
 		/* release: as C; a ring that changes owner starts fenced (see above) */
 		atomic_store_explicit(&r->unfenced, 0, memory_order_release);
+		r->fenced_rides = 0;
 		t->ring[c->life.cpu] = r;
 	}
 	return r;
@@ -203,6 +204,7 @@ static int ring_link(struct xc_cpu *c, struct xc_ring *r)
 		return 0;
 	/* C, release: this CAS follows every head store before it (wake.c, "Owners without a fence") */
 	atomic_store_explicit(&r->unfenced, 0, memory_order_release);
+	r->fenced_rides = 0;	/* a new link: its calls fence until a run of them rides it */
 	pushed = xc_llist_push(&c->mbox.callq, &r->link);
 	if (pushed == XC_PUSH_CLOSED)
 		return XC_PUSH_CLOSED;

@@ -14,6 +14,15 @@
 /* Entries per ring by default (xc_opts.ring_entries): a sender with this many untaken calls to one CPU waits. */
 #define XC_RING_ENTRIES 256u
 
+/*
+ * Fenced calls riding one link before its owner marks the ring (F1) and
+ * the calls after skip R1': a membarrier costs its worker a system call and
+ * each running thread of the process an IPI, microseconds (tens in a VM);
+ * R1' tens of nanoseconds. Below a run of this many a link's fences cost
+ * less than the membarrier they would spare (wake.c, "Owners without a fence").
+ */
+#define XC_RING_FENCED_RUN 32u
+
 /* struct xc_ring.state */
 enum { XC_RING_IDLE = 0, XC_RING_LINKED = 1 };
 
@@ -88,6 +97,7 @@ struct xc_ring {
 	_Atomic uint32_t head __xc_pair_aligned;	/* entries published (release) */
 	_Atomic uint32_t state;			/* XC_RING_*: see ring.c */
 	_Atomic uint32_t unfenced;		/* owner: calls skip R1' (wake.c, "Owners without a fence") */
+	uint32_t fenced_rides;			/* owner: fenced calls that rode since the last link (F1 waits for a run) */
 	uint32_t tail_seen;			/* owner: a tail read earlier, never ahead of tail */
 	uint32_t size;				/* entries, a power of two; fixed when made */
 	_Atomic uint64_t rode;			/* owner: calls that found the ring linked (kicks_coalesced) */
@@ -221,7 +231,7 @@ static inline bool xc_ring_rides_when(struct xc_ring *r, bool coalesce)
 		if (unfenced)
 			/* C', release as C: the head stores of the calls that skipped R1' before it (wake.c) */
 			atomic_store_explicit(&r->unfenced, 0, memory_order_release);
-		else if (asym)
+		else if (asym && ++r->fenced_rides >= XC_RING_FENCED_RUN)
 			/* F1, relaxed: the fence below orders it before this call's R2 */
 			atomic_store_explicit(&r->unfenced, 1, memory_order_relaxed);
 		/* R1': the store-load order the wakeup protocol argues (wake.c) */

@@ -117,9 +117,13 @@
  * own entry; a relaxed C' seen before P's head store let the close run
  * the ring without P, for good (model/wakeup.pml, mutant unmarkrelaxed).
  *
- * A call after C is fenced again, until its R2 finds the ring linked: so
- * a worker pays a membarrier only for rings that took two calls or more
- * between a doorbell and its sleep. Expedited membarriers are serialised
+ * The calls after C are fenced again, and the one that ends a run of
+ * XC_RING_FENCED_RUN fenced rides stores F1 (ring.h): so a worker pays a
+ * membarrier only for rings that took more calls than that between a
+ * doorbell and its sleep, where their fences would have cost more than
+ * it. A short burst (a batch and its answer, a few calls a link) pays its
+ * fences; a stream pays a membarrier a sleep. Which calls store F1 is no
+ * part of the argument above, which takes any fenced call to. Expedited membarriers are serialised
  * machine-wide by the kernel (a global mutex), and a worker queued behind
  * another's runs no calls: a worker that finds one of this process under
  * way polls on and tries again (xc_idle_wait), as Seastar's reactors do before
