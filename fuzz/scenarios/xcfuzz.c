@@ -652,8 +652,11 @@ static int parse_prog(const char *path, struct prog *p)
 			continue;
 		if (sscanf(line, "gen %d", &p->gen) == 1)
 			continue;
-		if (sscanf(line, "opts %d %d %d %d", &p->ncpu, &p->ring, &p->trace, &p->poll) == 4)
+		/* into v first: sscanf stores what matched before it fails ("opts3 64 ..." as opts 3 64) */
+		if (sscanf(line, "opts %d %d %d %d", &v[0], &v[1], &v[2], &v[3]) == 4) {
+			p->ncpu = v[0], p->ring = v[1], p->trace = v[2], p->poll = v[3];
 			continue;
+		}
 		if (sscanf(line, "opts3 %d %31s %d %d", &p->stack_kb, name, &p->hook_cpu, &p->btimeout) == 4) {
 			for (int k = 0; k < HOOK_N; k++)
 				if (!strcmp(name, hook_names[k]))
