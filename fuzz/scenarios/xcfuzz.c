@@ -1729,8 +1729,12 @@ static void exec_op(const struct op *o, bool urgent, bool handler, int depth)
 		(void)API("xc_stats_get", xc_stats_get(o->a < 0 ? -1 : cpus[o->a % ncpu], &st));
 		break;
 	case OP_OFFLINE:
-		/* a call or work item takes a CPU offline (not a signal handler: hotplug is not for them) */
-		if (handler)
+		/*
+		 * a call or work item takes a CPU offline; not in a signal handler
+		 * (xcall.h: hotplug is not for them), nor in a call that a
+		 * handler's call ran inline or its wait ran: that is the handler too
+		 */
+		if (handler || in_handler)
 			break;
 		if (urgent || urgent_depth) {
 			hp_refused_op(o->b % ncpu, false);
@@ -2215,7 +2219,8 @@ static void xhot_fn(void *arg)
 	struct xhot *x = arg;
 
 	atomic_store(&x->begun, 1);
-	for (int k = 0; k < x->iters; k++) {
+	/* run by a wait inside the program's signal handler: no hotplug there (xcall.h) */
+	for (int k = 0; k < x->iters && !in_handler; k++) {
 		int r;
 
 		/* steered (FZS_NESTED_HOTPLUG=0) as a body's offline is */
