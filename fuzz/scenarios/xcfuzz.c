@@ -120,12 +120,15 @@ enum {
 	OP_CALL, OP_BURST, OP_WORK, OP_SPIN, OP_POLL, OP_STATS, OP_SLEEP, OP_OFFLINE,
 	OP_ONLINE, OP_CYCLE, OP_FORK, OP_TIMER, OP_DUMP, OP_LOOP, OP_SIGWIN, OP_DETACH, OP_EXIT,
 	/* generator 3's (below) */
-	OP_USTREAM, OP_STREAM, OP_BUSY, OP_EDGE, OP_XHOT, OP_CHAIN, OP_ATTHP, OP_SIGFULL, OP_N
+	OP_USTREAM, OP_STREAM, OP_BUSY, OP_EDGE, OP_XHOT, OP_CHAIN, OP_ATTHP, OP_SIGFULL,
+	/* generator 4's */
+	OP_FRAME, OP_N
 };
 static const char *const op_names[OP_N] = {
 	"call", "burst", "work", "spin", "poll", "stats", "sleep", "offline",
 	"online", "cycle", "fork", "timer", "dump", "loop", "sigwin", "detach", "exit",
 	"ustream", "stream", "busy", "edge", "xhot", "chain", "atthp", "sigfull",
+	"frame",
 };
 /* call kinds (OP_CALL a); the record kinds add work */
 enum { K_SINGLE, K_ANY, K_ASYNC, K_MANY, K_COND, K_ALL, K_WORK, K_N };
@@ -171,6 +174,10 @@ static const char *const thr_names[] = { "main", "plain", "attached" };
  * nowait calls to CPU b, past its ring's room. burst with c = 1: every
  * call of the burst runs body d, not only the first. In a body a CPU b of
  * -1 is the body's own CPU (call, work, chain).
+ *
+ * Generator 4's: frame (in a body): the body's later steps run inside a
+ * stack frame of a thousandths of its thread's stack (a function with big
+ * locals: run_framed), not in an urgent function or a signal handler.
  */
 struct op {
 	int code, a, b, c, d;
@@ -372,7 +379,7 @@ static void insert(struct list *l, struct op o)
  * thread's exit while attached, with a key destructor that runs a body;
  * urgent nowait calls inside function bodies.
  */
-#define GEN_LATEST 3
+#define GEN_LATEST 4
 
 static void gen_extras(struct prog *p)
 {
@@ -441,6 +448,12 @@ static int other_thread(const struct prog *p, int not)
  * its cpu_init hook while another thread brings the CPU online; a signal
  * inside the attached thread's announced sleep whose calls overfill a
  * ring.
+ *
+ * Generator 4 is generator 3's program whose nest function takes a big
+ * frame (OP_FRAME) before its waiting call: generator 3's nest costs about
+ * 1.2 KiB of stack a level, and reaches the floor of a normal worker stack
+ * seldom. It draws nothing from the stream, so generator 3's seeds keep
+ * their programs.
  */
 static void gen3_extras(struct prog *p)
 {
@@ -462,6 +475,9 @@ static void gen3_extras(struct prog *p)
 		int n1 = add_body(p), n2 = add_body(p);
 
 		if (n2 >= 0) {
+			/* generator 4: 15% of the stack a level, so the floor is 5-6 levels down */
+			if (p->gen >= 4)
+				add(&p->fn[n1], (struct op){ OP_FRAME, 150, 0, 0, 0 });
 			add(&p->fn[n1], (struct op){ OP_CALL, K_SINGLE, b, XC_WAIT, n2 });
 			add(&p->fn[n2], (struct op){ OP_CALL, K_SINGLE, a, 0, -1 });
 			add(&p->fn[n2], (struct op){ OP_CALL, K_SINGLE, a, XC_WAIT, -1 });
@@ -652,8 +668,11 @@ static int parse_prog(const char *path, struct prog *p)
 			continue;
 		if (sscanf(line, "gen %d", &p->gen) == 1)
 			continue;
-		if (sscanf(line, "opts %d %d %d %d", &p->ncpu, &p->ring, &p->trace, &p->poll) == 4)
+		/* into v first: sscanf stores what matched before it fails ("opts3 64 ..." as opts 3 64) */
+		if (sscanf(line, "opts %d %d %d %d", &v[0], &v[1], &v[2], &v[3]) == 4) {
+			p->ncpu = v[0], p->ring = v[1], p->trace = v[2], p->poll = v[3];
 			continue;
+		}
 		if (sscanf(line, "opts3 %d %31s %d %d", &p->stack_kb, name, &p->hook_cpu, &p->btimeout) == 4) {
 			for (int k = 0; k < HOOK_N; k++)
 				if (!strcmp(name, hook_names[k]))
@@ -850,6 +869,7 @@ static __thread volatile uint32_t others_ran;	/* other threads' calls run on thi
 static __thread pid_t my_tid;
 /* this thread's stack, noted where it starts (a worker's cpu_init hook, a program thread) */
 static __thread uintptr_t stk_lo, stk_size;
+static __thread uintptr_t stk_top;	/* where it was noted: what lies below is the thread's to use */
 
 static pid_t tid_get(void)
 {
@@ -1726,8 +1746,12 @@ static void exec_op(const struct op *o, bool urgent, bool handler, int depth)
 		(void)API("xc_stats_get", xc_stats_get(o->a < 0 ? -1 : cpus[o->a % ncpu], &st));
 		break;
 	case OP_OFFLINE:
-		/* a call or work item takes a CPU offline (not a signal handler: hotplug is not for them) */
-		if (handler)
+		/*
+		 * a call or work item takes a CPU offline; not in a signal handler
+		 * (xcall.h: hotplug is not for them), nor in a call that a
+		 * handler's call ran inline or its wait ran: that is the handler too
+		 */
+		if (handler || in_handler)
 			break;
 		if (urgent || urgent_depth) {
 			hp_refused_op(o->b % ncpu, false);
@@ -1748,6 +1772,59 @@ static void exec_op(const struct op *o, bool urgent, bool handler, int depth)
 	}
 }
 
+static void run_framed(int permille, int fn, int from, bool urgent, bool handler, int depth);
+
+/* Body @fn's steps from @from on; a frame step runs the rest inside its frame. */
+static void run_steps(int fn, int from, bool urgent, bool handler, int depth)
+{
+	for (int i = from; i < P.fn[fn].n; i++) {
+		const struct op *o = &P.fn[fn].op[i];
+
+		if (o->code == OP_FRAME && !urgent && !handler && !in_handler && !urgent_depth) {
+			run_framed(o->a, fn, i + 1, urgent, handler, depth);
+			return;
+		}
+		exec_op(o, urgent, handler, depth);
+	}
+}
+
+/*
+ * The frame step: @permille thousandths of what this thread's stack had
+ * left where it was noted (stk_note), touched from the top down, the rest
+ * of the body below it; so a worker's nest of such bodies reaches its serve
+ * floor in a few levels. A frame ends 4 KiB above the floor at most (3/4
+ * of the stack, src/run/wait.c): what lies below it is libxcall's, for the
+ * waits it still makes there (a wait's stuck report resolves symbols, which
+ * overflowed the last eighth of a 64 KiB stack that a frame had taken).
+ * Never in an urgent function or a signal handler (or what they run), which
+ * may land on a worker past its floor.
+ */
+static __attribute__((noinline)) void run_framed(int permille, int fn, int from, bool urgent,
+						 bool handler, int depth)
+{
+	char here;
+	uintptr_t at = (uintptr_t)&here, left = stk_top > stk_lo ? stk_top - stk_lo : 0;
+	uintptr_t edge = stk_lo + left / 4 + 4096;
+	size_t n = permille > 0 && permille <= 250 ? left / 1000 * (size_t)permille : 0;
+
+	if (at < edge || at > stk_top)
+		n = 0;
+	else if (n > at - edge)
+		n = at - edge;
+	if (n > (1u << 20))
+		n = 1u << 20;
+	if (n < 1024) {
+		run_steps(fn, from, urgent, handler, depth);
+		return;
+	}
+	volatile char locals[n];
+
+	for (size_t k = n; k > 0; k -= k < 4096 ? k : 4096)
+		locals[k - 1] = 0;
+	run_steps(fn, from, urgent, handler, depth);
+	locals[0] = locals[n - 1];
+}
+
 static void run_body(int fn, bool urgent, bool handler, int depth)
 {
 	struct frame fr = { atomic_fetch_add(&streams, 1), 0, urgent, handler, depth };
@@ -1756,8 +1833,7 @@ static void run_body(int fn, bool urgent, bool handler, int depth)
 	if (fn < 0 || fn >= P.nfunc)
 		return;
 	my_frame = &fr;
-	for (int i = 0; i < P.fn[fn].n; i++)
-		exec_op(&P.fn[fn].op[i], urgent, handler, depth);
+	run_steps(fn, 0, urgent, handler, depth);
 	my_frame = saved;
 }
 
@@ -1814,12 +1890,14 @@ static void stk_note(void)
 	pthread_attr_t a;
 	void *addr;
 	size_t size;
+	char here;
 
 	if (pthread_getattr_np(pthread_self(), &a))
 		return;
 	if (!pthread_attr_getstack(&a, &addr, &size)) {
 		stk_lo = (uintptr_t)addr;
 		stk_size = size;
+		stk_top = (uintptr_t)&here;
 	}
 	pthread_attr_destroy(&a);
 }
@@ -2212,7 +2290,8 @@ static void xhot_fn(void *arg)
 	struct xhot *x = arg;
 
 	atomic_store(&x->begun, 1);
-	for (int k = 0; k < x->iters; k++) {
+	/* run by a wait inside the program's signal handler: no hotplug there (xcall.h) */
+	for (int k = 0; k < x->iters && !in_handler; k++) {
 		int r;
 
 		/* steered (FZS_NESTED_HOTPLUG=0) as a body's offline is */
