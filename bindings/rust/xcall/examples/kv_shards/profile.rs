@@ -284,7 +284,7 @@ pub fn profile(plan: &Plan, configs: &[&str], dir: &str) -> Result<(Vec<String>,
             .iter()
             .map(|c| match cells.iter().find(|(n, _)| n == c) {
                 Some((_, v)) if *c == "task-clock" || *c == "instructions" => format!("{v:.0}"),
-                Some((_, v)) => format!("{v:.3}"),
+                Some((_, v)) => format!("{:.3}", if v.abs() < 0.0005 { 0.0 } else { *v }),
                 None => "-".into(),
             })
             .collect();
@@ -300,7 +300,7 @@ pub fn profile(plan: &Plan, configs: &[&str], dir: &str) -> Result<(Vec<String>,
         for (cfg, p, cells) in &rows {
             let v: Vec<String> = PATH_COLS
                 .iter()
-                .map(|c| cells.iter().find(|(n, _)| n.strip_prefix("on-CPU ") == Some(c)).map_or("-".into(), |(_, v)| format!("{v:.0}")))
+                .map(|c| cells.iter().find(|(n, _)| n.strip_prefix("on-CPU ") == Some(c)).map_or("-".into(), |(_, v)| format!("{:.0}", if v.abs() < 0.5 { 0.0 } else { *v })))
                 .collect();
             md.push_str(&format!("| {cfg} | {p} | {} |\n", v.join(" | ")));
         }
