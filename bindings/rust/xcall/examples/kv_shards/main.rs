@@ -68,8 +68,9 @@ const USAGE: &str = "usage: kv_shards [check]            the self-check, every m
        kv_shards scale [options]       the same at 1, 2, 4, ... shards (a many-core machine)
        kv_shards profile [options] [--dir D]
                                        each configuration as a process under perf stat (system
-                                       calls by kind) and callgrind (instructions), a fixed
-                                       redis-benchmark stream (--requests 40000), per request
+                                       calls by kind), perf record (on-CPU time by kernel path)
+                                       and callgrind (instructions), a fixed redis-benchmark
+                                       stream (--requests 40000), per request
 options of bench and scale:
   --rounds R          rounds (bench 3, scale 1)
   --requests N        requests a pipelined test (200000); unpipelined tests send N/4
