@@ -54,6 +54,14 @@ const PATH_COLS: [&str; 11] = [
     "kernel, no system call",
 ];
 
+/// Whether `perf record` may sample this user's processes in the kernel: root, or
+/// `kernel.perf_event_paranoid` at 1 or less. Without it every sample would be user space's.
+fn kernel_samples_allowed() -> bool {
+    // SAFETY: geteuid takes nothing and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    root || std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").ok().and_then(|v| v.trim().parse::<i32>().ok()).is_some_and(|v| v <= 1)
+}
+
 /// `perf script -F ip,sym` of a `perf record -g`: on-CPU ns by class (`PATHS`).
 fn perf_paths(data: &str) -> Result<Vec<(String, f64)>, String> {
     let out = Command::new("perf")
@@ -202,6 +210,10 @@ pub fn profile(plan: &Plan, configs: &[&str], dir: &str) -> Result<(Vec<String>,
         return Err("neither perf nor valgrind is installed (Debian's linux-perf, valgrind)".into());
     }
     std::fs::create_dir_all(dir).map_err(|e| format!("{dir}: {e}"))?;
+    let record = perf && kernel_samples_allowed();
+    if perf && !record {
+        println!("kv_shards profile: no on-CPU table: perf may not sample the kernel for this user (kernel.perf_event_paranoid over 1; run as root)");
+    }
     let mut records = Vec::new();
     let mut rows = Vec::new();
     for &pipeline in &plan.pipelines {
@@ -229,7 +241,7 @@ pub fn profile(plan: &Plan, configs: &[&str], dir: &str) -> Result<(Vec<String>,
                     cells.push((key, (loaded - idle) * scale / sent));
                 }
             }
-            if perf {
+            if record {
                 let mut paths = Vec::new();
                 for n in [requests, 0] {
                     let out = format!("{dir}/perf-record-{cfg}-P{pipeline}-{n}.data");
