@@ -1,20 +1,20 @@
 /*
- * ring-sleep: the last call of a burst is never left unseen by a worker that
- * unlinks its rings and sleeps. Calls in a burst skip their sender's fence
- * (src/proto/ring.c, "Owners without a fence"); the worker's membarrier
- * before it sleeps stands in for it, once a burst is longer than
- * XC_RING_FENCED_RUN (src/proto/ring.h); below that every call fences. A
- * sender makes bursts of 1-8 nowait calls, every other one after a run of
- * XC_RING_FENCED_RUN, to a worker that sleeps as soon as it is idle (XC_POLL_NONE), spins
- * until all of them ran, and starts the next burst at once, while the worker
- * is unlinking its ring: a call left unseen leaves the sender spinning with
- * the worker asleep, and the bound turns that into a dump (dump.h) and a
- * failure. The worker must have paid membarriers (xc_stats.barriers), or the
- * path was never taken. Bursts of at most XC_RING_FENCED_RUN calls, each
- * after the worker fell asleep, cost it none: every one of their calls
- * fenced. With XC_ABLATE_MEMBARRIER every call fences and no
- * membarrier is paid; the calls all run just the same. So too where
- * membarriers are slow (the library's report says so:
+ * ring-sleep: the last call of a burst is never left unseen by a worker
+ * that unlinks its rings and sleeps. Calls in a burst skip their sender's
+ * fence (src/proto/ring.c, "Owners without a fence"); the worker's
+ * membarrier before it sleeps stands in for it, once a burst is longer
+ * than XC_RING_FENCED_RUN (src/proto/ring.h); below that every call
+ * fences. A sender makes bursts of 1-8 nowait calls, every other one after
+ * a run of XC_RING_FENCED_RUN, to a worker that sleeps as soon as it is
+ * idle (XC_POLL_NONE), spins until all of them ran, and starts the next
+ * burst at once, while the worker is unlinking its ring: a call left
+ * unseen leaves the sender spinning with the worker asleep, and the bound
+ * turns that into a dump (dump.h) and a failure. The worker must have paid
+ * membarriers (xc_stats.barriers), or the path was never taken. Bursts of
+ * at most XC_RING_FENCED_RUN calls, each after the worker fell asleep,
+ * cost it none: every one of their calls fenced. With XC_ABLATE_MEMBARRIER
+ * every call fences and no membarrier is paid; the calls all run just the
+ * same. So too where membarriers are slow (the library's report says so:
  * src/proto/barrier.c), and the test skips.
  */
 #include "test.h"
