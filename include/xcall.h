@@ -156,7 +156,9 @@ typedef bool (*xc_cond_t)(int cpu, void *arg);
  *                      must stay valid until the hook has returned.
  * @bringup_timeout_ms: how long a worker may take to report alive; 0 = 10000.
  *                      A worker past it makes xc_init() return -ETIMEDOUT,
- *                      whatever error another CPU's hook returned first.
+ *                      whatever error another CPU's hook returned first, and
+ *                      the report says where its thread was: not run yet,
+ *                      starting, or in @cpu_init; its CPU time and state.
  * @report:             receives every diagnostic line (no newline), with
  *                      @report_ctx as its first argument; NULL = file
  *                      descriptor 2, each line in one write(2), no stdio. It

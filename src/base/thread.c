@@ -2,8 +2,9 @@
 /*
  * thread.c - a thread's own libxcall state: the inside-libxcall word that
  * guards against re-entry from signal handlers (thread.h), the one exit
- * hook that releases what a thread holds, and the signal mask libxcall's
- * own threads start with.
+ * hook that releases what a thread holds, the signal mask libxcall's
+ * own threads start with, and another thread as the OS sees it (for the
+ * reports of one that does not answer: stuck.c, bringup.c).
  *
  * Exit: one pthread key, created when the library loads, so that its
  * destructor runs the releases in a fixed order of ours (enum
@@ -23,9 +24,14 @@
 #include "base/thread.h"
 #include "base/inflight.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 /* NEW: a thread's first entry lists it (inflight.c) */
 __xc_tls struct xc_tls_state xc_tls = { .inside = XC_INSIDE_NEW };
@@ -160,4 +166,59 @@ int xc_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg, size_t s
 #endif
 	pthread_attr_destroy(&attr);
 	return err;
+}
+
+/* @tid's CPU time in ns, brought up to date by the kernel also while it runs; false: unknown. */
+bool xc_thread_run_ns(int tid, uint64_t *ns)
+{
+	/* its thread CPU-time clock, as pthread_getcpuclockid() makes it: ~tid << 3, per thread, sched */
+	clockid_t id = (clockid_t)((~(unsigned)tid << 3) | 6u);
+	struct timespec ts;
+
+	if (tid <= 0 || clock_gettime(id, &ts))
+		return false;
+	*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 1;	/* never 0 */
+	return true;
+}
+
+/* @tid's scheduler state, the letter of /proc/self/task/TID/stat (R, S, D, t, ...); 0: unknown. */
+char xc_thread_state(int tid)
+{
+	char path[64], buf[512];
+	const char *p;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = 0;
+	p = strrchr(buf, ')');	/* the name in parentheses may hold anything */
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Why a thread that has not run is not running, from its state letter; NULL: it sleeps. */
+const char *xc_thread_not_running_why(char state, char *buf, size_t n)
+{
+	switch (state) {
+	case 'R':
+		return "runnable, the OS has not scheduled it";
+	case 't':
+	case 'T':
+		return "stopped (a signal or a debugger)";
+	case 'D':
+		return "in uninterruptible sleep";
+	case 'S':
+		return NULL;
+	case 0:
+		return "not running (state unknown)";
+	default:
+		snprintf(buf, n, "in state %c", state);
+		return buf;
+	}
 }

@@ -2,7 +2,8 @@
 /*
  * thread.h - a thread's own libxcall state (thread.c): whether it runs
  * libxcall's code right now, the guard every public function passes, and
- * what the thread leaves behind when it exits.
+ * what the thread leaves behind when it exits; and another thread as the
+ * OS sees it.
  *
  * Signal handlers: a handler that interrupts a thread inside libxcall and
  * calls it again would find the thread's pool, trace ring or slot claim in
@@ -237,5 +238,10 @@ void xc_thread_exit_hook(enum xc_exit_slot slot, void (*fn)(void));
  * its first instruction; @stack bytes of stack, 0: the process's default.
  */
 int xc_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg, size_t stack);
+
+/* Another thread of the process as the OS sees it, by its id: for reports (thread.c). */
+bool xc_thread_run_ns(int tid, uint64_t *ns);
+char xc_thread_state(int tid);
+const char *xc_thread_not_running_why(char state, char *buf, size_t n);
 
 #endif /* XC_THREAD_H */

@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -172,8 +173,10 @@ static int cpu_start(struct xc_cpu *c)
 	b->follow_os = xc_rt.cfg.follow_os;
 	b->cpu_init = xc_rt.cfg.cpu_init;
 	b->cpu_init_arg = xc_rt.cfg.cpu_init_arg;
-	b->err = b->tid = 0;
+	b->err = 0;
 	/* relaxed: published to the thread by pthread_create */
+	atomic_init(&b->tid, 0);
+	atomic_init(&b->stage, XC_BOOT_STAGE_CREATED);
 	atomic_init(&b->state, XC_BOOT_STARTING);
 	atomic_init(&b->refs, 2);
 	err = xc_thread_create(&c->life.thread, xc_worker_main, b, (size_t)xc_rt.cfg.stack_kb * 1024);
@@ -185,6 +188,41 @@ static int cpu_start(struct xc_cpu *c)
 	c->life.boot = b;
 	c->life.thread_live = true;
 	return 0;
+}
+
+/*
+ * Why the thread of handshake @b has not reported within @ms: how far it
+ * got, its CPU time and its state. A thread that the OS did not run, its
+ * CPU taken by other work, reads otherwise the same as one stuck in its
+ * hook. Relaxed loads: it may move on meanwhile.
+ */
+static void boot_late(struct xc_boot *b, unsigned ms, char *buf, size_t n)
+{
+	int stage = atomic_load_explicit(&b->stage, memory_order_relaxed);
+	int tid = atomic_load_explicit(&b->tid, memory_order_relaxed);
+	const char *where = stage == XC_BOOT_STAGE_HOOK ? "in its cpu_init hook" : "starting (pinning itself)";
+	char state, other[24];
+	const char *what;
+	uint64_t ran;
+
+	if (stage == XC_BOOT_STAGE_CREATED) {
+		snprintf(buf, n, "its thread has not run yet; other work may hold the CPU");
+		return;
+	}
+	if (!xc_thread_run_ns(tid, &ran)) {
+		snprintf(buf, n, "its thread is %s", where);
+		return;
+	}
+	state = xc_thread_state(tid);
+	if (state == 'R' && ran / 1000000u < ms / 100)
+		what = "waiting for the CPU, which other work holds";	/* ran under 1% of the time */
+	else if (state == 'R')
+		what = "running";
+	else if (state == 'S')
+		what = "sleeping";
+	else
+		what = xc_thread_not_running_why(state, other, sizeof(other));
+	snprintf(buf, n, "its thread is %s, ran %llu ms, %s", where, (unsigned long long)(ran / 1000000u), what);
 }
 
 /*
@@ -205,14 +243,18 @@ static int boot_verdict(int first, int n)
 		if (c->life.attach_cpu) {
 			continue;	/* no thread of ours */
 		} else if (b == XC_BOOT_ALIVE) {
-			c->life.tid = c->life.boot->tid;
+			/* relaxed: the state's acquire (boot_state) published it */
+			c->life.tid = atomic_load_explicit(&c->life.boot->tid, memory_order_relaxed);
 		} else if (b == XC_BOOT_FAILED) {
 			err = c->life.boot->err;
 			xc_report("CPU %d: bringup failed: %s", c->life.cpu, strerror(-err));
 		} else if (b == XC_BOOT_STARTING) {
+			char why[128];
+
 			err = -ETIMEDOUT;
-			xc_report("CPU %d: did not report alive within %u ms", c->life.cpu,
-				  xc_rt.cfg.bringup_timeout_ms);
+			boot_late(c->life.boot, xc_rt.cfg.bringup_timeout_ms, why, sizeof(why));
+			xc_report("CPU %d: did not report alive within %u ms: %s", c->life.cpu,
+				  xc_rt.cfg.bringup_timeout_ms, why);
 		} else {
 			err = -EAGAIN;
 		}

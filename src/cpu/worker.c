@@ -354,6 +354,8 @@ static int run_init_hook(struct xc_boot *b)
 	struct xc_user_mark m = xc_user_in(XC_USER_BOOT, false);
 
 	xc_tls.boot = b;	/* xc_this_cpu(): the thread is no CPU's worker until its report */
+	/* relaxed: for a late report only, as the id */
+	atomic_store_explicit(&b->stage, XC_BOOT_STAGE_HOOK, memory_order_relaxed);
 	r = b->cpu_init(b->cpu, b->cpu_init_arg);
 	xc_tls.boot = NULL;
 	xc_user_out(XC_USER_BOOT, false, m);
@@ -373,8 +375,7 @@ static bool boot_report(struct xc_boot *b, int err)
 	bool mine;
 
 	b->err = err;
-	b->tid = (int)syscall(SYS_gettid);
-	/* release: err and tid are visible to the starter that reads the state with acquire */
+	/* release: err and tid (stored at the thread's start) to the starter that reads the state with acquire */
 	mine = atomic_compare_exchange_strong_explicit(&b->state, &expect,
 						       err ? XC_BOOT_FAILED : XC_BOOT_ALIVE,
 						       memory_order_release, memory_order_relaxed);
@@ -404,6 +405,9 @@ void *xc_worker_main(void *arg)
 	bool os_offline = false;
 	int err;
 
+	/* relaxed: for a late report only (boot_late, bringup.c); the report publishes the id */
+	atomic_store_explicit(&b->tid, (int)syscall(SYS_gettid), memory_order_relaxed);
+	atomic_store_explicit(&b->stage, XC_BOOT_STAGE_STARTING, memory_order_relaxed);
 	/* only the cpu_init hook may be cancelled */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	worker_name(b->cpu);	/* before the cpu_init hook, which may look */

@@ -27,9 +27,16 @@ struct xc_boot {
 	void *cpu_init_arg;
 	_Atomic int state;
 	int err;
-	int tid;
+	/*
+	 * The thread's id and how far it got (XC_BOOT_STAGE_*), stored as it
+	 * goes, for the report of a thread that misses the deadline. Relaxed:
+	 * read for a report, never to decide; the report's release publishes the id.
+	 */
+	_Atomic int tid;
+	_Atomic int stage;
 	_Atomic int refs;
 };
+enum { XC_BOOT_STAGE_CREATED = 0, XC_BOOT_STAGE_STARTING, XC_BOOT_STAGE_HOOK };
 void xc_boot_put(struct xc_boot *b);
 int xc_boot_cpu(struct xc_boot *b);
 /* bringup.c: @c and its rings as a new runtime starts from (xc_init, a fork child) */

@@ -35,6 +35,7 @@
 #include "proto/wake.h"
 #include "run/wait.h"
 #include "run/stuck.h"
+#include "base/thread.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -67,40 +68,6 @@ static void describe_caller(char *buf, size_t n)
 		snprintf(buf, n, "thread %ld", (long)syscall(SYS_gettid));
 }
 
-/* @tid's CPU time in ns, brought up to date by the kernel also while it runs; false: unknown. */
-static bool thread_run_ns(int tid, uint64_t *ns)
-{
-	/* its thread CPU-time clock, as pthread_getcpuclockid() makes it: ~tid << 3, per thread, sched */
-	clockid_t id = (clockid_t)((~(unsigned)tid << 3) | 6u);
-	struct timespec ts;
-
-	if (tid <= 0 || clock_gettime(id, &ts))
-		return false;
-	*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 1;	/* never 0 */
-	return true;
-}
-
-/* @tid's scheduler state, the letter of /proc/self/task/TID/stat (R, S, D, t, ...); 0: unknown. */
-static char thread_state(int tid)
-{
-	char path[64], buf[512];
-	const char *p;
-	ssize_t len;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return 0;
-	buf[len] = 0;
-	p = strrchr(buf, ')');	/* the name in parentheses may hold anything */
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
 /*
  * Whether @c's thread has not run since the waiter's last look (its CPU time
  * unchanged), and for at least how long (*for_ns); @seen keeps the look.
@@ -109,7 +76,7 @@ static bool thread_not_run(struct xc_cpu *c, struct xc_stuck_seen *seen, uint64_
 {
 	uint64_t run;
 
-	if (!thread_run_ns(c->life.tid, &run)) {
+	if (!xc_thread_run_ns(c->life.tid, &run)) {
 		seen->run_ns = 0;
 		return false;
 	}
@@ -120,27 +87,6 @@ static bool thread_not_run(struct xc_cpu *c, struct xc_stuck_seen *seen, uint64_
 	seen->run_ns = run;	/* it ran: from now on it is watched */
 	seen->run_seen_ns = now;
 	return false;
-}
-
-/* Why a thread that has not run is not running, from its state letter; NULL: it sleeps. */
-static const char *not_running_why(char state, char *buf, size_t n)
-{
-	switch (state) {
-	case 'R':
-		return "runnable, the OS has not scheduled it";
-	case 't':
-	case 'T':
-		return "stopped (a signal or a debugger)";
-	case 'D':
-		return "in uninterruptible sleep";
-	case 'S':
-		return NULL;
-	case 0:
-		return "not running (state unknown)";
-	default:
-		snprintf(buf, n, "in state %c", state);
-		return buf;
-	}
 }
 
 /* What @cpu runs now; @seen is updated when its activity changed since the last look. */
@@ -220,7 +166,7 @@ static void describe_cpu(int cpu, struct xc_stuck_seen *seen, char *buf, size_t 
 		snprintf(queued, sizeof(queued), q ? ", calls queued" : ", nothing queued");
 	}
 	if (thread_not_run(c, seen, now, &not_run_ns)) {
-		const char *why = not_running_why(thread_state(c->life.tid), other, sizeof(other));
+		const char *why = xc_thread_not_running_why(xc_thread_state(c->life.tid), other, sizeof(other));
 
 		/* asleep in the kernel while the worker's own word says it polls: blocked there */
 		if (!why && polls)
