@@ -1,6 +1,7 @@
 """The real xcall-bench: tiny runs (pingpong, wake), then every xcall-report command on them."""
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -48,7 +49,8 @@ def test_real_compare_plot_html(bench_file, tmp_path):
     p = run_cli("plot", bench_file, "-o", tmp_path / "plots")
     assert p.returncode == 0, p.stderr
     svg = (tmp_path / "plots" / "pingpong.svg").read_text()
-    assert "physical limit (cacheline)" in svg
+    # the limit's line is drawn; named "as measured" when a noisy case came out below it
+    assert re.search(r"(physical limit|cache-line limit as measured) \(cacheline\)", svg)
     p = run_cli("html", bench_file, "-o", tmp_path / "r.html")
     assert p.returncode == 0, p.stderr
     assert "pingpong" in (tmp_path / "r.html").read_text()
