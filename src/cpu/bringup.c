@@ -176,7 +176,7 @@ static int cpu_start(struct xc_cpu *c)
 	b->err = 0;
 	/* relaxed: published to the thread by pthread_create */
 	atomic_init(&b->tid, 0);
-	atomic_init(&b->stage, XC_BOOT_STAGE_CREATED);
+	atomic_init(&b->in_hook, false);
 	atomic_init(&b->state, XC_BOOT_STARTING);
 	atomic_init(&b->refs, 2);
 	err = xc_thread_create(&c->life.thread, xc_worker_main, b, (size_t)xc_rt.cfg.stack_kb * 1024);
@@ -198,14 +198,14 @@ static int cpu_start(struct xc_cpu *c)
  */
 static void boot_late(struct xc_boot *b, unsigned ms, char *buf, size_t n)
 {
-	int stage = atomic_load_explicit(&b->stage, memory_order_relaxed);
 	int tid = atomic_load_explicit(&b->tid, memory_order_relaxed);
-	const char *where = stage == XC_BOOT_STAGE_HOOK ? "in its cpu_init hook" : "starting (pinning itself)";
+	const char *where = atomic_load_explicit(&b->in_hook, memory_order_relaxed) ?
+			    "in its cpu_init hook" : "starting (pinning itself)";
 	char state, other[24];
 	const char *what;
 	uint64_t ran;
 
-	if (stage == XC_BOOT_STAGE_CREATED) {
+	if (!tid) {
 		snprintf(buf, n, "its thread has not run yet; other work may hold the CPU");
 		return;
 	}

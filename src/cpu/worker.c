@@ -355,7 +355,7 @@ static int run_init_hook(struct xc_boot *b)
 
 	xc_tls.boot = b;	/* xc_this_cpu(): the thread is no CPU's worker until its report */
 	/* relaxed: for a late report only, as the id */
-	atomic_store_explicit(&b->stage, XC_BOOT_STAGE_HOOK, memory_order_relaxed);
+	atomic_store_explicit(&b->in_hook, true, memory_order_relaxed);
 	r = b->cpu_init(b->cpu, b->cpu_init_arg);
 	xc_tls.boot = NULL;
 	xc_user_out(XC_USER_BOOT, false, m);
@@ -407,7 +407,6 @@ void *xc_worker_main(void *arg)
 
 	/* relaxed: for a late report only (boot_late, bringup.c); the report publishes the id */
 	atomic_store_explicit(&b->tid, (int)syscall(SYS_gettid), memory_order_relaxed);
-	atomic_store_explicit(&b->stage, XC_BOOT_STAGE_STARTING, memory_order_relaxed);
 	/* only the cpu_init hook may be cancelled */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	worker_name(b->cpu);	/* before the cpu_init hook, which may look */

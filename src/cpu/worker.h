@@ -28,15 +28,15 @@ struct xc_boot {
 	_Atomic int state;
 	int err;
 	/*
-	 * The thread's id and how far it got (XC_BOOT_STAGE_*), stored as it
-	 * goes, for the report of a thread that misses the deadline. Relaxed:
-	 * read for a report, never to decide; the report's release publishes the id.
+	 * The thread's id (0: it has not run yet) and whether it is in its
+	 * cpu_init hook, stored as it goes, for the report of a thread that
+	 * misses the deadline. Relaxed: read for a report, never to decide;
+	 * the report's release publishes the id.
 	 */
 	_Atomic int tid;
-	_Atomic int stage;
+	_Atomic bool in_hook;
 	_Atomic int refs;
 };
-enum { XC_BOOT_STAGE_CREATED = 0, XC_BOOT_STAGE_STARTING, XC_BOOT_STAGE_HOOK };
 void xc_boot_put(struct xc_boot *b);
 int xc_boot_cpu(struct xc_boot *b);
 /* bringup.c: @c and its rings as a new runtime starts from (xc_init, a fork child) */
