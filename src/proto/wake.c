@@ -123,11 +123,12 @@
  * doorbell and its sleep, where their fences would have cost more than
  * it. A short burst (a batch and its answer, a few calls a link) pays its
  * fences; a stream pays a membarrier a sleep. Which calls store F1 is no
- * part of the argument above, which takes any fenced call to. Expedited membarriers are serialised
- * machine-wide by the kernel (a global mutex), and a worker queued behind
- * another's runs no calls: a worker that finds one of this process under
- * way polls on and tries again (xc_idle_wait), as Seastar's reactors do before
- * they sleep. Where membarrier is refused (an old kernel, seccomp) or
+ * part of the argument above, which takes any fenced call to.
+ *
+ * Expedited membarriers are serialised machine-wide by the kernel (a
+ * global mutex), and a worker queued behind another's runs no calls: a
+ * worker that finds one of this process under way polls on and tries
+ * again (xc_idle_wait), as Seastar's reactors do before they sleep. Where membarrier is refused (an old kernel, seccomp) or
  * XC_ABLATE_MEMBARRIER is set, no owner ever stores F1, and every call
  * fences. A ring that changes owner starts fenced (xc_ring_get_slow).
  *

@@ -37,11 +37,8 @@
 #include "run/stuck.h"
 #include "base/thread.h"
 
-#include <fcntl.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 /*
