@@ -92,6 +92,13 @@ fn perf_paths(data: &str) -> Result<Vec<(String, f64)>, String> {
     Ok(ns)
 }
 
+/// A table's cell: `v` to `places` decimals, a value that rounds to zero shown as 0 (an idle
+/// run taken off leaves small negatives: no "-0").
+fn cell(v: f64, places: usize) -> String {
+    let v = if (v * 10f64.powi(places as i32)).round() == 0.0 { 0.0 } else { v };
+    format!("{v:.places$}")
+}
+
 fn free_port() -> Result<u16, String> {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).map_err(|e| e.to_string())
 }
@@ -295,8 +302,8 @@ pub fn profile(plan: &Plan, configs: &[&str], dir: &str) -> Result<(Vec<String>,
         let v: Vec<String> = cols
             .iter()
             .map(|c| match cells.iter().find(|(n, _)| n == c) {
-                Some((_, v)) if *c == "task-clock" || *c == "instructions" => format!("{v:.0}"),
-                Some((_, v)) => format!("{:.3}", if v.abs() < 0.0005 { 0.0 } else { *v }),
+                Some((_, v)) if *c == "task-clock" || *c == "instructions" => cell(*v, 0),
+                Some((_, v)) => cell(*v, 3),
                 None => "-".into(),
             })
             .collect();
@@ -312,7 +319,7 @@ pub fn profile(plan: &Plan, configs: &[&str], dir: &str) -> Result<(Vec<String>,
         for (cfg, p, cells) in &rows {
             let v: Vec<String> = PATH_COLS
                 .iter()
-                .map(|c| cells.iter().find(|(n, _)| n.strip_prefix("on-CPU ") == Some(c)).map_or("-".into(), |(_, v)| format!("{:.0}", if v.abs() < 0.5 { 0.0 } else { *v })))
+                .map(|c| cells.iter().find(|(n, _)| n.strip_prefix("on-CPU ") == Some(c)).map_or("-".into(), |(_, v)| cell(*v, 0)))
                 .collect();
             md.push_str(&format!("| {cfg} | {p} | {} |\n", v.join(" | ")));
         }
